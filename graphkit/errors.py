@@ -1,0 +1,61 @@
+"""Errors a user can cause, each able to say where and what to do.
+
+The CLI turns every :class:`GraphkitError` into a one-line message and exit
+code 2; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class GraphkitError(Exception):
+    """A user-facing error that names the input, the place and the fix."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        row: int | None = None,
+        column: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
+        self.row = row
+        self.column = column
+        self.hint = hint
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path:
+            where = self.path
+            if self.line is not None:
+                where += f":{self.line}"
+            if self.row is not None:
+                where += f" row {self.row}"
+            where += ": "
+        text = where + self.message
+        if self.column:
+            text += f" (column {self.column!r})"
+        if self.hint:
+            text += f"; {self.hint}"
+        return text
+
+
+class ContractError(GraphkitError):
+    """The contract file is malformed or does not fit the input."""
+
+
+class SourceError(GraphkitError):
+    """A source cannot be read or lacks what the contract needs."""
+
+
+class StoreError(GraphkitError):
+    """A store refused a load or a connection failed."""
+
+
+class QueryError(GraphkitError):
+    """A lineage/tree query names an unknown or ambiguous id."""
