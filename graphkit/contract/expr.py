@@ -1,0 +1,241 @@
+"""Derived columns and row filters, evaluated over whole Arrow tables.
+
+Everything here is vectorized: one pyarrow compute call per expression and
+table, never a Python loop per row. The one exception is JSON-path lookup in
+JSON *text* columns, which parses each distinct candidate document once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphkit.contract.model import Filter
+
+
+class Expr:
+    """A derived column."""
+
+    def columns(self) -> set[str]:
+        """Columns the expression reads."""
+        raise NotImplementedError
+
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
+        """The expression's value for every row of ``table``."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Column(Expr):
+    name: str
+
+    def columns(self) -> set[str]:
+        return {self.name}
+
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
+        return table.column(self.name)
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    value: Any
+
+    def columns(self) -> set[str]:
+        return set()
+
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
+        return pa.array([self.value] * table.num_rows, type=pa.string() if self.value is None
+                        else None)
+
+
+@dataclass(frozen=True)
+class Coalesce(Expr):
+    names: tuple[str, ...]
+
+    def columns(self) -> set[str]:
+        return set(self.names)
+
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
+        cols = [table.column(n) for n in self.names]
+        target = cols[0].type
+        # Null-typed columns (a column that was absent in this source) take the
+        # type of the others so coalesce accepts them.
+        for c in cols:
+            if not pa.types.is_null(c.type):
+                target = c.type
+                break
+        return pc.coalesce(*[c.cast(target) if c.type != target else c for c in cols])
+
+
+@dataclass(frozen=True)
+class JsonPath(Expr):
+    column: str
+    path: tuple[str, ...]
+
+    def columns(self) -> set[str]:
+        return {self.column}
+
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
+        return json_path(table.column(self.column), self.path)
+
+
+@dataclass(frozen=True)
+class Case(Expr):
+    whens: tuple[tuple[Filter, Any], ...]
+    otherwise: Any
+
+    def columns(self) -> set[str]:
+        out: set[str] = set()
+        for f, _ in self.whens:
+            out |= f.columns()
+        return out
+
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
+        result = pa.array([self.otherwise] * table.num_rows, type=pa.string())
+        # Apply the rules last to first so the first matching `when` wins.
+        for flt, value in reversed(self.whens):
+            mask = filter_mask(table, flt)
+            result = pc.if_else(mask, pa.scalar(value, pa.string()), result)
+        return result
+
+
+def parse_expr(raw: Any) -> Expr:
+    """Parse one ``derive:`` entry of a contract into an :class:`Expr`.
+
+    >>> parse_expr({"coalesce": ["conversation_id", "session_id"]}).columns() == {
+    ...     "conversation_id", "session_id"}
+    True
+    """
+    if isinstance(raw, str):
+        return Column(raw)
+    if not isinstance(raw, dict) or not raw:
+        raise ValueError("an expression is a column name or a mapping")
+    if "coalesce" in raw:
+        names = raw["coalesce"]
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise ValueError("`coalesce` takes a non-empty list of column names")
+        return Coalesce(tuple(names))
+    if "json" in raw:
+        path = raw.get("path")
+        if isinstance(path, str):
+            path = path.split(".")
+        if not isinstance(path, list) or not path:
+            raise ValueError("`json` needs a `path` (a list of keys or 'a.b.c')")
+        return JsonPath(str(raw["json"]), tuple(str(p) for p in path))
+    if "case" in raw:
+        whens = []
+        for item in raw["case"]:
+            if not isinstance(item, dict) or set(item) != {"when", "then"}:
+                raise ValueError("each `case` entry is {when: <filter>, then: <value>}")
+            whens.append((Filter.model_validate(item["when"]), item["then"]))
+        return Case(tuple(whens), raw.get("else"))
+    if "const" in raw:
+        return Const(raw["const"])
+    raise ValueError(f"unknown expression {sorted(raw)!r}; use coalesce, json, case or const")
+
+
+def filter_mask(table: pa.Table, flt: Filter) -> pa.ChunkedArray | pa.Array:
+    """A boolean mask (no nulls) of the rows of ``table`` that pass ``flt``."""
+    masks = []
+    for c in flt.not_null:
+        masks.append(pc.is_valid(table.column(c)))
+    for c in flt.is_null:
+        masks.append(pc.is_null(table.column(c)))
+    for c, v in flt.equals.items():
+        masks.append(pc.fill_null(pc.equal(table.column(c), _scalar_for(table, c, v)), False))
+    for c, v in flt.not_equals.items():
+        masks.append(pc.fill_null(pc.not_equal(table.column(c), _scalar_for(table, c, v)), True))
+    for c, vs in flt.in_.items():
+        col = table.column(c)
+        masks.append(pc.is_in(col, value_set=pa.array(vs).cast(col.type)))
+    for c, v in flt.less_than.items():
+        masks.append(pc.fill_null(pc.less(table.column(c), v), False))
+    if not masks:
+        return pa.array([True] * table.num_rows)
+    out = masks[0]
+    for m in masks[1:]:
+        out = pc.and_(out, m)
+    return out
+
+
+def _scalar_for(table: pa.Table, column: str, value: Any) -> pa.Scalar:
+    col_type = table.column(column).type
+    if pa.types.is_null(col_type):
+        return pa.scalar(None)
+    return pa.scalar(value).cast(col_type)
+
+
+def json_path(col: pa.ChunkedArray | pa.Array, path: tuple[str, ...]) -> pa.Array:
+    """The value at ``path`` in each JSON document of ``col``, as text (or null).
+
+    ``col`` may hold JSON text or Arrow structs (JSON Lines sources infer
+    nested objects as structs).
+
+    >>> json_path(pa.array(['{"claude": {"x": "t1"}}', None, '{}']), ("claude", "x"))
+    <pyarrow.lib.StringArray object at ...>
+    [
+      "t1",
+      null,
+      null
+    ]
+    """
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks else pa.array([], col.type)
+    if pa.types.is_struct(col.type):
+        cur: pa.Array = col
+        for key in path:
+            if not pa.types.is_struct(cur.type) or cur.type.get_field_index(key) < 0:
+                return pa.nulls(len(col), pa.string())
+            cur = pc.struct_field(cur, key)
+        return _as_text(cur)
+    if pa.types.is_null(col.type):
+        return pa.nulls(len(col), pa.string())
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        raise TypeError(f"cannot read a JSON path from a {col.type} column")
+    # Only documents that mention the last key can hold it: a vectorized
+    # substring test keeps json.loads off the vast majority of rows.
+    needle = json.dumps(path[-1])
+    candidates = pc.fill_null(pc.match_substring(col, needle), False)
+    idx = pc.indices_nonzero(candidates)
+    out = pa.nulls(len(col), pa.string())
+    if len(idx) == 0:
+        return out
+    subset = pc.take(col, idx).dictionary_encode()
+    values: list[str | None] = []
+    for doc in subset.dictionary.to_pylist():
+        values.append(_lookup(doc, path))
+    found = pc.take(pa.array(values, pa.string()), subset.indices)
+    # Scatter the found values back to their rows, in order.
+    return pc.replace_with_mask(out, candidates, found)
+
+
+def _lookup(doc: str | None, path: tuple[str, ...]) -> str | None:
+    if doc is None:
+        return None
+    try:
+        cur: Any = json.loads(doc)
+    except ValueError:
+        return None
+    for key in path:
+        if not isinstance(cur, dict) or key not in cur:
+            return None
+        cur = cur[key]
+    if cur is None:
+        return None
+    return cur if isinstance(cur, str) else json.dumps(cur, sort_keys=True)
+
+
+def _as_text(arr: pa.Array) -> pa.Array:
+    if pa.types.is_string(arr.type):
+        return arr
+    if pa.types.is_struct(arr.type) or pa.types.is_list(arr.type):
+        return pa.array(
+            [None if v is None else json.dumps(v, sort_keys=True, default=str)
+             for v in arr.to_pylist()],
+            pa.string(),
+        )
+    return arr.cast(pa.string())

@@ -1,0 +1,216 @@
+"""Find, parse and check a contract file; every error points at its line.
+
+Checks run in two stages, both before any row is projected:
+
+1. :func:`load_contract` — the file against the contract schema and against
+   itself (every column a rule uses is an input or a derived column; every
+   edge end names a node type with a key of the same length).
+2. :func:`graphkit.contract.validate.check_input_schema` — the contract
+   against each source's Arrow schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from graphkit.contract.expr import Expr, parse_expr
+from graphkit.contract.model import Contract, Filter
+from graphkit.errors import ContractError
+
+DEFAULT_CONTRACT = "ai-gateway-graph"
+
+
+def contract_dirs() -> list[Path]:
+    """Folders searched for contracts by name: the wheel's copy, then the repo's."""
+    here = Path(__file__).resolve().parent.parent
+    return [here / "_contracts", here.parent / "contracts"]
+
+
+def available_contracts() -> list[str]:
+    """Names of the contracts shipped with graphkit."""
+    names: set[str] = set()
+    for d in contract_dirs():
+        if d.is_dir():
+            names.update(p.stem for p in d.glob("*.yaml"))
+    return sorted(names)
+
+
+def find_contract(name_or_path: str) -> Path:
+    """The file of a contract given by shipped name or by path."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        if not p.is_file():
+            raise ContractError("contract file not found", path=str(p),
+                                hint="give a path to a .yaml contract or a shipped name")
+        return p
+    for d in contract_dirs():
+        cand = d / f"{name_or_path}.yaml"
+        if cand.is_file():
+            return cand
+    raise ContractError(
+        f"no contract named {name_or_path!r}",
+        hint=f"shipped contracts: {', '.join(available_contracts()) or 'none'}",
+    )
+
+
+@dataclass
+class LoadedContract:
+    """A checked contract with its parsed expressions and source file."""
+
+    spec: Contract
+    path: Path
+    derived: dict[str, Expr] = field(default_factory=dict)
+    lines: dict[tuple[Any, ...], int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The contract's own name."""
+        return self.spec.contract
+
+    @property
+    def version(self) -> int:
+        """The contract's version."""
+        return self.spec.version
+
+    def line_of(self, *loc: Any) -> int | None:
+        """The 1-based line of a location in the file, or of its nearest parent."""
+        key = tuple(loc)
+        while key:
+            if key in self.lines:
+                return self.lines[key]
+            key = key[:-1]
+        return None
+
+    def error(self, message: str, *loc: Any, hint: str | None = None) -> ContractError:
+        """A :class:`ContractError` pointing at ``loc`` in the contract file."""
+        return ContractError(message, path=str(self.path), line=self.line_of(*loc), hint=hint)
+
+
+def _line_map(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = k.value
+            out[(*path, key)] = k.start_mark.line + 1
+            _line_map(v, (*path, key), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            _line_map(v, (*path, i), out)
+
+
+def load_contract(name_or_path: str = DEFAULT_CONTRACT) -> LoadedContract:
+    """Load and check a contract by shipped name or path.
+
+    >>> c = load_contract()
+    >>> c.name, [n.type for n in c.spec.nodes][:3]
+    ('ai-gateway-graph', ['Session', 'Thread', 'Agent'])
+    """
+    path = find_contract(name_or_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        node = yaml.compose(text)
+        raw = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ContractError(f"cannot read contract: {exc}", path=str(path)) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ContractError(
+            f"not valid YAML: {getattr(exc, 'problem', exc)}",
+            path=str(path), line=mark.line + 1 if mark else None,
+        ) from None
+    lines: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        _line_map(node, (), lines)
+    loaded = LoadedContract(spec=None, path=path, lines=lines)  # type: ignore[arg-type]
+    if not isinstance(raw, dict):
+        raise loaded.error("a contract is a YAML mapping with `contract`, `version`, `input`, "
+                           "`nodes` and `edges`")
+    try:
+        spec = Contract.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(a for a in err["loc"] if not (isinstance(a, str) and a[:1].isupper()
+                                                 and "[" in a))
+        loc = tuple("from" if a == "from_" else "in" if a == "in_" else a for a in loc)
+        where = ".".join(str(a) for a in loc) or "(top level)"
+        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        raise loaded.error(f"{where}: {err['msg']}{more}", *loc) from None
+    loaded.spec = spec
+    _check_semantics(loaded)
+    return loaded
+
+
+def _check_semantics(c: LoadedContract) -> None:
+    spec = c.spec
+    known = set(spec.input)
+    for name, raw in spec.derive.items():
+        try:
+            expr = parse_expr(raw)
+        except ValueError as exc:
+            raise c.error(f"derive.{name}: {exc}", "derive", name) from None
+        missing = expr.columns() - known
+        if missing:
+            raise c.error(f"derive.{name} reads {sorted(missing)} which is neither an input "
+                          "nor an earlier derived column", "derive", name,
+                          hint="declare it under `input:`") from None
+        c.derived[name] = expr
+        known.add(name)
+
+    def need(cols: set[str] | list[str], *loc: Any) -> None:
+        missing = {x for x in cols if x is not None and x != "*"} - known
+        if missing:
+            raise c.error(f"{'.'.join(map(str, loc))} uses unknown column(s) {sorted(missing)}",
+                          *loc, hint="declare them under `input:` or `derive:`")
+
+    def need_filter(f: Filter | None, *loc: Any) -> None:
+        if f is not None:
+            need(f.columns(), *loc)
+
+    if spec.dedupe:
+        need([spec.dedupe], "dedupe")
+    need(spec.order_by, "order_by")
+    for i, r in enumerate(spec.reject):
+        need_filter(r.when, "reject", i, "when")
+    keys: dict[str, int] = {}
+    for i, n in enumerate(spec.nodes):
+        if n.type in keys:
+            raise c.error(f"node type {n.type!r} is defined twice", "nodes", i, "type",
+                          hint="one rule per node type")
+        keys[n.type] = len(n.key)
+        need(n.key, "nodes", i, "key")
+        need_filter(n.where, "nodes", i, "where")
+        for p, agg in n.properties.items():
+            need([agg.column], "nodes", i, "properties", p)
+        bad = set(n.index) - set(n.key) - set(n.properties)
+        if bad:
+            raise c.error(f"nodes[{i}].index names {sorted(bad)}, not a key or property",
+                          "nodes", i, "index")
+    for i, e in enumerate(spec.edges):
+        for end_name, end in (("from", e.from_), ("to", e.to)):
+            if end.type not in keys:
+                raise c.error(f"edges[{i}].{end_name} names node type {end.type!r}, "
+                              "which no node rule defines", "edges", i, end_name, "type",
+                              hint=f"node types: {', '.join(keys)}")
+            if len(end.key) != keys[end.type]:
+                raise c.error(f"edges[{i}].{end_name}.key has {len(end.key)} part(s) but "
+                              f"{end.type} nodes have a key of {keys[end.type]}",
+                              "edges", i, end_name, "key")
+            need([k for k in end.key if k is not None], "edges", i, end_name, "key")
+        need_filter(e.where, "edges", i, "where")
+        if e.join:
+            need([e.join.column, e.join.matches, *e.join.same], "edges", i, "join")
+            need_filter(e.join.where, "edges", i, "join", "where")
+        if e.chain:
+            need([*e.chain.within, *e.chain.order_by], "edges", i, "chain")
+        for p, agg in e.properties.items():
+            need([agg.column], "edges", i, "properties", p)
+
+
+def required_columns(c: LoadedContract) -> list[str]:
+    """Input columns rows must have (``required: true``)."""
+    return [n for n, col in c.spec.input.items() if col.required]

@@ -1,0 +1,206 @@
+"""The graph contract as typed data: what a contract file may say.
+
+A contract is YAML; this module validates it (pydantic) and turns every
+problem into a :class:`~graphkit.errors.ContractError` that points at the
+line of the contract file, before any row is read.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# Labels and relationship types reach Cypher as identifiers, so the contract
+# refuses anything but a plain identifier here, at load time.
+IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+ColumnType = Literal["string", "int", "float", "bool", "timestamp", "json"]
+Granularity = Literal["thread", "message"]
+AGGREGATIONS = ("first", "last", "min", "max", "count", "count_distinct")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class InputColumn(_Strict):
+    """A column the contract reads, its kind, and whether rows must have it."""
+
+    type: ColumnType
+    required: bool = False
+
+
+class Filter(_Strict):
+    """Row filter; all given conditions must hold."""
+
+    not_null: list[str] = Field(default_factory=list)
+    is_null: list[str] = Field(default_factory=list)
+    equals: dict[str, str | int | bool] = Field(default_factory=dict)
+    not_equals: dict[str, str | int | bool] = Field(default_factory=dict)
+    in_: dict[str, list[str | int]] = Field(default_factory=dict, alias="in")
+    less_than: dict[str, int | float] = Field(default_factory=dict)
+
+    def columns(self) -> set[str]:
+        """Every column the filter reads."""
+        return {
+            *self.not_null, *self.is_null, *self.equals, *self.not_equals,
+            *self.in_, *self.less_than,
+        }
+
+
+class Aggregation(_Strict):
+    """One property of a node or edge: an aggregation over the group's rows."""
+
+    first: str | None = None
+    last: str | None = None
+    min: str | None = None
+    max: str | None = None
+    count: str | None = None  # a column (non-null values) or "*" (rows)
+    count_distinct: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Aggregation:
+        given = [a for a in AGGREGATIONS if getattr(self, a) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of {', '.join(AGGREGATIONS)}")
+        return self
+
+    @property
+    def op(self) -> str:
+        """The aggregation name."""
+        return next(a for a in AGGREGATIONS if getattr(self, a) is not None)
+
+    @property
+    def column(self) -> str:
+        """The column aggregated (``*`` for a row count)."""
+        return str(getattr(self, self.op))
+
+
+class NodeRule(_Strict):
+    """Nodes of one type: grouped by key, properties aggregated per group."""
+
+    type: str
+    key: list[str]
+    where: Filter | None = None
+    granularity: Granularity = "thread"
+    index: list[str] = Field(default_factory=list)
+    properties: dict[str, Aggregation] = Field(default_factory=dict)
+    description: str | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _label(cls, v: str) -> str:
+        if not IDENTIFIER.match(v):
+            raise ValueError(f"node type {v!r} must match {IDENTIFIER.pattern}")
+        return v
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("a node key needs at least one column")
+        if len(set(v)) != len(v):
+            raise ValueError("a node key names a column twice")
+        return v
+
+
+class EndRef(_Strict):
+    """One end of an edge: a node type and the columns that make its key.
+
+    ``null`` in the key list stands for a key part that is always null (for
+    example a Codex parent thread, which has no ``agent_id``).
+    """
+
+    type: str
+    key: list[str | None]
+
+
+class Join(_Strict):
+    """Find the edge's target on another row: ``column`` of this row equals
+    ``matches`` of that row (and, if given, the ``same`` columns are equal).
+
+    (Not ``on``: YAML 1.1 reads a bare ``on`` key as the boolean true.)
+    """
+
+    column: str
+    matches: str
+    same: list[str] = Field(default_factory=list)
+    where: Filter | None = None
+
+
+class Chain(_Strict):
+    """Link consecutive nodes within each group, in ``order_by`` order."""
+
+    within: list[str]
+    order_by: list[str]
+
+
+class EdgeRule(_Strict):
+    """Edges of one type, from one node reference to another."""
+
+    type: str
+    from_: EndRef = Field(alias="from")
+    to: EndRef
+    where: Filter | None = None
+    join: Join | None = None
+    chain: Chain | None = None
+    granularity: Granularity = "thread"
+    properties: dict[str, Aggregation] = Field(default_factory=dict)
+    description: str | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _rel(cls, v: str) -> str:
+        if not IDENTIFIER.match(v):
+            raise ValueError(f"edge type {v!r} must match {IDENTIFIER.pattern}")
+        return v
+
+    @model_validator(mode="after")
+    def _modes(self) -> EdgeRule:
+        if self.join and self.chain:
+            raise ValueError("an edge rule takes `join` or `chain`, not both")
+        if self.chain and (self.from_.type != self.to.type or self.from_.key != self.to.key):
+            raise ValueError("a `chain` edge links nodes of one type and key")
+        return self
+
+
+class RejectRule(_Strict):
+    """Rows matching ``when`` cannot be used: they go to the rejects file."""
+
+    when: Filter
+    reason: str
+    column: str | None = None
+
+
+class Contract(_Strict):
+    """A whole graph contract: name, version, inputs, derived columns, rules."""
+
+    contract: str
+    version: int
+    description: str | None = None
+    min_schema_version: int | None = None
+    input: dict[str, InputColumn]
+    derive: dict[str, dict[str, Any] | str] = Field(default_factory=dict)
+    dedupe: str | None = None
+    order_by: list[str] = Field(default_factory=list)
+    reject: list[RejectRule] = Field(default_factory=list)
+    nodes: list[NodeRule]
+    edges: list[EdgeRule] = Field(default_factory=list)
+
+    @field_validator("contract")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.match(r"^[a-z0-9][a-z0-9._-]{0,63}$", v):
+            raise ValueError("a contract name is lower-case letters, digits, '.', '_' or '-'")
+        return v
+
+    @field_validator("input")
+    @classmethod
+    def _inputs(cls, v: dict[str, InputColumn]) -> dict[str, InputColumn]:
+        for name in v:
+            if not COLUMN.match(name):
+                raise ValueError(f"input column {name!r} is not a plain column name")
+        return v

@@ -1,0 +1,117 @@
+"""Check a source's Arrow schema against a contract and bring its columns to
+the contract's types.
+
+Runs per source file before any row is projected, so a wrong type is reported
+with the file, the column and the contract line that asked for it.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphkit.contract.loader import LoadedContract
+from graphkit.errors import SourceError
+
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+
+def _is_text(t: pa.DataType) -> bool:
+    if pa.types.is_dictionary(t):
+        return _is_text(t.value_type)
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def _compatible(kind: str, t: pa.DataType) -> bool:
+    if pa.types.is_null(t):
+        return True
+    if kind == "string":
+        return _is_text(t)
+    if kind == "int":
+        return pa.types.is_integer(t)
+    if kind == "float":
+        return pa.types.is_integer(t) or pa.types.is_floating(t)
+    if kind == "bool":
+        return pa.types.is_boolean(t)
+    if kind == "timestamp":
+        return pa.types.is_timestamp(t) or pa.types.is_date(t) or _is_text(t)
+    if kind == "json":
+        return _is_text(t) or pa.types.is_struct(t)
+    return False
+
+
+def _target(kind: str) -> pa.DataType | None:
+    return {
+        "string": pa.string(),
+        "int": pa.int64(),
+        "float": pa.float64(),
+        "bool": pa.bool_(),
+        "timestamp": TIMESTAMP,
+        "json": None,  # text stays text, structs stay structs
+    }[kind]
+
+
+def check_schema(contract: LoadedContract, schema: pa.Schema, source: str) -> None:
+    """Raise :class:`SourceError` if ``schema`` lacks a required column or
+    holds a column of an incompatible type."""
+    for name, col in contract.spec.input.items():
+        line = contract.line_of("input", name)
+        where = f"{contract.path.name}:{line}" if line else contract.path.name
+        if name not in schema.names:
+            if col.required:
+                raise SourceError(
+                    f"required column {name!r} is missing (the contract {contract.name} "
+                    f"needs it, {where})",
+                    path=source,
+                    hint="add the column, or use a contract that does not require it",
+                )
+            continue
+        t = schema.field(name).type
+        if not _compatible(col.type, t):
+            raise SourceError(
+                f"column {name!r} has type {t}, but the contract {contract.name} "
+                f"expects {col.type} ({where})",
+                path=source,
+                hint="convert the column, or change its type in a copy of the contract",
+            )
+
+
+def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
+    """``table`` reduced to the contract's input columns, in contract types.
+
+    Optional columns the source lacks become typed null columns, so every
+    source concatenates into one table.
+    """
+    check_schema(contract, table.schema, source)
+    arrays = []
+    fields = []
+    for name, col in contract.spec.input.items():
+        target = _target(col.type)
+        if name in table.column_names:
+            arr = table.column(name)
+            if pa.types.is_dictionary(arr.type):
+                arr = arr.cast(arr.type.value_type)
+            if col.type == "json" and not pa.types.is_struct(arr.type):
+                target = pa.string()
+            if target is not None and arr.type != target:
+                try:
+                    if col.type == "timestamp" and pa.types.is_timestamp(arr.type) \
+                            and arr.type.tz is None:
+                        # Naive timestamps are taken as UTC, as HypAware writes them.
+                        arr = pc.assume_timezone(arr.cast(pa.timestamp("us")), "UTC")
+                    arr = arr.cast(target)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise SourceError(
+                        f"column {name!r} cannot be read as {col.type}: {_first_line(exc)}",
+                        path=source, column=name,
+                        hint="fix the values or the column type",
+                    ) from None
+        else:
+            arr = pa.nulls(table.num_rows, target or pa.string())
+        arrays.append(arr)
+        fields.append(pa.field(name, arr.type))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,267 @@
+"""Read message rows from any number of sources into one contract-shaped table.
+
+Row files are read through ``pyarrow.dataset`` (only the columns the contract
+needs); transcripts and Iceberg caches go through their own readers and come
+back as rows of the same schema. Each row keeps the file and the 1-based row
+number it came from, so a reject or an error can point at it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from graphkit.contract.loader import LoadedContract
+from graphkit.contract.validate import conform
+from graphkit.errors import SourceError
+
+# Provenance columns added to every row; the projection drops them.
+FILE_COL = "__file"
+ROW_COL = "__row"
+
+_FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".arrow": "ipc",
+    ".feather": "ipc",
+    ".ipc": "ipc",
+    ".jsonl": "json",
+    ".ndjson": "json",
+}
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class SourceRows:
+    """Rows read from all sources, plus what the reading found along the way."""
+
+    table: pa.Table
+    fingerprints: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def fingerprint(path: Path) -> dict[str, Any]:
+    """Size, mtime and SHA-256 of an input file, for the snapshot manifest."""
+    st = path.stat()
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return {"path": str(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "sha256": h.hexdigest()}
+
+
+def _row_files(root: Path) -> dict[str, list[Path]]:
+    by_format: dict[str, list[Path]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
+        for name in sorted(filenames):
+            fmt = _FORMATS.get(Path(name).suffix.lower())
+            if fmt and not name.startswith((".", "_")):
+                by_format.setdefault(fmt, []).append(Path(dirpath) / name)
+    return by_format
+
+
+def _dataset(paths: list[Path], fmt: str, root: Path | None) -> ds.Dataset:
+    kwargs: dict[str, Any] = {"format": fmt}
+    if root is not None:
+        # Hive folders (date=2026-11-20/) become columns, as HypAware exports them.
+        kwargs["partitioning"] = "hive"
+        kwargs["partition_base_dir"] = str(root)
+    return ds.dataset([str(p) for p in paths], **kwargs)
+
+
+def _read_dataset(dataset: ds.Dataset, contract: LoadedContract) -> list[tuple[str, pa.Table]]:
+    wanted = set(contract.spec.input)
+    out = []
+    for frag in dataset.get_fragments():
+        label = frag.path
+        try:
+            schema = frag.physical_schema
+            names = set(schema.names) | set(dataset.schema.names)
+            cols = [c for c in dataset.schema.names if c in wanted and c in names]
+            table = frag.to_table(schema=dataset.schema, columns=cols)
+        except (pa.ArrowInvalid, OSError, pa.ArrowNotImplementedError) as exc:
+            raise SourceError(f"cannot read rows: {_first_line(exc)}", path=label,
+                              hint="check that the file is complete and in a supported "
+                                   "format (Parquet, Arrow IPC/Feather, JSON Lines)") from None
+        out.append((label, table))
+    return out
+
+
+def _rows_from_row_files(path: Path, contract: LoadedContract) -> list[tuple[str, pa.Table]]:
+    if path.is_file():
+        fmt = _FORMATS.get(path.suffix.lower())
+        if fmt is None:
+            raise SourceError("unsupported file type", path=str(path),
+                              hint="give .parquet, .arrow/.feather/.ipc, .jsonl/.ndjson, "
+                                   "a transcript, or a folder of them")
+        try:
+            return _read_dataset(_dataset([path], fmt, None), contract)
+        except pa.ArrowInvalid as exc:
+            raise SourceError(f"cannot read rows: {_first_line(exc)}",
+                              path=str(path)) from None
+    groups = _row_files(path)
+    if not groups:
+        raise SourceError("no row files, transcripts or Iceberg table found here",
+                          path=str(path),
+                          hint="point at Parquet/Feather/JSON Lines files, a Claude Code "
+                               "projects folder, a Codex sessions folder or a HypAware cache")
+    out = []
+    for fmt, files in sorted(groups.items()):
+        try:
+            out.extend(_read_dataset(_dataset(files, fmt, path), contract))
+        except pa.ArrowInvalid as exc:
+            raise SourceError(f"cannot read rows: {_first_line(exc)}", path=str(path)) from None
+    return out
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _tag(table: pa.Table, label: str) -> pa.Table:
+    n = table.num_rows
+    files = pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int32()), pa.array([label]))
+    rows = pa.array(range(1, n + 1), pa.int64())
+    return table.append_column(FILE_COL, files).append_column(ROW_COL, rows)
+
+
+def _unify_json(tables: list[pa.Table], contract: LoadedContract) -> list[pa.Table]:
+    """Make JSON columns one type across tables: text, unless all are structs."""
+    from graphkit.contract.expr import _as_text
+
+    json_cols = [n for n, c in contract.spec.input.items() if c.type == "json"]
+    out = tables
+    for name in json_cols:
+        types = {t.schema.field(name).type for t in out}
+        if len(types) <= 1:
+            continue
+        fixed = []
+        for t in out:
+            col = t.column(name)
+            if not pa.types.is_string(col.type):
+                arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+                t = t.set_column(t.schema.get_field_index(name), name,
+                                 _as_text(arr) if not pa.types.is_null(arr.type)
+                                 else pa.nulls(len(arr), pa.string()))
+            fixed.append(t)
+        out = fixed
+    return out
+
+
+def read_sources(
+    paths: Sequence[Path],
+    contract: LoadedContract,
+    *,
+    strict: bool = False,
+    since: datetime | None = None,
+    cache_dir: Path | None = None,
+    progress: Progress | None = None,
+    fingerprints: bool = True,
+) -> SourceRows:
+    """Read every source into one table of the contract's input columns.
+
+    Adds ``__file`` and ``__row`` (1-based) provenance columns.
+    """
+    say = progress or (lambda _msg: None)
+    pieces: list[tuple[str, pa.Table]] = []
+    transcript_paths: list[Path] = []
+    result = SourceRows(table=pa.table({}))
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.exists():
+            raise SourceError("no such file or folder", path=str(path),
+                              hint="check the path")
+        kind = _kind(path)
+        say(f"reading {path} ({kind})")
+        if kind == "iceberg":
+            from graphkit.sources.iceberg import read_iceberg
+
+            table = read_iceberg(path, columns=list(contract.spec.input))
+            pieces.append((str(path), table))
+        elif kind in ("claude", "codex"):
+            transcript_paths.append(path)
+        else:
+            pieces.extend(_rows_from_row_files(path, contract))
+        if fingerprints and kind == "rows":
+            files = [path] if path.is_file() else [
+                f for fs in _row_files(path).values() for f in fs]
+            result.fingerprints.extend(fingerprint(f) for f in files)
+    if transcript_paths:
+        from graphkit.sources.transcripts import read_transcripts
+
+        tr = read_transcripts(transcript_paths, strict=strict, since=since, cache_dir=cache_dir)
+        result.skipped.extend(
+            {"path": s.path, "line": s.line, "reason": s.reason} for s in tr.skipped)
+        result.fingerprints.extend(tr.fingerprints)
+        result.notes.append(
+            f"transcripts: {tr.files_read} file(s) parsed, {tr.files_reused} reused from the "
+            f"index, {len(tr.skipped)} line(s) skipped")
+        pieces.append((",".join(str(p) for p in transcript_paths), tr.table))
+    tables = []
+    for label, table in pieces:
+        conformed = conform(contract, table, label)
+        tables.append(_tag(conformed, label))
+    if not tables:
+        raise SourceError("no sources given", hint="name at least one file or folder")
+    tables = _unify_json(tables, contract)
+    combined = pa.concat_tables(tables, promote_options="permissive")
+    if since is not None and "message_created_at" in combined.column_names:
+        bound = pa.scalar(since, pa.timestamp("us", tz="UTC"))
+        combined = combined.filter(
+            pc.fill_null(pc.greater_equal(combined.column("message_created_at"), bound), False))
+    result.table = combined
+    return result
+
+
+def _kind(path: Path) -> str:
+    """``iceberg``, ``claude``, ``codex`` or ``rows``."""
+    try:
+        from graphkit.sources.iceberg import is_iceberg_source
+        from graphkit.sources.transcripts import transcript_kind
+    except ImportError:  # pragma: no cover - the transcript readers ship with graphkit
+        return "rows"
+    if is_iceberg_source(path):
+        return "iceberg"
+    kind = transcript_kind(path)
+    return kind or "rows"
+
+
+def write_rejects(path: Path, rejects: pa.Table, *, include_content: bool = False) -> int:
+    """Write rejected rows as JSON Lines (one object per row with its reason).
+
+    Returns the number of rows written. Content columns are left out unless
+    ``include_content`` is set.
+    """
+    from graphkit.schema import CONTENT_COLUMNS
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    keep = [c for c in rejects.column_names
+            if include_content or c not in CONTENT_COLUMNS]
+    with tmp.open("w", encoding="utf-8") as f:
+        for rec in rejects.select(keep).to_pylist():
+            out = {
+                "source": rec.pop(FILE_COL, None),
+                "row": rec.pop(ROW_COL, None),
+                "reason": rec.pop("__reason", None),
+                "column": rec.pop("__column", None),
+                "values": rec,
+            }
+            f.write(json.dumps(out, default=str, sort_keys=False) + "\n")
+    os.replace(tmp, path)
+    return rejects.num_rows
