@@ -22,6 +22,7 @@ from graphkit.contract.loader import LoadedContract
 from graphkit.contract.model import Aggregation, EdgeRule, EndRef, NodeRule
 from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.ids import _NULL, _SEP, NODE_ID_RECIPE
+from graphkit.schema import CONTENT_COLUMNS
 from graphkit.sources.rows import FILE_COL, ROW_COL
 
 _ORDER = "__order"
@@ -273,11 +274,32 @@ def _reject(contract: LoadedContract, rows: pa.Table) -> tuple[pa.Table, pa.Tabl
     return rows.filter(pc.invert(bad)), rejects
 
 
+def content_columns(contract: LoadedContract) -> set[str]:
+    """Columns (input or derived) that carry message content."""
+    out = {c for c in CONTENT_COLUMNS if c in contract.spec.input}
+    for name, expr in contract.derived.items():
+        if expr.columns() & out:
+            out.add(name)
+    return out
+
+
+def _without_content(props: dict[str, Aggregation], content: set[str]) -> dict[str, Aggregation]:
+    return {p: a for p, a in props.items() if a.column not in content}
+
+
 def project(
-    contract: LoadedContract, rows: pa.Table, *, granularity: str = "thread"
+    contract: LoadedContract,
+    rows: pa.Table,
+    *,
+    granularity: str = "thread",
+    include_content: bool = False,
 ) -> Projection:
     """Turn contract-shaped rows (see :func:`graphkit.sources.rows.read_sources`)
-    into a :class:`~graphkit.graph.GraphTables`."""
+    into a :class:`~graphkit.graph.GraphTables`.
+
+    Properties computed from message content are left out unless
+    ``include_content`` is set.
+    """
     if granularity not in ("thread", "message"):
         raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
     spec = contract.spec
@@ -301,9 +323,15 @@ def project(
     graph = GraphTables(contract.name, contract.version, NODE_ID_RECIPE, granularity)
     indexes: dict[str, _NodeIndex] = {}
     active = ("thread",) if granularity == "thread" else ("thread", "message")
+    content = content_columns(contract)
+    graph.meta["content_properties"] = {
+        r.type: [p for p, a in r.properties.items() if a.column in content] for r in spec.nodes}
     for rule in spec.nodes:
         if rule.granularity not in active:
             continue
+        if not include_content:
+            rule = rule.model_copy(update={"properties": _without_content(rule.properties,
+                                                                          content)})
         table, index = _project_nodes(rule, rows)
         graph.nodes[rule.type] = table
         indexes[rule.type] = index
@@ -311,6 +339,8 @@ def project(
     by_type: dict[str, list[EdgeRule]] = {}
     for e in spec.edges:
         if e.granularity in active and e.from_.type in indexes and e.to.type in indexes:
+            if not include_content:
+                e = e.model_copy(update={"properties": _without_content(e.properties, content)})
             by_type.setdefault(e.type, []).append(e)
     for etype, rules in by_type.items():
         graph.edges[etype], dropped[etype] = _project_edges(rules, rows, indexes)

@@ -83,8 +83,17 @@ def _dataset(paths: list[Path], fmt: str, root: Path | None) -> ds.Dataset:
     return ds.dataset([str(p) for p in paths], **kwargs)
 
 
-def _read_dataset(dataset: ds.Dataset, contract: LoadedContract) -> list[tuple[str, pa.Table]]:
-    wanted = set(contract.spec.input)
+def _wanted(contract: LoadedContract, include_content: bool) -> set[str]:
+    from graphkit.schema import CONTENT_COLUMNS
+
+    cols = set(contract.spec.input)
+    # Content is the bulk of the bytes; leave it on disk unless asked for.
+    return cols if include_content else cols - set(CONTENT_COLUMNS)
+
+
+def _read_dataset(dataset: ds.Dataset, contract: LoadedContract,
+                  include_content: bool = False) -> list[tuple[str, pa.Table]]:
+    wanted = _wanted(contract, include_content)
     out = []
     for frag in dataset.get_fragments():
         label = frag.path
@@ -101,7 +110,8 @@ def _read_dataset(dataset: ds.Dataset, contract: LoadedContract) -> list[tuple[s
     return out
 
 
-def _rows_from_row_files(path: Path, contract: LoadedContract) -> list[tuple[str, pa.Table]]:
+def _rows_from_row_files(path: Path, contract: LoadedContract,
+                         include_content: bool = False) -> list[tuple[str, pa.Table]]:
     if path.is_file():
         fmt = _FORMATS.get(path.suffix.lower())
         if fmt is None:
@@ -109,7 +119,7 @@ def _rows_from_row_files(path: Path, contract: LoadedContract) -> list[tuple[str
                               hint="give .parquet, .arrow/.feather/.ipc, .jsonl/.ndjson, "
                                    "a transcript, or a folder of them")
         try:
-            return _read_dataset(_dataset([path], fmt, None), contract)
+            return _read_dataset(_dataset([path], fmt, None), contract, include_content)
         except pa.ArrowInvalid as exc:
             raise SourceError(f"cannot read rows: {_first_line(exc)}",
                               path=str(path)) from None
@@ -122,7 +132,7 @@ def _rows_from_row_files(path: Path, contract: LoadedContract) -> list[tuple[str
     out = []
     for fmt, files in sorted(groups.items()):
         try:
-            out.extend(_read_dataset(_dataset(files, fmt, path), contract))
+            out.extend(_read_dataset(_dataset(files, fmt, path), contract, include_content))
         except pa.ArrowInvalid as exc:
             raise SourceError(f"cannot read rows: {_first_line(exc)}", path=str(path)) from None
     return out
@@ -172,6 +182,7 @@ def read_sources(
     cache_dir: Path | None = None,
     progress: Progress | None = None,
     fingerprints: bool = True,
+    include_content: bool = False,
 ) -> SourceRows:
     """Read every source into one table of the contract's input columns.
 
@@ -191,12 +202,12 @@ def read_sources(
         if kind == "iceberg":
             from graphkit.sources.iceberg import read_iceberg
 
-            table = read_iceberg(path, columns=list(contract.spec.input))
+            table = read_iceberg(path, columns=sorted(_wanted(contract, include_content)))
             pieces.append((str(path), table))
         elif kind in ("claude", "codex"):
             transcript_paths.append(path)
         else:
-            pieces.extend(_rows_from_row_files(path, contract))
+            pieces.extend(_rows_from_row_files(path, contract, include_content))
         if fingerprints and kind == "rows":
             files = [path] if path.is_file() else [
                 f for fs in _row_files(path).values() for f in fs]

@@ -1,0 +1,327 @@
+"""The ``graphkit`` command: a thin layer over the library.
+
+Each command parses its options, calls one library function and prints the
+result. Errors a user can cause (:class:`~graphkit.errors.GraphkitError`)
+become one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.tree import Tree
+
+from graphkit.errors import GraphkitError
+from graphkit.queries.model import LineageReader, TreeNode
+
+err_console = Console(stderr=True, highlight=False)
+
+
+class UserError(click.ClickException):
+    """A :class:`GraphkitError` shown as one line, exit code 2."""
+
+    exit_code = 2
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GraphkitError as exc:
+            raise UserError(str(exc)) from None
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="graphkit")
+def cli() -> None:
+    """Build and query context graphs of AI agent sessions.
+
+    Example: graphkit build samples/rows --snapshot out/graph && graphkit sessions --snapshot out/graph
+    """
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="graphkit")
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str], None]]:
+    if not enabled:
+        yield lambda _m: None
+        return
+    with err_console.status("starting…") as status:
+        yield lambda msg: status.update(msg)
+
+
+def _echo_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, default=str))
+
+
+def _parse_since(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"--since {value!r} is not a date; use YYYY-MM-DD or an ISO "
+                        "timestamp") from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+# -- build ------------------------------------------------------------------
+@cli.command()
+@click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--snapshot", "snapshot_dir", type=click.Path(path_type=Path),
+              help="Write the graph to this snapshot folder.")
+@click.option("--contract", default="ai-gateway-graph", show_default=True,
+              help="A shipped contract name or a path to a contract YAML file.")
+@click.option("--granularity", type=click.Choice(["thread", "message"]), default="thread",
+              show_default=True, help="`message` adds Message nodes with NEXT edges.")
+@click.option("--rejects", "rejects_path", type=click.Path(path_type=Path),
+              help="Where unusable rows go (default: SNAPSHOT.rejects.jsonl).")
+@click.option("--include-content", is_flag=True, help="Keep message content in outputs.")
+@click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
+@click.option("--since", help="Only rows at or after this date/time (UTC).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
+          granularity: str, rejects_path: Path | None, include_content: bool, strict: bool,
+          since: str | None, as_json: bool) -> None:
+    """Build a session graph from message rows or transcripts.
+
+    SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
+    included), Claude Code or Codex transcript folders, or HypAware caches.
+
+    Example: graphkit build samples/rows --snapshot out/graph
+    """
+    from graphkit.pipeline import build as run_build
+    from graphkit.snapshot import write_snapshot
+    from graphkit.sources.rows import write_rejects
+
+    if snapshot_dir is None:
+        raise UserError("give --snapshot DIR to say where the graph goes")
+    paths = list(sources)
+    if not paths:
+        from graphkit.sources.transcripts import default_transcript_roots
+
+        paths = default_transcript_roots()
+        if not paths:
+            raise UserError("no SOURCE given and no ~/.claude/projects or ~/.codex/sessions "
+                            "found; name a file or folder to read")
+        err_console.print("reading " + ", ".join(str(p) for p in paths))
+    with _progress(not as_json and sys.stderr.isatty()) as say:
+        result = run_build(paths, contract=contract, granularity=granularity, strict=strict,
+                           since=_parse_since(since), include_content=include_content,
+                           cache_dir=snapshot_dir.parent / f".{snapshot_dir.name}.cache",
+                           progress=say)
+        say(f"writing {snapshot_dir}")
+        summary = result.summary()
+        rejects_file = rejects_path or snapshot_dir.with_name(snapshot_dir.name
+                                                             + ".rejects.jsonl")
+        if result.projection.rows_rejected:
+            write_rejects(rejects_file, result.projection.rejects,
+                          include_content=include_content)
+            summary["rejects_file"] = str(rejects_file)
+        elif rejects_path is None and rejects_file.exists():
+            rejects_file.unlink()  # a stale file would claim rejects this build did not have
+        write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
+                       summary=summary, include_content=include_content)
+    summary["snapshot"] = str(snapshot_dir)
+    if as_json:
+        _echo_json(summary)
+        return
+    _print_summary(summary, result.sources.skipped)
+
+
+def _print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
+    console = Console(highlight=False)
+    console.print(f"rows read {summary['rows_read']}, used {summary['rows_used']}, "
+                  f"rejected {summary['rows_rejected']}, duplicates {summary['duplicate_rows']}"
+                  + (f", transcript lines skipped {len(skipped)}" if skipped else ""))
+    t = Table(show_header=True, header_style="bold")
+    t.add_column("kind")
+    t.add_column("type")
+    t.add_column("count", justify="right")
+    for k, v in summary["nodes"].items():
+        t.add_row("node", k, str(v))
+    for k, v in summary["edges"].items():
+        t.add_row("edge", k, str(v))
+    console.print(t)
+    for etype, d in summary.get("dropped_edges", {}).items():
+        console.print(f"note: {etype}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
+                                                     for k, v in d.items() if v)
+                      + " (see `graphkit check`)")
+    for s in skipped[:5]:
+        console.print(f"skipped {s['path']}:{s['line']}: {s['reason']}")
+    if len(skipped) > 5:
+        console.print(f"… and {len(skipped) - 5} more skipped line(s)")
+    if summary.get("rejects_file"):
+        console.print(f"rejected rows written to {summary['rejects_file']}")
+    console.print(f"snapshot written to {summary['snapshot']}")
+
+
+# -- queries ----------------------------------------------------------------
+_QUERY_NODES = ("Session", "Thread", "Agent")
+_QUERY_EDGES = ("HAS_THREAD", "PARENT_THREAD", "HAS_AGENT")
+
+
+@contextmanager
+def _reader(snapshot_dir: Path | None, neo4j: bool) -> Iterator[LineageReader]:
+    if neo4j and snapshot_dir is not None:
+        raise UserError("give --snapshot DIR or --neo4j, not both")
+    if neo4j:
+        from graphkit.stores.neo4j_store import Neo4jStore
+
+        with Neo4jStore.from_env() as store:
+            yield store
+        return
+    if snapshot_dir is None:
+        raise UserError("give --snapshot DIR (or --neo4j) to say which graph to ask")
+    from graphkit.snapshot import read_snapshot
+    from graphkit.stores.networkx_store import NetworkXStore
+
+    # Lineage needs only these tables; skipping the rest keeps a large
+    # snapshot's answer well under a second.
+    graph = read_snapshot(snapshot_dir, node_types=_QUERY_NODES, edge_types=_QUERY_EDGES)
+    store = NetworkXStore()
+    store.load(graph)
+    yield store
+
+
+def _store_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--neo4j", is_flag=True,
+                     help="Ask the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
+                          "NEO4J_PASSWORD/NEO4J_DATABASE instead of a snapshot.")(f)
+    return click.option("--snapshot", "snapshot_dir", type=click.Path(path_type=Path),
+                        help="The snapshot folder to read.")(f)
+
+
+@cli.command()
+@_store_options
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def sessions(snapshot_dir: Path | None, neo4j: bool, as_json: bool) -> None:
+    """List sessions with their thread, agent and message counts.
+
+    Example: graphkit sessions --snapshot out/graph --json
+    """
+    from graphkit.queries.lineage import sessions as list_sessions
+
+    with _reader(snapshot_dir, neo4j) as reader:
+        rows = list_sessions(reader)
+    if as_json:
+        _echo_json([s.to_json() for s in rows])
+        return
+    t = Table(show_header=True, header_style="bold")
+    for col in ("session_id", "threads", "agents", "messages", "first_seen", "last_seen"):
+        t.add_column(col, justify="right" if col in ("threads", "agents", "messages") else "left",
+                     no_wrap=col == "session_id", min_width=36 if col == "session_id" else None)
+    for s in rows:
+        t.add_row(s.session_id, str(s.threads), str(s.agents), str(s.messages),
+                  s.first_seen or "", s.last_seen or "")
+    Console(highlight=False).print(t)
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, required=True)
+@_store_options
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line per ID.")
+def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
+            as_json: bool) -> None:
+    """Show who spawned a thread or subagent, up to its session, and all it spawned.
+
+    ID is an agent_id, a thread id (conversation_id) or a session_id.
+
+    Example: graphkit lineage a1f0c3e2b4d5a6a7 --snapshot out/graph --json
+    """
+    from graphkit.queries.lineage import lineage_many
+
+    with _reader(snapshot_dir, neo4j) as reader:
+        answers = lineage_many(reader, ids)
+    for a in answers:
+        if as_json:
+            _echo_json(a.to_json())
+            continue
+        up = " → ".join(f"{r.type} {r.id}" for r in a.ancestors) or "(none)"
+        down = ", ".join(r.id for r in a.descendants) or "(none)"
+        click.echo(f"{a.id}  (session {a.session_id})\n  ancestors:   {up}\n"
+                   f"  descendants: {down}")
+
+
+def _label(node: TreeNode) -> str:
+    info = node.info
+    if info is None:
+        return f"[bold]Session[/bold] {node.ref.id}"
+    bits = [info.kind or "thread"]
+    if info.agent_type:
+        bits.append(info.agent_type)
+    text = f"{node.ref.id} [dim]({', '.join(bits)}"
+    if info.messages is not None:
+        text += f", {info.messages} messages"
+    return text + ")[/dim]"
+
+
+@cli.command()
+@click.argument("session_id")
+@_store_options
+@click.option("--json", "as_json", is_flag=True, help="Print the tree as nested JSON.")
+def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, as_json: bool) -> None:
+    """Draw a session's threads and subagents as a tree.
+
+    Example: graphkit tree 5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01 --snapshot out/graph
+    """
+    from graphkit.queries.lineage import session_tree
+
+    with _reader(snapshot_dir, neo4j) as reader:
+        root = session_tree(reader, session_id)
+    if as_json:
+        _echo_json(root.to_json())
+        return
+    view = Tree(_label(root))
+
+    def add(parent: Tree, node: TreeNode) -> None:
+        for c in node.children:
+            add(parent.add(_label(c)), c)
+
+    add(view, root)
+    Console(highlight=False).print(view)
+
+
+# -- check ------------------------------------------------------------------
+@cli.command()
+@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--contract", default="ai-gateway-graph", show_default=True,
+              help="A shipped contract name or a path to a contract YAML file.")
+@click.option("--json", "as_json", is_flag=True, help="Print findings as a JSON array.")
+def check(sources: tuple[Path, ...], contract: str, as_json: bool) -> None:
+    """Check identity columns without building: null sessions, ids shared by
+    sessions, missing parents, cycles, pre-LLP-0030 rows. Exit code 1 if any.
+
+    Example: graphkit check samples/rows
+    """
+    from graphkit.checks import check_rows
+    from graphkit.contract.loader import load_contract
+    from graphkit.sources.rows import read_sources
+
+    c = load_contract(contract)
+    rows = read_sources(list(sources), c, fingerprints=False)
+    findings = check_rows(c, rows.table)
+    if as_json:
+        _echo_json([f.to_json() for f in findings])
+    else:
+        if not findings:
+            click.echo(f"ok: {rows.table.num_rows} rows, no identity problems found")
+        for f in findings:
+            click.echo(f"{f.check}: {f.message}")
+            for ex in f.examples:
+                click.echo("    " + ", ".join(f"{k}={v}" for k, v in ex.items()))
+    if findings:
+        sys.exit(1)

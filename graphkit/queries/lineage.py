@@ -1,0 +1,160 @@
+"""Subagent lineage: up to the session, down to every descendant, and whole
+session trees — the same answers from any store.
+
+Every function takes a :class:`~graphkit.queries.model.LineageReader` (the
+NetworkX store or the Neo4j store) and the id a user holds: an ``agent_id``,
+a thread id (``conversation_id``) or a ``session_id``.
+
+>>> from graphkit.pipeline import example_graph
+>>> from graphkit.stores.networkx_store import NetworkXStore
+>>> store = NetworkXStore()
+>>> _ = store.load(example_graph())
+>>> [r.id for r in ancestors(store, "ag-2")]
+['ag-1', 'sess-1', 'sess-1']
+>>> [r.id for r in descendants(store, "sess-1")]
+['ag-1', 'ag-2']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from graphkit.errors import QueryError
+from graphkit.queries.model import (
+    Hit,
+    Lineage,
+    LineageReader,
+    Ref,
+    SessionSummary,
+    ThreadInfo,
+    TreeNode,
+)
+
+
+def _describe(h: Hit) -> str:
+    return f"{h.type} {h.id} (session {h.session_id})"
+
+
+def resolve(reader: LineageReader, user_id: str) -> Hit:
+    """The one thread (or, failing that, session) a user's id names.
+
+    A Claude session id names both the Session and its main-loop thread; the
+    thread wins, since it is what has ancestors and descendants. An id that
+    names several threads is ambiguous and an error, as is an unknown id.
+
+    >>> from graphkit.pipeline import example_graph
+    >>> from graphkit.stores.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> resolve(store, "th-child").session_id
+    'th-root'
+    >>> resolve(store, "nope")
+    Traceback (most recent call last):
+    ...
+    graphkit.errors.QueryError: no thread, agent or session has the id 'nope'; ...
+    """
+    hits = reader.resolve(user_id)
+    threads = {h.node_id: h for h in hits if h.type == "Thread"}
+    if len(threads) == 1:
+        return next(iter(threads.values()))
+    if len(threads) > 1:
+        cands = "; ".join(sorted(_describe(h) for h in threads.values()))
+        raise QueryError(f"the id {user_id!r} is ambiguous: {cands}",
+                         hint="the same id appears in several sessions; check them with "
+                              "`graphkit check`")
+    sessions = {h.node_id: h for h in hits if h.type == "Session"}
+    if len(sessions) == 1:
+        return next(iter(sessions.values()))
+    if len(sessions) > 1:  # pragma: no cover - node ids are unique per session id
+        raise QueryError(f"the id {user_id!r} is ambiguous: "
+                         + "; ".join(sorted(_describe(h) for h in sessions.values())))
+    raise QueryError(f"no thread, agent or session has the id {user_id!r}",
+                     hint="list ids with `graphkit sessions` or `graphkit tree SESSION_ID`")
+
+
+def ancestors(reader: LineageReader, user_id: str) -> list[Ref]:
+    """Parent threads nearest first, ending with the Session.
+
+    A thread is not its own ancestor; a Session has no ancestors.
+    """
+    return lineage(reader, user_id).ancestors
+
+
+def descendants(reader: LineageReader, user_id: str) -> list[Ref]:
+    """Every thread below, nearest first (by depth, then id).
+
+    For a session id that names no thread, every thread of the session.
+    """
+    return lineage(reader, user_id).descendants
+
+
+def lineage(reader: LineageReader, user_id: str) -> Lineage:
+    """Ancestors and descendants of the thread (or session) named by ``user_id``."""
+    hit = resolve(reader, user_id)
+    if hit.type == "Session":
+        threads = reader.session_threads(hit.session_id)
+        depth = _depths(threads)
+        desc = sorted(threads, key=lambda t: (depth[t.node_id], t.id))
+        return Lineage(user_id, hit.session_id, [],
+                       [Ref("Thread", t.id) for t in desc])
+    up = [Ref("Thread", h.id) for h in reader.parent_chain(hit.node_id)]
+    up.append(Ref("Session", hit.session_id))
+    down = sorted(reader.descendant_threads(hit.node_id), key=lambda hd: (hd[1], hd[0].id))
+    return Lineage(user_id, hit.session_id, up, [Ref("Thread", h.id) for h, _ in down])
+
+
+def lineage_many(reader: LineageReader, user_ids: Iterable[str]) -> list[Lineage]:
+    """:func:`lineage` for each id, in order."""
+    return [lineage(reader, u) for u in user_ids]
+
+
+def _depths(threads: list[ThreadInfo]) -> dict[str, int]:
+    by_id = {t.node_id: t for t in threads}
+    depth: dict[str, int] = {}
+    for t in threads:
+        chain = []
+        cur: ThreadInfo | None = t
+        while cur is not None and cur.node_id not in depth and cur.node_id not in chain:
+            chain.append(cur.node_id)
+            cur = by_id.get(cur.parent_node_id) if cur.parent_node_id else None
+        base = depth.get(cur.node_id, 0) if cur is not None else 0
+        for i, nid in enumerate(reversed(chain)):
+            depth[nid] = base + i + 1
+    return depth
+
+
+def session_tree(reader: LineageReader, session_id: str) -> TreeNode:
+    """The session's threads as a tree: roots are threads without a parent in
+    the session, children ordered by id.
+
+    >>> from graphkit.pipeline import example_graph
+    >>> from graphkit.stores.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> tree = session_tree(store, "sess-1")
+    >>> [c.ref.id for c in tree.children], [c.ref.id for c in tree.children[0].children]
+    (['sess-1'], ['ag-1'])
+    """
+    hits = [h for h in reader.resolve(session_id) if h.type == "Session"]
+    if not hits:
+        known = [h for h in reader.resolve(session_id) if h.type == "Thread"]
+        hint = (f"{session_id!r} is a thread of session {known[0].session_id}" if known
+                else "list sessions with `graphkit sessions`")
+        raise QueryError(f"no session has the id {session_id!r}", hint=hint)
+    threads = reader.session_threads(session_id)
+    nodes = {t.node_id: TreeNode(Ref("Thread", t.id), t) for t in threads}
+    root = TreeNode(Ref("Session", session_id))
+    for t in threads:
+        parent = nodes.get(t.parent_node_id) if t.parent_node_id else None
+        (parent or root).children.append(nodes[t.node_id])
+    _sort(root)
+    return root
+
+
+def _sort(node: TreeNode) -> None:
+    node.children.sort(key=lambda c: c.ref.id)
+    for c in node.children:
+        _sort(c)
+
+
+def sessions(reader: LineageReader) -> list[SessionSummary]:
+    """One summary per session, oldest first."""
+    return sorted(reader.sessions(), key=lambda s: (s.first_seen or "", s.session_id))
