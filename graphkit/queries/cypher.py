@@ -1,0 +1,202 @@
+"""Cypher text for the Neo4j store, built by pure functions.
+
+Labels, relationship types and property names cannot be Cypher parameters, so
+they are the only names spliced into query text: each is checked against
+:data:`NAME_PATTERN` and backtick-quoted. Every value travels as a parameter
+(``$rows``, ``$id``, ``$limit``). Keeping the builders free of I/O lets the
+tests check injection attempts without a server.
+
+Loads use one ``UNWIND $rows AS row`` statement per batch: a round trip and a
+transaction per thousands of rows instead of one per row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from graphkit.errors import StoreError
+
+# ASCII letter first, then letters, digits, underscore; at most 64 characters.
+# fullmatch (not match + "$") so a trailing newline cannot sneak through.
+NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+def quote_name(name: str, what: str = "label") -> str:
+    """``name`` backtick-quoted, or :class:`StoreError` if it is not a plain identifier.
+
+    >>> quote_name("Thread")
+    '`Thread`'
+    """
+    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
+        raise StoreError(
+            f"refusing {what} {name!r} for Neo4j",
+            hint="names must match [A-Za-z][A-Za-z0-9_]{0,63}",
+        )
+    # The pattern already excludes backticks; quoting still keeps reserved
+    # words (e.g. a label called `Match`) from being parsed as keywords.
+    return f"`{name}`"
+
+
+# --- schema -----------------------------------------------------------------
+
+
+def unique_id_constraint(label: str, key: str = "id") -> str:
+    """``CREATE CONSTRAINT … IF NOT EXISTS`` making ``key`` unique on ``label``.
+
+    The constraint is also the index every ``MERGE``/``MATCH`` by id uses.
+    """
+    q_label, q_key = quote_name(label), quote_name(key, "property")
+    return (
+        f"CREATE CONSTRAINT {quote_name(f'graphkit_{label}_{key}'[:64], 'constraint')}"
+        f" IF NOT EXISTS FOR (n:{q_label}) REQUIRE n.{q_key} IS UNIQUE"
+    )
+
+
+def property_index(label: str, prop: str) -> str:
+    """``CREATE INDEX … IF NOT EXISTS`` on one property of a label (range index)."""
+    q_label, q_prop = quote_name(label), quote_name(prop, "property")
+    return (
+        f"CREATE INDEX {quote_name(f'graphkit_{label}_{prop}'[:64], 'index')}"
+        f" IF NOT EXISTS FOR (n:{q_label}) ON (n.{q_prop})"
+    )
+
+
+AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
+
+
+# --- loads ------------------------------------------------------------------
+
+
+def merge_nodes(label: str, key: str = "id") -> str:
+    """Upsert a batch of ``{id, props}`` rows as ``label`` nodes.
+
+    ``SET n += row.props`` with a null value removes that property, so nulls
+    are never stored and a rerun after a value became null converges.
+    """
+    return (
+        f"UNWIND $rows AS row MERGE (n:{quote_name(label)} {{{quote_name(key, 'property')}:"
+        " row.id}) SET n += row.props RETURN count(n) AS written"
+    )
+
+
+def merge_relationships(rel_type: str, source_label: str, target_label: str) -> str:
+    """Upsert a batch of ``{source, target, props}`` rows as typed relationships.
+
+    Both ends are matched by label and id (the constraint index); a row whose
+    end is missing matches nothing and is not counted in ``written``.
+    """
+    return (
+        "UNWIND $rows AS row"
+        f" MATCH (a:{quote_name(source_label)} {{id: row.source}})"
+        f" MATCH (b:{quote_name(target_label)} {{id: row.target}})"
+        f" MERGE (a)-[r:{quote_name(rel_type, 'relationship type')}]->(b)"
+        " SET r += row.props RETURN count(r) AS written"
+    )
+
+
+def count_nodes(labels: Iterable[str]) -> str:
+    """One row ``{label, count}`` per label, 0 for an absent one (a bare
+    ``MATCH … count()`` grouped by the label literal would return no row)."""
+    parts = [
+        f"RETURN {_string_literal(lab)} AS label, COUNT {{ (:{quote_name(lab)}) }} AS count"
+        for lab in labels
+    ]
+    if not parts:
+        raise StoreError("no labels to count")
+    return " UNION ALL ".join(parts)
+
+
+def count_relationships(rel_types: Iterable[str]) -> str:
+    """One row ``{type, count}`` per relationship type."""
+    parts = [
+        f"RETURN {_string_literal(t)} AS type,"
+        f" COUNT {{ ()-[:{quote_name(t, 'relationship type')}]->() }} AS count"
+        for t in rel_types
+    ]
+    if not parts:
+        raise StoreError("no relationship types to count")
+    return " UNION ALL ".join(parts)
+
+
+def delete_nodes_batch(label: str) -> str:
+    """Detach-delete up to ``$limit`` nodes of ``label``; returns ``deleted``.
+
+    Run repeatedly until it deletes fewer than ``$limit``: one transaction per
+    batch keeps the transaction state (and the heap) bounded.
+    """
+    return (
+        f"MATCH (n:{quote_name(label)}) WITH n LIMIT $limit"
+        " DETACH DELETE n RETURN count(*) AS deleted"
+    )
+
+
+def _string_literal(name: str) -> str:
+    # Only ever called on names quote_name accepted: no quotes or backslashes.
+    quote_name(name)
+    return f"'{name}'"
+
+
+# --- lineage reads (default contract: Session, Thread, Agent) ----------------
+
+# Thread hits by user-facing id or agent id, Session hits by session id.
+# UNION (not UNION ALL) drops a thread matched by both its ids; three
+# branches instead of an OR so each one is an index seek.
+RESOLVE = """
+MATCH (t:Thread) WHERE t.thread_id = $id
+RETURN 'Thread' AS type, t.id AS node_id, t.thread_id AS id, t.session_id AS session_id
+UNION
+MATCH (t:Thread) WHERE t.agent_id = $id
+RETURN 'Thread' AS type, t.id AS node_id, t.thread_id AS id, t.session_id AS session_id
+UNION
+MATCH (s:Session) WHERE s.session_id = $id
+RETURN 'Session' AS type, s.id AS node_id, s.session_id AS id, s.session_id AS session_id
+"""
+
+# Variable-length paths never reuse a relationship, so they end even on a
+# cycle; the ALL(...) keeps only paths whose nodes are distinct, which is the
+# "stop before a node already seen" rule. min(length) = nearest distance.
+_DISTINCT_NODES = (
+    "ALL(i IN range(1, length(p)) WHERE NONE(j IN range(0, i - 1) WHERE nodes(p)[j] = nodes(p)[i]))"
+)
+
+PARENT_CHAIN = f"""
+MATCH p = (t:Thread {{id: $id}})-[:PARENT_THREAD*1..]->(a:Thread)
+WHERE {_DISTINCT_NODES}
+WITH a, min(length(p)) AS depth
+RETURN a.id AS node_id, a.thread_id AS id, a.session_id AS session_id, depth
+ORDER BY depth, node_id
+"""
+
+DESCENDANT_THREADS = f"""
+MATCH p = (d:Thread)-[:PARENT_THREAD*1..]->(t:Thread {{id: $id}})
+WHERE {_DISTINCT_NODES}
+WITH d, min(length(p)) AS depth
+RETURN d.id AS node_id, d.thread_id AS id, d.session_id AS session_id, depth
+ORDER BY depth, id, node_id
+"""
+
+# min()/head(collect()) keep one row per thread even if a thread had two
+# parents or two agents; ordering makes the pick deterministic.
+SESSION_THREADS = """
+MATCH (:Session {session_id: $id})-[:HAS_THREAD]->(t:Thread)
+OPTIONAL MATCH (t)-[:PARENT_THREAD]->(p)
+WITH DISTINCT t, min(p.id) AS parent
+OPTIONAL MATCH (t)-[:HAS_AGENT]->(a:Agent)
+WITH t, parent, a ORDER BY a.id
+WITH t, parent, head(collect(a)) AS a
+RETURN t.id AS node_id, t.thread_id AS id, parent AS parent_node_id, t.kind AS kind,
+       a.agent_type AS agent_type, a.description AS description, t.messages AS messages
+ORDER BY id, node_id
+"""
+
+SESSIONS = """
+MATCH (s:Session)
+RETURN s.session_id AS session_id,
+       COUNT { (s)-[:HAS_THREAD]->() } AS threads,
+       size(COLLECT { MATCH (s)-[:HAS_THREAD]->()-[:HAS_AGENT]->(a:Agent) RETURN DISTINCT a })
+           AS agents,
+       coalesce(s.messages, 0) AS messages,
+       s.first_seen AS first_seen, s.last_seen AS last_seen
+ORDER BY session_id
+"""

@@ -1,0 +1,463 @@
+"""Load a :class:`GraphTables` into a real Neo4j server and answer lineage questions there.
+
+Loads are idempotent: every node is ``MERGE``d on its deterministic ``id``
+(backed by a uniqueness constraint) and every relationship ``MERGE``d between
+its two ends, so a rerun, or a rerun after a crash, converges to the same
+graph. Rows go in ``UNWIND`` batches inside managed write transactions, which
+the driver retries on transient failures.
+
+Connection settings follow the official driver's conventions and are read from
+the environment when a store is made, never at import:
+``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from types import TracebackType
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import pyarrow as pa
+
+from graphkit.errors import StoreError
+from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
+from graphkit.queries import cypher
+from graphkit.queries.model import Hit, SessionSummary, ThreadInfo
+
+IfExists = Literal["merge", "replace", "fail"]
+IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
+
+# Measured with bench/neo4j_load.py (see enrich/README.md): throughput is flat
+# from ~2k to 10k rows per batch and falls off below ~1k; 5000 keeps each
+# transaction's state small for the 1 GiB launcher heap.
+DEFAULT_BATCH_SIZE = 5000
+
+# (label, property) pairs the lineage reads look up by.
+DEFAULT_INDEXES: tuple[tuple[str, str], ...] = (
+    ("Thread", "thread_id"),
+    ("Thread", "agent_id"),
+    ("Thread", "session_id"),
+    ("Session", "session_id"),
+)
+
+DEFAULT_URI = "neo4j://localhost:7687"
+
+
+@dataclass(frozen=True)
+class Neo4jConfig:
+    """Where and as whom to connect. ``password`` is never shown in ``repr``."""
+
+    uri: str = DEFAULT_URI
+    user: str = "neo4j"
+    password: str | None = field(default=None, repr=False)
+    database: str | None = None  # None: the server's home database
+
+    @classmethod
+    def from_env(
+        cls,
+        uri: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+    ) -> Neo4jConfig:
+        """Explicit arguments first, then ``NEO4J_*`` variables, then defaults."""
+        env = os.environ
+        return cls(
+            uri=uri or env.get("NEO4J_URI") or DEFAULT_URI,
+            user=user or env.get("NEO4J_USERNAME") or "neo4j",
+            password=password if password is not None else env.get("NEO4J_PASSWORD"),
+            database=database or env.get("NEO4J_DATABASE") or None,
+        )
+
+    @property
+    def display_uri(self) -> str:
+        """The URI without any ``user:password@`` part, safe to print."""
+        parts = urlsplit(self.uri)
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        return f"{parts.scheme}://{host}" if parts.scheme else self.uri
+
+
+@dataclass
+class LoadReport:
+    """What one :meth:`Neo4jStore.load` did."""
+
+    nodes: dict[str, int] = field(default_factory=dict)  # rows merged per label
+    relationships: dict[str, int] = field(default_factory=dict)  # merged per type
+    skipped_relationships: dict[str, int] = field(default_factory=dict)  # an end missing
+    deleted_nodes: int = 0  # by if_exists="replace"
+    batch_size: int = DEFAULT_BATCH_SIZE
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict for ``--json`` output."""
+        return {
+            "nodes": dict(self.nodes),
+            "relationships": dict(self.relationships),
+            "skipped_relationships": dict(self.skipped_relationships),
+            "deleted_nodes": self.deleted_nodes,
+            "batch_size": self.batch_size,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class Neo4jStore:
+    """A Neo4j database holding graphkit graphs; a :class:`LineageReader`.
+
+    >>> with Neo4jStore.from_env() as store:          # doctest: +SKIP
+    ...     report = store.load(graph, if_exists="merge")
+    """
+
+    def __init__(
+        self,
+        config: Neo4jConfig | None = None,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        indexes: Sequence[tuple[str, str]] = DEFAULT_INDEXES,
+        max_retry_seconds: float = 30.0,
+    ) -> None:
+        from neo4j import GraphDatabase
+
+        self.config = config if config is not None else Neo4jConfig.from_env()
+        if batch_size < 1:
+            raise StoreError(f"batch size must be positive, got {batch_size}")
+        self.batch_size = batch_size
+        self.indexes = tuple(indexes)
+        for label, prop in self.indexes:  # refuse bad names before touching the server
+            cypher.property_index(label, prop)
+        cfg = self.config
+        auth = (cfg.user, cfg.password) if cfg.password is not None else None
+        with self._errors():
+            self._driver = GraphDatabase.driver(
+                cfg.uri, auth=auth, max_transaction_retry_time=max_retry_seconds
+            )
+
+    @classmethod
+    def from_env(cls, **kwargs: Any) -> Neo4jStore:
+        """A store configured from ``NEO4J_*`` (see :meth:`Neo4jConfig.from_env`)."""
+        return cls(Neo4jConfig.from_env(), **kwargs)
+
+    # --- lifecycle ----------------------------------------------------------
+
+    def verify(self) -> None:
+        """Fail now, with a one-line :class:`StoreError`, if the server, the
+        credentials or the database are wrong."""
+        self._read("RETURN 1 AS ok")
+
+    def close(self) -> None:
+        """Close the driver and its connections."""
+        self._driver.close()
+
+    def __enter__(self) -> Neo4jStore:
+        try:
+            self.verify()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- loading ------------------------------------------------------------
+
+    def load(
+        self,
+        graph: GraphTables,
+        *,
+        if_exists: IfExists = "merge",
+        batch_size: int | None = None,
+    ) -> LoadReport:
+        """Write ``graph``: schema first, then nodes, then relationships.
+
+        ``if_exists``: ``merge`` upserts into what is there (a rerun converges);
+        ``replace`` first deletes every node with one of the graph's labels;
+        ``fail`` raises :class:`StoreError` if any such node exists.
+        """
+        if if_exists not in IF_EXISTS_CHOICES:
+            raise StoreError(
+                f"unknown if_exists {if_exists!r}", hint=f"use one of {IF_EXISTS_CHOICES}"
+            )
+        size = batch_size or self.batch_size
+        started = time.perf_counter()
+        labels = sorted(graph.nodes)
+        node_queries = {lab: cypher.merge_nodes(lab) for lab in labels}  # validates names
+        rel_queries = {
+            t: cypher.merge_relationships(t, e.source_type, e.target_type)
+            for t, e in sorted(graph.edges.items())
+        }
+        _check_columns(graph)
+        report = LoadReport(batch_size=size)
+        if labels and if_exists == "fail":
+            existing = {k: v for k, v in self.node_counts(labels).items() if v}
+            if existing:
+                raise StoreError(
+                    "the database already holds this graph's labels "
+                    + ", ".join(f"{k} ({v})" for k, v in existing.items()),
+                    hint="load with --if-exists merge or replace",
+                )
+        self.ensure_schema(labels)
+        if if_exists == "replace":
+            report.deleted_nodes = self.delete_labels(labels)
+        for label in labels:
+            table = graph.nodes[label].table
+            report.nodes[label] = self._write_batches(node_queries[label], _node_rows(table, size))
+        for rel_type, edges in sorted(graph.edges.items()):
+            written = self._write_batches(rel_queries[rel_type], _edge_rows(edges.table, size))
+            report.relationships[rel_type] = written
+            if written < edges.table.num_rows:
+                report.skipped_relationships[rel_type] = edges.table.num_rows - written
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def ensure_schema(self, labels: Sequence[str]) -> None:
+        """Uniqueness on ``id`` for every label, the lookup indexes, then wait for them."""
+        statements = [cypher.unique_id_constraint(lab) for lab in labels]
+        statements += [cypher.property_index(lab, prop) for lab, prop in self.indexes]
+        for statement in statements:
+            self._run_auto(statement)
+        self._run_auto(cypher.AWAIT_INDEXES, seconds=300)
+
+    def delete_labels(self, labels: Sequence[str], batch_size: int | None = None) -> int:
+        """Detach-delete every node with one of ``labels``, a batch per transaction."""
+        limit = batch_size or self.batch_size
+        total = 0
+        for label in labels:
+            query = cypher.delete_nodes_batch(label)
+            while True:
+                deleted = self._write(query, limit=limit)
+                total += deleted
+                if deleted < limit:
+                    break
+        return total
+
+    def node_counts(self, labels: Sequence[str]) -> dict[str, int]:
+        """Number of nodes per label (0 for an absent label)."""
+        if not labels:
+            return {}
+        rows = self._read(cypher.count_nodes(labels))
+        return {r["label"]: r["count"] for r in rows}
+
+    def relationship_counts(self, rel_types: Sequence[str]) -> dict[str, int]:
+        """Number of relationships per type (0 for an absent type)."""
+        if not rel_types:
+            return {}
+        rows = self._read(cypher.count_relationships(rel_types))
+        return {r["type"]: r["count"] for r in rows}
+
+    # --- LineageReader ------------------------------------------------------
+
+    def resolve(self, user_id: str) -> list[Hit]:
+        """Threads whose ``thread_id`` or ``agent_id`` is ``user_id``; Sessions whose
+        ``session_id`` is."""
+        rows = self._read(cypher.RESOLVE, id=user_id)
+        hits = [Hit(r["type"], r["node_id"], r["id"], r["session_id"]) for r in rows]
+        return sorted(hits, key=lambda h: (h.type, h.id, h.node_id))
+
+    def parent_chain(self, thread_node_id: str) -> list[Hit]:
+        """Ancestor threads along PARENT_THREAD, nearest first, cycle-safe."""
+        rows = self._read(cypher.PARENT_CHAIN, id=thread_node_id)
+        return [_thread_hit(r) for r in rows]
+
+    def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
+        """Threads below along reversed PARENT_THREAD, each at its smallest depth."""
+        rows = self._read(cypher.DESCENDANT_THREADS, id=thread_node_id)
+        return [(_thread_hit(r), r["depth"]) for r in rows]
+
+    def session_threads(self, session_id: str) -> list[ThreadInfo]:
+        """The threads of a session with their parent's node id and agent facts."""
+        rows = self._read(cypher.SESSION_THREADS, id=session_id)
+        return [
+            ThreadInfo(
+                node_id=r["node_id"],
+                id=r["id"],
+                parent_node_id=r["parent_node_id"],
+                kind=r["kind"],
+                agent_type=r["agent_type"],
+                description=r["description"],
+                messages=r["messages"],
+            )
+            for r in rows
+        ]
+
+    def sessions(self) -> list[SessionSummary]:
+        """One summary per Session node, ordered by session id."""
+        return [
+            SessionSummary(
+                session_id=r["session_id"],
+                threads=r["threads"],
+                agents=r["agents"],
+                messages=r["messages"],
+                first_seen=_iso(r["first_seen"]),
+                last_seen=_iso(r["last_seen"]),
+            )
+            for r in self._read(cypher.SESSIONS)
+        ]
+
+    # --- driver plumbing ----------------------------------------------------
+
+    def _write_batches(self, query: str, batches: Iterator[list[dict[str, Any]]]) -> int:
+        return sum(self._write(query, rows=rows) for rows in batches)
+
+    def _write(self, query: str, **params: Any) -> int:
+        """One managed write transaction (retried by the driver); returns its count."""
+
+        def work(tx: Any) -> int:
+            record = tx.run(query, params).single()
+            return int(record[0]) if record is not None else 0
+
+        with self._errors(), self._session() as session:
+            return int(session.execute_write(work))
+
+    def _read(self, query: str, **params: Any) -> list[dict[str, Any]]:
+        def work(tx: Any) -> list[dict[str, Any]]:
+            return [r.data() for r in tx.run(query, params)]
+
+        with self._errors(), self._session() as session:
+            return list(session.execute_read(work))
+
+    def _run_auto(self, query: str, **params: Any) -> None:
+        # Schema commands and procedures: an auto-commit transaction of their own.
+        with self._errors(), self._session() as session:
+            session.run(query, params).consume()
+
+    def _session(self) -> Any:
+        return self._driver.session(database=self.config.database)
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Turn driver failures into one-line :class:`StoreError`s (never the password)."""
+        from neo4j.exceptions import (
+            AuthError,
+            ConfigurationError,
+            DriverError,
+            Neo4jError,
+            ServiceUnavailable,
+            SessionExpired,
+        )
+
+        where = self.config.display_uri
+        try:
+            yield
+        except AuthError:
+            raise StoreError(
+                f"Neo4j at {where} refused the credentials of user {self.config.user!r}",
+                hint="check NEO4J_USERNAME and NEO4J_PASSWORD",
+            ) from None
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise StoreError(
+                f"cannot reach Neo4j at {where} ({_first_line(exc)})",
+                hint="is the server running? set NEO4J_URI, or start one: graphkit neo4j-server",
+            ) from None
+        except Neo4jError as exc:
+            code = exc.code or ""
+            if code.endswith("DatabaseNotFound"):
+                raise StoreError(
+                    f"Neo4j at {where} has no database {self.config.database!r}",
+                    hint="check NEO4J_DATABASE (Community has one user database, 'neo4j')",
+                ) from None
+            raise StoreError(f"Neo4j at {where} failed: {code}: {_first_line(exc)}") from None
+        except (ConfigurationError, ValueError) as exc:
+            raise StoreError(f"bad Neo4j settings for {where}: {_first_line(exc)}") from None
+        except DriverError as exc:
+            raise StoreError(f"Neo4j driver error for {where}: {_first_line(exc)}") from None
+
+
+# --- rows ---------------------------------------------------------------------
+
+_STORABLE = (
+    pa.types.is_string,
+    pa.types.is_large_string,
+    pa.types.is_integer,
+    pa.types.is_floating,
+    pa.types.is_boolean,
+    pa.types.is_timestamp,
+    pa.types.is_date,
+    pa.types.is_null,
+    pa.types.is_binary,
+    pa.types.is_large_binary,
+)
+
+
+def _storable(t: pa.DataType) -> bool:
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _storable(t.value_type) and not pa.types.is_null(t.value_type)
+    return any(check(t) for check in _STORABLE)
+
+
+def _check_columns(graph: GraphTables) -> None:
+    """Neo4j properties are scalars or lists of scalars: refuse anything else up front."""
+    tables = [(f"node {k}", n.table) for k, n in graph.nodes.items()]
+    tables += [(f"relationship {k}", e.table) for k, e in graph.edges.items()]
+    for what, table in tables:
+        for name in table.column_names:
+            cypher.quote_name(name, "property")
+            if not _storable(table.schema.field(name).type):
+                raise StoreError(
+                    f"{what} column {name!r} has type {table.schema.field(name).type},"
+                    " which Neo4j cannot store as a property",
+                    hint="serialize it to JSON text in the contract",
+                )
+
+
+def _node_rows(table: pa.Table, size: int) -> Iterator[list[dict[str, Any]]]:
+    props = [n for n in table.column_names if n != NODE_ID]
+    for batch in table.to_batches(max_chunksize=size):
+        ids = batch.column(NODE_ID).to_pylist()
+        columns = [batch.column(n).to_pylist() for n in props]
+        yield [
+            {"id": ids[i], "props": dict(zip(props, (c[i] for c in columns), strict=True))}
+            for i in range(batch.num_rows)
+        ]
+
+
+def _edge_rows(table: pa.Table, size: int) -> Iterator[list[dict[str, Any]]]:
+    props = [n for n in table.column_names if n not in (EDGE_SOURCE, EDGE_TARGET)]
+    for batch in table.to_batches(max_chunksize=size):
+        sources = batch.column(EDGE_SOURCE).to_pylist()
+        targets = batch.column(EDGE_TARGET).to_pylist()
+        columns = [batch.column(n).to_pylist() for n in props]
+        yield [
+            {
+                "source": sources[i],
+                "target": targets[i],
+                "props": dict(zip(props, (c[i] for c in columns), strict=True)),
+            }
+            for i in range(batch.num_rows)
+        ]
+
+
+def _thread_hit(r: dict[str, Any]) -> Hit:
+    return Hit("Thread", r["node_id"], r["id"], r["session_id"])
+
+
+def _iso(value: Any) -> str | None:
+    """ISO-8601 text as the NetworkX store writes it: ``isoformat()`` of a UTC datetime."""
+    if value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "to_native"):  # neo4j.time.DateTime / Date
+        value = value.to_native()
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC)
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
