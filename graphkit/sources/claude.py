@@ -233,6 +233,7 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
+            part: tuple[Any, ...]
             index = next_part[0]
             next_part[0] += 1
             if btype == "text":
@@ -254,7 +255,7 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
                 for_id = block.get("tool_use_id")
                 text = _result_text(block.get("content"))
                 err = block.get("is_error")
-                part = (index, "tool_result", etype, btype, text, tool_names.get(for_id),
+                part = (index, "tool_result", etype, btype, text, tool_names.get(str(for_id)),
                         for_id, None, for_id, None, None, err if isinstance(err, bool) else None,
                         STATUS_ERROR if err else STATUS_SUCCESS)
                 if isinstance(for_id, str):

@@ -71,16 +71,16 @@ def _lines(data: bytes, skipped: list[tuple[int, str]]) -> list[tuple[int, dict[
 
 def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
     source = meta.get("source")
-    spawn = {}
+    spawn: dict[str, Any] = {}
     if isinstance(source, dict):
         sub = source.get("subagent")
-        spawn = sub.get("thread_spawn") or {} if isinstance(sub, dict) else {}
-        spawn = spawn if isinstance(spawn, dict) else {}
+        found = sub.get("thread_spawn") if isinstance(sub, dict) else None
+        spawn = found if isinstance(found, dict) else {}
         source_name = "subagent" if "subagent" in source else next(iter(source), None)
     else:
         source_name = source if isinstance(source, str) else None
     parent = spawn.get("parent_thread_id") or meta.get("parent_thread_id")
-    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    git: dict[str, Any] = meta["git"] if isinstance(meta.get("git"), dict) else {}
     started = parse_timestamp(meta.get("timestamp"))
     attrs = {
         "thread_id": meta.get("id"),
@@ -134,6 +134,8 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
     model = cwd = sandbox = None
     cwd = meta["cwd"]
     last_ts = meta["started_at"]
+    kind: Any
+    payload: Any
     for line, obj in lines:
         if legacy:
             kind, payload, raw_ts = "response_item", obj, obj.get("timestamp")
@@ -162,6 +164,8 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
     tool_names: dict[str, str] = {}
     prev_mid: str | None = None
     user_type = meta["attributes"].get("thread_source") or ("subagent" if parent else None)
+    role: str | None
+    parts: list[tuple[Any, ...]]
     for line, ts, kind, payload, model, cwd, sandbox in records:
         ptype = payload.get("type")
         if kind == "event_msg":
@@ -265,8 +269,8 @@ def _item_parts(payload: dict[str, Any], tool_names: dict[str, str]) -> tuple[
     if ptype == "reasoning":
         summary = _texts(payload.get("summary"))
         body = _texts(payload.get("content"))
-        text = "\n".join(t for t in (summary, body) if t) or None
-        return "assistant", [("reasoning", "reasoning", "thinking", text,
+        joined = "\n".join(t for t in (summary, body) if t) or None
+        return "assistant", [("reasoning", "reasoning", "thinking", joined,
                               None, None, None, None, None)]
     if ptype in _CALLS:
         call_id = payload.get("call_id") or payload.get("id")
@@ -286,8 +290,9 @@ def _item_parts(payload: dict[str, Any], tool_names: dict[str, str]) -> tuple[
         call_id = payload.get("call_id")
         output = payload.get("output")
         err = None
+        text: str | None
         if isinstance(output, str):
-            text: str | None = output
+            text = output
         elif isinstance(output, list):
             text = _texts(output)
         elif isinstance(output, dict):
@@ -296,6 +301,6 @@ def _item_parts(payload: dict[str, Any], tool_names: dict[str, str]) -> tuple[
             err = True if output.get("success") is False else None
         else:
             text = None
-        return "tool", [("tool_result", ptype, "tool_result", text, tool_names.get(call_id),
+        return "tool", [("tool_result", ptype, "tool_result", text, tool_names.get(str(call_id)),
                          call_id, None, call_id, err)]
     return None, []
