@@ -1,0 +1,84 @@
+"""Small row builders for tests: each identity case of DOMAIN.md §2 as rows."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graphkit.schema import MESSAGES_SCHEMA
+
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+_counter = {"n": 0}
+
+
+def row(session_id: str | None, **kw: Any) -> dict[str, Any]:
+    """One message-part row with every non-null column filled."""
+    _counter["n"] += 1
+    n = _counter["n"]
+    mid = kw.pop("message_id", f"msg-{n}")
+    r: dict[str, Any] = {
+        "gateway_id": "test", "schema_version": 7, "session_id": session_id,
+        "provider": "anthropic", "conversation_started_at": T0,
+        "message_id": mid, "message_index": n, "message_created_at": T0 + timedelta(seconds=n),
+        "role": "assistant", "part_id": kw.pop("part_id", f"{mid}:0"), "part_index": 0,
+        "part_type": "text", "date": "2026-11-20",
+    }
+    r.update(kw)
+    return r
+
+
+def spawned(call_id: str, **extra: str) -> str:
+    """``attributes`` JSON of a Claude subagent row spawned by ``call_id``."""
+    return json.dumps({"claude": {"spawned_by_tool_use_id": call_id, **extra}})
+
+
+def table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows as an Arrow table with the ``ai_gateway_messages`` schema (nullable)."""
+    schema = pa.schema([f.with_nullable(True) for f in MESSAGES_SCHEMA])
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def write_parquet(rows: list[dict[str, Any]], path: Path) -> Path:
+    """Write rows to a Parquet file and return its path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table(rows), path)
+    return path
+
+
+def identity_cases() -> list[dict[str, Any]]:
+    """Claude main loop, subagent, nested subagent; Codex thread and child;
+    a duplicated part; a row without a session. The same rows on every call."""
+    _counter["n"] = 0
+    claude = "c1a0de00-0000-4000-8000-000000000001"
+    codex_root = "c0de0000-0000-4000-8000-00000000000a"
+    codex_child = "c0de0000-0000-4000-8000-00000000000b"
+    rows = [
+        row(claude, role="user", cwd="/home/dev/src/webapp", model=None,
+            message_id="cm1"),
+        row(claude, message_id="cm2", part_type="tool_call", tool_name="Task",
+            tool_call_id="toolu_A", model="claude-sonnet-4-5", cwd="/home/dev/src/webapp"),
+        row(claude, agent_id="agentA", is_sidechain=True, attributes=spawned(
+            "toolu_A", agent_type="Explore", description="find routes"),
+            message_id="am1", part_type="tool_call", tool_name="Agent", tool_call_id="toolu_B",
+            model="claude-haiku-4-5"),
+        row(claude, agent_id="agentB", is_sidechain=True, attributes=spawned("toolu_B"),
+            message_id="bm1", model="claude-haiku-4-5"),
+        row(codex_root, conversation_id=codex_root, provider="openai", message_id="xm1",
+            model="gpt-5-codex", cwd="/home/dev/src/api"),
+        row(codex_root, conversation_id=codex_child, parent_thread_id=codex_root,
+            is_sidechain=True, provider="openai", message_id="ym1", model="gpt-5-codex-mini"),
+    ]
+    rows.append(dict(rows[1]))  # the same part twice counts once
+    rows.append(row(None, message_id="orphan"))
+    return rows
+
+
+CLAUDE = "c1a0de00-0000-4000-8000-000000000001"
+CODEX_ROOT = "c0de0000-0000-4000-8000-00000000000a"
+CODEX_CHILD = "c0de0000-0000-4000-8000-00000000000b"

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from graphkit.pipeline import build, graph_from_records
+from graphkit.snapshot import SnapshotError, read_manifest, read_snapshot, write_snapshot
+from graphkit.stores.networkx_store import from_networkx, to_networkx
+from tests.builders import identity_cases, row
+
+
+def assert_same_tables(a, b) -> None:  # type: ignore[no-untyped-def]
+    assert set(a.nodes) == set(b.nodes)
+    assert set(a.edges) == set(b.edges)
+    for t in a.nodes:
+        assert a.nodes[t].key == b.nodes[t].key
+        assert a.nodes[t].table.equals(b.nodes[t].table, check_metadata=False), t
+    for t in a.edges:
+        assert (a.edges[t].source_type, a.edges[t].target_type) == (
+            b.edges[t].source_type, b.edges[t].target_type)
+        assert a.edges[t].table.equals(b.edges[t].table, check_metadata=False), t
+
+
+@pytest.mark.parametrize("granularity", ["thread", "message"])
+def test_round_trip_is_lossless(tmp_path: Path, granularity: str) -> None:
+    g = graph_from_records(identity_cases(), granularity=granularity)
+    write_snapshot(g, tmp_path / "snap")
+    back = read_snapshot(tmp_path / "snap")
+    assert_same_tables(g, back)
+    # snapshot -> NetworkX -> tables -> snapshot again: still the same graph.
+    G = to_networkx(back)
+    again = from_networkx(G)
+    assert_same_tables(g, again)
+    write_snapshot(again, tmp_path / "snap2")
+    G2 = to_networkx(read_snapshot(tmp_path / "snap2"))
+    assert nx.utils.graphs_equal(G, G2)
+    assert dict(G.nodes(data=True)) == dict(G2.nodes(data=True))
+
+
+def test_manifest(tmp_path: Path, sample_rows: Path) -> None:
+    result = build([sample_rows])
+    m = write_snapshot(result.graph, tmp_path / "s", inputs=result.sources.fingerprints,
+                       summary=result.summary())
+    on_disk = read_manifest(tmp_path / "s")
+    assert on_disk == json.loads(json.dumps(m))
+    assert on_disk["contract"] == {"name": "ai-gateway-graph", "version": 1}
+    assert on_disk["id_recipe"] == 1
+    assert on_disk["graphkit_version"]
+    assert on_disk["counts"]["nodes"]["Thread"] == result.graph.node_counts()["Thread"]
+    assert on_disk["created_at"].endswith("+00:00")
+    fps = on_disk["inputs"]
+    assert fps and all(len(f["sha256"]) == 64 and f["size"] > 0 for f in fps)
+    assert sorted(p.name for p in (tmp_path / "s" / "nodes").iterdir()) == sorted(
+        f"{t}.parquet" for t in result.graph.nodes)
+
+
+def test_rewrite_replaces_whole_and_leaves_no_temp(tmp_path: Path) -> None:
+    g1 = graph_from_records([row("s1", message_id="a")])
+    g2 = graph_from_records([row("s2", message_id="b"), row("s3", message_id="c")])
+    write_snapshot(g1, tmp_path / "snap")
+    write_snapshot(g2, tmp_path / "snap")
+    assert read_snapshot(tmp_path / "snap").node_counts()["Session"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snap"]
+
+
+def test_failed_write_keeps_the_old_snapshot(tmp_path: Path) -> None:
+    g = graph_from_records([row("s1", message_id="a")])
+    write_snapshot(g, tmp_path / "snap")
+    bad = graph_from_records([row("s2", message_id="b")])
+    bad.edges["HAS_THREAD"] = None  # type: ignore[assignment]
+    with pytest.raises(AttributeError):
+        write_snapshot(bad, tmp_path / "snap")
+    assert read_snapshot(tmp_path / "snap").nodes["Session"].table.column(
+        "session_id").to_pylist() == ["s1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snap"]
+
+
+def test_refuses_to_overwrite_a_non_snapshot_folder(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.txt").write_text("mine")
+    with pytest.raises(SnapshotError, match="not a graphkit snapshot"):
+        write_snapshot(graph_from_records([row("s", message_id="a")]), tmp_path / "docs")
+    assert (tmp_path / "docs" / "notes.txt").read_text() == "mine"
+
+
+def test_content_is_left_out_unless_asked(tmp_path: Path) -> None:
+    g = graph_from_records([row("s", message_id="m", content_text="secret words")],
+                           granularity="message")
+    assert "text" not in g.nodes["Message"].table.column_names
+    from graphkit.contract.loader import load_contract
+    from graphkit.contract.project import project
+    from graphkit.contract.validate import conform
+    from graphkit.sources.rows import _tag
+    from tests.builders import table
+
+    c = load_contract()
+    rows = _tag(conform(c, table([row("s", message_id="m", content_text="secret words")]),
+                        "t"), "t")
+    with_text = project(c, rows, granularity="message", include_content=True).graph
+    write_snapshot(with_text, tmp_path / "plain")
+    write_snapshot(with_text, tmp_path / "full", include_content=True)
+    assert "text" not in read_snapshot(tmp_path / "plain").nodes["Message"].table.column_names
+    assert read_snapshot(tmp_path / "full").nodes["Message"].table.column(
+        "text").to_pylist() == ["secret words"]
+    blob = b"".join(p.read_bytes() for p in (tmp_path / "plain").rglob("*") if p.is_file())
+    assert b"secret words" not in blob
+
+
+def test_missing_snapshot_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SnapshotError, match="no manifest.json"):
+        read_snapshot(tmp_path)

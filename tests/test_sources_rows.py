@@ -1,0 +1,100 @@
+"""Row sources through pyarrow: Parquet, hive folders, Feather, JSON Lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+import pytest
+
+from graphkit.contract.loader import load_contract
+from graphkit.errors import SourceError
+from graphkit.pipeline import build
+from graphkit.sources.rows import read_sources
+from tests.builders import identity_cases, table, write_parquet
+
+
+def test_parquet_file_feather_and_jsonl_give_the_same_graph(tmp_path: Path) -> None:
+    rows = identity_cases()[:-1]
+    write_parquet(rows, tmp_path / "a.parquet")
+    feather.write_feather(table(rows), tmp_path / "a.feather")
+    with (tmp_path / "a.jsonl").open("w") as f:
+        for r in rows:
+            f.write(json.dumps(r, default=str) + "\n")
+    graphs = [build([tmp_path / name]).graph for name in ("a.parquet", "a.feather", "a.jsonl")]
+    for g in graphs[1:]:
+        for t in graphs[0].nodes:
+            assert g.nodes[t].table.select(["id"]).equals(graphs[0].nodes[t].table.select(["id"]))
+        for t in graphs[0].edges:
+            assert g.edges[t].table.select(["source", "target"]).equals(
+                graphs[0].edges[t].table.select(["source", "target"]))
+
+
+def test_jsonl_with_nested_attributes_objects(tmp_path: Path) -> None:
+    rows = identity_cases()[:-1]
+    with (tmp_path / "rows.jsonl").open("w") as f:
+        for r in rows:
+            r = dict(r)
+            if r.get("attributes"):
+                r["attributes"] = json.loads(r["attributes"])  # an object, not text
+            f.write(json.dumps(r, default=str) + "\n")
+    g = build([tmp_path / "rows.jsonl"]).graph
+    assert g.edge_counts()["PARENT_THREAD"] == 3
+
+
+def test_hive_partitioned_folder_and_many_sources(tmp_path: Path, sample_rows: Path) -> None:
+    rows = identity_cases()[:-1]
+    write_parquet(rows[:3], tmp_path / "extra" / "date=2026-11-20" / "p.parquet")
+    write_parquet(rows[3:], tmp_path / "more.parquet")
+    result = build([sample_rows, tmp_path / "extra", tmp_path / "more.parquet"])
+    assert result.projection.rows_read == pq.ParquetDataset(sample_rows).read().num_rows + len(rows)
+    assert "date" not in pq.read_schema(tmp_path / "extra" / "date=2026-11-20" / "p.parquet").names
+
+
+def test_reads_only_the_columns_the_contract_needs(tmp_path: Path) -> None:
+    path = write_parquet(identity_cases()[:2], tmp_path / "r.parquet")
+    got = read_sources([path], load_contract(), fingerprints=False).table
+    # Content is not read from disk: the column is there only as typed nulls.
+    assert got.column("content_text").null_count == got.num_rows
+    assert "raw_frame" not in got.column_names
+    assert set(got.column_names) <= set(load_contract().spec.input) | {"__file", "__row"}
+
+
+def test_missing_required_column_names_file_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "bad.parquet"
+    pq.write_table(table(identity_cases()).drop_columns(["session_id"]), path)
+    with pytest.raises(SourceError) as info:
+        build([path])
+    msg = str(info.value)
+    assert str(path) in msg and "'session_id'" in msg and "ai-gateway-graph.yaml:" in msg
+
+
+def test_wrong_type_names_file_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "bad.parquet"
+    t = table(identity_cases())
+    t = t.set_column(t.schema.get_field_index("message_id"), "message_id",
+                     pa.array(range(t.num_rows), pa.int64()))
+    pq.write_table(t, path)
+    with pytest.raises(SourceError) as info:
+        build([path])
+    assert "'message_id' has type int64" in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    path = tmp_path / "broken.parquet"
+    path.write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(SourceError, match="cannot read rows") as info:
+        build([path])
+    assert str(path) in str(info.value)
+
+
+def test_missing_path_and_unknown_suffix(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="no such file"):
+        build([tmp_path / "nope.parquet"])
+    (tmp_path / "x.csv").write_text("a,b\n")
+    with pytest.raises(SourceError, match="unsupported file type"):
+        build([tmp_path / "x.csv"])
