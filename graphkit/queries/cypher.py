@@ -153,27 +153,20 @@ MATCH (s:Session) WHERE s.session_id = $id
 RETURN 'Session' AS type, s.id AS node_id, s.session_id AS id, s.session_id AS session_id
 """
 
-# Variable-length paths never reuse a relationship, so they end even on a
-# cycle; the ALL(...) keeps only paths whose nodes are distinct, which is the
-# "stop before a node already seen" rule. min(length) = nearest distance.
-_DISTINCT_NODES = (
-    "ALL(i IN range(1, length(p)) WHERE NONE(j IN range(0, i - 1) WHERE nodes(p)[j] = nodes(p)[i]))"
-)
-
-PARENT_CHAIN = f"""
-MATCH p = (t:Thread {{id: $id}})-[:PARENT_THREAD*1..]->(a:Thread)
-WHERE {_DISTINCT_NODES}
-WITH a, min(length(p)) AS depth
-RETURN a.id AS node_id, a.thread_id AS id, a.session_id AS session_id, depth
-ORDER BY depth, node_id
+# The PARENT_THREAD edges above (or below) a thread, in one round trip; the
+# store walks them in Python with exactly the NetworkX store's rules (nearest
+# first, smallest parent id on a fork, stop before a node already seen).
+# Variable-length patterns never reuse a relationship, so they end even on a
+# cycle, and DISTINCT on the end nodes lets the planner prune to one visit per
+# node instead of enumerating every path.
+PARENT_EDGES = """
+MATCH (:Thread {id: $id})-[:PARENT_THREAD*0..]->(c)-[:PARENT_THREAD]->(p)
+RETURN DISTINCT c.id AS child, p.id AS node_id, p.thread_id AS id, p.session_id AS session_id
 """
 
-DESCENDANT_THREADS = f"""
-MATCH p = (d:Thread)-[:PARENT_THREAD*1..]->(t:Thread {{id: $id}})
-WHERE {_DISTINCT_NODES}
-WITH d, min(length(p)) AS depth
-RETURN d.id AS node_id, d.thread_id AS id, d.session_id AS session_id, depth
-ORDER BY depth, id, node_id
+CHILD_EDGES = """
+MATCH (:Thread {id: $id})<-[:PARENT_THREAD*0..]-(c)<-[:PARENT_THREAD]-(d)
+RETURN DISTINCT c.id AS parent, d.id AS node_id, d.thread_id AS id, d.session_id AS session_id
 """
 
 # min()/head(collect()) keep one row per thread even if a thread had two

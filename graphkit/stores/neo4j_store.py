@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -267,14 +268,42 @@ class Neo4jStore:
         return sorted(hits, key=lambda h: (h.type, h.id, h.node_id))
 
     def parent_chain(self, thread_node_id: str) -> list[Hit]:
-        """Ancestor threads along PARENT_THREAD, nearest first, cycle-safe."""
-        rows = self._read(cypher.PARENT_CHAIN, id=thread_node_id)
-        return [_thread_hit(r) for r in rows]
+        """Ancestor threads along PARENT_THREAD, nearest first; on a fork the
+        smallest parent id; stops before a node already seen (a cycle)."""
+        parents: dict[str, list[Hit]] = {}
+        for r in self._read(cypher.PARENT_EDGES, id=thread_node_id):
+            parents.setdefault(r["child"], []).append(_thread_hit(r))
+        out: list[Hit] = []
+        seen = {thread_node_id}
+        current = thread_node_id
+        while True:
+            options = sorted(
+                (h for h in parents.get(current, []) if h.node_id not in seen),
+                key=lambda h: h.node_id,
+            )
+            if not options:
+                return out
+            out.append(options[0])
+            current = options[0].node_id
+            seen.add(current)
 
     def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
-        """Threads below along reversed PARENT_THREAD, each at its smallest depth."""
-        rows = self._read(cypher.DESCENDANT_THREADS, id=thread_node_id)
-        return [(_thread_hit(r), r["depth"]) for r in rows]
+        """Threads below along reversed PARENT_THREAD, each once at its smallest
+        depth (breadth-first), ordered by depth then id."""
+        children: dict[str, list[Hit]] = {}
+        for r in self._read(cypher.CHILD_EDGES, id=thread_node_id):
+            children.setdefault(r["parent"], []).append(_thread_hit(r))
+        out: list[tuple[Hit, int]] = []
+        seen = {thread_node_id}
+        queue = deque([(thread_node_id, 0)])
+        while queue:
+            node, depth = queue.popleft()
+            for child in sorted(children.get(node, []), key=lambda h: (h.id, h.node_id)):
+                if child.node_id not in seen:
+                    seen.add(child.node_id)
+                    out.append((child, depth + 1))
+                    queue.append((child.node_id, depth + 1))
+        return sorted(out, key=lambda hd: (hd[1], hd[0].id, hd[0].node_id))
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
         """The threads of a session with their parent's node id and agent facts."""

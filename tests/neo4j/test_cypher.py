@@ -108,16 +108,16 @@ def test_counts_and_deletes() -> None:
 def test_read_queries_take_the_id_as_a_parameter() -> None:
     for q in (
         cypher.RESOLVE,
-        cypher.PARENT_CHAIN,
-        cypher.DESCENDANT_THREADS,
+        cypher.PARENT_EDGES,
+        cypher.CHILD_EDGES,
         cypher.SESSION_THREADS,
     ):
         assert "$id" in q
     # The only string literals in read queries are the fixed type names.
     assert set(_literals(cypher.RESOLVE)) == {"Thread", "Session"}
     for q in (
-        cypher.PARENT_CHAIN,
-        cypher.DESCENDANT_THREADS,
+        cypher.PARENT_EDGES,
+        cypher.CHILD_EDGES,
         cypher.SESSION_THREADS,
         cypher.SESSIONS,
     ):

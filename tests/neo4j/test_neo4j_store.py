@@ -6,12 +6,12 @@ from datetime import datetime
 
 import pyarrow as pa
 import pytest
-from neo4j_test_graphs import TS, cycle_graph, lineage_graph, nid, ts
 
 from graphkit.errors import StoreError
 from graphkit.graph import EdgeTable, GraphTables, NodeTable
 from graphkit.queries.model import Hit, ThreadInfo
 from graphkit.stores.neo4j_store import Neo4jStore
+from tests.neo4j.neo4j_test_graphs import TS, cycle_graph, lineage_graph, nid, ts
 
 
 def counts(store: Neo4jStore, graph: GraphTables) -> tuple[dict[str, int], dict[str, int]]:
@@ -387,3 +387,43 @@ def test_iso_matches_python_isoformat(loaded: Neo4jStore) -> None:
     want = sorted(d.isoformat() for d in first if isinstance(d, datetime))
     got = sorted(s.first_seen for s in loaded.sessions() if s.first_seen)
     assert got == want
+
+
+def test_parent_chain_on_a_fork_takes_the_smallest_parent_id(store: Neo4jStore) -> None:
+    ids = ["r", "b", "c", "d"]
+    g = GraphTables(
+        "t", 1, 1, "thread",
+        nodes={"Thread": NodeTable("Thread", (), pa.table(
+            {"id": ids, "thread_id": ids, "session_id": ["s"] * 4}))},
+        edges={"PARENT_THREAD": EdgeTable("PARENT_THREAD", "Thread", "Thread", pa.table(
+            {"source": ["b", "c", "d", "d"], "target": ["r", "b", "c", "r"]}))},
+    )  # fmt: skip
+    store.load(g)
+    assert [h.id for h in store.parent_chain("d")] == ["c", "b", "r"]
+
+
+def test_same_answers_as_the_networkx_store(loaded: Neo4jStore) -> None:
+    from graphkit.stores.networkx_store import NetworkXStore
+
+    nx_store = NetworkXStore()
+    nx_store.load(lineage_graph())
+    nx_store.load(cycle_graph())
+    threads = lineage_graph().nodes["Thread"].table.column("id").to_pylist()
+    threads += [nid("Thread", f"cyc/{t}") for t in "xyz"]
+    for user_id in ["s-claude", "agent-a", "agent-c", "codex-root", "codex-child", "x", "nope"]:
+        by_hit = lambda h: (h.type, h.id, h.node_id)  # noqa: E731
+        want = sorted(nx_store.resolve(user_id), key=by_hit)
+        assert loaded.resolve(user_id) == want, user_id
+    for node_id in threads:
+        assert loaded.parent_chain(node_id) == nx_store.parent_chain(node_id)
+        key = lambda hd: (hd[1], hd[0].id)  # noqa: E731
+        assert loaded.descendant_threads(node_id) == sorted(
+            nx_store.descendant_threads(node_id), key=key
+        )
+    for session_id in ["s-claude", "codex-root", "cyc"]:
+        by_id = lambda t: t.id  # noqa: E731
+        assert loaded.session_threads(session_id) == sorted(
+            nx_store.session_threads(session_id), key=by_id
+        )
+    by_session = lambda s: s.session_id  # noqa: E731
+    assert loaded.sessions() == sorted(nx_store.sessions(), key=by_session)
