@@ -45,7 +45,7 @@ class _Group(click.Group):
 def cli() -> None:
     """Build and query context graphs of AI agent sessions.
 
-    Example: graphkit build samples/rows --snapshot out/graph && graphkit sessions --snapshot out/graph
+    Example: graphkit build samples/rows --snapshot out/graph
     """
 
 
@@ -181,8 +181,8 @@ def _reader(snapshot_dir: Path | None, neo4j: bool) -> Iterator[LineageReader]:
     if neo4j:
         from graphkit.stores.neo4j_store import Neo4jStore
 
-        with Neo4jStore.from_env() as store:
-            yield store
+        with Neo4jStore.from_env() as neo:
+            yield neo
         return
     if snapshot_dir is None:
         raise UserError("give --snapshot DIR (or --neo4j) to say which graph to ask")

@@ -6,6 +6,7 @@ call it directly.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -109,7 +110,7 @@ def example_rows() -> list[dict[str, Any]]:
         return base
 
     def spawned(call: str) -> str:
-        return '{"claude": {"spawned_by_tool_use_id": "%s"}}' % call
+        return json.dumps({"claude": {"spawned_by_tool_use_id": call}})
 
     return [
         row(1, part_type="tool_call", tool_name="Task", tool_call_id="toolu_1"),

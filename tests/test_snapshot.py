@@ -110,5 +110,5 @@ def test_content_is_left_out_unless_asked(tmp_path: Path) -> None:
 
 
 def test_missing_snapshot_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(SnapshotError, match="no manifest.json"):
+    with pytest.raises(SnapshotError, match=r"no manifest\.json"):
         read_snapshot(tmp_path)

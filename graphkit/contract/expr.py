@@ -152,8 +152,8 @@ def filter_mask(table: pa.Table, flt: Filter) -> pa.ChunkedArray | pa.Array:
     for c, vs in flt.in_.items():
         col = table.column(c)
         masks.append(pc.is_in(col, value_set=pa.array(vs).cast(col.type)))
-    for c, v in flt.less_than.items():
-        masks.append(pc.fill_null(pc.less(table.column(c), v), False))
+    for c, bound in flt.less_than.items():
+        masks.append(pc.fill_null(pc.less(table.column(c), bound), False))
     if not masks:
         return pa.array([True] * table.num_rows)
     out = masks[0]

@@ -96,6 +96,6 @@ def test_unknown_contract_name_lists_shipped() -> None:
 
 def test_derived_column_must_use_known_columns(tmp_path: Path) -> None:
     text = GOOD.replace("nodes:", "derive:\n  x: {coalesce: [agent_id, missing]}\nnodes:")
-    with pytest.raises(ContractError, match="derive.x reads") as info:
+    with pytest.raises(ContractError, match=r"derive\.x reads") as info:
         load_contract(str(write(tmp_path, text)))
     assert info.value.line == 7

@@ -1,0 +1,33 @@
+"""Every command documents itself and appears in the README (sqlite-utils style)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from graphkit.cli import cli
+from tests.conftest import REPO
+
+README = (REPO / "README.md").read_text()
+COMMANDS = sorted(cli.commands)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_command_has_help_with_an_example(name: str) -> None:
+    cmd = cli.commands[name]
+    assert cmd.help and len(cmd.help.strip()) > 20, name
+    assert "Example:" in cmd.help, name
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_command_is_in_readme(name: str) -> None:
+    assert re.search(rf"graphkit {re.escape(name)}\b", README), name
+
+
+def test_quick_start_has_exactly_two_commands() -> None:
+    section = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```(?:sh|bash)\n(.*?)```", section, re.S)
+    commands = [line for b in blocks for line in b.splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
+    assert len(commands) == 2, commands
