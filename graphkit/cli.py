@@ -78,6 +78,12 @@ def _parse_since(value: str | None) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
+def _password_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--ask-password", is_flag=True,
+                        help="Prompt for the Neo4j password instead of reading "
+                             "NEO4J_PASSWORD.")(f)
+
+
 # -- build ------------------------------------------------------------------
 @cli.command()
 @click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
@@ -92,10 +98,19 @@ def _parse_since(value: str | None) -> datetime | None:
 @click.option("--include-content", is_flag=True, help="Keep message content in outputs.")
 @click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
 @click.option("--since", help="Only rows at or after this date/time (UTC).")
+@click.option("--store", type=click.Choice(["networkx", "neo4j"]), default="networkx",
+              show_default=True,
+              help="Where the graph goes besides the snapshot: the embedded NetworkX "
+                   "graph, or also the Neo4j server named by NEO4J_URI.")
+@click.option("--if-exists", type=click.Choice(["merge", "replace", "fail"]), default="merge",
+              show_default=True, help="Neo4j: what to do when the graph's nodes already exist.")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Neo4j: rows per UNWIND batch.")
+@_password_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
           granularity: str, rejects_path: Path | None, include_content: bool, strict: bool,
-          since: str | None, as_json: bool) -> None:
+          since: str | None, store: str, if_exists: str, batch_size: int | None,
+          ask_password: bool, as_json: bool) -> None:
     """Build a session graph from message rows or transcripts.
 
     SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
@@ -107,8 +122,9 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
     from graphkit.snapshot import write_snapshot
     from graphkit.sources.rows import write_rejects
 
-    if snapshot_dir is None:
-        raise UserError("give --snapshot DIR to say where the graph goes")
+    if snapshot_dir is None and store != "neo4j":
+        raise UserError("give --snapshot DIR to say where the graph goes (or --store neo4j)")
+    neo = _neo4j_store(ask_password) if store == "neo4j" else None
     paths = list(sources)
     if not paths:
         from graphkit.sources.transcripts import default_transcript_roots
@@ -121,21 +137,26 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
     with _progress(not as_json and sys.stderr.isatty()) as say:
         result = run_build(paths, contract=contract, granularity=granularity, strict=strict,
                            since=_parse_since(since), include_content=include_content,
-                           cache_dir=snapshot_dir.parent / f".{snapshot_dir.name}.cache",
-                           progress=say)
-        say(f"writing {snapshot_dir}")
+                           cache_dir=_cache_dir(snapshot_dir), progress=say)
         summary = result.summary()
-        rejects_file = rejects_path or snapshot_dir.with_name(snapshot_dir.name
-                                                             + ".rejects.jsonl")
+        target = snapshot_dir or Path("graphkit-neo4j")
+        rejects_file = rejects_path or target.with_name(target.name + ".rejects.jsonl")
         if result.projection.rows_rejected:
             write_rejects(rejects_file, result.projection.rejects,
                           include_content=include_content)
             summary["rejects_file"] = str(rejects_file)
         elif rejects_path is None and rejects_file.exists():
             rejects_file.unlink()  # a stale file would claim rejects this build did not have
-        write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
-                       summary=summary, include_content=include_content)
-    summary["snapshot"] = str(snapshot_dir)
+        if snapshot_dir is not None:
+            say(f"writing {snapshot_dir}")
+            write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
+                           summary=summary, include_content=include_content)
+            summary["snapshot"] = str(snapshot_dir)
+        if neo is not None:
+            say(f"loading into Neo4j at {neo.config.display_uri}")
+            with neo:
+                report = neo.load(result.graph, if_exists=if_exists, batch_size=batch_size)
+            summary["neo4j"] = report.to_json()
     if as_json:
         _echo_json(summary)
         return
@@ -166,7 +187,76 @@ def _print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> No
         console.print(f"… and {len(skipped) - 5} more skipped line(s)")
     if summary.get("rejects_file"):
         console.print(f"rejected rows written to {summary['rejects_file']}")
-    console.print(f"snapshot written to {summary['snapshot']}")
+    if summary.get("snapshot"):
+        console.print(f"snapshot written to {summary['snapshot']}")
+    if summary.get("neo4j"):
+        n = summary["neo4j"]
+        console.print(f"loaded into Neo4j: {sum(n['nodes'].values())} nodes, "
+                      f"{sum(n['edges'].values())} relationships in {n['seconds']} s")
+
+
+def _cache_dir(snapshot_dir: Path | None) -> Path:
+    """Where the transcript index lives: beside the snapshot, never in the
+    user's transcript folders."""
+    if snapshot_dir is not None:
+        return snapshot_dir.parent / f".{snapshot_dir.name}.cache"
+    return Path.home() / ".cache" / "graphkit"
+
+
+# -- load -------------------------------------------------------------------
+@cli.command()
+@click.argument("snapshot_dir", type=click.Path(path_type=Path))
+@click.option("--if-exists", type=click.Choice(["merge", "replace", "fail"]), default="merge",
+              show_default=True,
+              help="merge updates what is there, replace deletes the graph's node types "
+                   "first, fail refuses if any exist.")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Rows per UNWIND batch.")
+@_password_option
+@click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
+def load(snapshot_dir: Path, if_exists: str, batch_size: int | None, ask_password: bool,
+         as_json: bool) -> None:
+    """Load a snapshot into the Neo4j server named by NEO4J_URI.
+
+    Example: NEO4J_URI=bolt://127.0.0.1:7687 graphkit load out/graph --if-exists replace
+    """
+    from graphkit.snapshot import read_snapshot
+
+    graph = read_snapshot(snapshot_dir)
+    with _neo4j_store(ask_password) as neo:
+        report = neo.load(graph, if_exists=if_exists, batch_size=batch_size)
+    if as_json:
+        _echo_json(report.to_json())
+        return
+    click.echo(f"loaded {sum(report.nodes.values())} nodes and {sum(report.edges.values())} "
+               f"relationships into {neo.config.display_uri} in {report.seconds:.2f} s")
+
+
+@cli.command("neo4j-server")
+@click.option("--port", type=int, default=7687, show_default=True, help="Bolt port on 127.0.0.1.")
+@click.option("--data", "data_dir", type=click.Path(path_type=Path),
+              help="Data folder to keep between runs (default: a temporary one).")
+def neo4j_server(port: int, data_dir: Path | None) -> None:
+    """Run a local Neo4j 5.26 server (from enrich/neo4j-launcher) until Ctrl-C.
+
+    For development and trying graphkit out: Bolt on 127.0.0.1 only, no
+    authentication.
+
+    Example: graphkit neo4j-server --port 7687
+    """
+    import time
+
+    from graphkit.stores.neo4j_server import start_local_neo4j
+
+    with _progress(sys.stderr.isatty()) as say:
+        say("building/starting Neo4j (first run downloads its jars from Maven Central)")
+        server = start_local_neo4j(data_dir, password=None, port=port)
+    with server:
+        click.echo(f"Neo4j is up: export NEO4J_URI={server.uri}  (Ctrl-C stops it)")
+        try:
+            while server.process.poll() is None:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
 
 
 # -- queries ----------------------------------------------------------------
@@ -174,14 +264,23 @@ _QUERY_NODES = ("Session", "Thread", "Agent")
 _QUERY_EDGES = ("HAS_THREAD", "PARENT_THREAD", "HAS_AGENT")
 
 
+def _neo4j_store(ask_password: bool, **kwargs: Any) -> Any:
+    """A Neo4j store from NEO4J_* (the password optionally prompted, never echoed)."""
+    from graphkit.stores.neo4j_store import Neo4jConfig, Neo4jStore
+
+    password = click.prompt("Neo4j password", hide_input=True) if ask_password else None
+    store = Neo4jStore(Neo4jConfig.from_env(password=password), **kwargs)
+    store.verify()
+    return store
+
+
 @contextmanager
-def _reader(snapshot_dir: Path | None, neo4j: bool) -> Iterator[LineageReader]:
+def _reader(snapshot_dir: Path | None, neo4j: bool,
+            ask_password: bool = False) -> Iterator[LineageReader]:
     if neo4j and snapshot_dir is not None:
         raise UserError("give --snapshot DIR or --neo4j, not both")
     if neo4j:
-        from graphkit.stores.neo4j_store import Neo4jStore
-
-        with Neo4jStore.from_env() as neo:
+        with _neo4j_store(ask_password) as neo:
             yield neo
         return
     if snapshot_dir is None:
@@ -198,6 +297,7 @@ def _reader(snapshot_dir: Path | None, neo4j: bool) -> Iterator[LineageReader]:
 
 
 def _store_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = _password_option(f)
     f = click.option("--neo4j", is_flag=True,
                      help="Ask the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
                           "NEO4J_PASSWORD/NEO4J_DATABASE instead of a snapshot.")(f)
@@ -208,14 +308,14 @@ def _store_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @cli.command()
 @_store_options
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
-def sessions(snapshot_dir: Path | None, neo4j: bool, as_json: bool) -> None:
+def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, as_json: bool) -> None:
     """List sessions with their thread, agent and message counts.
 
     Example: graphkit sessions --snapshot out/graph --json
     """
     from graphkit.queries.lineage import sessions as list_sessions
 
-    with _reader(snapshot_dir, neo4j) as reader:
+    with _reader(snapshot_dir, neo4j, ask_password) as reader:
         rows = list_sessions(reader)
     if as_json:
         _echo_json([s.to_json() for s in rows])
@@ -235,7 +335,7 @@ def sessions(snapshot_dir: Path | None, neo4j: bool, as_json: bool) -> None:
 @_store_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line per ID.")
 def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
-            as_json: bool) -> None:
+            ask_password: bool, as_json: bool) -> None:
     """Show who spawned a thread or subagent, up to its session, and all it spawned.
 
     ID is an agent_id, a thread id (conversation_id) or a session_id.
@@ -244,7 +344,7 @@ def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     """
     from graphkit.queries.lineage import lineage_many
 
-    with _reader(snapshot_dir, neo4j) as reader:
+    with _reader(snapshot_dir, neo4j, ask_password) as reader:
         answers = lineage_many(reader, ids)
     for a in answers:
         if as_json:
@@ -273,14 +373,15 @@ def _label(node: TreeNode) -> str:
 @click.argument("session_id")
 @_store_options
 @click.option("--json", "as_json", is_flag=True, help="Print the tree as nested JSON.")
-def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, as_json: bool) -> None:
+def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: bool,
+         as_json: bool) -> None:
     """Draw a session's threads and subagents as a tree.
 
     Example: graphkit tree 5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01 --snapshot out/graph
     """
     from graphkit.queries.lineage import session_tree
 
-    with _reader(snapshot_dir, neo4j) as reader:
+    with _reader(snapshot_dir, neo4j, ask_password) as reader:
         root = session_tree(reader, session_id)
     if as_json:
         _echo_json(root.to_json())
