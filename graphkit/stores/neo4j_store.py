@@ -88,24 +88,28 @@ class Neo4jConfig:
 
 @dataclass
 class LoadReport:
-    """What one :meth:`Neo4jStore.load` did."""
+    """What one :meth:`Neo4jStore.load` did.
+
+    The first four fields mean what they mean in the NetworkX store's report,
+    so the CLI can print either.
+    """
 
     nodes: dict[str, int] = field(default_factory=dict)  # rows merged per label
-    relationships: dict[str, int] = field(default_factory=dict)  # merged per type
-    skipped_relationships: dict[str, int] = field(default_factory=dict)  # an end missing
-    deleted_nodes: int = 0  # by if_exists="replace"
-    batch_size: int = DEFAULT_BATCH_SIZE
+    edges: dict[str, int] = field(default_factory=dict)  # relationships merged per type
+    removed: int = 0  # nodes deleted by if_exists="replace"
     seconds: float = 0.0
+    skipped_edges: dict[str, int] = field(default_factory=dict)  # an end node was missing
+    batch_size: int = DEFAULT_BATCH_SIZE
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for ``--json`` output."""
         return {
             "nodes": dict(self.nodes),
-            "relationships": dict(self.relationships),
-            "skipped_relationships": dict(self.skipped_relationships),
-            "deleted_nodes": self.deleted_nodes,
-            "batch_size": self.batch_size,
+            "edges": dict(self.edges),
+            "removed": self.removed,
             "seconds": round(self.seconds, 3),
+            "skipped_edges": dict(self.skipped_edges),
+            "batch_size": self.batch_size,
         }
 
 
@@ -150,7 +154,11 @@ class Neo4jStore:
     def verify(self) -> None:
         """Fail now, with a one-line :class:`StoreError`, if the server, the
         credentials or the database are wrong."""
-        self._read("RETURN 1 AS ok")
+        # An auto-commit query, not a managed transaction: those retry an
+        # unreachable server for max_retry_seconds, and a typo in NEO4J_URI
+        # should fail at once.
+        with self._errors(), self._session() as session:
+            session.run("RETURN 1").consume()
 
     def close(self) -> None:
         """Close the driver and its connections."""
@@ -211,15 +219,15 @@ class Neo4jStore:
                 )
         self.ensure_schema(labels)
         if if_exists == "replace":
-            report.deleted_nodes = self.delete_labels(labels)
+            report.removed = self.delete_labels(labels)
         for label in labels:
             table = graph.nodes[label].table
             report.nodes[label] = self._write_batches(node_queries[label], _node_rows(table, size))
         for rel_type, edges in sorted(graph.edges.items()):
             written = self._write_batches(rel_queries[rel_type], _edge_rows(edges.table, size))
-            report.relationships[rel_type] = written
+            report.edges[rel_type] = written
             if written < edges.table.num_rows:
-                report.skipped_relationships[rel_type] = edges.table.num_rows - written
+                report.skipped_edges[rel_type] = edges.table.num_rows - written
         report.seconds = time.perf_counter() - started
         return report
 

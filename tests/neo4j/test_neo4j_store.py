@@ -35,8 +35,8 @@ def test_load_writes_every_node_and_relationship(store: Neo4jStore) -> None:
     g = lineage_graph()
     report = store.load(g)
     assert report.nodes == g.node_counts()
-    assert report.relationships == g.edge_counts()
-    assert report.skipped_relationships == {}
+    assert report.edges == g.edge_counts()
+    assert report.skipped_edges == {}
     assert counts(store, g) == (g.node_counts(), g.edge_counts())
     assert report.seconds > 0
 
@@ -96,7 +96,7 @@ def test_replace_deletes_what_the_new_graph_lacks(store: Neo4jStore) -> None:
     store.load(cycle_graph())  # extra Session/Thread nodes, merged in
     assert store.node_counts(["Session"])["Session"] == 3
     report = store.load(g, if_exists="replace")
-    assert report.deleted_nodes == 3 + 10 + 4 + 1 + 1
+    assert report.removed == 3 + 10 + 4 + 1 + 1
     assert counts(store, g) == (g.node_counts(), g.edge_counts())
 
 
@@ -188,8 +188,8 @@ def test_edge_with_missing_end_is_reported_not_invented(store: Neo4jStore) -> No
         ),
     )
     report = store.load(g)
-    assert report.relationships["PARENT_THREAD"] == 1
-    assert report.skipped_relationships == {"PARENT_THREAD": 1}
+    assert report.edges["PARENT_THREAD"] == 1
+    assert report.skipped_edges == {"PARENT_THREAD": 1}
 
 
 def test_graph_with_other_labels_and_timestamps_list(store: Neo4jStore) -> None:
@@ -222,7 +222,7 @@ def test_graph_with_other_labels_and_timestamps_list(store: Neo4jStore) -> None:
         },
     )
     report = store.load(g)
-    assert report.nodes == {"Message": 2} and report.relationships == {"NEXT": 1}
+    assert report.nodes == {"Message": 2} and report.edges == {"NEXT": 1}
     (row,) = store._read("MATCH (m:Message {id: 'm1'}) RETURN m.tags AS t, m.ok AS ok")
     assert row == {"t": ["a", "b"], "ok": True}
 
