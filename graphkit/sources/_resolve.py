@@ -3,11 +3,12 @@
 Runs over every file's pre-rows each time (cached or freshly parsed alike), so a partial
 re-read gives the same answer as a full one:
 
-- Claude ``--resume``: a resumed session replays earlier entries (same ``uuid``) under its
-  new ``sessionId``. Each message is kept once, in the session that first had it, and the
-  new session records ``attributes.claude.resumed_from``. "First had it" = among the
-  sessions holding the message, the one that ended earliest (the original is a prefix of
-  every resume of it), then the one with fewer messages, then the smaller id.
+- Claude ``--resume``: a resumed session replays earlier entries (same ``uuid`` and
+  timestamp) under its new ``sessionId``. Each message is kept once, in the session that
+  first had it, and the new session records ``attributes.claude.resumed_from``. "First had
+  it" = among the sessions holding the message, the one that ended earliest (the original
+  is a prefix of every resume of it), then the one with fewer messages, then the smaller
+  id. See :func:`_settle_duplicates` for ids shared without a replay.
 - Claude subagents: ``spawned_by_tool_use_id`` from the sidecar meta, else from a tool
   result naming the agent (``toolUseResult.agentId`` / ``agentId:`` footer, possibly in
   another file, e.g. a nested spawn's result lives in the parent agent's file), else from
@@ -20,6 +21,7 @@ re-read gives the same answer as a full one:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +65,7 @@ def _concat(files: list[ParsedFile]) -> pa.Table | None:
         f.parse.table.append_column("_file", pa.array([i] * f.parse.table.num_rows, pa.int32()))
         for i, f in enumerate(files) if f.parse.table.num_rows
     ]
-    return pa.concat_tables(tables).combine_chunks() if tables else None
+    return pa.concat_tables(tables) if tables else None
 
 
 def _number(threads: list[Any], mids: list[str], ts: list[int]) -> tuple[list[int], dict[Any, int]]:
@@ -84,21 +86,35 @@ def _number(threads: list[Any], mids: list[str], ts: list[int]) -> tuple[list[in
     return out, start
 
 
-def _dedup_resumed(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
-    """Drop replayed copies of Claude messages; return the table and session → resumed_from."""
+def _settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
+    """Keep each Claude message once; return the table and session → resumed_from.
+
+    A message id held by several (session, file) pairs has one owner: the session that
+    ended earliest (then fewer messages, smaller id, earlier file). Another holder's copy is
+
+    - dropped when it is the same session (one session, two files), or a *replay*: same
+      timestamp as the owner's, in a session with messages of its own (it continued, as a
+      ``--resume`` does); that session then records ``resumed_from``;
+    - otherwise kept under ``<session>:<id>`` (ids reused by unrelated sessions, or a plain
+      copy of a session that added nothing), so ``part_id`` stays unique.
+    """
     sessions = table["session_id"].to_pylist()
     mids = table["message_id"].to_pylist()
     files = table["_file"].to_pylist()
+    ts = table["message_created_at"].cast(pa.int64()).to_pylist()
     first: dict[str, tuple[str, int]] = {}
-    dups: dict[str, set[tuple[str, int]]] = {}
-    for mid, sess, f in zip(mids, sessions, files, strict=True):
+    dups: dict[str, dict[tuple[str, int], int]] = {}
+    for mid, sess, f, t in zip(mids, sessions, files, ts, strict=True):
         seen = first.get(mid)
         if seen is None:
             first[mid] = (sess, f)
         elif seen != (sess, f):
-            dups.setdefault(mid, {seen}).add((sess, f))
+            holders = dups.setdefault(mid, {})
+            holders.setdefault(seen, -1)
+            holders.setdefault((sess, f), t)
     if not dups:
         return table, {}
+    own = {sess for mid, sess in zip(mids, sessions, strict=True) if mid not in dups}
     stats = table.group_by("session_id").aggregate(
         [("message_created_at", "max"), ("message_id", "count_distinct")])
     rank = {
@@ -106,18 +122,44 @@ def _dedup_resumed(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
             stats["session_id"].to_pylist(), stats["message_created_at_max"],
             stats["message_id_count_distinct"].to_pylist(), strict=True)
     }
-    owner = {mid: min(c, key=lambda sf: (*rank[sf[0]], sf[1])) for mid, c in dups.items()}
-    ts = table["message_created_at"].cast(pa.int64()).to_pylist()
-    latest: dict[str, tuple[int, str]] = {}
-    mask = []
+    first_ts: dict[tuple[str, str, int], int] = {}
     for mid, sess, f, t in zip(mids, sessions, files, ts, strict=True):
-        own = owner.get(mid)
-        keep = own is None or own == (sess, f)
-        mask.append(keep)
-        # The latest replayed message names the session this one continues.
-        if (not keep and own is not None and own[0] != sess
-                and (sess not in latest or t > latest[sess][0])):
-            latest[sess] = (t, own[0])
+        if mid in dups:
+            first_ts.setdefault((mid, sess, f), t)
+    action: dict[tuple[str, str, int], str] = {}  # (mid, session, file) -> drop|qualify
+    latest: dict[str, tuple[int, str]] = {}
+    for mid, holders in dups.items():
+        owner = min(holders, key=lambda sf: (*rank[sf[0]], sf[1]))
+        owner_ts = first_ts[(mid, *owner)]
+        for sess, f in holders:
+            if (sess, f) == owner:
+                continue
+            t = first_ts[(mid, sess, f)]
+            if sess == owner[0]:
+                action[(mid, sess, f)] = "drop"
+            elif t == owner_ts and sess in own:
+                action[(mid, sess, f)] = "drop"
+                # The latest replayed message names the session this one continues.
+                if sess not in latest or t > latest[sess][0]:
+                    latest[sess] = (t, owner[0])
+            else:
+                action[(mid, sess, f)] = "qualify"
+    qualified = {(sess, mid) for (mid, sess, _), a in action.items() if a == "qualify"}
+    requalify = {sess for sess, _ in qualified}
+    prevs = table["previous_message_id"].to_pylist()
+    mask, new_mids, new_prevs = [], [], []
+    for mid, sess, f, prev in zip(mids, sessions, files, prevs, strict=True):
+        a = action.get((mid, sess, f))
+        mask.append(a != "drop")
+        new_mids.append(f"{sess}:{mid}" if a == "qualify" else mid)
+        if sess in requalify and prev and prev != "[]":
+            ids = [f"{sess}:{p}" if (sess, p) in qualified else p for p in json.loads(prev)]
+            prev = dumps(ids)
+        new_prevs.append(prev)
+    table = table.set_column(table.schema.get_field_index("message_id"), "message_id",
+                             pa.array(new_mids, pa.string()))
+    table = table.set_column(table.schema.get_field_index("previous_message_id"),
+                             "previous_message_id", pa.array(new_prevs, pa.string()))
     return table.filter(pa.array(mask)), {s: o for s, (_, o) in latest.items()}
 
 
@@ -125,7 +167,7 @@ def _resolve_claude(files: list[ParsedFile]) -> pa.Table:
     table = _concat(files)
     if table is None:
         return MESSAGES_SCHEMA.empty_table()
-    table, resumed_from = _dedup_resumed(table)
+    table, resumed_from = _settle_duplicates(table)
 
     meta_of: dict[tuple[str, str], dict[str, Any]] = {}
     run_of: dict[tuple[str, str], str] = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +76,44 @@ def parse_timestamp(value: Any) -> int | None:
 def dumps(value: Any) -> str:
     """Return compact JSON text (UTF-8 kept as is) for a JSON column."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def id_list(message_id: str | None) -> str:
+    r"""Return the JSON array text of ``previous_message_id``: ``[]`` or ``["<id>"]``.
+
+    >>> id_list(None), id_list("a1"), id_list('odd"id')
+    ('[]', '["a1"]', '["odd\\"id"]')
+    """
+    if not message_id:
+        return "[]"
+    if '"' in message_id or "\\" in message_id or not message_id.isprintable():
+        return dumps([message_id])
+    return f'["{message_id}"]'  # ids are plain tokens; skip json.dumps on the hot path
+
+
+def json_lines(data: bytes, skipped: list[tuple[int, str]]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) per JSONL line; note lines that are not JSON objects.
+
+    The file is decoded once (json.loads on bytes re-detects the encoding every line); a
+    file that is not valid UTF-8 throughout falls back to line by line, so only the bad
+    lines are lost.
+    """
+    try:
+        lines: list[Any] = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = data.split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            skipped.append((number, "not valid JSON"))
+            continue
+        if isinstance(obj, dict):
+            yield number, obj
+        else:
+            skipped.append((number, "line is not a JSON object"))
 
 
 def json_text(value: Any) -> str | None:

@@ -35,6 +35,8 @@ from graphkit.sources._rows import (
     FileParse,
     RowBuffer,
     dumps,
+    id_list,
+    json_lines,
     parse_timestamp,
 )
 
@@ -90,18 +92,8 @@ def _entries(path: Path, data: bytes, skipped: list[tuple[int, str]]) -> Iterato
             else:
                 skipped.append((number, "logline is not a JSON object"))
         return
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            skipped.append((number, "not valid JSON"))
-            continue
-        if isinstance(entry, dict):
-            yield number, entry
-        else:
-            skipped.append((number, "line is not a JSON object"))
+    for number, entry in json_lines(data, skipped):
+        yield number, entry
 
 
 def _result_text(content: Any) -> str | None:
@@ -212,7 +204,7 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
                 session, None, model, e.get("cwd"), e.get("gitBranch"), None, None,
                 e.get("version"), e.get("entrypoint"), e.get("userType"),
                 e.get("permissionMode"), side, agent, None, mid,
-                dumps([prev]) if prev else "[]", uuid, parent, e.get("logicalParentUuid"),
+                id_list(prev), uuid, parent, e.get("logicalParentUuid"),
                 e.get("sourceToolAssistantUUID"), e.get("requestId"), e.get("promptId"),
                 ts, role, e.get("hookEvent"), True if e.get("isCompactSummary") else None,
                 dumps(cm) if cm else None, line,

@@ -21,7 +21,6 @@ so event messages are used only for a rollout that has no response-item messages
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,8 @@ from graphkit.sources._rows import (
     FileParse,
     RowBuffer,
     dumps,
+    id_list,
+    json_lines,
     json_text,
     parse_timestamp,
 )
@@ -50,23 +51,6 @@ def _texts(items: Any) -> str | None:
         return None
     out = [i.get("text") for i in items if isinstance(i, dict) and i.get("type") in _TEXT_ITEMS]
     return "\n".join(t for t in out if isinstance(t, str)) if out else None
-
-
-def _lines(data: bytes, skipped: list[tuple[int, str]]) -> list[tuple[int, dict[str, Any]]]:
-    out = []
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            skipped.append((number, "not valid JSON"))
-            continue
-        if isinstance(obj, dict):
-            out.append((number, obj))
-        else:
-            skipped.append((number, "line is not a JSON object"))
-    return out
 
 
 def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
@@ -111,7 +95,7 @@ def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
 def parse_codex(path: Path, data: bytes) -> FileParse:
     """Parse one Codex rollout into pre-rows plus the thread facts it holds."""
     skipped: list[tuple[int, str]] = []
-    lines = _lines(data, skipped)
+    lines = list(json_lines(data, skipped))
     buf = RowBuffer()
     meta: dict[str, Any] | None = None
     legacy = False
@@ -189,7 +173,7 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
             meta["session_id"] or thread, thread, model, cwd, meta["git_branch"],
             meta["git_remote"], meta["head_sha"], meta["attributes"].get("cli_version"),
             meta["attributes"].get("originator"), user_type, sandbox, parent is not None, None,
-            parent, mid, dumps([prev_mid]) if prev_mid else "[]", native, None, None, None,
+            parent, mid, id_list(prev_mid), native, None, None, None,
             None, None, ts, role, None, True if kind == "compacted" else None, None, line,
         )
         prev_mid = mid

@@ -201,7 +201,8 @@ class _Index:
         if entry is None:
             return None
         try:
-            table = pq.read_table(self.rows_dir / entry["rows"])
+            # Single-threaded: these files are small, and thread start-up dominates.
+            table = pq.ParquetFile(self.rows_dir / entry["rows"]).read(use_threads=False)
         except (OSError, KeyError, pa.ArrowException):
             return None
         if not table.schema.equals(PRE_SCHEMA):
@@ -213,7 +214,8 @@ class _Index:
         self.rows_dir.mkdir(parents=True, exist_ok=True)
         name = (hashlib.sha256(key.encode()).hexdigest()[:16] + "-"
                 + fingerprint["sha256"][:16] + ".parquet")
-        _atomic_write(self.rows_dir / name, lambda fh: pq.write_table(parse.table, fh))
+        _atomic_write(self.rows_dir / name,
+                      lambda fh: pq.write_table(parse.table, fh, write_statistics=False))
         old = self.entries.get(key, {}).get("rows")
         if old and old != name:
             (self.rows_dir / old).unlink(missing_ok=True)
@@ -255,10 +257,12 @@ def _inputs(paths: Sequence[Path]) -> list[Path]:
     for given in paths:
         path = Path(given).expanduser()
         if path.is_file():
-            found.setdefault(str(path.resolve()), path)
+            resolved = path.resolve()
+            found.setdefault(str(resolved), resolved)
         elif path.is_dir():
-            for candidate in _candidates(path):
-                found.setdefault(str(candidate.resolve()), candidate)
+            # Resolve the root once; files found below it are then absolute already.
+            for candidate in _candidates(path.resolve()):
+                found.setdefault(str(candidate), candidate)
         else:
             raise SourceError("no such file or folder", path=str(path),
                               hint="pass a Claude projects folder, a Codex sessions folder "
@@ -311,7 +315,7 @@ def read_transcripts(
             meta, meta_print = _read_meta(path)
             if meta_print:
                 result.fingerprints.append(meta_print)
-        parsed.append(ParsedFile(str(path.resolve()), parse, meta))
+        parsed.append(ParsedFile(str(path), parse, meta))
 
     if index:
         index.save()
@@ -327,7 +331,7 @@ def read_transcripts(
 def _load_or_parse(path: Path, index: _Index | None, result: TranscriptRows,
                    strict: bool) -> tuple[FileParse, dict[str, Any]] | None:
     """Return a file's parse (from the index when unchanged) and fingerprint; None if unread."""
-    key = str(path.resolve())
+    key = str(path)
     try:
         stat = path.stat()
     except OSError as exc:

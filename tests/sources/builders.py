@@ -1,0 +1,111 @@
+"""Small builders for transcript files in tests (Claude entries, Codex rollout lines)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def shared_dir() -> Path:
+    """Return the project's ``shared/`` folder (fixtures); fail loudly when it is missing.
+
+    CI runs from a fresh clone with ``shared/`` beside the repository; ``$GRAPHKIT_SHARED``
+    overrides the location.
+    """
+    env = os.environ.get("GRAPHKIT_SHARED")
+    repo = Path(__file__).resolve().parents[2]
+    candidates = [Path(env)] if env else []
+    candidates += [repo / ".." / "shared", repo / "shared"]
+    for candidate in candidates:
+        if (candidate / "fixtures").is_dir():
+            return candidate.resolve()
+    raise RuntimeError(
+        "fixtures not found: expected shared/fixtures beside the repository "
+        f"({repo.parent / 'shared'}) or $GRAPHKIT_SHARED; tests need the real fixtures")
+
+
+def fixtures() -> Path:
+    return shared_dir() / "fixtures"
+
+
+def write_jsonl(path: Path, entries: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    return path
+
+
+def user(uuid: str, session: str, ts: str, content: Any, parent: str | None = None,
+         **extra: Any) -> dict[str, Any]:
+    """A Claude ``user`` entry; ``content`` is a string or a list of blocks."""
+    return {"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": session,
+            "timestamp": ts, "isSidechain": False, "cwd": "/work/app", "version": "2.1.0",
+            "message": {"role": "user", "content": content}, **extra}
+
+
+def assistant(uuid: str, session: str, ts: str, blocks: list[dict[str, Any]],
+              parent: str | None = None, msg_id: str | None = None,
+              **extra: Any) -> dict[str, Any]:
+    """A Claude ``assistant`` entry with the given content blocks."""
+    return {"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": session,
+            "timestamp": ts, "isSidechain": False, "cwd": "/work/app", "version": "2.1.0",
+            "message": {"id": msg_id or f"msg_{uuid}", "role": "assistant",
+                        "model": "claude-sonnet-4-5", "content": blocks}, **extra}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def tool_use(call_id: str, name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": args}
+
+
+def tool_result(call_id: str, content: Any) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": content}
+
+
+def codex_line(ts: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": ts, "type": kind, "payload": payload}
+
+
+def codex_meta(ts: str, thread: str, **payload: Any) -> dict[str, Any]:
+    return codex_line(ts, "session_meta", {"id": thread, "timestamp": ts, "cwd": "/w",
+                                           "cli_version": "0.50.0", **payload})
+
+
+def codex_message(ts: str, role: str, value: str, item_id: str | None = None) -> dict[str, Any]:
+    kind = "input_text" if role == "user" else "output_text"
+    payload: dict[str, Any] = {"type": "message", "role": role,
+                               "content": [{"type": kind, "text": value}]}
+    if item_id:
+        payload["id"] = item_id
+    return codex_line(ts, "response_item", payload)
+
+
+def synthetic_claude_tree(root: Path, sessions: int, lines_per_session: int) -> int:
+    """Write ``sessions`` Claude sessions of about ``lines_per_session`` lines; return lines."""
+    total = 0
+    filler = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 6
+    for s in range(sessions):
+        sid = f"00000000-0000-4000-8000-{s:012d}"
+        entries: list[dict[str, Any]] = []
+        parent = None
+        for i in range(lines_per_session):
+            ts = f"2026-01-01T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}.000Z"
+            uid = f"{s:08d}-{i:04d}-4000-8000-000000000000"
+            if i % 4 == 0:
+                entries.append(user(uid, sid, ts, filler, parent))
+            elif i % 4 == 1:
+                entries.append(assistant(uid, sid, ts, [text(filler)], parent, f"m{s}_{i}"))
+            elif i % 4 == 2:
+                entries.append(assistant(uid, sid, ts, [tool_use(f"t{s}_{i}", "Bash",
+                                                                 command="ls -la")],
+                                         parent, f"m{s}_{i - 1}"))
+            else:
+                entries.append(user(uid, sid, ts, [tool_result(f"t{s}_{i - 1}", filler)], parent))
+            parent = uid
+        write_jsonl(root / "-work-app" / f"{sid}.jsonl", entries)
+        total += len(entries)
+    return total
