@@ -93,8 +93,8 @@ def _settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
     ended earliest (then fewer messages, smaller id, earlier file). Another holder's copy is
 
     - dropped when it is the same session (one session, two files), or a *replay*: same
-      timestamp as the owner's, in a session with messages of its own (it continued, as a
-      ``--resume`` does); that session then records ``resumed_from``;
+      timestamp as the owner's, in a session that owns messages of its own (it continued,
+      as a ``--resume`` does); that session then records ``resumed_from``;
     - otherwise kept under ``<session>:<id>`` (ids reused by unrelated sessions, or a plain
       copy of a session that added nothing), so ``part_id`` stays unique.
     """
@@ -126,10 +126,13 @@ def _settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
     for mid, sess, f, t in zip(mids, sessions, files, ts, strict=True):
         if mid in dups:
             first_ts.setdefault((mid, sess, f), t)
+    owners = {mid: min(holders, key=lambda sf: (*rank[sf[0]], sf[1]))
+              for mid, holders in dups.items()}
+    own.update(owner[0] for owner in owners.values())  # sessions that added something
     action: dict[tuple[str, str, int], str] = {}  # (mid, session, file) -> drop|qualify
     latest: dict[str, tuple[int, str]] = {}
     for mid, holders in dups.items():
-        owner = min(holders, key=lambda sf: (*rank[sf[0]], sf[1]))
+        owner = owners[mid]
         owner_ts = first_ts[(mid, *owner)]
         for sess, f in holders:
             if (sess, f) == owner:
