@@ -161,7 +161,7 @@ def default_transcript_roots() -> list[Path]:
 def _parse(path: Path, kind: str, data: bytes) -> FileParse:
     parse = parse_claude(path, data) if kind == "claude" else parse_codex(path, data)
     # Facts go through JSON in the cache; do the same here so fresh and cached agree.
-    parse.facts = json.loads(json.dumps(parse.facts))
+    parse.facts = json.loads(json.dumps(parse.facts, sort_keys=True))
     return parse
 
 
