@@ -316,12 +316,12 @@ def generate_rows(target_rows: int, *, seed: int = 11,
     thinking_signature = _take_where(sig_pool, np.arange(R) % 64, pk == P_THINKING)
 
     # -- per-thread and per-session columns, taken per row -------------------------------
-    def per_thread(values: list[Any] | pa.Array, typ: pa.DataType = pa.string()) -> pa.Array:
-        arr = values if isinstance(values, pa.Array) else pa.array(values, typ)
+    def per_thread(values: list[Any] | pa.Array) -> pa.Array:
+        arr = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
         return pc.take(arr, pa.array(row_thread))
 
-    def per_session(values: list[Any], typ: pa.DataType = pa.string()) -> pa.Array:
-        return pc.take(pa.array(values, typ), pa.array(tsess[row_thread]))
+    def per_session(values: list[Any]) -> pa.Array:
+        return pc.take(pa.array(values, pa.string()), pa.array(tsess[row_thread]))
 
     s_rnd = random.Random(seed + 1)
     s_cwd = [PROJECTS[s_rnd.randrange(len(PROJECTS))] for _ in range(S)]
@@ -499,3 +499,223 @@ def ensure_rows(target_rows: int, root: Path, *, seed: int = 11) -> tuple[Path, 
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     meta["cached"] = False
     return out, meta
+
+
+# ---------------------------------------------------------------------------
+# transcripts: Claude projects (both subagent layouts) and Codex rollouts
+
+
+def _iso(us: int) -> str:
+    return (EPOCH + timedelta(microseconds=us)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+@dataclass
+class TranscriptsInfo:
+    claude_lines: int
+    claude_sessions: int
+    claude_files: int
+    claude_subagents: int
+    codex_lines: int
+    codex_rollouts: int
+    bytes: int
+    seconds: float
+
+
+def generate_transcripts(out: Path, *, claude_lines: int = 100_000, claude_sessions: int = 1500,
+                         codex_rollouts: int = 150, seed: int = 5) -> TranscriptsInfo:
+    """Write ``out/claude/projects/...`` and ``out/codex/sessions/...``.
+
+    Claude: 2/3 of the sessions use the current layout
+    (``<session>/subagents/agent-<id>.jsonl`` + ``.meta.json``), 1/3 the older
+    one (``agent-<id>.jsonl`` beside the session file); subagents nest up to
+    depth 3; assistant messages are written one content block per line.
+    """
+    t0 = time.perf_counter()
+    rnd = random.Random(seed)
+    shutil.rmtree(out, ignore_errors=True)
+    projects = out / "claude" / "projects"
+    words = ["the", "a", "to", "of", "file", "test", "line", "error", "function", "return",
+             "value", "import", "module"]
+    per_session = claude_lines / claude_sessions
+    lines_total = 0
+    files = 0
+    subagents = 0
+
+    def text(n: int) -> str:
+        return " ".join(rnd.choice(words) for _ in range(n))
+
+    for s in range(claude_sessions):
+        sid = str(uuid.UUID(int=rnd.getrandbits(128), version=4))
+        proj = PROJECTS[s % len(PROJECTS)]
+        pdir = projects / proj.replace("/", "-")
+        pdir.mkdir(parents=True, exist_ok=True)
+        new_layout = s % 3 != 2
+        base_t = s * 60_000_000
+        budget = max(8, int(rnd.gauss(per_session, per_session / 4)))
+        counter = [0]
+
+        def write_thread(path: Path, agent: str | None, depth: int, t: int, n_lines: int,
+                         sid: str = sid, proj: str = proj, pdir: Path = pdir,
+                         new_layout: bool = new_layout, s: int = s,
+                         counter: list[int] = counter) -> int:
+            nonlocal files, subagents, lines_total
+            out_lines: list[str] = []
+            parent_uuid = None
+            common = {"isSidechain": agent is not None, "userType": "external", "cwd": proj,
+                      "sessionId": sid, "version": "2.1.3", "gitBranch": "main"}
+            if agent:
+                common["agentId"] = agent
+
+            def emit(entry: dict[str, Any]) -> None:
+                nonlocal parent_uuid
+                u = str(uuid.UUID(int=rnd.getrandbits(128), version=4))
+                entry = {"parentUuid": parent_uuid, **common, **entry, "uuid": u}
+                parent_uuid = u
+                out_lines.append(json.dumps(entry, separators=(",", ":")))
+
+            emit({"type": "user", "timestamp": _iso(t),
+                  "message": {"role": "user", "content": text(30)}})
+            kids_left = rnd.choice([0, 1, 2, 3]) if depth < 3 else 0
+            while len(out_lines) < n_lines:
+                t += rnd.randint(1, 20) * 1_000_000
+                counter[0] += 1
+                mid = f"msg_{s:05d}{counter[0]:06d}"
+                model = "claude-haiku-4-5" if agent else "claude-sonnet-4-5"
+                msg = {"id": mid, "type": "message", "role": "assistant", "model": model}
+                if rnd.random() < 0.3:
+                    emit({"type": "assistant", "timestamp": _iso(t), "message": {
+                        **msg, "content": [{"type": "thinking", "thinking": text(60),
+                                            "signature": "sig" + "A" * 80}]}})
+                emit({"type": "assistant", "timestamp": _iso(t), "message": {
+                    **msg, "content": [{"type": "text", "text": text(40)}]}})
+                call = f"toolu_{s:05d}{counter[0]:06d}"
+                spawn = kids_left > 0 and rnd.random() < 0.4
+                name = rnd.choice(["Task", "Agent"]) if spawn else rnd.choice(
+                    ["Read", "Bash", "Grep", "Edit"])
+                inp = ({"subagent_type": "Explore", "description": "look", "prompt": text(20)}
+                       if spawn else {"file_path": f"src/m{counter[0] % 40}.py"})
+                emit({"type": "assistant", "timestamp": _iso(t), "message": {
+                    **msg, "content": [{"type": "tool_use", "id": call, "name": name,
+                                        "input": inp}],
+                    "usage": {"input_tokens": 10, "output_tokens": 40}}, "requestId": "req_" + mid})
+                result: dict[str, Any] = {"status": "completed"}
+                if spawn:
+                    kids_left -= 1
+                    child = f"{rnd.getrandbits(64):016x}"
+                    subagents += 1
+                    if new_layout:
+                        sub = pdir / sid / "subagents"
+                        sub.mkdir(parents=True, exist_ok=True)
+                        cpath = sub / f"agent-{child}.jsonl"
+                        (sub / f"agent-{child}.meta.json").write_text(json.dumps(
+                            {"agentType": "Explore", "description": "look", "toolUseId": call}))
+                    else:
+                        cpath = pdir / f"agent-{child}.jsonl"
+                    n_child = max(4, min(30, int(rnd.gauss(8, 3))))
+                    t = write_thread(cpath, child, depth + 1, t + 1_000_000, n_child)
+                    result = {"status": "completed", "agentId": child, "totalToolUseCount": 3}
+                t += 1_000_000
+                emit({"type": "user", "timestamp": _iso(t), "message": {
+                    "role": "user", "content": [{"type": "tool_result", "tool_use_id": call,
+                                                 "content": text(rnd.randint(20, 200))}]},
+                      "toolUseResult": result})
+                if rnd.random() < 0.05:
+                    out_lines.append(json.dumps({"type": "queue-operation", "operation": "enqueue",
+                                                 "timestamp": _iso(t), "sessionId": sid}))
+            path.write_text("\n".join(out_lines) + "\n")
+            files += 1
+            lines_total += len(out_lines)
+            return t
+
+        main_lines = max(8, int(budget * 0.55))
+        write_thread(pdir / f"{sid}.jsonl", None, 0, base_t, main_lines)
+
+    claude_total = lines_total
+    # Codex rollouts: a root thread and spawned children, newest envelope format.
+    codex_lines = 0
+    for r in range(codex_rollouts // 3):
+        root = str(uuid.UUID(int=rnd.getrandbits(128), version=4))
+        threads = [(root, None, 0)]
+        for _ in range(2):
+            threads.append((str(uuid.UUID(int=rnd.getrandbits(128), version=4)), root, 1))
+        t = 10**12 + r * 3_600_000_000
+        for tid, par, d in threads:
+            t += 5_000_000
+            day = EPOCH + timedelta(microseconds=t)
+            folder = out / "codex" / "sessions" / day.strftime("%Y/%m/%d")
+            folder.mkdir(parents=True, exist_ok=True)
+            stamp = day.strftime("%Y-%m-%dT%H-%M-%S")
+            meta: dict[str, Any] = {"id": tid, "session_id": root, "timestamp": _iso(t),
+                                    "cwd": "/home/dev/src/api", "originator": "codex_cli_rs",
+                                    "cli_version": "0.60.1", "model_provider": "openai"}
+            if par:
+                meta["source"] = {"subagent": {"thread_spawn": {
+                    "parent_thread_id": par, "depth": d, "agent_nickname": "worker",
+                    "agent_role": "worker"}}}
+                meta["forked_from_id"] = par
+            else:
+                meta["source"] = "cli"
+            lines = [{"timestamp": _iso(t), "type": "session_meta", "payload": meta},
+                     {"timestamp": _iso(t), "type": "turn_context",
+                      "payload": {"cwd": "/home/dev/src/api", "model": "gpt-5-codex"}}]
+            for i in range(rnd.randint(8, 30)):
+                t += 1_000_000
+                kind = i % 4
+                if kind == 0:
+                    p = {"type": "message", "role": "user",
+                         "content": [{"type": "input_text", "text": text(20)}]}
+                elif kind == 1:
+                    p = {"type": "reasoning", "summary": [{"type": "summary_text",
+                                                          "text": text(10)}],
+                         "encrypted_content": "gAAAA" + "x" * 40}
+                elif kind == 2:
+                    p = {"type": "function_call", "name": "shell", "call_id": f"call_{r}_{i}",
+                         "arguments": json.dumps({"command": ["bash", "-lc", "ls"]})}
+                else:
+                    p = {"type": "function_call_output", "call_id": f"call_{r}_{i - 1}",
+                         "output": json.dumps({"output": text(30)})}
+                lines.append({"timestamp": _iso(t), "type": "response_item", "payload": p})
+            lines.append({"timestamp": _iso(t), "type": "event_msg", "payload": {
+                "type": "token_count", "info": {"total_token_usage": {"total_tokens": 999}}}})
+            name = f"rollout-{stamp}-{tid}.jsonl"
+            (folder / name).write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+            codex_lines += len(lines)
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    info = TranscriptsInfo(claude_total, claude_sessions, files, subagents, codex_lines,
+                           3 * (codex_rollouts // 3), size, time.perf_counter() - t0)
+    (out / "_meta.json").write_text(json.dumps(dict(info.__dict__, gen_version=GEN_VERSION,
+                                                    seed=seed)) + "\n")
+    return info
+
+
+def ensure_transcripts(root: Path, **kwargs: Any) -> tuple[Path, dict[str, Any]]:
+    """The transcripts folder under ``root``, generated unless cached."""
+    out = root / "transcripts"
+    meta_path = out / "_meta.json"
+    if meta_path.is_file():
+        meta = json.loads(meta_path.read_text())
+        if meta.get("gen_version") == GEN_VERSION:
+            return out, meta
+    info = generate_transcripts(out, **kwargs)
+    return out, dict(info.__dict__)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    r = sub.add_parser("rows")
+    r.add_argument("--rows", default="100k")
+    r.add_argument("--root", type=Path, default=Path(__file__).parent / ".data")
+    r.add_argument("--seed", type=int, default=11)
+    t = sub.add_parser("transcripts")
+    t.add_argument("--root", type=Path, default=Path(__file__).parent / ".data")
+    args = ap.parse_args()
+    if args.what == "rows":
+        path, meta = ensure_rows(parse_size(args.rows), args.root, seed=args.seed)
+    else:
+        path, meta = ensure_transcripts(args.root)
+    print(path, json.dumps(meta))
+
+
+if __name__ == "__main__":
+    main()

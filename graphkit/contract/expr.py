@@ -194,31 +194,64 @@ def json_path(col: pa.ChunkedArray | pa.Array, path: tuple[str, ...]) -> pa.Arra
         return _as_text(cur)
     if pa.types.is_null(col.type):
         return pa.nulls(len(col), pa.string())
+    return json_paths(col, [path])[0]
+
+
+def json_paths(col: pa.ChunkedArray | pa.Array,
+               paths: list[tuple[str, ...]]) -> list[pa.Array]:
+    """:func:`json_path` for several paths into one column, parsing each distinct
+    document at most once.
+
+    >>> [a.to_pylist() for a in json_paths(
+    ...     pa.array(['{"c": {"x": "t1", "y": 2}}', None, '{"c": {"x": "t1", "y": 2}}']),
+    ...     [("c", "x"), ("c", "y")])]
+    [['t1', None, 't1'], ['2', None, '2']]
+    """
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks else pa.array([], col.type)
+    if pa.types.is_struct(col.type) or pa.types.is_null(col.type):
+        return [json_path(col, p) for p in paths]
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         raise TypeError(f"cannot read a JSON path from a {col.type} column")
-    # Only documents that mention the last key can hold it: a vectorized
-    # substring test keeps json.loads off the vast majority of rows.
-    needle = json.dumps(path[-1])
-    candidates = pc.fill_null(pc.match_substring(col, needle), False)
-    idx = pc.indices_nonzero(candidates)
-    out = pa.nulls(len(col), pa.string())
-    if len(idx) == 0:
-        return out
-    subset = pc.take(col, idx).dictionary_encode()
-    values: list[str | None] = []
-    for doc in subset.dictionary.to_pylist():
-        values.append(_lookup(doc, path))
-    found = pc.take(pa.array(values, pa.string()), subset.indices)
-    # Scatter the found values back to their rows, in order.
-    return pc.replace_with_mask(out, candidates, found)
+    # Work on the distinct documents (rows repeat them: every row of a thread
+    # carries the same attributes), then spread the answers back to the rows.
+    encoded = col.dictionary_encode()
+    docs = encoded.dictionary
+    parsed: dict[int, Any] = {}
+    out = []
+    for path in paths:
+        # Only documents that mention the last key can hold it: a vectorized
+        # substring test keeps json.loads off the vast majority of documents.
+        needle = json.dumps(path[-1])
+        candidates = pc.indices_nonzero(
+            pc.fill_null(pc.match_substring(docs, needle), False)).to_pylist()
+        if not candidates:
+            out.append(pa.nulls(len(col), pa.string()))
+            continue
+        texts = pc.take(docs, pa.array(candidates, pa.int64())).to_pylist()
+        values: list[str | None] = [None] * len(docs)
+        for i, doc in zip(candidates, texts, strict=True):
+            if i not in parsed:
+                parsed[i] = _parse(doc)
+            values[i] = _walk(parsed[i], path)
+        out.append(pc.take(pa.array(values, pa.string()), encoded.indices))
+    return out
 
 
-def _lookup(doc: str | None, path: tuple[str, ...]) -> str | None:
+_INVALID = object()
+
+
+def _parse(doc: str | None) -> Any:
     if doc is None:
-        return None
+        return _INVALID
     try:
-        cur: Any = json.loads(doc)
+        return json.loads(doc)
     except ValueError:
+        return _INVALID
+
+
+def _walk(cur: Any, path: tuple[str, ...]) -> str | None:
+    if cur is _INVALID:
         return None
     for key in path:
         if not isinstance(cur, dict) or key not in cur:
@@ -227,6 +260,10 @@ def _lookup(doc: str | None, path: tuple[str, ...]) -> str | None:
     if cur is None:
         return None
     return cur if isinstance(cur, str) else json.dumps(cur, sort_keys=True)
+
+
+def _lookup(doc: str | None, path: tuple[str, ...]) -> str | None:
+    return _walk(_parse(doc), path)
 
 
 def _as_text(arr: pa.Array) -> pa.Array:

@@ -10,22 +10,24 @@ once per distinct node key.
 from __future__ import annotations
 
 import hashlib
-import uuid
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.expr import filter_mask
+from graphkit.contract.expr import JsonPath, filter_mask, json_paths
 from graphkit.contract.loader import LoadedContract
-from graphkit.contract.model import Aggregation, EdgeRule, EndRef, NodeRule
+from graphkit.contract.model import Aggregation, EdgeRule, EndRef, Filter, NodeRule
 from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.ids import _NULL, _SEP, NODE_ID_RECIPE
 from graphkit.schema import CONTENT_COLUMNS
-from graphkit.sources.rows import FILE_COL, ROW_COL
+from graphkit.sources.rows import FILE_COL, ROW_COL, arange
 
 _ORDER = "__order"
+_ROWS = "__rows"
 
 
 @dataclass
@@ -65,12 +67,14 @@ def hash_ids(node_type: str, keys: pa.Array) -> pa.Array:
     """Node ids for distinct key texts (see :func:`graphkit.ids.node_id`)."""
     prefix = f"graphkit.node.v{NODE_ID_RECIPE}{_SEP}{node_type}{_SEP}".encode()
     sha = hashlib.sha256
+    # The version-5 stamp sets hex digit 12 to "5"; the RFC 4122 variant sets the
+    # top two bits of byte 8, i.e. maps hex digit 16 to one of "89ab". Building
+    # the text directly gives what str(uuid.UUID(bytes=...)) gives, faster.
+    variant = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}
     out = []
     for k in keys.to_pylist():
-        b = bytearray(sha(prefix + k.encode("utf-8")).digest()[:16])
-        b[6] = (b[6] & 0x0F) | 0x50
-        b[8] = (b[8] & 0x3F) | 0x80
-        out.append(str(uuid.UUID(bytes=bytes(b))))
+        h = sha(prefix + k.encode("utf-8")).hexdigest()
+        out.append(f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{variant[h[16]]}{h[17:20]}-{h[20:32]}")
     return pa.array(out, pa.string())
 
 
@@ -114,12 +118,14 @@ class _NodeIndex:
 
 
 def _project_nodes(rule: NodeRule, rows: pa.Table) -> tuple[NodeTable, _NodeIndex]:
+    used = set(rule.key) | {a.column for a in rule.properties.values() if a.column != "*"}
     t = rows
     if rule.where is not None:
+        # Narrow to the columns the rule reads before filtering: filtering copies.
+        t = t.select([c for c in t.column_names if c in used or c in rule.where.columns()])
         t = t.filter(filter_mask(t, rule.where))
-    t = t.filter(_any_valid(t, list(rule.key)))
-    used = set(rule.key) | {a.column for a in rule.properties.values() if a.column != "*"}
     t = t.select([c for c in t.column_names if c in used])
+    t = t.filter(_any_valid(t, list(rule.key)))
     grouped = _aggregate(t, list(rule.key), rule.properties)
     ktext = key_text([grouped.column(k) for k in rule.key], grouped.num_rows)
     ids = hash_ids(rule.type, ktext)
@@ -134,20 +140,28 @@ def _end_text(table: pa.Table, end: EndRef, prefix: str = "") -> pa.Array:
                     table.num_rows)
 
 
+def _narrow(rows: pa.Table, cols: set[str], where: Filter | None) -> pa.Table:
+    """``rows`` cut to ``cols`` (and the filter's columns), filtered by ``where``.
+
+    Cutting first matters: a filter copies every column it keeps.
+    """
+    keep = cols | (where.columns() if where is not None else set())
+    t = rows.select([c for c in rows.column_names if c in keep])
+    return t.filter(filter_mask(t, where)) if where is not None else t
+
+
 def _edge_keys(rule: EdgeRule, rows: pa.Table) -> tuple[pa.Table, list[str]]:
     """Rows of (``__src``, ``__dst``, property columns...) before grouping."""
-    t = rows
-    if rule.where is not None:
-        t = t.filter(filter_mask(t, rule.where))
     prop_cols = sorted({a.column for a in rule.properties.values() if a.column != "*"})
+    ends = {k for k in (*rule.from_.key, *rule.to.key) if k is not None}
+    join_cols = {rule.join.column, *rule.join.same} if rule.join is not None else set()
+    t = _narrow(rows, ends | set(prop_cols) | join_cols, rule.where)
     if rule.join is not None:
         j = rule.join
         left_cols = sorted({j.column, *j.same, *[k for k in rule.from_.key if k], *prop_cols})
         left = t.select(left_cols).filter(pc.is_valid(t.column(j.column)))
-        right = rows
-        if j.where is not None:
-            right = right.filter(filter_mask(right, j.where))
         right_cols = sorted({j.matches, *j.same, *[k for k in rule.to.key if k]})
+        right = _narrow(rows, set(right_cols), j.where)
         right = right.select(right_cols).filter(pc.is_valid(right.column(j.matches)))
         right = right.group_by(right_cols, use_threads=False).aggregate([])
         right = right.rename_columns(["__r_" + c for c in right.column_names])
@@ -177,9 +191,8 @@ def _edge_keys(rule: EdgeRule, rows: pa.Table) -> tuple[pa.Table, list[str]]:
 
 def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
     assert rule.chain is not None
-    t = rows
-    if rule.where is not None:
-        t = t.filter(filter_mask(t, rule.where))
+    cols = {k for k in rule.from_.key if k is not None}
+    t = _narrow(rows, cols | {*rule.chain.within, *rule.chain.order_by}, rule.where)
     t = t.filter(_any_valid(t, list(rule.from_.key)))
     node = _end_text(t, rule.from_)
     within = key_text([t.column(c) for c in rule.chain.within], t.num_rows)
@@ -206,6 +219,11 @@ def _lookup(keys: pa.ChunkedArray | pa.Array, index: _NodeIndex) -> pa.Array:
     return pc.take(index.ids, pos)
 
 
+def _rows_where(counts: pa.Array, mask: pa.Array) -> int:
+    """The sum of ``counts`` where ``mask`` holds."""
+    return int(pc.sum(counts.filter(mask)).as_py() or 0)
+
+
 def _project_edges(
     rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, _NodeIndex]
 ) -> tuple[EdgeTable, dict[str, int]]:
@@ -219,20 +237,26 @@ def _project_edges(
         else:
             keyed, _ = _edge_keys(rule, rows)
             props = rule.properties
-        src = _lookup(keyed.column("__src"), indexes[rule.from_.type])
-        dst = _lookup(keyed.column("__dst"), indexes[rule.to.type])
-        keyed = keyed.drop_columns(["__src", "__dst"])
-        keyed = keyed.add_column(0, EDGE_SOURCE, src).add_column(1, EDGE_TARGET, dst)
-        dropped["missing_source"] += keyed.column(EDGE_SOURCE).null_count
-        dropped["missing_target"] += pc.sum(pc.and_(
-            pc.is_valid(keyed.column(EDGE_SOURCE)), pc.is_null(keyed.column(EDGE_TARGET))
-        )).as_py() or 0
-        keyed = keyed.filter(pc.and_(pc.is_valid(keyed.column(EDGE_SOURCE)),
-                                     pc.is_valid(keyed.column(EDGE_TARGET))))
+        # Group by the two key texts first: a key text names one node id, so these
+        # groups are the (source, target) groups, and only one row per edge is
+        # looked up. ``__n`` keeps the row count so drops are still counted in rows.
+        grouped = _aggregate(keyed, ["__src", "__dst"],
+                             {**props, _ROWS: Aggregation(count="*")})
+        src = _lookup(grouped.column("__src"), indexes[rule.from_.type])
+        dst = _lookup(grouped.column("__dst"), indexes[rule.to.type])
+        n = grouped.column(_ROWS)
+        grouped = grouped.drop_columns(["__src", "__dst", _ROWS])
+        keyed = grouped.add_column(0, EDGE_SOURCE, src).add_column(1, EDGE_TARGET, dst)
+        src_ok = pc.is_valid(src)
+        dst_ok = pc.is_valid(dst)
+        dropped["missing_source"] += _rows_where(n, pc.invert(src_ok))
+        dropped["missing_target"] += _rows_where(n, pc.and_(src_ok, pc.invert(dst_ok)))
+        both = pc.and_(src_ok, dst_ok)
+        keyed = keyed.filter(both)
+        n = n.filter(both)
         loops = pc.equal(keyed.column(EDGE_SOURCE), keyed.column(EDGE_TARGET))
-        dropped["self_loop"] += pc.sum(loops).as_py() or 0
-        keyed = keyed.filter(pc.invert(loops))
-        parts.append(_aggregate(keyed, [EDGE_SOURCE, EDGE_TARGET], props))
+        dropped["self_loop"] += _rows_where(n, loops)
+        parts.append(keyed.filter(pc.invert(loops)))
     table = pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
     if len(parts) > 1:
         # Two rules can find the same edge (e.g. both lineage rules); keep one.
@@ -287,6 +311,55 @@ def _without_content(props: dict[str, Aggregation], content: set[str]) -> dict[s
     return {p: a for p, a in props.items() if a.column not in content}
 
 
+def _take(table: pa.Table, positions: pa.Array) -> pa.Table:
+    """``table.take(positions)``, a column per thread (each take releases the GIL)."""
+    if table.num_columns < 2:
+        return table.take(positions)
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        cols = list(pool.map(lambda c: pc.take(c, positions), table.columns))
+    return pa.Table.from_arrays(cols, schema=table.schema)
+
+
+def _json_derived(contract: LoadedContract, rows: pa.Table) -> dict[str, pa.Array]:
+    """Derived JSON-path columns of input columns, each column's documents parsed once."""
+    by_column: dict[str, list[tuple[str, JsonPath]]] = {}
+    for name, expr in contract.derived.items():
+        if (isinstance(expr, JsonPath) and expr.column in rows.column_names
+                and expr.column not in contract.derived):
+            by_column.setdefault(expr.column, []).append((name, expr))
+    out: dict[str, pa.Array] = {}
+    for column, exprs in by_column.items():
+        values = json_paths(rows.column(column), [e.path for _, e in exprs])
+        out.update({name: v for (name, _), v in zip(exprs, values, strict=True)})
+    return out
+
+
+def _used_columns(contract: LoadedContract) -> set[str]:
+    """Every column a node or edge rule reads (keys, properties, filters, joins, chains)."""
+    used: set[str] = set()
+
+    def props(p: dict[str, Aggregation]) -> None:
+        used.update(a.column for a in p.values() if a.column != "*")
+
+    for n in contract.spec.nodes:
+        used.update(n.key)
+        props(n.properties)
+        if n.where is not None:
+            used |= n.where.columns()
+    for e in contract.spec.edges:
+        used.update(k for k in (*e.from_.key, *e.to.key) if k is not None)
+        props(e.properties)
+        if e.where is not None:
+            used |= e.where.columns()
+        if e.join is not None:
+            used.update([e.join.column, e.join.matches, *e.join.same])
+            if e.join.where is not None:
+                used |= e.join.where.columns()
+        if e.chain is not None:
+            used.update([*e.chain.within, *e.chain.order_by])
+    return used
+
+
 def project(
     contract: LoadedContract,
     rows: pa.Table,
@@ -304,21 +377,38 @@ def project(
         raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
     spec = contract.spec
     read = rows.num_rows
+    json_values = _json_derived(contract, rows)
     for name, expr in contract.derived.items():
-        rows = rows.append_column(name, expr.evaluate(rows))
+        value = json_values.get(name)
+        rows = rows.append_column(name, expr.evaluate(rows) if value is None else value)
     rows, rejects = _reject(contract, rows)
+    # Dedupe and order by row positions, then take only the columns the rules
+    # read, once: taking every column of a large table is the costly part.
+    positions: pa.Array | None = None
     duplicates = 0
     if spec.dedupe:
-        rows = rows.append_column(_ORDER, pa.array(range(rows.num_rows), pa.int64()))
-        keep = rows.group_by(spec.dedupe, use_threads=False).aggregate([(_ORDER, "min")])
+        dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe)
+        keyed = rows.select(dedupe).append_column(
+            _ORDER, arange(0, rows.num_rows))
+        keep = keyed.group_by(dedupe, use_threads=False).aggregate([(_ORDER, "min")])
         if keep.num_rows != rows.num_rows:
             duplicates = rows.num_rows - keep.num_rows
             kept = keep.column(f"{_ORDER}_min")
-            rows = rows.take(pc.take(kept, pc.sort_indices(kept)))
-        rows = rows.drop_columns([_ORDER])
+            positions = pc.take(kept, pc.sort_indices(kept))
     if spec.order_by:
-        rows = rows.sort_by([(c, "ascending") for c in spec.order_by])
-    rows = rows.drop_columns([c for c in (FILE_COL, ROW_COL) if c in rows.column_names])
+        keys = rows.select(spec.order_by)
+        if positions is not None:
+            keys = keys.take(positions)
+        order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in spec.order_by])
+        positions = order if positions is None else pc.take(positions, order)
+    used = _used_columns(contract) | set(spec.order_by)
+    rows = rows.select([c for c in rows.column_names
+                        if c in used and c not in (FILE_COL, ROW_COL)])
+    if positions is not None:
+        rows = _take(rows, positions)
+    # The unsorted copies are garbage now; hand their pages back to the OS so
+    # the peak RSS of a large build stays near what Arrow actually holds.
+    pa.default_memory_pool().release_unused()
 
     graph = GraphTables(contract.name, contract.version, NODE_ID_RECIPE, granularity)
     indexes: dict[str, _NodeIndex] = {}

@@ -143,10 +143,20 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def arange(start: int, stop: int) -> pa.Array:
+    """``start, start + 1, ..., stop - 1`` as an int64 array, without a Python list."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy comes with pyarrow in practice
+        return pa.array(range(start, stop), pa.int64())
+    return pa.array(np.arange(start, stop, dtype=np.int64))
+
+
 def _tag(table: pa.Table, label: str) -> pa.Table:
     n = table.num_rows
-    files = pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int32()), pa.array([label]))
-    rows = pa.array(range(1, n + 1), pa.int64())
+    files = pa.DictionaryArray.from_arrays(pa.repeat(pa.scalar(0, pa.int32()), n),
+                                           pa.array([label]))
+    rows = arange(1, n + 1)
     return table.append_column(FILE_COL, files).append_column(ROW_COL, rows)
 
 
