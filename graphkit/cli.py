@@ -98,6 +98,9 @@ def _password_option(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--include-content", is_flag=True, help="Keep message content in outputs.")
 @click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
 @click.option("--since", help="Only rows at or after this date/time (UTC).")
+@click.option("--cache-dir", type=click.Path(path_type=Path),
+              help="Where the incremental transcript index lives "
+                   "(default: beside the snapshot).")
 @click.option("--store", type=click.Choice(["networkx", "neo4j"]), default="networkx",
               show_default=True,
               help="Where the graph goes besides the snapshot: the embedded NetworkX "
@@ -109,12 +112,13 @@ def _password_option(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
           granularity: str, rejects_path: Path | None, include_content: bool, strict: bool,
-          since: str | None, store: str, if_exists: str, batch_size: int | None,
-          ask_password: bool, as_json: bool) -> None:
+          since: str | None, cache_dir: Path | None, store: str, if_exists: str,
+          batch_size: int | None, ask_password: bool, as_json: bool) -> None:
     """Build a session graph from message rows or transcripts.
 
     SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
-    included), Claude Code or Codex transcript folders, or HypAware caches.
+    included), Claude Code or Codex transcript folders or files, or HypAware
+    caches. With no SOURCES, reads ~/.claude/projects and ~/.codex/sessions.
 
     Example: graphkit build samples/rows --snapshot out/graph
     """
@@ -125,19 +129,11 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
     if snapshot_dir is None and store != "neo4j":
         raise UserError("give --snapshot DIR to say where the graph goes (or --store neo4j)")
     neo = _neo4j_store(ask_password) if store == "neo4j" else None
-    paths = list(sources)
-    if not paths:
-        from graphkit.sources.transcripts import default_transcript_roots
-
-        paths = default_transcript_roots()
-        if not paths:
-            raise UserError("no SOURCE given and no ~/.claude/projects or ~/.codex/sessions "
-                            "found; name a file or folder to read")
-        err_console.print("reading " + ", ".join(str(p) for p in paths))
+    paths = list(sources) or _default_sources()
     with _progress(not as_json and sys.stderr.isatty()) as say:
         result = run_build(paths, contract=contract, granularity=granularity, strict=strict,
                            since=_parse_since(since), include_content=include_content,
-                           cache_dir=_cache_dir(snapshot_dir), progress=say)
+                           cache_dir=cache_dir or _cache_dir(snapshot_dir), progress=say)
         summary = result.summary()
         target = snapshot_dir or Path("graphkit-neo4j")
         rejects_file = rejects_path or target.with_name(target.name + ".rejects.jsonl")
@@ -394,6 +390,53 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
 
     add(view, root)
     Console(highlight=False).print(view)
+
+
+# -- rows -------------------------------------------------------------------
+@cli.command()
+@click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+              help="The Parquet file to write.")
+@click.option("--include-content", is_flag=True, help="Keep message content columns.")
+@click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
+@click.option("--since", help="Only rows at or after this date/time (UTC).")
+@click.option("--cache-dir", type=click.Path(path_type=Path),
+              help="Where the incremental transcript index lives.")
+def rows(sources: tuple[Path, ...], out: Path, include_content: bool, strict: bool,
+         since: str | None, cache_dir: Path | None) -> None:
+    """Write the ai_gateway_messages rows graphkit reads from SOURCES to Parquet.
+
+    With no SOURCES, reads ~/.claude/projects and ~/.codex/sessions.
+
+    Example: graphkit rows ~/.claude/projects --out claude-rows.parquet
+    """
+    import pyarrow.parquet as pq
+
+    from graphkit.sources.messages import read_message_rows
+
+    paths = list(sources) or _default_sources()
+    with _progress(sys.stderr.isatty()) as say:
+        say("reading " + ", ".join(str(p) for p in paths))
+        result = read_message_rows(paths, strict=strict, since=_parse_since(since),
+                                   cache_dir=cache_dir, include_content=include_content)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        pq.write_table(result.table, tmp)
+        tmp.replace(out)
+    click.echo(f"wrote {result.table.num_rows} rows to {out}"
+               + (f" ({len(result.skipped)} transcript line(s) skipped)"
+                  if result.skipped else ""))
+
+
+def _default_sources() -> list[Path]:
+    from graphkit.sources.transcripts import default_transcript_roots
+
+    paths = default_transcript_roots()
+    if not paths:
+        raise UserError("no SOURCE given and no ~/.claude/projects or ~/.codex/sessions "
+                        "found; name a file or folder to read")
+    err_console.print("reading " + ", ".join(str(p) for p in paths))
+    return paths
 
 
 # -- check ------------------------------------------------------------------

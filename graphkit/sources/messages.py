@@ -1,0 +1,110 @@
+"""Every source as full ``ai_gateway_messages`` rows (``graphkit rows``).
+
+Where :func:`graphkit.sources.rows.read_sources` reads only what a contract
+needs, this reads the whole schema, so the rows graphkit projects from
+transcripts can be written out and used elsewhere (or built again later).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from graphkit.errors import SourceError
+from graphkit.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
+from graphkit.sources.rows import SourceRows, _first_line, _kind, _row_files
+
+# Output schema: the table's types, every column nullable, so a row a source
+# got wrong (say, no session) is written as it is rather than refused here.
+OUT_SCHEMA = pa.schema([f.with_nullable(True) for f in MESSAGES_SCHEMA])
+
+
+def _to_schema(table: pa.Table, source: str) -> pa.Table:
+    arrays = []
+    for f in OUT_SCHEMA:
+        if f.name not in table.column_names:
+            arrays.append(pa.nulls(table.num_rows, f.type))
+            continue
+        col = table.column(f.name)
+        if col.type != f.type:
+            try:
+                if pa.types.is_timestamp(col.type) and col.type.tz is None:
+                    col = pc.assume_timezone(col.cast(pa.timestamp("us")), "UTC")
+                col = col.cast(f.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise SourceError(f"column {f.name!r} cannot be read as {f.type}: "
+                                  f"{_first_line(exc)}", path=source, column=f.name) from None
+        arrays.append(col)
+    return pa.Table.from_arrays(arrays, schema=OUT_SCHEMA)
+
+
+def _row_file_table(path: Path) -> list[tuple[str, pa.Table]]:
+    files = {"rows": [path]} if path.is_file() else _row_files(path)
+    out = []
+    for fmt_files in files.values():
+        for f in fmt_files:
+            fmt = {"parquet": "parquet", "pq": "parquet", "jsonl": "json", "ndjson": "json"}.get(
+                f.suffix.lstrip(".").lower(), "ipc")
+            try:
+                out.append((str(f), ds.dataset(str(f), format=fmt).to_table()))
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise SourceError(f"cannot read rows: {_first_line(exc)}", path=str(f)) from None
+    if not out:
+        raise SourceError("no rows found", path=str(path))
+    return out
+
+
+def read_message_rows(
+    paths: Sequence[Path],
+    *,
+    strict: bool = False,
+    since: datetime | None = None,
+    cache_dir: Path | None = None,
+    include_content: bool = False,
+) -> SourceRows:
+    """All rows of all sources in the ``ai_gateway_messages`` schema.
+
+    Content columns are written as nulls unless ``include_content`` is set.
+    """
+    pieces: list[tuple[str, pa.Table]] = []
+    transcripts: list[Path] = []
+    result = SourceRows(table=pa.table({}))
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.exists():
+            raise SourceError("no such file or folder", path=str(path), hint="check the path")
+        kind = _kind(path)
+        if kind == "iceberg":
+            from graphkit.sources.iceberg import read_iceberg
+
+            pieces.append((str(path), read_iceberg(path)))
+        elif kind in ("claude", "codex"):
+            transcripts.append(path)
+        else:
+            pieces.extend(_row_file_table(path))
+    if transcripts:
+        from graphkit.sources.transcripts import read_transcripts
+
+        tr = read_transcripts(transcripts, strict=strict, since=since, cache_dir=cache_dir)
+        result.skipped.extend({"path": s.path, "line": s.line, "reason": s.reason}
+                              for s in tr.skipped)
+        pieces.append(("transcripts", tr.table))
+    if not pieces:
+        raise SourceError("no sources given", hint="name at least one file or folder")
+    table = pa.concat_tables([_to_schema(t, label) for label, t in pieces])
+    if since is not None:
+        bound = pa.scalar(since, pa.timestamp("us", tz="UTC"))
+        table = table.filter(pc.fill_null(
+            pc.greater_equal(table.column("message_created_at"), bound), False))
+    if not include_content:
+        for name in CONTENT_COLUMNS:
+            i = table.schema.get_field_index(name)
+            table = table.set_column(i, OUT_SCHEMA.field(name),
+                                     pa.nulls(table.num_rows, OUT_SCHEMA.field(name).type))
+    result.table = table
+    return result
