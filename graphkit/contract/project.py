@@ -78,6 +78,13 @@ def hash_ids(node_type: str, keys: pa.Array) -> pa.Array:
     return pa.array(out, pa.string())
 
 
+def _all_valid(table: pa.Table, cols: list[str]) -> pa.Array:
+    out = pc.is_valid(table.column(cols[0]))
+    for c in cols[1:]:
+        out = pc.and_(out, pc.is_valid(table.column(c)))
+    return out
+
+
 def _any_valid(table: pa.Table, cols: list[str | None]) -> pa.Array:
     masks = [pc.is_valid(table.column(c)) for c in cols if c is not None]
     if not masks:
@@ -390,10 +397,16 @@ def project(
         dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe)
         keyed = rows.select(dedupe).append_column(
             _ORDER, arange(0, rows.num_rows))
-        keep = keyed.group_by(dedupe, use_threads=False).aggregate([(_ORDER, "min")])
-        if keep.num_rows != rows.num_rows:
-            duplicates = rows.num_rows - keep.num_rows
-            kept = keep.column(f"{_ORDER}_min")
+        valid = _all_valid(keyed, dedupe)
+        with_key = keyed.filter(valid) if not pc.all(valid).as_py() else keyed
+        keep = with_key.group_by(dedupe, use_threads=False).aggregate([(_ORDER, "min")])
+        if keep.num_rows != with_key.num_rows:
+            duplicates = with_key.num_rows - keep.num_rows
+            kept = keep.column(f"{_ORDER}_min").combine_chunks()
+            if with_key.num_rows != keyed.num_rows:
+                # Rows without a key cannot be told apart, so all of them stay.
+                rest = keyed.filter(pc.invert(valid)).column(_ORDER).combine_chunks()
+                kept = pa.concat_arrays([kept, rest])
             positions = pc.take(kept, pc.sort_indices(kept))
     if spec.order_by:
         keys = rows.select(spec.order_by)

@@ -161,3 +161,17 @@ def test_struct_attributes_from_json_lines_work_too() -> None:
     both = pa.concat_tables([parent, child])
     p = project(c, _tag(conform(c, both, "<t>"), "<t>"))
     assert edges(p, "PARENT_THREAD") == {(thread("s", "ag"), thread("s"))}
+
+
+def test_rows_without_part_id_or_time_still_build() -> None:
+    c = load_contract()
+    t = table([row("s", message_id="m1"), row("s", message_id="m2"),
+               row("s", agent_id="ag", message_id="m3")])
+    t = t.drop_columns(["part_id", "message_created_at"])
+    p = project(c, _tag(conform(c, t, "<t>"), "<t>"))
+    assert p.duplicates == 0 and p.rows_used == 3
+    assert p.graph.node_counts()["Thread"] == 2
+    t2 = table([row("s", message_id="m1", part_id=None), row("s", message_id="m2", part_id=None),
+                row("s", message_id="m3", part_id="p"), row("s", message_id="m3", part_id="p")])
+    p2 = project(c, _tag(conform(c, t2, "<t>"), "<t>"))
+    assert (p2.rows_used, p2.duplicates) == (3, 1)
