@@ -59,19 +59,22 @@ def _min(d: dict[str, Any], prop: str, value: Any) -> None:
 
 def build_graph(rows: list[dict[str, Any]]) -> nx.MultiDiGraph:
     """The default contract's thread-granularity graph, one row at a time."""
-    # rejects, then dedupe on part_id (first seen wins), then time order
+    # rejects, then dedupe on part_id (first seen wins; rows without one are all
+    # kept), then time order with nulls last
     seen: set[str] = set()
     kept = []
     for r in rows:
-        if r["session_id"] is None or r["message_id"] is None or r["part_id"] is None:
+        if r["session_id"] is None or r["message_id"] is None:
             continue
         if r["schema_version"] is not None and r["schema_version"] < 6:
             continue
-        if r["part_id"] in seen:
-            continue
-        seen.add(r["part_id"])
+        if r["part_id"] is not None:
+            if r["part_id"] in seen:
+                continue
+            seen.add(r["part_id"])
         kept.append(r)
-    kept.sort(key=lambda r: (r["message_created_at"], r["part_id"]))
+    kept.sort(key=lambda r: (r["message_created_at"] is None, r["message_created_at"] or 0,
+                             r["part_id"] is None, r["part_id"] or ""))
 
     G = nx.MultiDiGraph()
     ids: dict[tuple[Any, ...], str] = {}
