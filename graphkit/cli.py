@@ -256,10 +256,6 @@ def neo4j_server(port: int, data_dir: Path | None) -> None:
 
 
 # -- queries ----------------------------------------------------------------
-_QUERY_NODES = ("Session", "Thread", "Agent")
-_QUERY_EDGES = ("HAS_THREAD", "PARENT_THREAD", "HAS_AGENT")
-
-
 def _neo4j_store(ask_password: bool, **kwargs: Any) -> Any:
     """A Neo4j store from NEO4J_* (the password optionally prompted, never echoed)."""
     from graphkit.stores.neo4j_store import Neo4jConfig, Neo4jStore
@@ -281,15 +277,11 @@ def _reader(snapshot_dir: Path | None, neo4j: bool,
         return
     if snapshot_dir is None:
         raise UserError("give --snapshot DIR (or --neo4j) to say which graph to ask")
-    from graphkit.snapshot import read_snapshot
-    from graphkit.stores.networkx_store import NetworkXStore
+    from graphkit.queries.snapshot_reader import SnapshotReader
 
-    # Lineage needs only these tables; skipping the rest keeps a large
-    # snapshot's answer well under a second.
-    graph = read_snapshot(snapshot_dir, node_types=_QUERY_NODES, edge_types=_QUERY_EDGES)
-    store = NetworkXStore()
-    store.load(graph)
-    yield store
+    # Straight from the Arrow tables, not through NetworkX: a user at the
+    # prompt asking about one id should not wait for a whole graph to load.
+    yield SnapshotReader(snapshot_dir)
 
 
 def _store_options(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -141,3 +141,30 @@ def test_lineage_matches_truth_on_generated_data(seed: int) -> None:
         assert summary[sid].threads == counts["threads"]
         assert summary[sid].agents == counts["agents"]
         assert summary[sid].messages == counts["messages"]
+
+
+def test_snapshot_reader_answers_exactly_like_networkx(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The CLI's fast snapshot path and the NetworkX store give identical JSON."""
+    from graphkit.contract.loader import load_contract
+    from graphkit.contract.project import project
+    from graphkit.contract.validate import conform
+    from graphkit.queries.lineage import lineage_many
+    from graphkit.queries.snapshot_reader import SnapshotReader
+    from graphkit.snapshot import write_snapshot
+    from graphkit.sources.rows import _tag
+
+    rows, truth = generate(40, seed=5, max_depth=4)
+    c = load_contract()
+    graph = project(c, _tag(conform(c, rows, "gen"), "gen")).graph
+    nx_store = NetworkXStore()
+    nx_store.load(graph)
+    write_snapshot(graph, tmp_path / "snap")
+    snap = SnapshotReader(tmp_path / "snap")
+    ids = [*truth.parent, *truth.sessions]
+    assert [x.to_json() for x in lineage_many(snap, ids)] == [
+        x.to_json() for x in lineage_many(nx_store, ids)]
+    assert [s.to_json() for s in sessions(snap)] == [s.to_json() for s in sessions(nx_store)]
+    for sid in truth.sessions:
+        assert session_tree(snap, sid).to_json() == session_tree(nx_store, sid).to_json()
+    with pytest.raises(QueryError):
+        lineage(snap, "not-an-id")

@@ -1,0 +1,190 @@
+"""Lineage answers straight from a snapshot's Arrow tables.
+
+Loading a 100k-thread snapshot into NetworkX takes seconds; a single
+``graphkit lineage`` at the prompt should not. This reader reads only the
+columns lineage needs and answers one id with a few vectorized filters,
+exactly as :class:`~graphkit.stores.networkx_store.NetworkXStore` does (same
+ordering rules), without importing networkx. Whole-graph questions
+(``sessions``, ``tree``) build Python indexes on first use.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from graphkit.queries.model import Hit, SessionSummary, ThreadInfo
+
+_THREAD_COLS = ("id", "thread_id", "agent_id", "session_id", "kind", "messages")
+_SESSION_COLS = ("id", "session_id", "messages", "first_seen", "last_seen")
+_AGENT_COLS = ("id", "agent_type", "description")
+_EMPTY_EDGES = pa.table({"source": pa.array([], pa.string()),
+                         "target": pa.array([], pa.string())})
+
+
+class SnapshotReader:
+    """A :class:`~graphkit.queries.model.LineageReader` over a snapshot folder.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from graphkit.pipeline import example_graph
+    >>> from graphkit.snapshot import write_snapshot
+    >>> from graphkit.queries.lineage import ancestors
+    >>> d = Path(tempfile.mkdtemp()) / "snap"
+    >>> _ = write_snapshot(example_graph(), d)
+    >>> [r.id for r in ancestors(SnapshotReader(d), "ag-2")]
+    ['ag-1', 'sess-1', 'sess-1']
+    """
+
+    def __init__(self, directory: Path) -> None:
+        from graphkit.snapshot import read_manifest
+
+        self.directory = Path(directory)
+        self._manifest = read_manifest(self.directory)
+        self._threads = self._nodes("Thread", _THREAD_COLS)
+        self._sessions = self._nodes("Session", _SESSION_COLS)
+        self._parent = self._edges("PARENT_THREAD")
+
+    def _nodes(self, node_type: str, wanted: tuple[str, ...]) -> pa.Table:
+        info = self._manifest["nodes"].get(node_type)
+        if not info:
+            return pa.table({c: pa.array([], pa.string()) for c in wanted})
+        path = self.directory / info["file"]
+        names = set(pq.read_schema(path).names)
+        t = pq.read_table(path, columns=[c for c in wanted if c in names])
+        for c in wanted:
+            if c not in t.column_names:
+                t = t.append_column(c, pa.nulls(t.num_rows, pa.string()))
+        return t
+
+    def _edges(self, edge_type: str) -> pa.Table:
+        info = self._manifest["edges"].get(edge_type)
+        if not info:
+            return _EMPTY_EDGES
+        return pq.read_table(self.directory / info["file"], columns=["source", "target"])
+
+    # -- single-id questions: vectorized filters --------------------------
+    def _thread_hits(self, mask: pa.ChunkedArray | pa.Array) -> list[Hit]:
+        t = self._threads.filter(mask)
+        return [Hit("Thread", i, tid, sid) for i, tid, sid in zip(
+            t.column("id").to_pylist(), t.column("thread_id").to_pylist(),
+            t.column("session_id").to_pylist(), strict=True)]
+
+    def _hits(self, nids: list[str]) -> dict[str, Hit]:
+        if not nids:
+            return {}
+        mask = pc.is_in(self._threads.column("id"), value_set=pa.array(nids, pa.string()))
+        return {h.node_id: h for h in self._thread_hits(mask)}
+
+    def resolve(self, user_id: str) -> list[Hit]:
+        """Threads whose ``thread_id``/``agent_id`` is ``user_id``, and the Session with it."""
+        t = self._threads
+        mask = pc.fill_null(pc.or_kleene(pc.equal(t.column("thread_id"), user_id),
+                                          pc.equal(t.column("agent_id"), user_id)), False)
+        hits = self._thread_hits(mask)
+        s = self._sessions.filter(pc.fill_null(
+            pc.equal(self._sessions.column("session_id"), user_id), False))
+        hits += [Hit("Session", i, sid, sid) for i, sid in zip(
+            s.column("id").to_pylist(), s.column("session_id").to_pylist(), strict=True)]
+        return hits
+
+    def _parents_of(self, nid: str) -> list[str]:
+        mask = pc.equal(self._parent.column("source"), nid)
+        return sorted(self._parent.filter(mask).column("target").to_pylist())
+
+    def parent_chain(self, thread_node_id: str) -> list[Hit]:
+        """Parent threads, nearest first."""
+        chain: list[str] = []
+        seen = {thread_node_id}
+        cur = thread_node_id
+        while True:
+            parents = [p for p in self._parents_of(cur) if p not in seen]
+            if not parents:
+                break
+            cur = parents[0]
+            seen.add(cur)
+            chain.append(cur)
+        hits = self._hits(chain)
+        return [hits[n] for n in chain]
+
+    def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
+        """Every thread below, with its depth (1 = a direct child)."""
+        depth_of: dict[str, int] = {}
+        seen = {thread_node_id}
+        frontier = [thread_node_id]
+        depth = 0
+        while frontier:
+            depth += 1
+            mask = pc.is_in(self._parent.column("target"), value_set=pa.array(frontier))
+            children = [c for c in dict.fromkeys(self._parent.filter(mask).column(
+                "source").to_pylist()) if c not in seen]
+            seen.update(children)
+            depth_of.update((c, depth) for c in children)
+            frontier = children
+        hits = self._hits(list(depth_of))
+        return [(hits[n], d) for n, d in depth_of.items()]
+
+    # -- whole-graph questions: Python indexes, built once ------------------
+    @cached_property
+    def _index(self) -> dict[str, Any]:
+        def pairs(t: pa.Table) -> list[tuple[str, str]]:
+            return list(zip(t.column("source").to_pylist(), t.column("target").to_pylist(),
+                            strict=True))
+
+        def group(ps: list[tuple[str, str]]) -> dict[str, list[str]]:
+            out: dict[str, list[str]] = {}
+            for a, b in ps:
+                out.setdefault(a, []).append(b)
+            return out
+
+        agents = self._nodes("Agent", _AGENT_COLS)
+        th = self._threads
+        return {
+            "thread": {r[0]: r[1:] for r in zip(*(th.column(c).to_pylist()
+                                                  for c in _THREAD_COLS), strict=True)},
+            "agent": {r[0]: r[1:] for r in zip(*(agents.column(c).to_pylist()
+                                                 for c in _AGENT_COLS), strict=True)},
+            "parents": group(pairs(self._parent)),
+            "has_thread": group(pairs(self._edges("HAS_THREAD"))),
+            "has_agent": group(pairs(self._edges("HAS_AGENT"))),
+        }
+
+    def session_threads(self, session_id: str) -> list[ThreadInfo]:
+        """All threads of a session, each with its parent's node id."""
+        idx = self._index
+        s = self._sessions.filter(pc.fill_null(
+            pc.equal(self._sessions.column("session_id"), session_id), False))
+        out: list[ThreadInfo] = []
+        for snid in s.column("id").to_pylist():
+            for tnid in idx["has_thread"].get(snid, []):
+                thread_id, _agent, _sid, kind, messages = idx["thread"][tnid]
+                parents = sorted(idx["parents"].get(tnid, []))
+                agents = idx["has_agent"].get(tnid, [])
+                agent_type, description = (idx["agent"].get(agents[0], (None, None))
+                                           if agents else (None, None))
+                out.append(ThreadInfo(node_id=tnid, id=thread_id,
+                                      parent_node_id=parents[0] if parents else None,
+                                      kind=kind, agent_type=agent_type,
+                                      description=description, messages=messages))
+        return out
+
+    def sessions(self) -> list[SessionSummary]:
+        """One summary per Session node."""
+        idx = self._index
+        s = self._sessions
+        out = []
+        for nid, sid, messages, first, last in zip(
+                *(s.column(c).to_pylist() for c in _SESSION_COLS), strict=True):
+            threads = idx["has_thread"].get(nid, [])
+            agents = {a for t in threads for a in idx["has_agent"].get(t, [])}
+            out.append(SessionSummary(
+                session_id=sid, threads=len(threads), agents=len(agents),
+                messages=int(messages or 0),
+                first_seen=None if first is None else first.isoformat(),
+                last_seen=None if last is None else last.isoformat()))
+        return out
