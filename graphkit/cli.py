@@ -8,6 +8,7 @@ become one line on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,6 +52,10 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    # jemalloc hands freed memory back to the OS where the system allocator
+    # keeps it: a 1M-row build peaks ~20% lower. Set before pyarrow loads,
+    # and only for the command line; a library caller keeps its own choice.
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
     cli(prog_name="graphkit")
 
 

@@ -75,9 +75,17 @@ def build(
     t1 = time.perf_counter()
     if progress:
         progress(f"projecting {rows.table.num_rows} rows with {c.name} v{c.version}")
-    proj = project(c, rows.table, granularity=granularity, include_content=include_content)
+    # Hand the table over instead of keeping a reference here: project() drops
+    # the columns it does not need early, and the originals can be freed then.
+    proj = project(c, _detach(rows), granularity=granularity, include_content=include_content)
     t2 = time.perf_counter()
     return BuildResult(c, proj, rows, {"read": t1 - t0, "project": t2 - t1})
+
+
+def _detach(rows: SourceRows) -> pa.Table:
+    """The rows' table, no longer held by ``rows`` (so only project() holds it)."""
+    table, rows.table = rows.table, pa.table({})
+    return table
 
 
 def graph_from_records(
