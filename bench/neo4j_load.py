@@ -38,7 +38,7 @@ def _id(label: str, key: str) -> str:
 
 
 def make_graph(sessions: int, seed: int = 7) -> GraphTables:
-    """About 17 nodes and 31 relationships per session."""
+    """About 14 nodes and 29 relationships per session."""
     rnd = random.Random(seed)
     t0 = datetime(2025, 1, 1, tzinfo=UTC)
     models = [f"model-{i}" for i in range(8)]
@@ -174,7 +174,7 @@ def fresh_store(batch_size: int) -> tuple[Any, Neo4jStore]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sessions", type=int, default=6000, help="graph size (~17 nodes each)")
+    p.add_argument("--sessions", type=int, default=7500, help="graph size (~14 nodes each)")
     p.add_argument("--batch-sizes", default="500,1000,2000,5000,10000,20000")
     p.add_argument(
         "--naive-rows", type=int, default=None,

@@ -3,17 +3,17 @@
 Labels, relationship types and property names cannot be Cypher parameters, so
 they are the only names spliced into query text: each is checked against
 :data:`NAME_PATTERN` and backtick-quoted. Every value travels as a parameter
-(``$rows``, ``$id``, ``$limit``). Keeping the builders free of I/O lets the
+(``$ids``, ``$c0``, ``$id``, ``$limit``). Keeping the builders free of I/O lets the
 tests check injection attempts without a server.
 
-Loads use one ``UNWIND $rows AS row`` statement per batch: a round trip and a
+Loads use one ``UNWIND`` statement per batch: a round trip and a
 transaction per thousands of rows instead of one per row.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from graphkit.errors import StoreError
 
@@ -68,31 +68,44 @@ AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
 # --- loads ------------------------------------------------------------------
 
 
-def merge_nodes(label: str, key: str = "id") -> str:
-    """Upsert a batch of ``{id, props}`` rows as ``label`` nodes.
+def merge_nodes(label: str, props: Sequence[str] = ()) -> str:
+    """Upsert a batch of ``label`` nodes sent column-wise.
 
-    ``SET n += row.props`` with a null value removes that property, so nulls
+    Parameters: ``$ids`` (the node ids) and ``$c0``, ``$c1``, … (one list per
+    property in ``props``, same order and length). Columns instead of one map
+    per row: the driver packs ~3× less, and the client shares 2 cores with the
+    server. ``SET n += {…}`` with a null value removes that property, so nulls
     are never stored and a rerun after a value became null converges.
     """
     return (
-        f"UNWIND $rows AS row MERGE (n:{quote_name(label)} {{{quote_name(key, 'property')}:"
-        " row.id}) SET n += row.props RETURN count(n) AS written"
+        "UNWIND range(0, size($ids) - 1) AS i"
+        f" MERGE (n:{quote_name(label)} {{id: $ids[i]}})"
+        f" SET n += {_props_map(props)} RETURN count(n) AS written"
     )
 
 
-def merge_relationships(rel_type: str, source_label: str, target_label: str) -> str:
-    """Upsert a batch of ``{source, target, props}`` rows as typed relationships.
+def merge_relationships(
+    rel_type: str, source_label: str, target_label: str, props: Sequence[str] = ()
+) -> str:
+    """Upsert a batch of typed relationships sent column-wise.
 
-    Both ends are matched by label and id (the constraint index); a row whose
-    end is missing matches nothing and is not counted in ``written``.
+    Parameters: ``$sources``, ``$targets`` (node ids) and ``$c0``, … as in
+    :func:`merge_nodes`. Both ends are matched by label and id (the constraint
+    index); a row whose end is missing matches nothing and is not counted.
     """
     return (
-        "UNWIND $rows AS row"
-        f" MATCH (a:{quote_name(source_label)} {{id: row.source}})"
-        f" MATCH (b:{quote_name(target_label)} {{id: row.target}})"
+        "UNWIND range(0, size($sources) - 1) AS i"
+        f" MATCH (a:{quote_name(source_label)} {{id: $sources[i]}})"
+        f" MATCH (b:{quote_name(target_label)} {{id: $targets[i]}})"
         f" MERGE (a)-[r:{quote_name(rel_type, 'relationship type')}]->(b)"
-        " SET r += row.props RETURN count(r) AS written"
+        f" SET r += {_props_map(props)} RETURN count(r) AS written"
     )
+
+
+def _props_map(props: Sequence[str]) -> str:
+    # Property names are spliced (quoted); their values are parameters $c<n>.
+    entries = ", ".join(f"{quote_name(p, 'property')}: $c{i}[i]" for i, p in enumerate(props))
+    return "{" + entries + "}"
 
 
 def count_nodes(labels: Iterable[str]) -> str:

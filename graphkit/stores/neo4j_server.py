@@ -127,7 +127,8 @@ def launcher_jar(launcher_dir: Path = LAUNCHER_DIR, *, build: bool = True) -> Pa
 def start_local_neo4j(
     home: Path | str | None = None,
     *,
-    password: str | None = "generate",
+    password: str | None = None,
+    auth: bool = True,
     host: str = "127.0.0.1",
     port: int = 0,
     heap: str = "1g",
@@ -138,9 +139,9 @@ def start_local_neo4j(
     """Start the launcher and return once Bolt answers a query.
 
     ``home`` is the data directory (a new temp dir, removed on stop, if None;
-    reuse one to restart on the same data). ``password="generate"`` makes a
-    random one (see ``.password``); ``None`` disables auth. ``port=0`` lets the
-    server pick a free port, reported in ``.uri``.
+    reuse one to restart on the same data). With ``auth`` and no ``password``
+    a random one is made (see ``.password``); ``auth=False`` disables auth.
+    ``port=0`` lets the server pick a free port, reported in ``.uri``.
     """
     java = shutil.which("java")
     if java is None:
@@ -149,7 +150,9 @@ def start_local_neo4j(
     remove_home = home is None
     home_path = Path(tempfile.mkdtemp(prefix="graphkit-neo4j-") if home is None else home)
     home_path.mkdir(parents=True, exist_ok=True)
-    if password == "generate":
+    if not auth:
+        password = None
+    elif password is None:
         password = secrets.token_urlsafe(16)
 
     env = dict(os.environ)

@@ -202,9 +202,12 @@ class Neo4jStore:
         size = batch_size or self.batch_size
         started = time.perf_counter()
         labels = sorted(graph.nodes)
-        node_queries = {lab: cypher.merge_nodes(lab) for lab in labels}  # validates names
+        # Building every query first validates every name before anything is written.
+        node_queries = {
+            lab: cypher.merge_nodes(lab, _node_props(graph.nodes[lab].table)) for lab in labels
+        }
         rel_queries = {
-            t: cypher.merge_relationships(t, e.source_type, e.target_type)
+            t: cypher.merge_relationships(t, e.source_type, e.target_type, _edge_props(e.table))
             for t, e in sorted(graph.edges.items())
         }
         _check_columns(graph)
@@ -222,9 +225,11 @@ class Neo4jStore:
             report.removed = self.delete_labels(labels)
         for label in labels:
             table = graph.nodes[label].table
-            report.nodes[label] = self._write_batches(node_queries[label], _node_rows(table, size))
+            report.nodes[label] = self._write_batches(
+                node_queries[label], _node_batches(table, size)
+            )
         for rel_type, edges in sorted(graph.edges.items()):
-            written = self._write_batches(rel_queries[rel_type], _edge_rows(edges.table, size))
+            written = self._write_batches(rel_queries[rel_type], _edge_batches(edges.table, size))
             report.edges[rel_type] = written
             if written < edges.table.num_rows:
                 report.skipped_edges[rel_type] = edges.table.num_rows - written
@@ -345,8 +350,8 @@ class Neo4jStore:
 
     # --- driver plumbing ----------------------------------------------------
 
-    def _write_batches(self, query: str, batches: Iterator[list[dict[str, Any]]]) -> int:
-        return sum(self._write(query, rows=rows) for rows in batches)
+    def _write_batches(self, query: str, batches: Iterator[dict[str, list[Any]]]) -> int:
+        return sum(self._write(query, **params) for params in batches)
 
     def _write(self, query: str, **params: Any) -> int:
         """One managed write transaction (retried by the driver); returns its count."""
@@ -449,31 +454,33 @@ def _check_columns(graph: GraphTables) -> None:
                 )
 
 
-def _node_rows(table: pa.Table, size: int) -> Iterator[list[dict[str, Any]]]:
-    props = [n for n in table.column_names if n != NODE_ID]
-    for batch in table.to_batches(max_chunksize=size):
-        ids = batch.column(NODE_ID).to_pylist()
-        columns = [batch.column(n).to_pylist() for n in props]
-        yield [
-            {"id": ids[i], "props": dict(zip(props, (c[i] for c in columns), strict=True))}
-            for i in range(batch.num_rows)
-        ]
+def _node_props(table: pa.Table) -> list[str]:
+    return [n for n in table.column_names if n != NODE_ID]
 
 
-def _edge_rows(table: pa.Table, size: int) -> Iterator[list[dict[str, Any]]]:
-    props = [n for n in table.column_names if n not in (EDGE_SOURCE, EDGE_TARGET)]
+def _edge_props(table: pa.Table) -> list[str]:
+    return [n for n in table.column_names if n not in (EDGE_SOURCE, EDGE_TARGET)]
+
+
+def _node_batches(table: pa.Table, size: int) -> Iterator[dict[str, list[Any]]]:
+    """Parameters of :func:`cypher.merge_nodes`, ``size`` rows at a time."""
+    props = _node_props(table)
     for batch in table.to_batches(max_chunksize=size):
-        sources = batch.column(EDGE_SOURCE).to_pylist()
-        targets = batch.column(EDGE_TARGET).to_pylist()
-        columns = [batch.column(n).to_pylist() for n in props]
-        yield [
-            {
-                "source": sources[i],
-                "target": targets[i],
-                "props": dict(zip(props, (c[i] for c in columns), strict=True)),
-            }
-            for i in range(batch.num_rows)
-        ]
+        params = {"ids": batch.column(NODE_ID).to_pylist()}
+        params.update({f"c{i}": batch.column(p).to_pylist() for i, p in enumerate(props)})
+        yield params
+
+
+def _edge_batches(table: pa.Table, size: int) -> Iterator[dict[str, list[Any]]]:
+    """Parameters of :func:`cypher.merge_relationships`, ``size`` rows at a time."""
+    props = _edge_props(table)
+    for batch in table.to_batches(max_chunksize=size):
+        params = {
+            "sources": batch.column(EDGE_SOURCE).to_pylist(),
+            "targets": batch.column(EDGE_TARGET).to_pylist(),
+        }
+        params.update({f"c{i}": batch.column(p).to_pylist() for i, p in enumerate(props)})
+        yield params
 
 
 def _thread_hit(r: dict[str, Any]) -> Hit:

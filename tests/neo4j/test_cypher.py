@@ -35,7 +35,9 @@ def test_bad_labels_are_refused_by_every_builder(name: str) -> None:
     builders = [
         lambda: cypher.quote_name(name),
         lambda: cypher.merge_nodes(name),
+        lambda: cypher.merge_nodes("Thread", ["ok", name]),
         lambda: cypher.merge_relationships(name, "Thread", "Thread"),
+        lambda: cypher.merge_relationships("NEXT", "Thread", "Thread", [name]),
         lambda: cypher.merge_relationships("PARENT_THREAD", name, "Thread"),
         lambda: cypher.merge_relationships("PARENT_THREAD", "Thread", name),
         lambda: cypher.unique_id_constraint(name),
@@ -63,18 +65,21 @@ def test_good_names_are_backtick_quoted(name: str) -> None:
 
 
 def test_merge_nodes_takes_values_only_as_parameters() -> None:
-    q = cypher.merge_nodes("Thread")
-    assert q.startswith("UNWIND $rows AS row MERGE (n:`Thread` {`id`: row.id})")
-    assert "SET n += row.props" in q
+    q = cypher.merge_nodes("Thread", ["thread_id", "messages"])
+    assert q == (
+        "UNWIND range(0, size($ids) - 1) AS i MERGE (n:`Thread` {id: $ids[i]})"
+        " SET n += {`thread_id`: $c0[i], `messages`: $c1[i]} RETURN count(n) AS written"
+    )
     assert _literals(q) == []
+    assert "SET n += {}" in cypher.merge_nodes("Thread")
 
 
 def test_merge_relationships_matches_both_ends_by_label_and_id() -> None:
-    q = cypher.merge_relationships("PARENT_THREAD", "Thread", "Session")
-    assert "MATCH (a:`Thread` {id: row.source})" in q
-    assert "MATCH (b:`Session` {id: row.target})" in q
+    q = cypher.merge_relationships("PARENT_THREAD", "Thread", "Session", ["calls"])
+    assert "MATCH (a:`Thread` {id: $sources[i]})" in q
+    assert "MATCH (b:`Session` {id: $targets[i]})" in q
     assert "MERGE (a)-[r:`PARENT_THREAD`]->(b)" in q
-    assert "SET r += row.props" in q
+    assert "SET r += {`calls`: $c0[i]}" in q
     assert _literals(q) == []
 
 

@@ -427,3 +427,12 @@ def test_same_answers_as_the_networkx_store(loaded: Neo4jStore) -> None:
         )
     by_session = lambda s: s.session_id  # noqa: E731
     assert loaded.sessions() == sorted(nx_store.sessions(), key=by_session)
+
+
+def test_hostile_property_name_is_refused(store: Neo4jStore) -> None:
+    g = lineage_graph()
+    bad = "x: 1}) MATCH (m) DETACH DELETE m //"
+    g.nodes["Model"] = NodeTable("Model", ("model",), pa.table({"id": ["m"], bad: ["v"]}))
+    with pytest.raises(StoreError, match="refusing property"):
+        store.load(g)
+    assert store.node_counts(["Session"]) == {"Session": 0}
