@@ -8,6 +8,7 @@ JSON *text* columns, which parses each distinct candidate document once.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,14 +147,13 @@ def filter_mask(table: pa.Table, flt: Filter) -> pa.ChunkedArray | pa.Array:
     for c in flt.is_null:
         masks.append(pc.is_null(table.column(c)))
     for c, v in flt.equals.items():
-        masks.append(pc.fill_null(pc.equal(table.column(c), _scalar_for(table, c, v)), False))
+        masks.append(_on_values(table.column(c), _Test("equal", v)))
     for c, v in flt.not_equals.items():
-        masks.append(pc.fill_null(pc.not_equal(table.column(c), _scalar_for(table, c, v)), True))
+        masks.append(_on_values(table.column(c), _Test("not_equal", v)))
     for c, vs in flt.in_.items():
-        col = table.column(c)
-        masks.append(pc.is_in(col, value_set=pa.array(vs).cast(col.type)))
+        masks.append(_on_values(table.column(c), _Test("is_in", vs)))
     for c, bound in flt.less_than.items():
-        masks.append(pc.fill_null(pc.less(table.column(c), bound), False))
+        masks.append(_on_values(table.column(c), _Test("less", bound)))
     if not masks:
         return pa.array([True] * table.num_rows)
     out = masks[0]
@@ -162,8 +162,37 @@ def filter_mask(table: pa.Table, flt: Filter) -> pa.ChunkedArray | pa.Array:
     return out
 
 
-def _scalar_for(table: pa.Table, column: str, value: Any) -> pa.Scalar:
-    col_type = table.column(column).type
+@dataclass(frozen=True)
+class _Test:
+    """One comparison of a filter, as a mask without nulls."""
+
+    op: str
+    value: Any
+
+    def __call__(self, a: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+        if self.op == "is_in":
+            return pc.is_in(a, value_set=pa.array(self.value).cast(a.type))
+        if self.op == "less":
+            return pc.fill_null(pc.less(a, self.value), False)
+        # A null never equals a value, and so always differs from it.
+        out = getattr(pc, self.op)(a, _scalar_for(a.type, self.value))
+        return pc.fill_null(out, self.op == "not_equal")
+
+
+def _on_values(col: pa.ChunkedArray | pa.Array,
+               test: Callable[[Any], Any]) -> pa.ChunkedArray | pa.Array:
+    """``test`` of each row's value; for a dictionary column, the test runs once
+    per dictionary entry and rows take their entry's answer (a null row gets
+    the answer for a null value)."""
+    if not pa.types.is_dictionary(col.type):
+        return test(col)
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    answers = test(pa.concat_arrays([arr.dictionary, pa.nulls(1, arr.dictionary.type)]))
+    null_at = len(arr.dictionary)
+    return pc.take(answers, pc.fill_null(arr.indices, null_at))
+
+
+def _scalar_for(col_type: pa.DataType, value: Any) -> pa.Scalar:
     if pa.types.is_null(col_type):
         return pa.scalar(None)
     return pa.scalar(value).cast(col_type)

@@ -1,0 +1,242 @@
+"""Edge rules: rows → (source key, target key) groups → node ids.
+
+An edge's ends are functions of a few key columns, so the rows are grouped by
+those (dictionary-coded) columns first and key texts are built per group, not
+per row. That equals grouping by key text whenever the texts of different
+groups differ, which is checked; if two groups share a text (a value holding
+the key separator), the rule takes the per-row path instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphkit.contract.expr import filter_mask
+from graphkit.contract.groups import aggregate, decoded, key_text
+from graphkit.contract.model import Aggregation, EdgeRule, EndRef, Filter
+from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
+
+_ROWS = "__rows"
+
+
+@dataclass
+class NodeIndex:
+    """Key text → id of every node of one type."""
+
+    keys: pa.Array  # key text per node, aligned with ids
+    ids: pa.Array
+
+
+def _all_valid(table: pa.Table, cols: list[str]) -> pa.Array:
+    out = pc.is_valid(table.column(cols[0]))
+    for c in cols[1:]:
+        out = pc.and_(out, pc.is_valid(table.column(c)))
+    return out
+
+
+def any_valid(table: pa.Table, cols: list[str | None]) -> pa.Array:
+    """Rows where at least one of ``cols`` (``None`` entries skipped) is not null."""
+    masks = [pc.is_valid(table.column(c)) for c in cols if c is not None]
+    if not masks:
+        return pa.array([False] * table.num_rows)
+    out = masks[0]
+    for m in masks[1:]:
+        out = pc.or_(out, m)
+    return out
+
+
+def _end_text(table: pa.Table, end: EndRef, prefix: str = "") -> pa.Array:
+    return key_text([None if k is None else table.column(prefix + k) for k in end.key],
+                    table.num_rows)
+
+
+def narrow(rows: pa.Table, cols: set[str], where: Filter | None) -> pa.Table:
+    """``rows`` cut to ``cols`` (and the filter's columns), filtered by ``where``.
+
+    Cutting first matters: a filter copies every column it keeps.
+    """
+    keep = cols | (where.columns() if where is not None else set())
+    t = rows.select([c for c in rows.column_names if c in keep])
+    return t.filter(filter_mask(t, where)) if where is not None else t
+
+
+def _prop_cols(rule: EdgeRule) -> list[str]:
+    return sorted({a.column for a in rule.properties.values() if a.column != "*"})
+
+
+def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
+    """(``__src``, ``__dst``, properties..., ``__rows``) per edge, grouping rows by
+    their end key columns first; ``None`` where that would not equal grouping by
+    key text."""
+    from_cols = [k for k in rule.from_.key if k is not None]
+    to_cols = [k for k in rule.to.key if k is not None]
+    if rule.join is None:
+        ends = sorted({*from_cols, *to_cols})
+        t = narrow(rows, {*ends, *_prop_cols(rule)}, rule.where)
+        g = aggregate(t, ends, {**rule.properties, _ROWS: Aggregation(count="*")})
+        g = g.filter(pc.and_(any_valid(g, list(rule.from_.key)),
+                             any_valid(g, list(rule.to.key))))
+        src, dst = _end_text(g, rule.from_), _end_text(g, rule.to)
+        pairs = pa.table({"__src": src, "__dst": dst})
+        if pairs.group_by(["__src", "__dst"], use_threads=False).aggregate(
+                []).num_rows != pairs.num_rows:
+            return None
+        out = pairs
+        for name in [*rule.properties, _ROWS]:
+            out = out.append_column(name, g.column(name))
+        return out
+    if rule.properties:
+        # Properties of joined rows would need re-aggregating per joined group.
+        return None
+    j = rule.join
+    left_cols = sorted({j.column, *j.same, *from_cols})
+    t = narrow(rows, set(left_cols), rule.where)
+    left = t.select(left_cols).filter(pc.is_valid(t.column(j.column)))
+    # Each left group stands for its rows: their count rides along as __rows.
+    left = aggregate(left, left_cols, {_ROWS: Aggregation(count="*")})
+    right_cols = sorted({j.matches, *j.same, *to_cols})
+    right = narrow(rows, set(right_cols), j.where)
+    right = right.select(right_cols).filter(pc.is_valid(right.column(j.matches)))
+    right = aggregate(right, right_cols, {})
+    right = right.rename_columns(["__r_" + c for c in right.column_names])
+    joined = left.join(right, keys=[j.column, *j.same],
+                       right_keys=["__r_" + j.matches, *["__r_" + s for s in j.same]],
+                       join_type="inner", use_threads=False)
+    ok = pc.and_(any_valid(joined, list(rule.from_.key)),
+                 any_valid(joined, ["__r_" + k if k else None for k in rule.to.key]))
+    joined = joined.filter(ok)
+    keyed = pa.table({"__src": _end_text(joined, rule.from_),
+                      "__dst": _end_text(joined, rule.to, prefix="__r_"),
+                      _ROWS: joined.column(_ROWS)})
+    g = keyed.group_by(["__src", "__dst"], use_threads=False).aggregate([(_ROWS, "sum")])
+    return g.rename_columns(["__src", "__dst", _ROWS])
+
+
+def _edge_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
+    """Rows of (``__src``, ``__dst``, property columns...) before grouping: the
+    per-row path."""
+    prop_cols = _prop_cols(rule)
+    ends = {k for k in (*rule.from_.key, *rule.to.key) if k is not None}
+    join_cols = {rule.join.column, *rule.join.same} if rule.join is not None else set()
+    t = decoded(narrow(rows, ends | set(prop_cols) | join_cols, rule.where))
+    if rule.join is not None:
+        j = rule.join
+        left_cols = sorted({j.column, *j.same, *[k for k in rule.from_.key if k], *prop_cols})
+        left = t.select(left_cols).filter(pc.is_valid(t.column(j.column)))
+        right_cols = sorted({j.matches, *j.same, *[k for k in rule.to.key if k]})
+        right = decoded(narrow(rows, set(right_cols), j.where))
+        right = right.select(right_cols).filter(pc.is_valid(right.column(j.matches)))
+        right = right.group_by(right_cols, use_threads=False).aggregate([])
+        right = right.rename_columns(["__r_" + c for c in right.column_names])
+        joined = left.join(
+            right,
+            keys=[j.column, *j.same],
+            right_keys=["__r_" + j.matches, *["__r_" + s for s in j.same]],
+            join_type="inner",
+            use_threads=False,
+        )
+        src = _end_text(joined, rule.from_)
+        src_valid = any_valid(joined, list(rule.from_.key))
+        dst = _end_text(joined, rule.to, prefix="__r_")
+        dst_valid = any_valid(joined, ["__r_" + k if k else None for k in rule.to.key])
+        base = joined
+    else:
+        src = _end_text(t, rule.from_)
+        dst = _end_text(t, rule.to)
+        src_valid = any_valid(t, list(rule.from_.key))
+        dst_valid = any_valid(t, list(rule.to.key))
+        base = t
+    out = pa.table({"__src": src, "__dst": dst})
+    for c in prop_cols:
+        out = out.append_column(c, base.column(c))
+    return out.filter(pc.and_(src_valid, dst_valid))
+
+
+def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
+    assert rule.chain is not None
+    cols = {k for k in rule.from_.key if k is not None}
+    t = narrow(rows, cols | {*rule.chain.within, *rule.chain.order_by}, rule.where)
+    t = t.filter(any_valid(t, list(rule.from_.key)))
+    node = _end_text(t, rule.from_)
+    within = key_text([t.column(c) for c in rule.chain.within], t.num_rows)
+    base = pa.table({"__node": node, "__within": within})
+    for c in rule.chain.order_by:
+        base = base.append_column("__o_" + c, t.column(c))
+    # One entry per node within each group, at its earliest position.
+    firsts = base.group_by(["__within", "__node"], use_threads=False).aggregate(
+        [("__o_" + c, "min") for c in rule.chain.order_by])
+    firsts = firsts.sort_by([("__within", "ascending")]
+                            + [(f"__o_{c}_min", "ascending") for c in rule.chain.order_by]
+                            + [("__node", "ascending")])
+    n = firsts.num_rows
+    if n < 2:
+        return pa.table({"__src": pa.array([], pa.string()), "__dst": pa.array([], pa.string())})
+    w = firsts.column("__within")
+    nodes = firsts.column("__node")
+    same = pc.equal(w.slice(0, n - 1), w.slice(1))
+    return pa.table({"__src": nodes.slice(0, n - 1), "__dst": nodes.slice(1)}).filter(same)
+
+
+def _lookup(keys: pa.ChunkedArray | pa.Array, index: NodeIndex) -> pa.Array:
+    pos = pc.index_in(keys, value_set=index.keys)
+    return pc.take(index.ids, pos)
+
+
+def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
+    """The sum of ``counts`` where ``mask`` holds."""
+    return int(pc.sum(counts.filter(mask)).as_py() or 0)
+
+
+def _grouped(rule: EdgeRule, rows: pa.Table) -> pa.Table:
+    """(``__src``, ``__dst``, properties..., ``__rows``), one row per key-text pair."""
+    if rule.chain is not None:
+        keyed = _chain_keys(rule, rows)
+        props: dict[str, Aggregation] = {}
+    else:
+        fast = _grouped_fast(rule, rows)
+        if fast is not None:
+            return fast
+        keyed = _edge_keys(rule, rows)
+        props = rule.properties
+    # Group by the two key texts first: a key text names one node id, so these
+    # groups are the (source, target) groups, and only one row per edge is
+    # looked up. ``__rows`` keeps the row count so drops are still counted in rows.
+    return aggregate(keyed, ["__src", "__dst"], {**props, _ROWS: Aggregation(count="*")})
+
+
+def project_edges(
+    rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, NodeIndex]
+) -> tuple[EdgeTable, dict[str, int]]:
+    """The edges of the rules (all of one type), and the rows dropped by reason."""
+    first = rules[0]
+    parts = []
+    dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
+    for rule in rules:
+        grouped = _grouped(rule, rows)
+        src = _lookup(grouped.column("__src"), indexes[rule.from_.type])
+        dst = _lookup(grouped.column("__dst"), indexes[rule.to.type])
+        n = grouped.column(_ROWS)
+        grouped = grouped.drop_columns(["__src", "__dst", _ROWS])
+        keyed = grouped.add_column(0, EDGE_SOURCE, src).add_column(1, EDGE_TARGET, dst)
+        src_ok = pc.is_valid(src)
+        dst_ok = pc.is_valid(dst)
+        dropped["missing_source"] += _rows_where(n, pc.invert(src_ok))
+        dropped["missing_target"] += _rows_where(n, pc.and_(src_ok, pc.invert(dst_ok)))
+        both = pc.and_(src_ok, dst_ok)
+        keyed = keyed.filter(both)
+        n = n.filter(both)
+        loops = pc.equal(keyed.column(EDGE_SOURCE), keyed.column(EDGE_TARGET))
+        dropped["self_loop"] += _rows_where(n, loops)
+        parts.append(keyed.filter(pc.invert(loops)))
+    table = pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
+    if len(parts) > 1:
+        # Two rules can find the same edge (e.g. both lineage rules); keep one.
+        table = aggregate(table, [EDGE_SOURCE, EDGE_TARGET],
+                          {c: Aggregation(first=c) for c in table.column_names[2:]})
+    order = pc.sort_indices(table, sort_keys=[(EDGE_SOURCE, "ascending"),
+                                              (EDGE_TARGET, "ascending")])
+    table = table.take(order)
+    return EdgeTable(first.type, first.from_.type, first.to.type, table), dropped
