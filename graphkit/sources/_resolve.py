@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.schema import MESSAGES_SCHEMA, SCHEMA_VERSION
-from graphkit.sources._rows import FileParse, dumps
+from graphkit.sources._rows import PRE_SCHEMA, FileParse, dumps
 
 GATEWAY_ID = "graphkit-local"
 _TS = pa.timestamp("us", tz="UTC")
@@ -44,10 +44,16 @@ class ParsedFile:
     meta: dict[str, Any] | None = None
 
 
-def resolve(files: list[ParsedFile]) -> pa.Table:
-    """Return schema rows for all files: Claude rows first, then Codex, each in file order."""
-    claude = _resolve_claude([f for f in files if f.parse.kind == "claude"])
-    codex = _resolve_codex([f for f in files if f.parse.kind == "codex"])
+def resolve(files: list[ParsedFile], combined: Combiner | None = None) -> pa.Table:
+    """Return schema rows for all files: Claude rows first, then Codex, each in file order.
+
+    ``combined``, when given, holds the files' rows already concatenated (the
+    files' own tables were handed to it as they were read).
+    """
+    claude = _resolve_claude([f for f in files if f.parse.kind == "claude"],
+                             combined.table("claude") if combined else None)
+    codex = _resolve_codex([f for f in files if f.parse.kind == "codex"],
+                           combined.table("codex") if combined else None)
     table = pa.concat_tables([claude, codex])
     part_ids = table["part_id"].to_pylist()
     if len(set(part_ids)) == len(part_ids):
@@ -66,6 +72,52 @@ def _concat(files: list[ParsedFile]) -> pa.Table | None:
         for i, f in enumerate(files) if f.parse.table.num_rows
     ]
     return pa.concat_tables(tables) if tables else None
+
+
+class Combiner:
+    """Per-file pre-rows joined into a few large tables as the files are read.
+
+    What :func:`_concat` gives at the end, but built along the way: thousands of
+    small per-file tables cost far more memory in Arrow objects (an array, its
+    buffers and their bookkeeping per column and file) than in data.
+    """
+
+    _EMPTY = PRE_SCHEMA.empty_table()
+
+    def __init__(self, batch_rows: int = 50_000, batch_files: int = 256) -> None:
+        self.batch_rows, self.batch_files = batch_rows, batch_files
+        self._files: dict[str, int] = {}
+        self._pending: dict[str, list[pa.Table]] = {}
+        self._rows: dict[str, int] = {}
+        self._done: dict[str, list[pa.Table]] = {}
+
+    def add(self, parse: FileParse) -> None:
+        """Take ``parse``'s rows (its table is left empty)."""
+        kind = parse.kind
+        i = self._files.get(kind, 0)
+        self._files[kind] = i + 1
+        n = parse.table.num_rows
+        if n:
+            pending = self._pending.setdefault(kind, [])
+            pending.append(parse.table.append_column(
+                "_file", pa.repeat(pa.scalar(i, pa.int32()), n)))
+            self._rows[kind] = self._rows.get(kind, 0) + n
+            if self._rows[kind] >= self.batch_rows or len(pending) >= self.batch_files:
+                self._flush(kind)
+        parse.table = self._EMPTY
+
+    def _flush(self, kind: str) -> None:
+        pending = self._pending.pop(kind, [])
+        self._rows[kind] = 0
+        if pending:
+            self._done.setdefault(kind, []).append(pa.concat_tables(pending).combine_chunks())
+
+    def table(self, kind: str) -> pa.Table | None:
+        """All rows of ``kind`` with their ``_file`` (the file's position among that
+        kind's files), or None if there are none."""
+        self._flush(kind)
+        done = self._done.get(kind)
+        return pa.concat_tables(done) if done else None
 
 
 def _number(threads: list[Any], mids: list[str], ts: list[int]) -> tuple[list[int], dict[Any, int]]:
@@ -166,8 +218,8 @@ def _settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
     return table.filter(pa.array(mask)), {s: o for s, (_, o) in latest.items()}
 
 
-def _resolve_claude(files: list[ParsedFile]) -> pa.Table:
-    table = _concat(files)
+def _resolve_claude(files: list[ParsedFile], table: pa.Table | None = None) -> pa.Table:
+    table = _concat(files) if table is None else table
     if table is None:
         return MESSAGES_SCHEMA.empty_table()
     table, resumed_from = _settle_duplicates(table)
@@ -225,8 +277,8 @@ def _resolve_claude(files: list[ParsedFile]) -> pa.Table:
                    [start[k] for k in threads], [attrs_of[k] for k in threads])
 
 
-def _resolve_codex(files: list[ParsedFile]) -> pa.Table:
-    table = _concat(files)
+def _resolve_codex(files: list[ParsedFile], table: pa.Table | None = None) -> pa.Table:
+    table = _concat(files) if table is None else table
     if table is None:
         return MESSAGES_SCHEMA.empty_table()
     facts_of: dict[str, dict[str, Any]] = {}

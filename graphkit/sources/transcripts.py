@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphkit.errors import SourceError
-from graphkit.sources._resolve import ParsedFile, resolve
+from graphkit.sources._resolve import Combiner, ParsedFile, resolve
 from graphkit.sources._rows import PRE_SCHEMA, FileParse
 from graphkit.sources.claude import claude_layout, parse_claude
 from graphkit.sources.codex import parse_codex
@@ -301,6 +301,7 @@ def read_transcripts(
     index = _Index(Path(cache_dir)) if cache_dir is not None else None
     result = TranscriptRows(table=pa.table({}))
     parsed: list[ParsedFile] = []
+    combined = Combiner()
 
     for path in files:
         got = _load_or_parse(path, index, result, strict)
@@ -316,10 +317,11 @@ def read_transcripts(
             if meta_print:
                 result.fingerprints.append(meta_print)
         parsed.append(ParsedFile(str(path), parse, meta))
+        combined.add(parse)
 
     if index:
         index.save()
-    table = resolve(parsed)
+    table = resolve(parsed, combined)
     if since is not None:
         when = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
         table = table.filter(pc.greater_equal(
