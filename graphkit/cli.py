@@ -250,7 +250,7 @@ def neo4j_server(port: int, data_dir: Path | None) -> None:
 
     with _progress(sys.stderr.isatty()) as say:
         say("building/starting Neo4j (first run downloads its jars from Maven Central)")
-        server = start_local_neo4j(data_dir, password=None, port=port)
+        server = start_local_neo4j(data_dir, auth=False, port=port)
     with server:
         click.echo(f"Neo4j is up: export NEO4J_URI={server.uri}  (Ctrl-C stops it)")
         try:
