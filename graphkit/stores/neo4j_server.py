@@ -4,8 +4,11 @@ The server is ``enrich/neo4j-launcher`` (a Maven project) run with ``java -jar``
 It needs only a JDK 17 and Maven Central, not Docker nor a Neo4j install,
 which is what the tests, the benchmarks and ``graphkit neo4j-server`` need.
 
->>> with start_local_neo4j() as server:            # doctest: +SKIP
-...     Neo4jStore(Neo4jConfig(uri=server.uri, password=server.password))
+Usage (needs Java, so not a doctest)::
+
+    with start_local_neo4j() as server:
+        with Neo4jStore(Neo4jConfig(uri=server.uri, password=server.password)) as store:
+            store.load(graph)
 """
 
 from __future__ import annotations

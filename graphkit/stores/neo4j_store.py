@@ -119,8 +119,11 @@ class LoadReport:
 class Neo4jStore:
     """A Neo4j database holding graphkit graphs; a :class:`LineageReader`.
 
-    >>> with Neo4jStore.from_env() as store:          # doctest: +SKIP
-    ...     report = store.load(graph, if_exists="merge")
+    Usage (needs a server, so not a doctest)::
+
+        with Neo4jStore.from_env() as store:   # verifies the connection
+            report = store.load(graph, if_exists="merge")
+            store.parent_chain(store.resolve("agent-id")[0].node_id)
     """
 
     def __init__(
