@@ -175,3 +175,17 @@ def test_rows_without_part_id_or_time_still_build() -> None:
                 row("s", message_id="m3", part_id="p"), row("s", message_id="m3", part_id="p")])
     p2 = project(c, _tag(conform(c, t2, "<t>"), "<t>"))
     assert (p2.rows_used, p2.duplicates) == (3, 1)
+
+
+def test_spawn_link_uses_the_call_not_a_result_row_carrying_the_same_id() -> None:
+    rows = [
+        row("s", message_id="m1", part_type="tool_call", tool_call_id="t1"),
+        # A result row in a sibling subagent that (wrongly or not) repeats the id.
+        row("s", agent_id="other", attributes=spawned("t0"), message_id="m0",
+            part_type="tool_result", tool_call_id="t1"),
+        row("s", message_id="mt", part_type="tool_call", tool_call_id="t0"),
+        row("s", agent_id="child", attributes=spawned("t1"), message_id="m2"),
+    ]
+    p = run(rows)
+    assert edges(p, "PARENT_THREAD") == {(thread("s", "child"), thread("s")),
+                                         (thread("s", "other"), thread("s"))}
