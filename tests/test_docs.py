@@ -31,3 +31,13 @@ def test_quick_start_has_exactly_two_commands() -> None:
     commands = [line for b in blocks for line in b.splitlines()
                 if line.strip() and not line.lstrip().startswith("#")]
     assert len(commands) == 2, commands
+
+
+def test_readme_contract_example_builds(tmp_path, sample_rows) -> None:  # type: ignore[no-untyped-def]
+    from graphkit.pipeline import build
+
+    section = README.split("## Writing a contract", 1)[1]
+    (tmp_path / "repos.yaml").write_text(re.findall(r"```yaml\n(.*?)```", section, re.S)[0])
+    graph = build([sample_rows], contract=str(tmp_path / "repos.yaml")).graph
+    assert set(graph.nodes) == {"Session", "Repo"}
+    assert graph.edge_counts()["TOUCHED"] == graph.node_counts()["Session"]
