@@ -97,3 +97,17 @@ def test_missing_path_and_unknown_suffix(tmp_path: Path) -> None:
     (tmp_path / "x.csv").write_text("a,b\n")
     with pytest.raises(SourceError, match="unsupported file type"):
         build([tmp_path / "x.csv"])
+
+
+def test_folder_of_files_with_different_columns(tmp_path: Path) -> None:
+    # The first file (sorted) lacks agent_id and attributes: the others' subagent
+    # threads must not vanish with them.
+    t = table(identity_cases()[:-1])
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    pq.write_table(t.slice(4, 2).drop_columns(["agent_id", "attributes"]), folder / "a.parquet")
+    pq.write_table(t.slice(0, 4), folder / "b.parquet")
+    g = build([folder]).graph
+    assert g.node_counts()["Thread"] == 5
+    assert g.node_counts()["Agent"] == 2
+    assert g.edge_counts()["PARENT_THREAD"] == 3

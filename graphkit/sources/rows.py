@@ -80,7 +80,19 @@ def _dataset(paths: list[Path], fmt: str, root: Path | None) -> ds.Dataset:
         # Hive folders (date=2026-11-20/) become columns, as HypAware exports them.
         kwargs["partitioning"] = "hive"
         kwargs["partition_base_dir"] = str(root)
-    return ds.dataset([str(p) for p in paths], **kwargs)
+    dataset = ds.dataset([str(p) for p in paths], **kwargs)
+    if len(paths) < 2:
+        return dataset
+    # pyarrow takes a dataset's schema from its first file; a column that file
+    # lacks would silently vanish from every other file. Unify all of them.
+    try:
+        schemas = [dataset.schema] + [f.physical_schema for f in dataset.get_fragments()]
+        unified = pa.unify_schemas(schemas, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise SourceError(f"files disagree on column types: {_first_line(exc)}",
+                          path=str(root or paths[0]),
+                          hint="give the files separately to see which one differs") from None
+    return ds.dataset([str(p) for p in paths], schema=unified, **kwargs)
 
 
 def _wanted(contract: LoadedContract, include_content: bool) -> set[str]:
