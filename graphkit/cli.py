@@ -166,7 +166,7 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
 def _print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
     console = Console(highlight=False)
-    console.print(f"rows read {summary['rows_read']}, used {summary['rows_used']}, "
+    click.echo(f"rows read {summary['rows_read']}, used {summary['rows_used']}, "
                   f"rejected {summary['rows_rejected']}, duplicates {summary['duplicate_rows']}"
                   + (f", transcript lines skipped {len(skipped)}" if skipped else ""))
     t = Table(show_header=True, header_style="bold")
@@ -179,20 +179,20 @@ def _print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> No
         t.add_row("edge", k, str(v))
     console.print(t)
     for etype, d in summary.get("dropped_edges", {}).items():
-        console.print(f"note: {etype}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
+        click.echo(f"note: {etype}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
                                                      for k, v in d.items() if v)
                       + " (see `graphkit check`)")
     for s in skipped[:5]:
-        console.print(f"skipped {s['path']}:{s['line']}: {s['reason']}")
+        click.echo(f"skipped {s['path']}:{s['line']}: {s['reason']}")
     if len(skipped) > 5:
-        console.print(f"… and {len(skipped) - 5} more skipped line(s)")
+        click.echo(f"… and {len(skipped) - 5} more skipped line(s)")
     if summary.get("rejects_file"):
-        console.print(f"rejected rows written to {summary['rejects_file']}")
+        click.echo(f"rejected rows written to {summary['rejects_file']}")
     if summary.get("snapshot"):
-        console.print(f"snapshot written to {summary['snapshot']}")
+        click.echo(f"snapshot written to {summary['snapshot']}")
     if summary.get("neo4j"):
         n = summary["neo4j"]
-        console.print(f"loaded into Neo4j: {sum(n['nodes'].values())} nodes, "
+        click.echo(f"loaded into Neo4j: {sum(n['nodes'].values())} nodes, "
                       f"{sum(n['edges'].values())} relationships in {n['seconds']} s")
 
 
