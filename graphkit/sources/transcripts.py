@@ -379,7 +379,10 @@ def _not_a_transcript(path: Path, data: bytes) -> str:
             app = doc.get("app") if isinstance(doc, dict) else None
         except ValueError:
             return "not valid JSON; not a Claude Code or Codex transcript, file ignored"
-    what = f"a {app} export" if isinstance(app, str) else "not a Claude Code or Codex transcript"
+    if isinstance(app, str):
+        what = f"{'an' if app[:1] in 'AEIOU' else 'a'} {app} export"
+    else:
+        what = "not a Claude Code or Codex transcript"
     return f"{what} (no Claude entries or Codex session lines found); file ignored"
 
 
