@@ -14,6 +14,7 @@ import networkx as nx
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphkit.contract.groups import decoded
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.project import project
 from graphkit.schema import SESSION_SPLIT_SCHEMA_VERSION
@@ -55,6 +56,9 @@ def _shared_ids(rows: pa.Table, column: str) -> list[dict[str, Any]]:
 
 def check_rows(contract: LoadedContract, rows: pa.Table) -> list[Finding]:
     """All identity problems in ``rows`` (as read by ``read_sources``)."""
+    # read_sources keeps Parquet text dictionary-encoded; the checks below
+    # (is_in, unique, distinct lists) read values, and are not on a hot path.
+    rows = decoded(rows)
     out: list[Finding] = []
     cols = set(rows.column_names)
     if "session_id" in cols:

@@ -69,6 +69,11 @@ class Coalesce(Expr):
             if not pa.types.is_null(c.type):
                 target = c.type
                 break
+        dicts = [c for c in cols if pa.types.is_dictionary(c.type)]
+        if dicts:
+            # Dictionary-encoded text (read so from Parquet) stays encoded: the
+            # coalesce then picks indices, not strings.
+            target = dicts[0].type
         return pc.coalesce(*[c.cast(target) if c.type != target else c for c in cols])
 
 
@@ -223,7 +228,8 @@ def json_path(col: pa.ChunkedArray | pa.Array, path: tuple[str, ...]) -> pa.Arra
         return _as_text(cur)
     if pa.types.is_null(col.type):
         return pa.nulls(len(col), pa.string())
-    return json_paths(col, [path])[0]
+    out = json_paths(col, [path])[0]
+    return out.cast(pa.string()) if pa.types.is_dictionary(out.type) else out
 
 
 def json_paths(col: pa.ChunkedArray | pa.Array,
@@ -240,12 +246,18 @@ def json_paths(col: pa.ChunkedArray | pa.Array,
         col = col.combine_chunks() if col.num_chunks else pa.array([], col.type)
     if pa.types.is_struct(col.type) or pa.types.is_null(col.type):
         return [json_path(col, p) for p in paths]
-    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+    if pa.types.is_dictionary(col.type):
+        # Read encoded from Parquet: the dictionary is the distinct documents.
+        encoded = col
+    elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        # Work on the distinct documents (rows repeat them: every row of a
+        # thread carries the same attributes).
+        encoded = col.dictionary_encode()
+    else:
         raise TypeError(f"cannot read a JSON path from a {col.type} column")
-    # Work on the distinct documents (rows repeat them: every row of a thread
-    # carries the same attributes), then spread the answers back to the rows.
-    encoded = col.dictionary_encode()
     docs = encoded.dictionary
+    if not (pa.types.is_string(docs.type) or pa.types.is_large_string(docs.type)):
+        raise TypeError(f"cannot read a JSON path from a {col.type} column")
     parsed: dict[int, Any] = {}
     out = []
     for path in paths:
@@ -258,12 +270,22 @@ def json_paths(col: pa.ChunkedArray | pa.Array,
             out.append(pa.nulls(len(col), pa.string()))
             continue
         texts = pc.take(docs, pa.array(candidates, pa.int64())).to_pylist()
-        values: list[str | None] = [None] * len(docs)
+        # One entry per distinct answer; ``slot[i]`` is document i's entry
+        # (null where the path is absent), so rows only take int32 indices
+        # and the answer stays dictionary-encoded, each value once.
+        slot: list[int | None] = [None] * len(docs)
+        seen: dict[str, int] = {}
         for i, doc in zip(candidates, texts, strict=True):
             if i not in parsed:
                 parsed[i] = _parse(doc)
-            values[i] = _walk(parsed[i], path)
-        out.append(pc.take(pa.array(values, pa.string()), encoded.indices))
+            v = _walk(parsed[i], path)
+            if v is not None:
+                slot[i] = seen.setdefault(v, len(seen))
+        if not seen:
+            out.append(pa.nulls(len(col), pa.string()))
+            continue
+        indices = pc.take(pa.array(slot, pa.int32()), encoded.indices)
+        out.append(pa.DictionaryArray.from_arrays(indices, pa.array(list(seen), pa.string())))
     return out
 
 

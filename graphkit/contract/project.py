@@ -16,9 +16,10 @@ import pyarrow.compute as pc
 
 from graphkit.contract.edges import NodeIndex, _all_valid, any_valid, narrow, project_edges
 from graphkit.contract.expr import JsonPath, filter_mask, json_paths
-from graphkit.contract.groups import aggregate, encode, hash_ids, key_text
+from graphkit.contract.groups import aggregate, decode, decoded, encode, hash_ids, key_text
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.model import Aggregation, EdgeRule, NodeRule
+from graphkit.contract.validate import combine_dictionaries
 from graphkit.graph import NODE_ID, GraphTables, NodeTable
 from graphkit.ids import NODE_ID_RECIPE
 from graphkit.schema import CONTENT_COLUMNS
@@ -80,11 +81,21 @@ def _reject(contract: LoadedContract, rows: pa.Table) -> tuple[pa.Table, pa.Tabl
         column = pc.if_else(fresh, pa.scalar("schema_version"), column)
     bad = pc.is_valid(reason)
     if not pc.any(bad).as_py():
-        return rows, rows.slice(0, 0).append_column("__reason", pa.array([], pa.string())) \
+        return rows, _plain(rows.slice(0, 0)).append_column("__reason",
+                                                            pa.array([], pa.string())) \
             .append_column("__column", pa.array([], pa.string()))
-    rejects = rows.filter(bad).append_column("__reason", reason.filter(bad)) \
+    rejects = _plain(rows.filter(bad)).append_column("__reason", reason.filter(bad)) \
         .append_column("__column", column.filter(bad))
     return rows.filter(pc.invert(bad)), rejects
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """``table`` with the text columns read dictionary-encoded decoded again (all
+    but the provenance ``__file``), so the rejects are the same whichever way a
+    source stored its text."""
+    cols = [c if name == FILE_COL else decode(c)
+            for name, c in zip(table.column_names, table.columns, strict=True)]
+    return pa.Table.from_arrays(cols, names=table.column_names)
 
 
 def content_columns(contract: LoadedContract) -> set[str]:
@@ -173,6 +184,8 @@ def project(
         raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
     spec = contract.spec
     read = rows.num_rows
+    # Group-bys over dictionary indices need one dictionary per column.
+    rows = combine_dictionaries(rows)
     json_values = _json_derived(contract, rows)
     for name, expr in contract.derived.items():
         value = json_values.get(name)
@@ -201,6 +214,8 @@ def project(
         keys = rows.select(spec.order_by)
         if positions is not None:
             keys = keys.take(positions)
+        # Arrow sorts tables by values, not by dictionary entries.
+        keys = decoded(keys)
         order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in spec.order_by])
         positions = order if positions is None else pc.take(positions, order)
     used_rows = rows.num_rows if positions is None else len(positions)

@@ -14,6 +14,9 @@ from graphkit.contract.loader import LoadedContract
 from graphkit.errors import SourceError
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
+# Text columns read dictionary-encoded (Parquet stores ids and names that way)
+# stay encoded, in this one type, so the projection need not encode them again.
+TEXT_DICT = pa.dictionary(pa.int32(), pa.string())
 
 
 def _is_text(t: pa.DataType) -> bool:
@@ -90,8 +93,13 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
         if name in table.column_names:
             arr = table.column(name)
             if pa.types.is_dictionary(arr.type):
-                arr = arr.cast(arr.type.value_type)
-            if col.type == "json" and not pa.types.is_struct(arr.type):
+                if col.type in ("string", "json") and _is_text(arr.type):
+                    # Keep the encoding; only the index and value types are made uniform.
+                    target = TEXT_DICT
+                else:
+                    arr = arr.cast(arr.type.value_type)
+            if col.type == "json" and not (pa.types.is_struct(arr.type)
+                                           or pa.types.is_dictionary(arr.type)):
                 target = pa.string()
             if target is not None and arr.type != target:
                 try:
@@ -111,6 +119,22 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
         arrays.append(arr)
         fields.append(pa.field(name, arr.type))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def combine_dictionaries(table: pa.Table) -> pa.Table:
+    """``table`` with every dictionary column of several chunks made one chunk.
+
+    Parquet gives each row group its own dictionary; concatenating the chunks
+    unifies them into one dictionary holding each value once, which group-bys
+    over the indices (and grouping by them at all) need. A column already in
+    one chunk is left as it is.
+    """
+    out = table
+    for i, f in enumerate(table.schema):
+        col = table.column(i)
+        if pa.types.is_dictionary(f.type) and col.num_chunks > 1:
+            out = out.set_column(i, f, pa.chunked_array([col.combine_chunks()]))
+    return out
 
 
 def _first_line(exc: Exception) -> str:

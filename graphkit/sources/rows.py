@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from graphkit.contract.loader import LoadedContract
-from graphkit.contract.validate import conform
+from graphkit.contract.validate import TEXT_DICT, combine_dictionaries, conform
 from graphkit.errors import SourceError
 
 # Provenance columns added to every row; the projection drops them.
@@ -74,8 +74,26 @@ def _row_files(root: Path) -> dict[str, list[Path]]:
     return by_format
 
 
-def _dataset(paths: list[Path], fmt: str, root: Path | None) -> ds.Dataset:
+def _text_columns(contract: LoadedContract) -> list[str]:
+    """Input columns to read dictionary-encoded: the non-content text ones.
+
+    Ids and names repeat across rows and Parquet stores them dictionary-encoded,
+    so reading the dictionary and int32 indices skips building a string per row
+    (and the projection's own encoding of them). Content is mostly distinct, so
+    it stays plain.
+    """
+    from graphkit.schema import CONTENT_COLUMNS
+
+    return sorted(n for n, c in contract.spec.input.items()
+                  if c.type in ("string", "json") and n not in CONTENT_COLUMNS)
+
+
+def _dataset(paths: list[Path], fmt: str, root: Path | None,
+             dictionary_columns: Sequence[str] = ()) -> ds.Dataset:
     kwargs: dict[str, Any] = {"format": fmt}
+    if fmt == "parquet" and dictionary_columns:
+        kwargs["format"] = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(
+            dictionary_columns=list(dictionary_columns)))
     if root is not None:
         # Hive folders (date=2026-11-20/) become columns, as HypAware exports them.
         kwargs["partitioning"] = "hive"
@@ -131,7 +149,8 @@ def _rows_from_row_files(path: Path, contract: LoadedContract,
                               hint="give .parquet, .arrow/.feather/.ipc, .jsonl/.ndjson, "
                                    "a transcript, or a folder of them")
         try:
-            return _read_dataset(_dataset([path], fmt, None), contract, include_content)
+            return _read_dataset(_dataset([path], fmt, None, _text_columns(contract)),
+                                 contract, include_content)
         except pa.ArrowInvalid as exc:
             raise SourceError(f"cannot read rows: {_first_line(exc)}",
                               path=str(path)) from None
@@ -144,7 +163,8 @@ def _rows_from_row_files(path: Path, contract: LoadedContract,
     out = []
     for fmt, files in sorted(groups.items()):
         try:
-            out.extend(_read_dataset(_dataset(files, fmt, path), contract, include_content))
+            out.extend(_read_dataset(_dataset(files, fmt, path, _text_columns(contract)),
+                                     contract, include_content))
         except pa.ArrowInvalid as exc:
             raise SourceError(f"cannot read rows: {_first_line(exc)}", path=str(path)) from None
     return out
@@ -180,18 +200,37 @@ def _unify_json(tables: list[pa.Table], contract: LoadedContract) -> list[pa.Tab
     out = tables
     for name in json_cols:
         types = {t.schema.field(name).type for t in out}
-        if len(types) <= 1:
+        if len(types) <= 1 or not any(pa.types.is_struct(t) for t in types):
             continue
         fixed = []
         for t in out:
             col = t.column(name)
-            if not pa.types.is_string(col.type):
+            if not (pa.types.is_string(col.type) or pa.types.is_dictionary(col.type)):
                 arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
                 t = t.set_column(t.schema.get_field_index(name), name,
                                  _as_text(arr) if not pa.types.is_null(arr.type)
                                  else pa.nulls(len(arr), pa.string()))
             fixed.append(t)
         out = fixed
+    return out
+
+
+def _unify_text(tables: list[pa.Table]) -> list[pa.Table]:
+    """Where one source has a text column dictionary-encoded (Parquet) and another
+    plain (JSON Lines, transcripts, a column it lacks), encode the plain ones so
+    the tables concatenate; the projection would encode them anyway."""
+    if len(tables) < 2:
+        return tables
+    out = list(tables)
+    for name in out[0].column_names:
+        types = {t.schema.field(name).type for t in out}
+        if TEXT_DICT not in types or len(types) == 1:
+            continue
+        for i, t in enumerate(out):
+            col = t.column(name)
+            if col.type != TEXT_DICT:
+                out[i] = t.set_column(t.schema.get_field_index(name), name,
+                                      col.cast(TEXT_DICT))
     return out
 
 
@@ -251,8 +290,8 @@ def read_sources(
         tables.append(_tag(conformed, label))
     if not tables:
         raise SourceError("no sources given", hint="name at least one file or folder")
-    tables = _unify_json(tables, contract)
-    combined = pa.concat_tables(tables, promote_options="permissive")
+    tables = _unify_text(_unify_json(tables, contract))
+    combined = combine_dictionaries(pa.concat_tables(tables, promote_options="permissive"))
     if since is not None and "message_created_at" in combined.column_names:
         bound = pa.scalar(since, pa.timestamp("us", tz="UTC"))
         combined = combined.filter(
