@@ -69,12 +69,40 @@ class Coalesce(Expr):
             if not pa.types.is_null(c.type):
                 target = c.type
                 break
-        dicts = [c for c in cols if pa.types.is_dictionary(c.type)]
-        if dicts:
-            # Dictionary-encoded text (read so from Parquet) stays encoded: the
-            # coalesce then picks indices, not strings.
-            target = dicts[0].type
+        if any(pa.types.is_dictionary(c.type) for c in cols):
+            fast = _coalesce_dictionaries(cols)
+            if fast is not None:
+                return fast
+            target = next(c.type for c in cols if pa.types.is_dictionary(c.type))
         return pc.coalesce(*[c.cast(target) if c.type != target else c for c in cols])
+
+
+def _coalesce_dictionaries(cols: list[pa.ChunkedArray]) -> pa.Array | None:
+    """Coalesce of dictionary-encoded text columns, on their indices.
+
+    The dictionaries are laid end to end and each column's indices shifted to
+    its part, so the coalesce picks int32 indices, not strings; the result's
+    dictionary may repeat values (the projection re-encodes it, working on the
+    dictionary only). ``None`` where a column is neither such a dictionary nor
+    all null.
+    """
+    dictionaries, indices = [], []
+    offset = 0
+    for c in cols:
+        arr = c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
+        if arr.null_count == len(arr):
+            continue  # contributes nothing (e.g. a column this source lacks)
+        if not (pa.types.is_dictionary(arr.type) and pa.types.is_string(arr.type.value_type)
+                and arr.dictionary.null_count == 0):
+            return None
+        dictionaries.append(arr.dictionary)
+        idx = arr.indices.cast(pa.int32())
+        indices.append(pc.add(idx, pa.scalar(offset, pa.int32())) if offset else idx)
+        offset += len(arr.dictionary)
+    if not indices:
+        return None
+    picked = pc.coalesce(*indices) if len(indices) > 1 else indices[0]
+    return pa.DictionaryArray.from_arrays(picked, pa.concat_arrays(dictionaries))
 
 
 @dataclass(frozen=True)
@@ -258,34 +286,34 @@ def json_paths(col: pa.ChunkedArray | pa.Array,
     docs = encoded.dictionary
     if not (pa.types.is_string(docs.type) or pa.types.is_large_string(docs.type)):
         raise TypeError(f"cannot read a JSON path from a {col.type} column")
-    parsed: dict[int, Any] = {}
+    # Only documents that mention a path's last key can hold it: a vectorized
+    # substring test keeps json.loads off most documents. Each candidate is
+    # parsed once and walked for every path.
+    wanted = [pc.fill_null(pc.match_substring(docs, json.dumps(p[-1])), False) for p in paths]
+    anyone = wanted[0]
+    for m in wanted[1:]:
+        anyone = pc.or_(anyone, m)
+    candidates = pc.indices_nonzero(anyone)
+    values: list[list[str | None]] = [[None] * len(docs) for _ in paths]
+    if len(candidates):
+        texts = pc.take(docs, candidates).to_pylist()
+        # A path is read only where its own key was seen (as before: a key
+        # written with escapes is not looked up).
+        hits = [pc.take(m, candidates).to_pylist() for m in wanted]
+        for j, (i, doc) in enumerate(zip(candidates.to_pylist(), texts, strict=True)):
+            cur = _parse(doc)
+            if cur is _INVALID:
+                continue
+            for vals, path, hit in zip(values, paths, hits, strict=True):
+                if hit[j]:
+                    vals[i] = _walk(cur, path)
     out = []
-    for path in paths:
-        # Only documents that mention the last key can hold it: a vectorized
-        # substring test keeps json.loads off the vast majority of documents.
-        needle = json.dumps(path[-1])
-        candidates = pc.indices_nonzero(
-            pc.fill_null(pc.match_substring(docs, needle), False)).to_pylist()
-        if not candidates:
-            out.append(pa.nulls(len(col), pa.string()))
-            continue
-        texts = pc.take(docs, pa.array(candidates, pa.int64())).to_pylist()
-        # One entry per distinct answer; ``slot[i]`` is document i's entry
-        # (null where the path is absent), so rows only take int32 indices
-        # and the answer stays dictionary-encoded, each value once.
-        slot: list[int | None] = [None] * len(docs)
-        seen: dict[str, int] = {}
-        for i, doc in zip(candidates, texts, strict=True):
-            if i not in parsed:
-                parsed[i] = _parse(doc)
-            v = _walk(parsed[i], path)
-            if v is not None:
-                slot[i] = seen.setdefault(v, len(seen))
-        if not seen:
-            out.append(pa.nulls(len(col), pa.string()))
-            continue
-        indices = pc.take(pa.array(slot, pa.int32()), encoded.indices)
-        out.append(pa.DictionaryArray.from_arrays(indices, pa.array(list(seen), pa.string())))
+    for vals in values:
+        # Answers per distinct document, encoded (each value once, null where
+        # the path is absent); rows take int32 indices, never strings.
+        answers = pa.array(vals, pa.string()).dictionary_encode()
+        indices = pc.take(answers.indices, encoded.indices)
+        out.append(pa.DictionaryArray.from_arrays(indices, answers.dictionary))
     return out
 
 

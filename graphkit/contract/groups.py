@@ -30,19 +30,20 @@ def _single(col: pa.ChunkedArray | pa.Array) -> pa.Array:
     return col
 
 
-def encode(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+def encode(col: pa.ChunkedArray | pa.Array, unique: bool = False) -> pa.Array:
     """``col`` as one dictionary array whose dictionary holds each value once.
 
     Text columns are encoded; a dictionary column whose dictionary repeats a
     value is re-encoded (cheap: the work is on the dictionary); other columns
-    come back as they are.
+    come back as they are. ``unique`` says the caller knows the dictionary
+    already holds each value once (and no null), which skips hashing it.
     """
     arr = _single(col)
     t = arr.type
     if pa.types.is_dictionary(t):
         # combine_chunks above already unified the chunks' dictionaries.
         dic = arr.dictionary
-        if dic.null_count == 0 and pc.count_distinct(dic).as_py() == len(dic):
+        if unique or (dic.null_count == 0 and pc.count_distinct(dic).as_py() == len(dic)):
             return arr
         u = dic.dictionary_encode()
         return pa.DictionaryArray.from_arrays(pc.take(u.indices, arr.indices), u.dictionary)

@@ -17,6 +17,8 @@ TIMESTAMP = pa.timestamp("us", tz="UTC")
 # Text columns read dictionary-encoded (Parquet stores ids and names that way)
 # stay encoded, in this one type, so the projection need not encode them again.
 TEXT_DICT = pa.dictionary(pa.int32(), pa.string())
+# Field metadata: this dictionary column's dictionary holds each value once.
+UNIQUE_DICTIONARY = b"graphkit.unique_dictionary"
 
 
 def _is_text(t: pa.DataType) -> bool:
@@ -133,8 +135,18 @@ def combine_dictionaries(table: pa.Table) -> pa.Table:
     for i, f in enumerate(table.schema):
         col = table.column(i)
         if pa.types.is_dictionary(f.type) and col.num_chunks > 1:
-            out = out.set_column(i, f, pa.chunked_array([col.combine_chunks()]))
+            # Concatenation unifies through a hash table of values, so the
+            # result holds each value once; the field says so, and the
+            # projection need not hash the dictionary again to find out.
+            meta = {**(f.metadata or {}), UNIQUE_DICTIONARY: b"1"}
+            out = out.set_column(i, f.with_metadata(meta),
+                                 pa.chunked_array([col.combine_chunks()]))
     return out
+
+
+def has_unique_dictionary(f: pa.Field) -> bool:
+    """Whether ``f`` was marked by :func:`combine_dictionaries` as holding each value once."""
+    return bool(f.metadata) and f.metadata.get(UNIQUE_DICTIONARY) == b"1"
 
 
 def _first_line(exc: Exception) -> str:
