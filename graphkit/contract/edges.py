@@ -99,7 +99,11 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
     left = aggregate(left, left_cols, {_ROWS: Aggregation(count="*")})
     right_cols = sorted({j.matches, *j.same, *to_cols})
     right = narrow(rows, set(right_cols), j.where)
-    right = right.select(right_cols).filter(pc.is_valid(right.column(j.matches)))
+    # An inner join keeps only right rows whose value some left row names, so
+    # the rest are dropped before grouping (e.g. of all tool calls, only those
+    # that spawned a subagent).
+    right = right.select(right_cols).filter(
+        _named_by(right.column(j.matches), left.column(j.column)))
     right = aggregate(right, right_cols, {})
     right = right.rename_columns(["__r_" + c for c in right.column_names])
     joined = left.join(right, keys=[j.column, *j.same],
@@ -113,6 +117,22 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
                       _ROWS: joined.column(_ROWS)})
     g = keyed.group_by(["__src", "__dst"], use_threads=False).aggregate([(_ROWS, "sum")])
     return g.rename_columns(["__src", "__dst", _ROWS])
+
+
+def _named_by(col: pa.ChunkedArray, refs: pa.ChunkedArray) -> pa.Array:
+    """Rows of ``col`` (not null) whose value is among the values of ``refs``;
+    for dictionary columns the test runs once per dictionary entry."""
+    ref = refs.combine_chunks() if isinstance(refs, pa.ChunkedArray) else refs
+    if pa.types.is_dictionary(ref.type):
+        values = ref.dictionary.take(pc.unique(ref.indices).drop_null())
+    else:
+        values = pc.unique(ref)
+    values = values.drop_null()
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if pa.types.is_dictionary(arr.type):
+        answers = pc.is_in(arr.dictionary, value_set=values.cast(arr.dictionary.type))
+        return pc.fill_null(pc.take(answers, arr.indices), False)
+    return pc.fill_null(pc.is_in(arr, value_set=values.cast(arr.type)), False)
 
 
 def _edge_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
