@@ -128,6 +128,32 @@ def _coded(table: pa.Table, positions: pa.Array | None, plain: set[str]) -> pa.T
     return pa.Table.from_arrays(cols, names=table.column_names)
 
 
+def _first_rows(rows: pa.Table, column: str) -> tuple[pa.Array | None, int]:
+    """Positions of the rows to keep when deduplicating on one dictionary column
+    (the first row of each value, and every row where it is null), ascending,
+    and the number of rows dropped; ``None`` positions when nothing is dropped.
+
+    With one dictionary holding each value once, the value's index is its
+    group: the first position per index is a scatter-min over an array as long
+    as the dictionary, not a hash group-by of the rows.
+    """
+    import numpy as np
+
+    f = rows.schema.field(column)
+    arr = encode(rows.column(column), unique=has_unique_dictionary(f))
+    n = len(arr)
+    valid = pc.is_valid(arr.indices).to_numpy(zero_copy_only=False)
+    idx = pc.fill_null(arr.indices, 0).to_numpy(zero_copy_only=False)
+    at = np.arange(n, dtype=np.int64)
+    first = np.full(len(arr.dictionary), n, dtype=np.int64)
+    np.minimum.at(first, idx[valid], at[valid])
+    keep = ~valid | (first[idx] == at)
+    kept = np.flatnonzero(keep)
+    if len(kept) == n:
+        return None, 0
+    return pa.array(kept), n - len(kept)
+
+
 def _json_derived(contract: LoadedContract, rows: pa.Table) -> dict[str, pa.Array]:
     """Derived JSON-path columns of input columns, each column's documents parsed once."""
     by_column: dict[str, list[tuple[str, JsonPath]]] = {}
@@ -196,8 +222,11 @@ def project(
     # read, once: taking every column of a large table is the costly part.
     positions: pa.Array | None = None
     duplicates = 0
-    if spec.dedupe:
-        dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe)
+    dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
+    coded_key = len(dedupe) == 1 and pa.types.is_dictionary(rows.schema.field(dedupe[0]).type)
+    if coded_key:
+        positions, duplicates = _first_rows(rows, dedupe[0])
+    elif dedupe:
         keyed = rows.select(dedupe).append_column(
             _ORDER, arange(0, rows.num_rows))
         valid = _all_valid(keyed, dedupe)
