@@ -287,33 +287,100 @@ def json_paths(col: pa.ChunkedArray | pa.Array,
     if not (pa.types.is_string(docs.type) or pa.types.is_large_string(docs.type)):
         raise TypeError(f"cannot read a JSON path from a {col.type} column")
     # Only documents that mention a path's last key can hold it: a vectorized
-    # substring test keeps json.loads off most documents. Each candidate is
-    # parsed once and walked for every path.
+    # substring test keeps the parser off most documents.
     wanted = [pc.fill_null(pc.match_substring(docs, json.dumps(p[-1])), False) for p in paths]
+    out = []
+    for w, answers in zip(wanted, _doc_answers(docs, paths, wanted), strict=True):
+        # A path is read only where its own key was seen (a key written with
+        # escapes is not looked up). Answers per distinct document are
+        # encoded (each value once); rows take int32 indices, never strings.
+        coded = pc.if_else(w, answers, pa.scalar(None, pa.string())).dictionary_encode()
+        indices = pc.take(coded.indices, encoded.indices)
+        out.append(pa.DictionaryArray.from_arrays(indices, coded.dictionary))
+    return out
+
+
+def _doc_answers(docs: pa.Array, paths: list[tuple[str, ...]],
+                 wanted: list[pa.Array]) -> list[pa.Array]:
+    """Per path, the value at the path in every document of ``docs`` that some
+    path wants (text, or null), each document parsed once.
+
+    Plain one-line objects go through Arrow's JSON reader with the paths as an
+    explicit schema of text leaves: it refuses (and everything falls back to
+    ``json.loads``) on any document where a path holds a non-text value, a key
+    twice, or a non-object on the way, so its answers are ``json.loads``'s.
+    Documents with a line break or a ``\\u`` escape (a key could be spelled
+    with one) always take ``json.loads``.
+    """
+    import numpy as np
+
     anyone = wanted[0]
     for m in wanted[1:]:
         anyone = pc.or_(anyone, m)
-    candidates = pc.indices_nonzero(anyone)
-    values: list[list[str | None]] = [[None] * len(docs) for _ in paths]
-    if len(candidates):
-        texts = pc.take(docs, candidates).to_pylist()
-        # A path is read only where its own key was seen (as before: a key
-        # written with escapes is not looked up).
-        hits = [pc.take(m, candidates).to_pylist() for m in wanted]
-        for j, (i, doc) in enumerate(zip(candidates.to_pylist(), texts, strict=True)):
-            cur = _parse(doc)
-            if cur is _INVALID:
-                continue
-            for vals, path, hit in zip(values, paths, hits, strict=True):
-                if hit[j]:
-                    vals[i] = _walk(cur, path)
+    plain = pc.and_(pc.starts_with(docs, "{"), pc.invert(pc.or_(
+        pc.match_substring_regex(docs, "[\\r\\n]"), pc.match_substring(docs, "\\u"))))
+    fast = pc.indices_nonzero(pc.and_(anyone, plain))
+    fast_answers = _arrow_answers(pc.take(docs, fast), paths) if len(fast) else None
+    if fast_answers is None:
+        fast = pa.array([], pa.uint64())
+        fast_answers = [pa.array([], pa.string()) for _ in paths]
+        slow = pc.indices_nonzero(anyone)
+    else:
+        slow = pc.indices_nonzero(pc.and_(anyone, pc.invert(plain)))
+    slow_answers: list[list[str | None]] = [[] for _ in paths]
+    for doc in pc.take(docs, slow).to_pylist():
+        cur = _parse(doc)
+        for vals, path in zip(slow_answers, paths, strict=True):
+            vals.append(_walk(cur, path))
+    # Where each document's answer sits in (fast answers + slow answers).
+    at = np.full(len(docs), -1, dtype=np.int64)
+    at[fast.to_numpy()] = np.arange(len(fast))
+    at[slow.to_numpy()] = len(fast) + np.arange(len(slow))
+    where = pa.array(at, mask=at < 0)
+    return [pc.take(pa.concat_arrays([f, pa.array(sl, pa.string())]), where)
+            for f, sl in zip(fast_answers, slow_answers, strict=True)]
+
+
+def _arrow_answers(docs: pa.Array, paths: list[tuple[str, ...]]) -> list[pa.Array] | None:
+    """The text at each path of each document, read by Arrow's JSON reader;
+    ``None`` where it refuses the documents or the paths (see :func:`_doc_answers`)."""
+    import io
+
+    import pyarrow.json as pj
+
+    tree: dict[str, Any] = {}
+    for path in paths:
+        node = tree
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+            if not isinstance(node, dict):
+                return None  # a path runs through another path's leaf
+        if path[-1] in node:
+            return None
+        node[path[-1]] = None
+
+    def to_type(node: dict[str, Any]) -> pa.DataType:
+        return pa.struct([(k, pa.string() if v is None else to_type(v)) for k, v in node.items()])
+
+    text = "\n".join(docs.to_pylist()).encode() + b"\n"
+    opts = pj.ParseOptions(explicit_schema=pa.schema(list(to_type(tree))),
+                           unexpected_field_behavior="ignore")
+    try:
+        table = pj.read_json(io.BytesIO(text), parse_options=opts,
+                             read_options=pj.ReadOptions(use_threads=False,
+                                                         block_size=max(1 << 20, len(text))))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if table.num_rows != len(docs):
+        return None
     out = []
-    for vals in values:
-        # Answers per distinct document, encoded (each value once, null where
-        # the path is absent); rows take int32 indices, never strings.
-        answers = pa.array(vals, pa.string()).dictionary_encode()
-        indices = pc.take(answers.indices, encoded.indices)
-        out.append(pa.DictionaryArray.from_arrays(indices, answers.dictionary))
+    for path in paths:
+        cur = table.column(path[0]).combine_chunks()
+        valid = pc.is_valid(cur)
+        for key in path[1:]:
+            cur = pc.struct_field(cur, key)
+            valid = pc.and_(valid, pc.is_valid(cur))
+        out.append(pc.if_else(valid, cur, pa.scalar(None, pa.string())))
     return out
 
 
