@@ -18,6 +18,7 @@ from graphkit.contract.expr import filter_mask
 from graphkit.contract.groups import aggregate, decoded, key_text
 from graphkit.contract.model import Aggregation, EdgeRule, EndRef, Filter
 from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
+from graphkit.ids import _NULL, _SEP
 
 _ROWS = "__rows"
 
@@ -67,6 +68,20 @@ def _prop_cols(rule: EdgeRule) -> list[str]:
     return sorted({a.column for a in rule.properties.values() if a.column != "*"})
 
 
+def _texts_injective(g: pa.Table, cols: list[str]) -> bool:
+    """Whether key texts built from ``cols`` of ``g`` tell different rows apart
+    for sure: no value holds the separator or is the null marker, so a text
+    splits back into its parts. ``False`` means "not known" (then count)."""
+    for c in cols:
+        col = g.column(c)
+        if not pa.types.is_string(col.type):
+            return False
+        if pc.any(pc.match_substring(col, _SEP)).as_py() or \
+                pc.any(pc.equal(col, _NULL)).as_py():
+            return False
+    return True
+
+
 def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
     """(``__src``, ``__dst``, properties..., ``__rows``) per edge, grouping rows by
     their end key columns first; ``None`` where that would not equal grouping by
@@ -81,8 +96,8 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
                              any_valid(g, list(rule.to.key))))
         src, dst = _end_text(g, rule.from_), _end_text(g, rule.to)
         pairs = pa.table({"__src": src, "__dst": dst})
-        if pairs.group_by(["__src", "__dst"], use_threads=False).aggregate(
-                []).num_rows != pairs.num_rows:
+        if not _texts_injective(g, ends) and pairs.group_by(
+                ["__src", "__dst"], use_threads=False).aggregate([]).num_rows != pairs.num_rows:
             return None
         out = pairs
         for name in [*rule.properties, _ROWS]:
