@@ -21,6 +21,8 @@ from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
 from graphkit.ids import _NULL, _SEP
 
 _ROWS = "__rows"
+_SRC_RANK = "__src_rank"
+_DST_RANK = "__dst_rank"
 
 
 @dataclass
@@ -29,6 +31,9 @@ class NodeIndex:
 
     keys: pa.Array  # key text per node, aligned with ids
     ids: pa.Array
+    # Position of each node in the node table (sorted by id): sorting edges by
+    # these int ranks gives the order sorting by the id texts would.
+    ranks: pa.Array
 
 
 def _all_valid(table: pa.Table, cols: list[str]) -> pa.Array:
@@ -68,12 +73,18 @@ def _prop_cols(rule: EdgeRule) -> list[str]:
     return sorted({a.column for a in rule.properties.values() if a.column != "*"})
 
 
-def _texts_injective(g: pa.Table, cols: list[str]) -> bool:
-    """Whether key texts built from ``cols`` of ``g`` tell different rows apart
-    for sure: no value holds the separator or is the null marker, so a text
-    splits back into its parts. ``False`` means "not known" (then count)."""
+def _texts_injective(rows: pa.Table, g: pa.Table, cols: list[str]) -> bool:
+    """Whether key texts built from ``cols`` of ``g`` (groups of ``rows``) tell
+    different groups apart for sure: no value holds the separator or is the
+    null marker, so a text splits back into its parts. ``False`` means "not
+    known" (then count). A dictionary column of ``rows`` is tested on its
+    dictionary (each value once), not on the groups."""
     for c in cols:
-        col = g.column(c)
+        col = rows.column(c)
+        if pa.types.is_dictionary(col.type) and col.num_chunks == 1:
+            col = col.chunk(0).dictionary
+        else:
+            col = g.column(c)
         if not pa.types.is_string(col.type):
             return False
         if pc.any(pc.match_substring(col, _SEP)).as_py() or \
@@ -96,7 +107,7 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
                              any_valid(g, list(rule.to.key))))
         src, dst = _end_text(g, rule.from_), _end_text(g, rule.to)
         pairs = pa.table({"__src": src, "__dst": dst})
-        if not _texts_injective(g, ends) and pairs.group_by(
+        if not _texts_injective(t, g, ends) and pairs.group_by(
                 ["__src", "__dst"], use_threads=False).aggregate([]).num_rows != pairs.num_rows:
             return None
         out = pairs
@@ -215,9 +226,10 @@ def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
     return pa.table({"__src": nodes.slice(0, n - 1), "__dst": nodes.slice(1)}).filter(same)
 
 
-def _lookup(keys: pa.ChunkedArray | pa.Array, index: NodeIndex) -> pa.Array:
+def _lookup(keys: pa.ChunkedArray | pa.Array, index: NodeIndex) -> tuple[pa.Array, pa.Array]:
+    """Node ids of ``keys`` (null where there is no such node), and their ranks."""
     pos = pc.index_in(keys, value_set=index.keys)
-    return pc.take(index.ids, pos)
+    return pc.take(index.ids, pos), pc.take(index.ranks, pos)
 
 
 def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
@@ -251,11 +263,12 @@ def project_edges(
     dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
     for rule in rules:
         grouped = _grouped(rule, rows)
-        src = _lookup(grouped.column("__src"), indexes[rule.from_.type])
-        dst = _lookup(grouped.column("__dst"), indexes[rule.to.type])
+        src, src_rank = _lookup(grouped.column("__src"), indexes[rule.from_.type])
+        dst, dst_rank = _lookup(grouped.column("__dst"), indexes[rule.to.type])
         n = grouped.column(_ROWS)
         grouped = grouped.drop_columns(["__src", "__dst", _ROWS])
-        keyed = grouped.add_column(0, EDGE_SOURCE, src).add_column(1, EDGE_TARGET, dst)
+        keyed = grouped.add_column(0, EDGE_SOURCE, src).add_column(1, EDGE_TARGET, dst) \
+            .append_column(_SRC_RANK, src_rank).append_column(_DST_RANK, dst_rank)
         src_ok = pc.is_valid(src)
         dst_ok = pc.is_valid(dst)
         dropped["missing_source"] += _rows_where(n, pc.invert(src_ok))
@@ -271,7 +284,9 @@ def project_edges(
         # Two rules can find the same edge (e.g. both lineage rules); keep one.
         table = aggregate(table, [EDGE_SOURCE, EDGE_TARGET],
                           {c: Aggregation(first=c) for c in table.column_names[2:]})
-    order = pc.sort_indices(table, sort_keys=[(EDGE_SOURCE, "ascending"),
-                                              (EDGE_TARGET, "ascending")])
-    table = table.take(order)
+    # The same order as sorting by (source, target) text: ranks follow the id
+    # order within each node type, and an edge type has one type per end.
+    order = pc.sort_indices(table, sort_keys=[(_SRC_RANK, "ascending"),
+                                              (_DST_RANK, "ascending")])
+    table = table.drop_columns([_SRC_RANK, _DST_RANK]).take(order)
     return EdgeTable(first.type, first.from_.type, first.to.type, table), dropped

@@ -55,7 +55,11 @@ def _project_nodes(rule: NodeRule, rows: pa.Table) -> tuple[NodeTable, NodeIndex
     table = grouped.add_column(0, NODE_ID, ids)
     order = pc.sort_indices(table, sort_keys=[(NODE_ID, "ascending")])
     table = table.take(order)
-    return NodeTable(rule.type, tuple(rule.key), table), NodeIndex(ktext, ids)
+    import numpy as np
+
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order.to_numpy()] = np.arange(len(order))
+    return NodeTable(rule.type, tuple(rule.key), table), NodeIndex(ktext, ids, pa.array(ranks))
 
 
 def _reject(contract: LoadedContract, rows: pa.Table) -> tuple[pa.Table, pa.Table]:
