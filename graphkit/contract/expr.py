@@ -129,12 +129,23 @@ class Case(Expr):
         return out
 
     def evaluate(self, table: pa.Table) -> pa.ChunkedArray | pa.Array:
-        result = pa.array([self.otherwise] * table.num_rows, type=pa.string())
+        # Dictionary-coded: each distinct answer once, rows hold int32 indices
+        # (a null answer is a null index, never a null dictionary entry).
+        answers = [v for _, v in self.whens] + [self.otherwise]
+        values = list(dict.fromkeys(a for a in answers if a is not None))
+        code = {v: i for i, v in enumerate(values)}
+        n = table.num_rows
+        result: pa.Array | pa.ChunkedArray = pa.nulls(n, pa.int32()) \
+            if self.otherwise is None else pa.repeat(pa.scalar(code[self.otherwise],
+                                                               pa.int32()), n)
         # Apply the rules last to first so the first matching `when` wins.
         for flt, value in reversed(self.whens):
             mask = filter_mask(table, flt)
-            result = pc.if_else(mask, pa.scalar(value, pa.string()), result)
-        return result
+            result = pc.if_else(mask, pa.scalar(None if value is None else code[value],
+                                                pa.int32()), result)
+        if isinstance(result, pa.ChunkedArray):
+            result = result.combine_chunks()
+        return pa.DictionaryArray.from_arrays(result, pa.array(values, pa.string()))
 
 
 def parse_expr(raw: Any) -> Expr:
