@@ -355,8 +355,6 @@ def _doc_answers(docs: pa.Array, paths: list[tuple[str, ...]],
 def _arrow_answers(docs: pa.Array, paths: list[tuple[str, ...]]) -> list[pa.Array] | None:
     """The text at each path of each document, read by Arrow's JSON reader;
     ``None`` where it refuses the documents or the paths (see :func:`_doc_answers`)."""
-    import io
-
     import pyarrow.json as pj
 
     tree: dict[str, Any] = {}
@@ -373,11 +371,19 @@ def _arrow_answers(docs: pa.Array, paths: list[tuple[str, ...]]) -> list[pa.Arra
     def to_type(node: dict[str, Any]) -> pa.DataType:
         return pa.struct([(k, pa.string() if v is None else to_type(v)) for k, v in node.items()])
 
-    text = "\n".join(docs.to_pylist()).encode() + b"\n"
+    # One document per line, built in Arrow: each document + "\n", and the
+    # result's contiguous value bytes are the reader's input.
+    lines = pc.binary_join_element_wise(docs, pa.scalar("", docs.type), pa.scalar("\n", docs.type))
+    width = 8 if pa.types.is_large_string(lines.type) else 4
+    offsets = lines.buffers()[1]
+    start, end = (int.from_bytes(offsets[width * i: width * (i + 1)].to_pybytes(), "little",
+                                 signed=True)
+                  for i in (lines.offset, lines.offset + len(lines)))
+    text = lines.buffers()[2].slice(start, end - start)
     opts = pj.ParseOptions(explicit_schema=pa.schema(list(to_type(tree))),
                            unexpected_field_behavior="ignore")
     try:
-        table = pj.read_json(io.BytesIO(text), parse_options=opts,
+        table = pj.read_json(pa.BufferReader(text), parse_options=opts,
                              read_options=pj.ReadOptions(use_threads=False,
                                                          block_size=max(1 << 20, len(text))))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
