@@ -20,7 +20,7 @@ from graphkit.contract.edges import NodeIndex, _all_valid, any_valid, narrow, pr
 from graphkit.contract.expr import JsonPath, filter_mask, json_paths
 from graphkit.contract.groups import aggregate, decode, decoded, encode, hash_ids, key_text
 from graphkit.contract.loader import LoadedContract
-from graphkit.contract.model import Aggregation, EdgeRule, NodeRule
+from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.graph import NODE_ID, GraphTables, NodeTable
 from graphkit.ids import NODE_ID_RECIPE
@@ -64,7 +64,9 @@ def _project_nodes(rule: NodeRule, rows: pa.Table) -> tuple[NodeTable, NodeIndex
     return NodeTable(rule.type, tuple(rule.key), table), NodeIndex(ktext, ids, pa.array(ranks))
 
 
-def _reject(contract: LoadedContract, rows: pa.Table) -> tuple[pa.Table, pa.Table]:
+def _reject_mask(contract: LoadedContract,
+                 rows: pa.Table) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """(rejected?, reason, column) per row: the first reject rule a row meets."""
     n = rows.num_rows
     reason = pa.nulls(n, pa.string())
     column = pa.nulls(n, pa.string())
@@ -85,7 +87,19 @@ def _reject(contract: LoadedContract, rows: pa.Table) -> tuple[pa.Table, pa.Tabl
                       "re-backfill them with a current writer"),
             reason)
         column = pc.if_else(fresh, pa.scalar("schema_version"), column)
-    bad = pc.is_valid(reason)
+    return pc.is_valid(reason), reason, column
+
+
+def _reject_columns(contract: LoadedContract) -> set[str]:
+    out = {"schema_version"}
+    for r in contract.spec.reject:
+        out |= r.when.columns()
+    return out
+
+
+def _split(rows: pa.Table, bad: pa.Array, reason: pa.Array,
+           column: pa.Array) -> tuple[pa.Table, pa.Table]:
+    """(kept rows, rejects with ``__reason`` and ``__column``)."""
     if not pc.any(bad).as_py():
         return rows, _plain(rows.slice(0, 0)).append_column("__reason",
                                                             pa.array([], pa.string())) \
@@ -169,15 +183,21 @@ def _first_rows(rows: pa.Table, column: str) -> tuple[pa.Array | None, int]:
     return pa.array(kept), n - len(kept)
 
 
-def _json_derived(contract: LoadedContract, rows: pa.Table) -> dict[str, pa.Array]:
-    """Derived JSON-path columns of input columns, each column's documents parsed once."""
+def _json_plan(contract: LoadedContract,
+               rows: pa.Table) -> dict[str, list[tuple[str, JsonPath]]]:
+    """The derived JSON-path columns of input columns, by the column they read."""
     by_column: dict[str, list[tuple[str, JsonPath]]] = {}
     for name, expr in contract.derived.items():
         if (isinstance(expr, JsonPath) and expr.column in rows.column_names
                 and expr.column not in contract.derived):
             by_column.setdefault(expr.column, []).append((name, expr))
+    return by_column
+
+
+def _json_derived(contract: LoadedContract, rows: pa.Table) -> dict[str, pa.Array]:
+    """Derived JSON-path columns of input columns, each column's documents parsed once."""
     out: dict[str, pa.Array] = {}
-    for column, exprs in by_column.items():
+    for column, exprs in _json_plan(contract, rows).items():
         values = json_paths(rows.column(column), [e.path for _, e in exprs])
         out.update({name: v for (name, _), v in zip(exprs, values, strict=True)})
     return out
@@ -209,32 +229,20 @@ def _used_columns(contract: LoadedContract) -> set[str]:
     return used
 
 
-def project(
-    contract: LoadedContract,
-    rows: pa.Table,
-    *,
-    granularity: str = "thread",
-    include_content: bool = False,
-) -> Projection:
-    """Turn contract-shaped rows (see :func:`graphkit.sources.rows.read_sources`)
-    into a :class:`~graphkit.graph.GraphTables`.
+def _key_columns(spec: Contract) -> list[str]:
+    """The dedupe and order columns, each once."""
+    dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
+    return list(dict.fromkeys([*dedupe, *(spec.order_by or [])]))
 
-    Properties computed from message content are left out unless
-    ``include_content`` is set.
-    """
-    if granularity not in ("thread", "message"):
-        raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
-    spec = contract.spec
-    read = rows.num_rows
-    # Group-bys over dictionary indices need one dictionary per column.
-    rows = combine_dictionaries(rows)
-    json_values = _json_derived(contract, rows)
-    for name, expr in contract.derived.items():
-        value = json_values.get(name)
-        rows = rows.append_column(name, expr.evaluate(rows) if value is None else value)
-    rows, rejects = _reject(contract, rows)
-    # Dedupe and order by row positions, then take only the columns the rules
-    # read, once: taking every column of a large table is the costly part.
+
+def _positions(spec: Contract, table: pa.Table, bad: pa.Array) -> tuple[pa.Array | None, int]:
+    """Positions (in ``table`` without its rejected rows) of the rows to use, in
+    order: duplicates dropped (the first row of each dedupe key stays), then
+    sorted by ``order_by``; ``None`` for all rows as they are. And the number
+    of duplicates dropped."""
+    rows = table.select(_key_columns(spec))
+    if pc.any(bad).as_py():
+        rows = rows.filter(pc.invert(bad))
     positions: pa.Array | None = None
     duplicates = 0
     dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
@@ -263,6 +271,57 @@ def project(
         keys = decoded(keys)
         order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in spec.order_by])
         positions = order if positions is None else pc.take(positions, order)
+    return positions, duplicates
+
+
+def project(
+    contract: LoadedContract,
+    rows: pa.Table,
+    *,
+    granularity: str = "thread",
+    include_content: bool = False,
+) -> Projection:
+    """Turn contract-shaped rows (see :func:`graphkit.sources.rows.read_sources`)
+    into a :class:`~graphkit.graph.GraphTables`.
+
+    Properties computed from message content are left out unless
+    ``include_content`` is set.
+    """
+    if granularity not in ("thread", "message"):
+        raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
+    spec = contract.spec
+    read = rows.num_rows
+    # Group-bys over dictionary indices need one dictionary per column.
+    rows = combine_dictionaries(rows)
+    # JSON paths (the one step with Python per document) run on a second
+    # thread while rejects, dedupe and order are worked out without them,
+    # unless those read a JSON-derived column.
+    deferred = {name for exprs in _json_plan(contract, rows).values() for name, _ in exprs}
+    base = rows
+    for name, expr in contract.derived.items():
+        if name in deferred or expr.columns() & deferred:
+            deferred.add(name)
+            continue
+        base = base.append_column(name, expr.evaluate(base))
+    keys = sorted(_reject_columns(contract) | set(_key_columns(spec)))
+    with _pool() as pool:
+        pending = pool.submit(_json_derived, contract, rows)
+        early = not (set(keys) & deferred)
+        if early:
+            bad, reason, column = _reject_mask(contract, base)
+            positions, duplicates = _positions(spec, base, bad)
+        json_values = pending.result()
+    for name, expr in contract.derived.items():
+        if name not in deferred:
+            rows = rows.append_column(name, base.column(name))
+        else:
+            value = json_values.get(name)
+            rows = rows.append_column(name, expr.evaluate(rows) if value is None else value)
+    del base
+    if not early:
+        bad, reason, column = _reject_mask(contract, rows)
+        positions, duplicates = _positions(spec, rows, bad)
+    rows, rejects = _split(rows, bad, reason, column)
     used_rows = rows.num_rows if positions is None else len(positions)
     used = _used_columns(contract)
     content = content_columns(contract)
