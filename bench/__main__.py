@@ -252,8 +252,9 @@ COLUMN_NOTES = [
     "the reject/dedupe/order steps the naive script also does.",
     "- Method: before every run the size's files are read once, untimed, so the OS page cache "
     "is warm for all three alike; each cell is the best (minimum) of N runs, each run a fresh "
-    "process (N in `runs` in results.json). Peak RSS is the process's `ru_maxrss` (the max "
-    "over the runs).",
+    "process (N in `runs` in results.json). Peak RSS is the process's own high-water mark "
+    "(`VmHWM`; not `ru_maxrss`, which Linux carries over from the parent across fork+exec), "
+    "the max over the runs.",
 ]
 
 

@@ -19,6 +19,16 @@ from typing import Any
 
 
 def _rss_mb() -> float:
+    # VmHWM is this address space's own high-water mark. ru_maxrss is not:
+    # Linux carries it across fork+exec, so a worker started by a parent that
+    # once held 500 MB (say, after generating the data) would report 500 MB.
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
