@@ -113,8 +113,10 @@ def load_contract(name_or_path: str = DEFAULT_CONTRACT) -> LoadedContract:
     path = find_contract(name_or_path)
     try:
         text = path.read_text(encoding="utf-8")
-        node = yaml.compose(text)
-        raw = yaml.safe_load(text)
+        # libyaml when present: the same documents and marks, several times faster.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        node = yaml.compose(text, Loader=loader)
+        raw = yaml.load(text, Loader=loader)  # a safe loader either way
     except (OSError, UnicodeDecodeError) as exc:
         raise ContractError(f"cannot read contract: {exc}", path=str(path)) from None
     except yaml.YAMLError as exc:
