@@ -302,11 +302,10 @@ def read_sources(
 
 def _kind(path: Path) -> str:
     """``iceberg``, ``claude``, ``codex`` or ``rows``."""
-    try:
-        from graphkit.sources.iceberg import is_iceberg_source
-        from graphkit.sources.transcripts import transcript_kind
-    except ImportError:  # pragma: no cover - the transcript readers ship with graphkit
-        return "rows"
+    # Imported here: plain row files never need the transcript/Iceberg readers.
+    from graphkit.sources.iceberg import is_iceberg_source
+    from graphkit.sources.transcripts import transcript_kind
+
     if is_iceberg_source(path):
         return "iceberg"
     kind = transcript_kind(path)
