@@ -111,3 +111,18 @@ def test_folder_of_files_with_different_columns(tmp_path: Path) -> None:
     assert g.node_counts()["Thread"] == 5
     assert g.node_counts()["Agent"] == 2
     assert g.edge_counts()["PARENT_THREAD"] == 3
+
+
+def test_bad_json_line_is_named_by_file_and_line(tmp_path: Path) -> None:
+    good = json.dumps({"session_id": "s", "message_id": "m"})
+    (tmp_path / "one.jsonl").write_text(good + "\n" + "{broken\n")
+    with pytest.raises(SourceError) as info:
+        build([tmp_path / "one.jsonl"])
+    assert (info.value.path, info.value.line) == (str(tmp_path / "one.jsonl"), 2)
+    folder = tmp_path / "many"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(good + "\n")
+    (folder / "b.jsonl").write_text(good + "\n\n" + "[1, 2]\n")
+    with pytest.raises(SourceError) as info:
+        build([folder])
+    assert (info.value.path, info.value.line) == (str(folder / "b.jsonl"), 3)

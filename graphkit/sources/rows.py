@@ -103,8 +103,13 @@ def _dataset(paths: list[Path], fmt: str, root: Path | None,
         return dataset
     # pyarrow takes a dataset's schema from its first file; a column that file
     # lacks would silently vanish from every other file. Unify all of them.
+    schemas = [dataset.schema]
+    for frag in dataset.get_fragments():
+        try:
+            schemas.append(frag.physical_schema)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise _read_error(Path(frag.path), fmt, exc) from None
     try:
-        schemas = [dataset.schema] + [f.physical_schema for f in dataset.get_fragments()]
         unified = pa.unify_schemas(schemas, promote_options="permissive")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise SourceError(f"files disagree on column types: {_first_line(exc)}",
@@ -152,8 +157,7 @@ def _rows_from_row_files(path: Path, contract: LoadedContract,
             return _read_dataset(_dataset([path], fmt, None, _text_columns(contract)),
                                  contract, include_content)
         except pa.ArrowInvalid as exc:
-            raise SourceError(f"cannot read rows: {_first_line(exc)}",
-                              path=str(path)) from None
+            raise _read_error(path, fmt, exc) from None
     groups = _row_files(path)
     if not groups:
         raise SourceError("no row files, transcripts or Iceberg table found here",
@@ -166,9 +170,36 @@ def _rows_from_row_files(path: Path, contract: LoadedContract,
             out.extend(_read_dataset(_dataset(files, fmt, path, _text_columns(contract)),
                                      contract, include_content))
         except pa.ArrowInvalid as exc:
-            raise SourceError(f"cannot read rows: {_first_line(exc)}", path=str(path)) from None
+            bad = next((f for f in files if _bad_json_line(f)), None) if fmt == "json" else None
+            raise _read_error(bad or path, fmt, exc) from None
     return out
 
+
+def _bad_json_line(path: Path) -> int | None:
+    """The 1-based number of the first line of ``path`` that is not a JSON object."""
+    try:
+        with path.open("rb") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    if not isinstance(json.loads(line), dict):
+                        return n
+                except ValueError:
+                    return n
+    except OSError:
+        return None
+    return None
+
+
+def _read_error(path: Path, fmt: str, exc: BaseException) -> SourceError:
+    """A read failure, pointing at the line for JSON Lines (Arrow says only "row N")."""
+    line = _bad_json_line(path) if fmt == "json" and path.is_file() else None
+    if line is not None:
+        return SourceError("not a JSON object on this line", path=str(path), line=line,
+                           hint="fix or remove the line; each line of a JSON Lines file "
+                                "is one row")
+    return SourceError(f"cannot read rows: {_first_line(exc)}", path=str(path))
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
