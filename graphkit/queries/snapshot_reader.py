@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphkit.queries.model import Hit, SessionSummary, ThreadInfo
+from graphkit.queries.walk import descendant_ids, parent_chain_ids
 
 _THREAD_COLS = ("id", "thread_id", "agent_id", "session_id", "kind", "messages")
 _SESSION_COLS = ("id", "session_id", "messages", "first_seen", "last_seen")
@@ -95,39 +96,23 @@ class SnapshotReader:
 
     def _parents_of(self, nid: str) -> list[str]:
         mask = pc.equal(self._parent.column("source"), nid)
-        return sorted(self._parent.filter(mask).column("target").to_pylist())
+        return self._parent.filter(mask).column("target").to_pylist()
+
+    def _children_of(self, level: list[str]) -> list[str]:
+        mask = pc.is_in(self._parent.column("target"), value_set=pa.array(level, pa.string()))
+        return self._parent.filter(mask).column("source").to_pylist()
 
     def parent_chain(self, thread_node_id: str) -> list[Hit]:
         """Parent threads, nearest first."""
-        chain: list[str] = []
-        seen = {thread_node_id}
-        cur = thread_node_id
-        while True:
-            parents = [p for p in self._parents_of(cur) if p not in seen]
-            if not parents:
-                break
-            cur = parents[0]
-            seen.add(cur)
-            chain.append(cur)
+        chain = parent_chain_ids(thread_node_id, self._parents_of)
         hits = self._hits(chain)
         return [hits[n] for n in chain]
 
     def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
         """Every thread below, with its depth (1 = a direct child)."""
-        depth_of: dict[str, int] = {}
-        seen = {thread_node_id}
-        frontier = [thread_node_id]
-        depth = 0
-        while frontier:
-            depth += 1
-            mask = pc.is_in(self._parent.column("target"), value_set=pa.array(frontier))
-            children = [c for c in dict.fromkeys(self._parent.filter(mask).column(
-                "source").to_pylist()) if c not in seen]
-            seen.update(children)
-            depth_of.update((c, depth) for c in children)
-            frontier = children
-        hits = self._hits(list(depth_of))
-        return [(hits[n], d) for n, d in depth_of.items()]
+        below = descendant_ids(thread_node_id, self._children_of)
+        hits = self._hits([n for n, _ in below])
+        return [(hits[n], d) for n, d in below]
 
     # -- whole-graph questions: Python indexes, built once ------------------
     @cached_property

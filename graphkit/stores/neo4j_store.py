@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from graphkit.errors import StoreError
 from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
 from graphkit.queries import cypher
 from graphkit.queries.model import Hit, SessionSummary, ThreadInfo
+from graphkit.queries.walk import descendant_ids, parent_chain_ids
 
 IfExists = Literal["merge", "replace", "fail"]
 IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
@@ -287,41 +287,26 @@ class Neo4jStore:
         return sorted(hits, key=lambda h: (h.type, h.id, h.node_id))
 
     def parent_chain(self, thread_node_id: str) -> list[Hit]:
-        """Ancestor threads along PARENT_THREAD, nearest first; on a fork the
-        smallest parent id; stops before a node already seen (a cycle)."""
-        parents: dict[str, list[Hit]] = {}
+        """Ancestor threads along PARENT_THREAD, nearest first (the walking
+        rules are :mod:`graphkit.queries.walk`'s; one query fetches the edges)."""
+        parents: dict[str, list[str]] = {}
+        hits: dict[str, Hit] = {}
         for r in self._read(cypher.PARENT_EDGES, id=thread_node_id):
-            parents.setdefault(r["child"], []).append(_thread_hit(r))
-        out: list[Hit] = []
-        seen = {thread_node_id}
-        current = thread_node_id
-        while True:
-            options = sorted(
-                (h for h in parents.get(current, []) if h.node_id not in seen),
-                key=lambda h: h.node_id,
-            )
-            if not options:
-                return out
-            out.append(options[0])
-            current = options[0].node_id
-            seen.add(current)
+            parents.setdefault(r["child"], []).append(r["node_id"])
+            hits[r["node_id"]] = _thread_hit(r)
+        return [hits[n] for n in parent_chain_ids(thread_node_id, parents.get)]
 
     def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
         """Threads below along reversed PARENT_THREAD, each once at its smallest
-        depth (breadth-first), ordered by depth then id."""
-        children: dict[str, list[Hit]] = {}
+        depth, ordered by depth then id."""
+        children: dict[str, list[str]] = {}
+        hits: dict[str, Hit] = {}
         for r in self._read(cypher.CHILD_EDGES, id=thread_node_id):
-            children.setdefault(r["parent"], []).append(_thread_hit(r))
-        out: list[tuple[Hit, int]] = []
-        seen = {thread_node_id}
-        queue = deque([(thread_node_id, 0)])
-        while queue:
-            node, depth = queue.popleft()
-            for child in sorted(children.get(node, []), key=lambda h: (h.id, h.node_id)):
-                if child.node_id not in seen:
-                    seen.add(child.node_id)
-                    out.append((child, depth + 1))
-                    queue.append((child.node_id, depth + 1))
+            children.setdefault(r["parent"], []).append(r["node_id"])
+            hits[r["node_id"]] = _thread_hit(r)
+        below = descendant_ids(
+            thread_node_id, lambda level: [c for n in level for c in children.get(n, [])])
+        out = [(hits[n], d) for n, d in below]
         return sorted(out, key=lambda hd: (hd[1], hd[0].id, hd[0].node_id))
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:

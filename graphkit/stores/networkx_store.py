@@ -8,7 +8,6 @@ twice leaves one node and one edge per id — a rerun converges.
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,6 +17,7 @@ import pyarrow as pa
 from graphkit.errors import StoreError
 from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.queries.model import Hit, SessionSummary, ThreadInfo
+from graphkit.queries.walk import descendant_ids, parent_chain_ids
 
 LoadPolicy = Literal["merge", "replace", "fail"]
 TYPE = "type"  # the node/edge attribute holding the label or relationship type
@@ -172,30 +172,15 @@ class NetworkXStore:
 
     def parent_chain(self, thread_node_id: str) -> list[Hit]:
         """Parent threads, nearest first."""
-        out: list[Hit] = []
-        seen = {thread_node_id}
-        cur = thread_node_id
-        while True:
-            parents = sorted(p for p in self._neighbours(cur, "PARENT_THREAD") if p not in seen)
-            if not parents:
-                return out
-            cur = parents[0]
-            seen.add(cur)
-            out.append(self._hit(cur))
+        chain = parent_chain_ids(thread_node_id,
+                                 lambda n: self._neighbours(n, "PARENT_THREAD"))
+        return [self._hit(n) for n in chain]
 
     def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
         """Every thread below, with its depth (1 = a direct child)."""
-        out: list[tuple[Hit, int]] = []
-        seen = {thread_node_id}
-        queue = deque([(thread_node_id, 0)])
-        while queue:
-            nid, depth = queue.popleft()
-            for child in self._neighbours(nid, "PARENT_THREAD", incoming=True):
-                if child not in seen:
-                    seen.add(child)
-                    out.append((self._hit(child), depth + 1))
-                    queue.append((child, depth + 1))
-        return out
+        below = descendant_ids(thread_node_id, lambda level: [
+            c for n in level for c in self._neighbours(n, "PARENT_THREAD", incoming=True)])
+        return [(self._hit(n), d) for n, d in below]
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
         """All threads of a session, each with its parent's node id."""
