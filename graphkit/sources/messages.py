@@ -17,7 +17,15 @@ import pyarrow.dataset as ds
 
 from graphkit.errors import SourceError
 from graphkit.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
-from graphkit.sources.rows import SourceRows, _first_line, _kind, _row_files
+from graphkit.sources.rows import (
+    SourceRows,
+    _first_line,
+    _read_error,
+    _row_files,
+    file_format,
+    gather_sources,
+    since_filter,
+)
 
 # Output schema: the table's types, every column nullable, so a row a source
 # got wrong (say, no session) is written as it is rather than refused here.
@@ -44,16 +52,14 @@ def _to_schema(table: pa.Table, source: str) -> pa.Table:
 
 
 def _row_file_table(path: Path) -> list[tuple[str, pa.Table]]:
-    files = {"rows": [path]} if path.is_file() else _row_files(path)
+    files = [path] if path.is_file() else [f for fs in _row_files(path).values() for f in fs]
     out = []
-    for fmt_files in files.values():
-        for f in fmt_files:
-            fmt = {"parquet": "parquet", "pq": "parquet", "jsonl": "json", "ndjson": "json"}.get(
-                f.suffix.lstrip(".").lower(), "ipc")
-            try:
-                out.append((str(f), ds.dataset(str(f), format=fmt).to_table()))
-            except (pa.ArrowInvalid, OSError) as exc:
-                raise SourceError(f"cannot read rows: {_first_line(exc)}", path=str(f)) from None
+    for f in files:
+        fmt = file_format(f)
+        try:
+            out.append((str(f), ds.dataset(str(f), format=fmt).to_table()))
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise _read_error(f, fmt, exc) from None
     if not out:
         raise SourceError("no rows found", path=str(path))
     return out
@@ -71,36 +77,12 @@ def read_message_rows(
 
     Content columns are written as nulls unless ``include_content`` is set.
     """
-    pieces: list[tuple[str, pa.Table]] = []
-    transcripts: list[Path] = []
     result = SourceRows(table=pa.table({}))
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if not path.exists():
-            raise SourceError("no such file or folder", path=str(path), hint="check the path")
-        kind = _kind(path)
-        if kind == "iceberg":
-            from graphkit.sources.iceberg import read_iceberg
-
-            pieces.append((str(path), read_iceberg(path)))
-        elif kind in ("claude", "codex"):
-            transcripts.append(path)
-        else:
-            pieces.extend(_row_file_table(path))
-    if transcripts:
-        from graphkit.sources.transcripts import read_transcripts
-
-        tr = read_transcripts(transcripts, strict=strict, since=since, cache_dir=cache_dir)
-        result.skipped.extend({"path": s.path, "line": s.line, "reason": s.reason}
-                              for s in tr.skipped)
-        pieces.append(("transcripts", tr.table))
+    pieces = gather_sources(paths, result, read_rows=_row_file_table, iceberg_columns=None,
+                            strict=strict, since=since, cache_dir=cache_dir)
     if not pieces:
         raise SourceError("no sources given", hint="name at least one file or folder")
-    table = pa.concat_tables([_to_schema(t, label) for label, t in pieces])
-    if since is not None:
-        bound = pa.scalar(since, pa.timestamp("us", tz="UTC"))
-        table = table.filter(pc.fill_null(
-            pc.greater_equal(table.column("message_created_at"), bound), False))
+    table = since_filter(pa.concat_tables([_to_schema(t, label) for label, t in pieces]), since)
     if not include_content:
         for name in CONTENT_COLUMNS:
             i = table.schema.get_field_index(name)

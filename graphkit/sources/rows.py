@@ -42,6 +42,16 @@ _FORMATS = {
 Progress = Callable[[str], None]
 
 
+def file_format(path: Path) -> str:
+    """The pyarrow dataset format of a row file, from its suffix."""
+    fmt = _FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise SourceError("unsupported file type", path=str(path),
+                          hint="give .parquet, .arrow/.feather/.ipc, .jsonl/.ndjson, "
+                               "a transcript, or a folder of them")
+    return fmt
+
+
 @dataclass
 class SourceRows:
     """Rows read from all sources, plus what the reading found along the way."""
@@ -148,11 +158,7 @@ def _read_dataset(dataset: ds.Dataset, contract: LoadedContract,
 def _rows_from_row_files(path: Path, contract: LoadedContract,
                          include_content: bool = False) -> list[tuple[str, pa.Table]]:
     if path.is_file():
-        fmt = _FORMATS.get(path.suffix.lower())
-        if fmt is None:
-            raise SourceError("unsupported file type", path=str(path),
-                              hint="give .parquet, .arrow/.feather/.ipc, .jsonl/.ndjson, "
-                                   "a transcript, or a folder of them")
+        fmt = file_format(path)
         try:
             return _read_dataset(_dataset([path], fmt, None, _text_columns(contract)),
                                  contract, include_content)
@@ -280,10 +286,56 @@ def read_sources(
 
     Adds ``__file`` and ``__row`` (1-based) provenance columns.
     """
+    result = SourceRows(table=pa.table({}))
+    pieces = gather_sources(
+        paths, result,
+        read_rows=lambda path: _rows_from_row_files(path, contract, include_content),
+        iceberg_columns=sorted(_wanted(contract, include_content)),
+        strict=strict, since=since, cache_dir=cache_dir, progress=progress,
+        fingerprints=fingerprints)
+    tables = []
+    for label, table in pieces:
+        conformed = conform(contract, table, label)
+        tables.append(_tag(conformed, label))
+    if not tables:
+        raise SourceError("no sources given", hint="name at least one file or folder")
+    tables = _unify_text(_unify_json(tables, contract))
+    combined = combine_dictionaries(pa.concat_tables(tables, promote_options="permissive"))
+    result.table = since_filter(combined, since)
+    return result
+
+
+def since_filter(table: pa.Table, since: datetime | None) -> pa.Table:
+    """Rows of ``table`` at or after ``since`` (all rows if ``since`` is None)."""
+    if since is None or "message_created_at" not in table.column_names:
+        return table
+    bound = pa.scalar(since, pa.timestamp("us", tz="UTC"))
+    return table.filter(
+        pc.fill_null(pc.greater_equal(table.column("message_created_at"), bound), False))
+
+
+def gather_sources(
+    paths: Sequence[Path],
+    result: SourceRows,
+    *,
+    read_rows: Callable[[Path], list[tuple[str, pa.Table]]],
+    iceberg_columns: Sequence[str] | None,
+    strict: bool = False,
+    since: datetime | None = None,
+    cache_dir: Path | None = None,
+    progress: Progress | None = None,
+    fingerprints: bool = False,
+) -> list[tuple[str, pa.Table]]:
+    """Read each source by its kind into ``(label, table)`` pieces.
+
+    Row files go through ``read_rows``; Iceberg caches are read with
+    ``iceberg_columns``; all transcripts are read together (their cross-file
+    links need it), their skipped lines, fingerprints and a note landing in
+    ``result``.
+    """
     say = progress or (lambda _msg: None)
     pieces: list[tuple[str, pa.Table]] = []
     transcript_paths: list[Path] = []
-    result = SourceRows(table=pa.table({}))
     for raw in paths:
         path = Path(raw).expanduser()
         if not path.exists():
@@ -294,12 +346,11 @@ def read_sources(
         if kind == "iceberg":
             from graphkit.sources.iceberg import read_iceberg
 
-            table = read_iceberg(path, columns=sorted(_wanted(contract, include_content)))
-            pieces.append((str(path), table))
+            pieces.append((str(path), read_iceberg(path, columns=iceberg_columns)))
         elif kind in ("claude", "codex"):
             transcript_paths.append(path)
         else:
-            pieces.extend(_rows_from_row_files(path, contract, include_content))
+            pieces.extend(read_rows(path))
         if fingerprints and kind == "rows":
             files = [path] if path.is_file() else [
                 f for fs in _row_files(path).values() for f in fs]
@@ -315,20 +366,7 @@ def read_sources(
             f"transcripts: {tr.files_read} file(s) parsed, {tr.files_reused} reused from the "
             f"index, {len(tr.skipped)} line(s) skipped")
         pieces.append((",".join(str(p) for p in transcript_paths), tr.table))
-    tables = []
-    for label, table in pieces:
-        conformed = conform(contract, table, label)
-        tables.append(_tag(conformed, label))
-    if not tables:
-        raise SourceError("no sources given", hint="name at least one file or folder")
-    tables = _unify_text(_unify_json(tables, contract))
-    combined = combine_dictionaries(pa.concat_tables(tables, promote_options="permissive"))
-    if since is not None and "message_created_at" in combined.column_names:
-        bound = pa.scalar(since, pa.timestamp("us", tz="UTC"))
-        combined = combined.filter(
-            pc.fill_null(pc.greater_equal(combined.column("message_created_at"), bound), False))
-    result.table = combined
-    return result
+    return pieces
 
 
 def _kind(path: Path) -> str:
