@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -133,9 +133,10 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     if snapshot_dir is None and store != "neo4j":
         raise UserError("give --snapshot DIR to say where the graph goes (or --store neo4j)")
-    neo = _neo4j_store(ask_password) if store == "neo4j" else None
     paths = list(sources) or _default_sources()
-    with _progress(not as_json and sys.stderr.isatty()) as say:
+    with ExitStack() as stack, _progress(not as_json and sys.stderr.isatty()) as say:
+        # Connected (and the credentials checked) before the build, not after it.
+        neo = stack.enter_context(_neo4j_store(ask_password)) if store == "neo4j" else None
         result = run_build(paths, contract=contract, granularity=granularity, strict=strict,
                            since=_parse_since(since), include_content=include_content,
                            cache_dir=cache_dir or _cache_dir(snapshot_dir), progress=say)
@@ -155,8 +156,7 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
             summary["snapshot"] = str(snapshot_dir)
         if neo is not None:
             say(f"loading into Neo4j at {neo.config.display_uri}")
-            with neo:
-                report = neo.load(result.graph, if_exists=if_exists, batch_size=batch_size)
+            report = neo.load(result.graph, if_exists=if_exists, batch_size=batch_size)
             summary["neo4j"] = report.to_json()
     if as_json:
         _echo_json(summary)
@@ -262,13 +262,14 @@ def neo4j_server(port: int, data_dir: Path | None) -> None:
 
 # -- queries ----------------------------------------------------------------
 def _neo4j_store(ask_password: bool, **kwargs: Any) -> Any:
-    """A Neo4j store from NEO4J_* (the password optionally prompted, never echoed)."""
+    """A Neo4j store from NEO4J_* (the password optionally prompted, never echoed).
+
+    Use it in a ``with``: entering checks the connection, leaving closes it.
+    """
     from graphkit.stores.neo4j_store import Neo4jConfig, Neo4jStore
 
     password = click.prompt("Neo4j password", hide_input=True) if ask_password else None
-    store = Neo4jStore(Neo4jConfig.from_env(password=password), **kwargs)
-    store.verify()
-    return store
+    return Neo4jStore(Neo4jConfig.from_env(password=password), **kwargs)
 
 
 @contextmanager
