@@ -32,8 +32,8 @@ def assert_same_graph(a: GraphTables, b: GraphTables, *, skip: dict[str, set[str
 
 
 @pytest.fixture(scope="module")
-def cache_fixture(shared: Path) -> Path:
-    return shared / "fixtures" / "hypaware-cache"
+def cache_fixture(fixtures: Path) -> Path:
+    return fixtures / "hypaware-cache"
 
 
 def test_cache_graph_equals_transcript_graph(cache_fixture: Path) -> None:
@@ -72,13 +72,13 @@ def test_cache_lineage_matches_its_readme(cache_fixture: Path, tmp_path: Path) -
 
 @pytest.mark.parametrize("which", ["hypaware-home", "transcripts"])
 def test_rows_written_by_graphkit_rows_build_the_same_graph(
-    shared: Path, tmp_path: Path, which: str
+    fixtures: Path, tmp_path: Path, which: str
 ) -> None:
     if which == "hypaware-home":
-        home = shared / "fixtures" / "hypaware-cache" / "home"
+        home = fixtures / "hypaware-cache" / "home"
         sources = [home / ".claude" / "projects", home / ".codex" / "sessions"]
     else:
-        sources = [shared / "fixtures" / "transcripts"]
+        sources = [fixtures / "transcripts"]
     out = tmp_path / "rows.parquet"
     r = CliRunner().invoke(cli, ["rows", *map(str, sources), "--out", str(out),
                                  "--cache-dir", str(tmp_path / "cache")])

@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 
-def shared_dir() -> Path:
-    """Return the project's ``shared/`` folder (fixtures); fail loudly when it is missing.
-
-    CI runs from a fresh clone with ``shared/`` beside the repository; ``$GRAPHKIT_SHARED``
-    overrides the location.
-    """
-    env = os.environ.get("GRAPHKIT_SHARED")
-    repo = Path(__file__).resolve().parents[2]
-    candidates = [Path(env)] if env else []
-    candidates += [repo / ".." / "shared", repo / "shared"]
-    for candidate in candidates:
-        if (candidate / "fixtures").is_dir():
-            return candidate.resolve()
-    raise RuntimeError(
-        "fixtures not found: expected shared/fixtures beside the repository "
-        f"({repo.parent / 'shared'}) or $GRAPHKIT_SHARED; tests need the real fixtures")
-
-
 def fixtures() -> Path:
-    return shared_dir() / "fixtures"
+    """``tests/fixtures`` of this repository: the real-world transcripts and cache."""
+    return Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def write_jsonl(path: Path, entries: list[dict[str, Any]]) -> Path:
