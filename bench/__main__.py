@@ -166,9 +166,9 @@ def cli_lineage(snapshot: Path, ids: list[str], runs: int) -> dict[str, Any]:
 def start_neo4j() -> tuple[Any, str]:
     """A throwaway local server via graphkit's helper, or (None, why not)."""
     try:
-        from graphkit.stores.neo4j_server import start_local_neo4j
+        from graphkit.stores.neo4j.server import start_local_neo4j
     except ImportError as exc:
-        return None, f"graphkit.stores.neo4j_server is not available ({exc})"
+        return None, f"graphkit.stores.neo4j.server is not available ({exc})"
     if shutil.which("java") is None:
         return None, "java is not on PATH"
     try:

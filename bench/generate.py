@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from graphkit.schema import MESSAGES_SCHEMA
+from graphkit.core.schema import MESSAGES_SCHEMA
 
 EPOCH = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
 EPOCH_US = int(EPOCH.timestamp() * 1_000_000)

@@ -3,7 +3,7 @@
 Rows become Python dicts (``pq.read_table(...).to_pylist()``), then the
 NetworkX graph is built one row at a time with the default contract's identity
 rules, written out by hand: the same Session/Thread/Agent/Workspace/Model/Tool
-nodes with the same deterministic ids (:func:`graphkit.ids.node_id`), the same
+nodes with the same deterministic ids (:func:`graphkit.core.ids.node_id`), the same
 properties, and the same HAS_THREAD/HAS_AGENT/PARENT_THREAD/IN_WORKSPACE/
 USED_MODEL/CALLED_TOOL edges. :func:`compare` checks that it equals graphkit's
 graph, so the benchmark compares two builds of one graph.
@@ -27,7 +27,7 @@ from typing import Any
 import networkx as nx
 import pyarrow.parquet as pq
 
-from graphkit.ids import node_id
+from graphkit.core.ids import node_id
 
 # The non-content input columns of the default contract (what graphkit reads).
 COLUMNS = ["session_id", "conversation_id", "agent_id", "parent_thread_id", "is_sidechain",

@@ -24,10 +24,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from graphkit.graph import EdgeTable, GraphTables, NodeTable
-from graphkit.queries import cypher
-from graphkit.stores.neo4j_server import start_local_neo4j
-from graphkit.stores.neo4j_store import DEFAULT_BATCH_SIZE, Neo4jConfig, Neo4jStore
+from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.stores.neo4j import cypher
+from graphkit.stores.neo4j.server import start_local_neo4j
+from graphkit.stores.neo4j.store import DEFAULT_BATCH_SIZE, Neo4jConfig, Neo4jStore
 
 TS = pa.timestamp("us", tz="UTC")
 _NS = uuid.UUID("0c6c1f7e-5b1a-4d38-9d7e-6a1b4c2d9e01")

@@ -128,7 +128,7 @@ def neo4j(path: str, uri: str, password: str, naive_sample: str = "3000",
     from bench.naive import build_graph, neo4j_per_row, neo4j_statements, read_rows
     from graphkit.pipeline import build
     from graphkit.queries.lineage import lineage
-    from graphkit.stores.neo4j_store import Neo4jConfig, Neo4jStore
+    from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 
     r = build([Path(path)], fingerprints=False)
     cfg = Neo4jConfig(uri=uri, password=password)

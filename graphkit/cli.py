@@ -1,7 +1,7 @@
 """The ``graphkit`` command: a thin layer over the library.
 
 Each command parses its options, calls one library function and prints the
-result. Errors a user can cause (:class:`~graphkit.errors.GraphkitError`)
+result. Errors a user can cause (:class:`~graphkit.core.errors.GraphkitError`)
 become one line on stderr and exit code 2, never a traceback.
 """
 
@@ -21,8 +21,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
 
-from graphkit.errors import GraphkitError
-from graphkit.queries.model import LineageReader, TreeNode
+from graphkit.core.errors import GraphkitError
+from graphkit.queries.model import TreeNode
+from graphkit.stores.base import LineageReader
 
 err_console = Console(stderr=True, highlight=False)
 
@@ -246,7 +247,7 @@ def neo4j_server(port: int, data_dir: Path | None) -> None:
     """
     import time
 
-    from graphkit.stores.neo4j_server import start_local_neo4j
+    from graphkit.stores.neo4j.server import start_local_neo4j
 
     with _progress(sys.stderr.isatty()) as say:
         say("building/starting Neo4j (first run downloads its jars from Maven Central)")
@@ -266,7 +267,7 @@ def _neo4j_store(ask_password: bool, **kwargs: Any) -> Any:
 
     Use it in a ``with``: entering checks the connection, leaving closes it.
     """
-    from graphkit.stores.neo4j_store import Neo4jConfig, Neo4jStore
+    from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 
     password = click.prompt("Neo4j password", hide_input=True) if ask_password else None
     return Neo4jStore(Neo4jConfig.from_env(password=password), **kwargs)
@@ -283,7 +284,7 @@ def _reader(snapshot_dir: Path | None, neo4j: bool,
         return
     if snapshot_dir is None:
         raise UserError("give --snapshot DIR (or --neo4j) to say which graph to ask")
-    from graphkit.queries.snapshot_reader import SnapshotReader
+    from graphkit.snapshot.reader import SnapshotReader
 
     # Straight from the Arrow tables, not through NetworkX: a user at the
     # prompt asking about one id should not wait for a whole graph to load.
@@ -449,7 +450,7 @@ def check(sources: tuple[Path, ...], contract: str, as_json: bool) -> None:
 
     Example: graphkit check samples/rows
     """
-    from graphkit.checks import check_rows
+    from graphkit.contract.checks import check_rows
     from graphkit.contract.loader import load_contract
     from graphkit.sources.rows import read_sources
 

@@ -18,8 +18,8 @@ import pyarrow as pa
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
 from graphkit.contract.project import Projection, project
 from graphkit.contract.validate import conform
-from graphkit.graph import GraphTables
-from graphkit.schema import MESSAGES_SCHEMA
+from graphkit.core.graph import GraphTables
+from graphkit.core.schema import MESSAGES_SCHEMA
 from graphkit.sources.rows import Progress, SourceRows, read_sources
 
 

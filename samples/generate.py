@@ -25,7 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graphkit.schema import MESSAGES_SCHEMA
+from graphkit.core.schema import MESSAGES_SCHEMA
 
 EPOCH = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 

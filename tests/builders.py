@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graphkit.schema import MESSAGES_SCHEMA
+from graphkit.core.schema import MESSAGES_SCHEMA
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from graphkit.cli import cli
-from graphkit.graph import GraphTables
+from graphkit.core.graph import GraphTables
 from graphkit.pipeline import build
 
 # What HypAware's backfill does not record, and so a graph from its cache

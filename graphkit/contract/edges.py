@@ -17,8 +17,8 @@ import pyarrow.compute as pc
 from graphkit.contract.expr import filter_mask
 from graphkit.contract.groups import aggregate, decoded, key_text
 from graphkit.contract.model import Aggregation, EdgeRule, EndRef, Filter
-from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
-from graphkit.ids import _NULL, _SEP
+from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
+from graphkit.core.ids import _NULL, _SEP
 
 _ROWS = "__rows"
 _SRC_RANK = "__src_rank"

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.model import Aggregation
-from graphkit.ids import _NULL, _SEP, NODE_ID_RECIPE
+from graphkit.core.ids import _NULL, _SEP, NODE_ID_RECIPE
 
 # Aggregations that give the same answer on a dictionary's indices as on its values.
 _ON_INDICES = ("first", "last", "count", "count_distinct", "count_all")
@@ -112,7 +112,7 @@ def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation]) -
 
 
 def key_text(parts: list[pa.Array | pa.ChunkedArray | None], n: int) -> pa.Array:
-    """One text per row joining the key parts the way :func:`graphkit.ids.node_id` does.
+    """One text per row joining the key parts the way :func:`graphkit.core.ids.node_id` does.
 
     ``None`` in ``parts`` is a key part that is always null.
     """
@@ -128,7 +128,7 @@ def key_text(parts: list[pa.Array | pa.ChunkedArray | None], n: int) -> pa.Array
 
 
 def hash_ids(node_type: str, keys: pa.Array) -> pa.Array:
-    """Node ids for distinct key texts (see :func:`graphkit.ids.node_id`).
+    """Node ids for distinct key texts (see :func:`graphkit.core.ids.node_id`).
 
     Only the SHA-256 per key runs in Python; the UUID text is built for all
     ids at once with numpy (what ``str(uuid.UUID(bytes=digest[:16], version=5))``

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from graphkit.contract.expr import Expr, parse_expr
 from graphkit.contract.model import Contract, Filter
-from graphkit.errors import ContractError
+from graphkit.core.errors import ContractError
 
 DEFAULT_CONTRACT = "ai-gateway-graph"
 

@@ -1,7 +1,7 @@
 """The graph contract as typed data: what a contract file may say.
 
 A contract is YAML; this module validates it (pydantic) and turns every
-problem into a :class:`~graphkit.errors.ContractError` that points at the
+problem into a :class:`~graphkit.core.errors.ContractError` that points at the
 line of the contract file, before any row is read.
 """
 

@@ -22,9 +22,9 @@ from graphkit.contract.groups import aggregate, decode, decoded, encode, hash_id
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
-from graphkit.graph import NODE_ID, GraphTables, NodeTable
-from graphkit.ids import NODE_ID_RECIPE
-from graphkit.schema import CONTENT_COLUMNS
+from graphkit.core.graph import NODE_ID, GraphTables, NodeTable
+from graphkit.core.ids import NODE_ID_RECIPE
+from graphkit.core.schema import CONTENT_COLUMNS
 from graphkit.sources.rows import FILE_COL, ROW_COL, arange
 
 _ORDER = "__order"
@@ -282,7 +282,7 @@ def project(
     include_content: bool = False,
 ) -> Projection:
     """Turn contract-shaped rows (see :func:`graphkit.sources.rows.read_sources`)
-    into a :class:`~graphkit.graph.GraphTables`.
+    into a :class:`~graphkit.core.graph.GraphTables`.
 
     Properties computed from message content are left out unless
     ``include_content`` is set.

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.loader import LoadedContract
-from graphkit.errors import SourceError
+from graphkit.core.errors import SourceError
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 # Text columns read dictionary-encoded (Parquet stores ids and names that way)

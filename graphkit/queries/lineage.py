@@ -1,7 +1,7 @@
 """Subagent lineage: up to the session, down to every descendant, and whole
 session trees — the same answers from any store.
 
-Every function takes a :class:`~graphkit.queries.model.LineageReader` (the
+Every function takes a :class:`~graphkit.stores.base.LineageReader` (the
 NetworkX store or the Neo4j store) and the id a user holds: an ``agent_id``,
 a thread id (``conversation_id``) or a ``session_id``.
 
@@ -19,16 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from graphkit.errors import QueryError
-from graphkit.queries.model import (
-    Hit,
-    Lineage,
-    LineageReader,
-    Ref,
-    SessionSummary,
-    ThreadInfo,
-    TreeNode,
-)
+from graphkit.core.errors import QueryError
+from graphkit.queries.model import Lineage, Ref, TreeNode
+from graphkit.stores.base import Hit, LineageReader, SessionSummary, ThreadInfo
 
 
 def _describe(h: Hit) -> str:
@@ -50,7 +43,7 @@ def resolve(reader: LineageReader, user_id: str) -> Hit:
     >>> resolve(store, "nope")
     Traceback (most recent call last):
     ...
-    graphkit.errors.QueryError: no thread, agent or session has the id 'nope'; ...
+    graphkit.core.errors.QueryError: no thread, agent or session has the id 'nope'; ...
     """
     hits = reader.resolve(user_id)
     threads = {h.node_id: h for h in hits if h.type == "Thread"}

@@ -1,14 +1,11 @@
-"""What lineage queries return, the same for every store.
-
-Each store answers a few primitive questions (:class:`LineageReader`); the
-functions in :mod:`graphkit.queries.lineage` compose them, sort them and shape
-them, so NetworkX and Neo4j give byte-identical ``--json`` output.
-"""
+"""What lineage queries return, the same for every store."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
+
+from graphkit.stores.base import ThreadInfo
 
 
 @dataclass(frozen=True, order=True)
@@ -26,54 +23,6 @@ class Ref:
     def to_json(self) -> dict[str, str]:
         """The ``{"type", "id"}`` object used in ``--json`` output."""
         return {"type": self.type, "id": self.id}
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A node matching a user's id: its store-internal node id and where it lives."""
-
-    type: str  # "Thread" or "Session"
-    node_id: str  # the deterministic graph id
-    id: str  # the user-facing id
-    session_id: str
-
-
-@dataclass(frozen=True)
-class ThreadInfo:
-    """One thread of a session, with the node id of its parent thread if any."""
-
-    node_id: str
-    id: str
-    parent_node_id: str | None
-    kind: str | None = None
-    agent_type: str | None = None
-    description: str | None = None
-    messages: int | None = None
-
-
-@dataclass
-class SessionSummary:
-    """One row of ``graphkit sessions``."""
-
-    session_id: str
-    threads: int
-    agents: int
-    messages: int
-    first_seen: str | None = None
-    last_seen: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The object printed by ``graphkit sessions --json``."""
-        return {
-            "session_id": self.session_id,
-            "threads": self.threads,
-            "agents": self.agents,
-            "messages": self.messages,
-            "first_seen": self.first_seen,
-            "last_seen": self.last_seen,
-        }
-
-
 @dataclass
 class Lineage:
     """The answer of ``graphkit lineage`` for one id."""
@@ -91,8 +40,6 @@ class Lineage:
             "ancestors": [r.to_json() for r in self.ancestors],
             "descendants": [r.to_json() for r in self.descendants],
         }
-
-
 @dataclass
 class TreeNode:
     """A thread in a session tree, children ordered by id."""
@@ -111,30 +58,3 @@ class TreeNode:
                 out["agent_type"] = self.info.agent_type
         out["children"] = [c.to_json() for c in self.children]
         return out
-
-
-class LineageReader(Protocol):
-    """The primitive questions every store answers."""
-
-    def resolve(self, user_id: str) -> list[Hit]:
-        """Thread nodes whose user-facing id or ``agent_id`` equals ``user_id``,
-        and Session nodes whose ``session_id`` equals it."""
-        ...
-
-    def parent_chain(self, thread_node_id: str) -> list[Hit]:
-        """Parent threads of a thread, nearest first, following PARENT_THREAD
-        edges; stops before a node already seen (a cycle)."""
-        ...
-
-    def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
-        """Every thread below a thread along reversed PARENT_THREAD edges, with
-        its depth (1 = direct child); each thread once, at its smallest depth."""
-        ...
-
-    def session_threads(self, session_id: str) -> list[ThreadInfo]:
-        """All Thread nodes of a session with their parent's node id."""
-        ...
-
-    def sessions(self) -> list[SessionSummary]:
-        """One summary per Session node."""
-        ...

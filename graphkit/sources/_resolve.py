@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.schema import MESSAGES_SCHEMA, SCHEMA_VERSION
+from graphkit.core.schema import MESSAGES_SCHEMA, SCHEMA_VERSION
 from graphkit.sources._rows import PRE_SCHEMA, FileParse, dumps
 
 GATEWAY_ID = "graphkit-local"

@@ -28,8 +28,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graphkit.errors import SourceError
-from graphkit.schema import JSON_COLUMNS, MESSAGES_SCHEMA
+from graphkit.core.errors import SourceError
+from graphkit.core.schema import JSON_COLUMNS, MESSAGES_SCHEMA
 from graphkit.sources.variant import VariantError, decode_variant_struct, is_variant_struct
 
 _MAX_DEPTH = 6  # cache/ → datasets/<name>/source=<x>/table is 4 levels down

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from graphkit.errors import SourceError
-from graphkit.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
+from graphkit.core.errors import SourceError
+from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
 from graphkit.sources.rows import (
     SourceRows,
     _first_line,

@@ -23,7 +23,7 @@ import pyarrow.dataset as ds
 
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.validate import TEXT_DICT, combine_dictionaries, conform
-from graphkit.errors import SourceError
+from graphkit.core.errors import SourceError
 
 # Provenance columns added to every row; the projection drops them.
 FILE_COL = "__file"
@@ -92,7 +92,7 @@ def _text_columns(contract: LoadedContract) -> list[str]:
     (and the projection's own encoding of them). Content is mostly distinct, so
     it stays plain.
     """
-    from graphkit.schema import CONTENT_COLUMNS
+    from graphkit.core.schema import CONTENT_COLUMNS
 
     return sorted(n for n, c in contract.spec.input.items()
                   if c.type in ("string", "json") and n not in CONTENT_COLUMNS)
@@ -129,7 +129,7 @@ def _dataset(paths: list[Path], fmt: str, root: Path | None,
 
 
 def _wanted(contract: LoadedContract, include_content: bool) -> set[str]:
-    from graphkit.schema import CONTENT_COLUMNS
+    from graphkit.core.schema import CONTENT_COLUMNS
 
     cols = set(contract.spec.input)
     # Content is the bulk of the bytes; leave it on disk unless asked for.
@@ -387,7 +387,7 @@ def write_rejects(path: Path, rejects: pa.Table, *, include_content: bool = Fals
     Returns the number of rows written. Content columns are left out unless
     ``include_content`` is set.
     """
-    from graphkit.schema import CONTENT_COLUMNS
+    from graphkit.core.schema import CONTENT_COLUMNS
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")

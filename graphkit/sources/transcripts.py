@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from graphkit.errors import SourceError
+from graphkit.core.errors import SourceError
 from graphkit.sources._resolve import Combiner, ParsedFile, resolve
 from graphkit.sources._rows import PRE_SCHEMA, FileParse
 from graphkit.sources.claude import claude_layout, parse_claude

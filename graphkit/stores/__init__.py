@@ -1,5 +1,6 @@
 """The enrich stage's stores: where a projected graph is loaded and queried.
 
-``networkx_store`` is the embedded default; ``neo4j_store`` talks to a real
-server. Both answer the same lineage questions (see :mod:`graphkit.queries`).
+``base`` is the interface every store implements; ``networkx_store`` is the
+embedded default; ``neo4j`` talks to a real server. A snapshot read in place
+(:mod:`graphkit.snapshot.reader`) implements the same interface.
 """

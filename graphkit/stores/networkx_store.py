@@ -14,10 +14,10 @@ from typing import Any, Literal
 import networkx as nx
 import pyarrow as pa
 
-from graphkit.errors import StoreError
-from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables, NodeTable
-from graphkit.queries.model import Hit, SessionSummary, ThreadInfo
-from graphkit.queries.walk import descendant_ids, parent_chain_ids
+from graphkit.core.errors import StoreError
+from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables, NodeTable
+from graphkit.stores.base import Hit, SessionSummary, ThreadInfo
+from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
 LoadPolicy = Literal["merge", "replace", "fail"]
 TYPE = "type"  # the node/edge attribute holding the label or relationship type
@@ -96,7 +96,7 @@ def from_networkx(G: nx.MultiDiGraph) -> GraphTables:
 
 
 class NetworkXStore:
-    """The embedded store, and a :class:`~graphkit.queries.model.LineageReader`.
+    """The embedded store, and a :class:`~graphkit.stores.base.LineageReader`.
 
     >>> from graphkit.pipeline import example_graph
     >>> store = NetworkXStore()

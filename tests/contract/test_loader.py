@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from graphkit.contract.loader import available_contracts, load_contract
-from graphkit.errors import ContractError
+from graphkit.core.errors import ContractError
 
 GOOD = """\
 contract: tiny

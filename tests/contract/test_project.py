@@ -11,7 +11,7 @@ import pytest
 from graphkit.contract.loader import load_contract
 from graphkit.contract.project import Projection, project
 from graphkit.contract.validate import conform
-from graphkit.ids import node_id
+from graphkit.core.ids import node_id
 from graphkit.sources.rows import _tag
 from tests.builders import CLAUDE, CODEX_CHILD, CODEX_ROOT, identity_cases, row, spawned, table
 

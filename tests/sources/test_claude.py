@@ -14,8 +14,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from graphkit.errors import SourceError
-from graphkit.schema import MESSAGES_SCHEMA
+from graphkit.core.errors import SourceError
+from graphkit.core.schema import MESSAGES_SCHEMA
 from graphkit.sources.transcripts import read_transcripts
 from tests.sources.builders import (
     assistant,

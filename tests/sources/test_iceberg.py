@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from graphkit.errors import SourceError
-from graphkit.schema import JSON_COLUMNS, MESSAGES_SCHEMA
+from graphkit.core.errors import SourceError
+from graphkit.core.schema import JSON_COLUMNS, MESSAGES_SCHEMA
 from graphkit.sources.iceberg import is_iceberg_source, read_iceberg
 from tests.sources.builders import fixtures
 

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from graphkit.errors import SourceError
+from graphkit.core.errors import SourceError
 from graphkit.sources.iceberg import read_iceberg
 from graphkit.sources.transcripts import (
     INDEX_NAME,

@@ -18,15 +18,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphkit.stores.neo4j_server import LocalNeo4j, Neo4jLaunchError, start_local_neo4j
-from graphkit.stores.neo4j_store import Neo4jConfig, Neo4jStore
+from graphkit.stores.neo4j.server import LocalNeo4j, Neo4jLaunchError, start_local_neo4j
+from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Everything in this folder needs the server (test_cypher only the import
     # path, but the marker is a cheap, honest "belongs to the Neo4j suite").
     for item in items:
-        if "tests/neo4j/" in item.nodeid.replace(os.sep, "/"):
+        if "tests/stores/neo4j/" in item.nodeid.replace(os.sep, "/"):
             item.add_marker(pytest.mark.neo4j)
 
 

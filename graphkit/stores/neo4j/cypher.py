@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from graphkit.errors import StoreError
+from graphkit.core.errors import StoreError
 
 # ASCII letter first, then letters, digits, underscore; at most 64 characters.
 # fullmatch (not match + "$") so a trailing newline cannot sneak through.

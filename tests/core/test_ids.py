@@ -2,7 +2,7 @@ import uuid
 
 import pytest
 
-from graphkit.ids import NODE_ID_RECIPE, bernstein_session_id, node_id, node_ids
+from graphkit.core.ids import NODE_ID_RECIPE, bernstein_session_id, node_id, node_ids
 
 
 @pytest.mark.parametrize(

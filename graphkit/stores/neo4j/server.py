@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from graphkit.errors import StoreError
+from graphkit.core.errors import StoreError
 
 # The repo checkout holds the launcher; an installed wheel does not (hint below).
-LAUNCHER_DIR = Path(__file__).resolve().parents[2] / "enrich" / "neo4j-launcher"
+LAUNCHER_DIR = Path(__file__).resolve().parents[3] / "enrich" / "neo4j-launcher"
 JAR_NAME = "neo4j-launcher.jar"
 READY_PREFIX = "READY "
 # The launcher reads the password from this variable so it never shows in `ps`.

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from graphkit.errors import QueryError
+from graphkit.core.errors import QueryError
 from graphkit.pipeline import graph_from_records
 from graphkit.queries.lineage import (
     ancestors,
@@ -149,8 +149,8 @@ def test_snapshot_reader_answers_exactly_like_networkx(tmp_path) -> None:  # typ
     from graphkit.contract.project import project
     from graphkit.contract.validate import conform
     from graphkit.queries.lineage import lineage_many
-    from graphkit.queries.snapshot_reader import SnapshotReader
     from graphkit.snapshot import write_snapshot
+    from graphkit.snapshot.reader import SnapshotReader
     from graphkit.sources.rows import _tag
 
     rows, truth = generate(40, seed=5, max_depth=4)

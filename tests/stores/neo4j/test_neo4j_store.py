@@ -7,11 +7,11 @@ from datetime import datetime
 import pyarrow as pa
 import pytest
 
-from graphkit.errors import StoreError
-from graphkit.graph import EdgeTable, GraphTables, NodeTable
-from graphkit.queries.model import Hit, ThreadInfo
-from graphkit.stores.neo4j_store import Neo4jStore
-from tests.neo4j.neo4j_test_graphs import TS, cycle_graph, lineage_graph, nid, ts
+from graphkit.core.errors import StoreError
+from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.stores.base import Hit, ThreadInfo
+from graphkit.stores.neo4j.store import Neo4jStore
+from tests.stores.neo4j.neo4j_test_graphs import TS, cycle_graph, lineage_graph, nid, ts
 
 
 def counts(store: Neo4jStore, graph: GraphTables) -> tuple[dict[str, int], dict[str, int]]:

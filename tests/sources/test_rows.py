@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphkit.contract.loader import load_contract
-from graphkit.errors import SourceError
+from graphkit.core.errors import SourceError
 from graphkit.pipeline import build
 from graphkit.sources.rows import read_sources
 from tests.builders import identity_cases, table, write_parquet

@@ -25,9 +25,9 @@ from typing import Any
 import pyarrow.parquet as pq
 
 import graphkit
-from graphkit.errors import GraphkitError
-from graphkit.graph import EdgeTable, GraphTables, NodeTable
-from graphkit.ids import NODE_ID_RECIPE
+from graphkit.core.errors import GraphkitError
+from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.core.ids import NODE_ID_RECIPE
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1

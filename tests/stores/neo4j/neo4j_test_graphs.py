@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from graphkit.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
 
 _NS = uuid.UUID("6f1d2c1e-0000-4000-8000-000000000000")
 

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from graphkit.queries.model import Hit, SessionSummary, ThreadInfo
-from graphkit.queries.walk import descendant_ids, parent_chain_ids
+from graphkit.stores.base import Hit, SessionSummary, ThreadInfo
+from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
 _THREAD_COLS = ("id", "thread_id", "agent_id", "session_id", "kind", "messages")
 _SESSION_COLS = ("id", "session_id", "messages", "first_seen", "last_seen")
@@ -29,7 +29,7 @@ _EMPTY_EDGES = pa.table({"source": pa.array([], pa.string()),
 
 
 class SnapshotReader:
-    """A :class:`~graphkit.queries.model.LineageReader` over a snapshot folder.
+    """A :class:`~graphkit.stores.base.LineageReader` over a snapshot folder.
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -43,7 +43,7 @@ class SnapshotReader:
     """
 
     def __init__(self, directory: Path) -> None:
-        from graphkit.snapshot import read_manifest
+        from graphkit.snapshot.io import read_manifest
 
         self.directory = Path(directory)
         self._manifest = read_manifest(self.directory)

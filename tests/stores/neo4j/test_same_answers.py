@@ -16,14 +16,14 @@ import pytest
 from graphkit.contract.loader import load_contract
 from graphkit.contract.project import project
 from graphkit.contract.validate import conform
-from graphkit.errors import QueryError
-from graphkit.graph import GraphTables
+from graphkit.core.errors import QueryError
+from graphkit.core.graph import GraphTables
 from graphkit.queries.lineage import lineage, session_tree, sessions
-from graphkit.queries.model import LineageReader
-from graphkit.queries.snapshot_reader import SnapshotReader
 from graphkit.snapshot import write_snapshot
+from graphkit.snapshot.reader import SnapshotReader
 from graphkit.sources.rows import _tag
-from graphkit.stores.neo4j_store import Neo4jConfig, Neo4jStore
+from graphkit.stores.base import LineageReader
+from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.stores.networkx_store import NetworkXStore
 from samples.generate import Truth, generate
 from tests.builders import identity_cases, table

@@ -25,11 +25,11 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from graphkit.errors import StoreError
-from graphkit.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
-from graphkit.queries import cypher
-from graphkit.queries.model import Hit, SessionSummary, ThreadInfo
-from graphkit.queries.walk import descendant_ids, parent_chain_ids
+from graphkit.core.errors import StoreError
+from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
+from graphkit.stores.base import Hit, SessionSummary, ThreadInfo
+from graphkit.stores.neo4j import cypher
+from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
 IfExists = Literal["merge", "replace", "fail"]
 IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
@@ -288,7 +288,7 @@ class Neo4jStore:
 
     def parent_chain(self, thread_node_id: str) -> list[Hit]:
         """Ancestor threads along PARENT_THREAD, nearest first (the walking
-        rules are :mod:`graphkit.queries.walk`'s; one query fetches the edges)."""
+        rules are :mod:`graphkit.stores.walk`'s; one query fetches the edges)."""
         parents: dict[str, list[str]] = {}
         hits: dict[str, Hit] = {}
         for r in self._read(cypher.PARENT_EDGES, id=thread_node_id):

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from graphkit.errors import StoreError
-from graphkit.stores.neo4j_server import LocalNeo4j
-from graphkit.stores.neo4j_store import Neo4jConfig, Neo4jStore
-from tests.neo4j.conftest import launch
-from tests.neo4j.neo4j_test_graphs import chain_graph
+from graphkit.core.errors import StoreError
+from graphkit.stores.neo4j.server import LocalNeo4j
+from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
+from tests.stores.neo4j.conftest import launch
+from tests.stores.neo4j.neo4j_test_graphs import chain_graph
 
 PASSWORD = "s3cret-Pa55word-for-faults"
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from graphkit.errors import StoreError
-from graphkit.queries import cypher
+from graphkit.core.errors import StoreError
+from graphkit.stores.neo4j import cypher
 
 BAD_NAMES = [
     "Thread`) DETACH DELETE n //",
