@@ -2,7 +2,8 @@
 
 Labels, relationship types and property names cannot be Cypher parameters, so
 they are the only names spliced into query text: each is checked against
-:data:`NAME_PATTERN` and backtick-quoted. Every value travels as a parameter
+:data:`~graphkit.core.names.NAME_PATTERN` (the contract's own pattern) and
+backtick-quoted. Every value travels as a parameter
 (``$ids``, ``$c0``, ``$id``, ``$limit``). Keeping the builders free of I/O lets the
 tests check injection attempts without a server.
 
@@ -12,14 +13,11 @@ transaction per thousands of rows instead of one per row.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from graphkit.core.errors import StoreError
-
-# ASCII letter first, then letters, digits, underscore; at most 64 characters.
-# fullmatch (not match + "$") so a trailing newline cannot sneak through.
-NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+from graphkit.core.names import NAME_PATTERN as NAME_PATTERN  # re-exported
+from graphkit.core.names import NAME_RULE, is_name
 
 
 def quote_name(name: str, what: str = "label") -> str:
@@ -28,11 +26,9 @@ def quote_name(name: str, what: str = "label") -> str:
     >>> quote_name("Thread")
     '`Thread`'
     """
-    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
-        raise StoreError(
-            f"refusing {what} {name!r} for Neo4j",
-            hint="names must match [A-Za-z][A-Za-z0-9_]{0,63}",
-        )
+    if not is_name(name):
+        raise StoreError(f"refusing {what} {name!r} for Neo4j",
+                         hint=f"names must match {NAME_RULE}")
     # The pattern already excludes backticks; quoting still keeps reserved
     # words (e.g. a label called `Match`) from being parsed as keywords.
     return f"`{name}`"
