@@ -134,6 +134,10 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     if snapshot_dir is None and store != "neo4j":
         raise UserError("give --snapshot DIR to say where the graph goes (or --store neo4j)")
+    if snapshot_dir is not None:
+        from graphkit.snapshot.io import check_snapshot_target
+
+        check_snapshot_target(snapshot_dir)  # a file in the way fails now, not after the build
     paths = list(sources) or _default_sources()
     with ExitStack() as stack, _progress(not as_json and sys.stderr.isatty()) as say:
         # Connected (and the credentials checked) before the build, not after it.

@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from graphkit.snapshot.io import read_manifest, read_table
 from graphkit.stores.base import Hit, SessionSummary, ThreadInfo
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
@@ -43,8 +43,6 @@ class SnapshotReader:
     """
 
     def __init__(self, directory: Path) -> None:
-        from graphkit.snapshot.io import read_manifest
-
         self.directory = Path(directory)
         self._manifest = read_manifest(self.directory)
         self._threads = self._nodes("Thread", _THREAD_COLS)
@@ -55,9 +53,7 @@ class SnapshotReader:
         info = self._manifest["nodes"].get(node_type)
         if not info:
             return pa.table({c: pa.array([], pa.string()) for c in wanted})
-        path = self.directory / info["file"]
-        names = set(pq.read_schema(path).names)
-        t = pq.read_table(path, columns=[c for c in wanted if c in names])
+        t = read_table(self.directory, info, columns=wanted)  # checked; absent columns left out
         for c in wanted:
             if c not in t.column_names:
                 t = t.append_column(c, pa.nulls(t.num_rows, pa.string()))
@@ -67,7 +63,7 @@ class SnapshotReader:
         info = self._manifest["edges"].get(edge_type)
         if not info:
             return _EMPTY_EDGES
-        return pq.read_table(self.directory / info["file"], columns=["source", "target"])
+        return read_table(self.directory, info, columns=["source", "target"])
 
     # -- single-id questions: vectorized filters --------------------------
     def _thread_hits(self, mask: pa.ChunkedArray | pa.Array) -> list[Hit]:
