@@ -140,6 +140,17 @@ def delete_nodes_batch(label: str) -> str:
     )
 
 
+def create_load_marker(label: str) -> str:
+    """One marker node saying a replace-load of ``$labels`` is under way."""
+    return (f"CREATE (m:{quote_name(label)} {{labels: $labels, started_at: datetime()}})"
+            " RETURN count(m) AS written")
+
+
+def delete_load_markers(label: str) -> str:
+    """Remove every load marker: the load they announced is complete."""
+    return f"MATCH (m:{quote_name(label)}) DELETE m RETURN count(*) AS deleted"
+
+
 def _string_literal(name: str) -> str:
     # Only ever called on names quote_name accepted: no quotes or backslashes.
     quote_name(name)
