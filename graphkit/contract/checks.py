@@ -14,8 +14,10 @@ import networkx as nx
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphkit.contract.expr import filter_mask
 from graphkit.contract.groups import decoded
 from graphkit.contract.loader import LoadedContract
+from graphkit.contract.model import Filter
 from graphkit.contract.project import project
 from graphkit.core.schema import SESSION_SPLIT_SCHEMA_VERSION
 from graphkit.sources.rows import FILE_COL, ROW_COL
@@ -62,10 +64,12 @@ def check_rows(contract: LoadedContract, rows: pa.Table) -> list[Finding]:
     out: list[Finding] = []
     cols = set(rows.column_names)
     if "session_id" in cols:
-        null = pc.is_null(rows.column("session_id"))
+        # Null, "" or blanks: no session (the default contract rejects them all).
+        null = filter_mask(rows, Filter(blank=["session_id"]))
         n = pc.sum(null).as_py() or 0
         if n:
-            out.append(Finding("null-session", n, f"{n} row(s) have no session_id",
+            out.append(Finding("null-session", n,
+                               f"{n} row(s) have no session_id (null or blank)",
                                _where(rows, null)))
     for column, name in (("agent_id", "agent-in-two-sessions"),
                          ("conversation_id", "thread-in-two-sessions")):

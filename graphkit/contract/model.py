@@ -41,6 +41,8 @@ class Filter(_Strict):
 
     not_null: list[str] = Field(default_factory=list)
     is_null: list[str] = Field(default_factory=list)
+    # Null, empty or only whitespace: how writers spell "none" in an id column.
+    blank: list[str] = Field(default_factory=list)
     equals: dict[str, str | int | bool] = Field(default_factory=dict)
     not_equals: dict[str, str | int | bool] = Field(default_factory=dict)
     in_: dict[str, list[str | int]] = Field(default_factory=dict, alias="in")
@@ -49,7 +51,7 @@ class Filter(_Strict):
     def columns(self) -> set[str]:
         """Every column the filter reads."""
         return {
-            *self.not_null, *self.is_null, *self.equals, *self.not_equals,
+            *self.not_null, *self.is_null, *self.blank, *self.equals, *self.not_equals,
             *self.in_, *self.less_than,
         }
 
