@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from graphkit.contract.edges import NodeIndex, _all_valid, any_valid, narrow, project_edges
 from graphkit.contract.expr import JsonPath, filter_mask, json_paths
 from graphkit.contract.groups import aggregate, decode, decoded, encode, hash_ids, key_text
-from graphkit.contract.loader import LoadedContract
+from graphkit.contract.loader import LoadedContract, lineage_vocabulary
 from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, GraphTables, NodeTable
@@ -332,7 +332,8 @@ def project(
     # the peak RSS of a large build stays near what Arrow actually holds.
     pa.default_memory_pool().release_unused()
 
-    graph = GraphTables(contract.name, contract.version, NODE_ID_RECIPE, granularity)
+    graph = GraphTables(contract.name, contract.version, NODE_ID_RECIPE, granularity,
+                        lineage=lineage_vocabulary(contract))
     indexes: dict[str, NodeIndex] = {}
     active = ("thread",) if granularity == "thread" else ("thread", "message")
     graph.meta["content_properties"] = {
