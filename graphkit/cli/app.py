@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -77,6 +77,53 @@ def progress(enabled: bool) -> Iterator[Callable[[str], None]]:
 def echo_json(obj: Any) -> None:
     """One JSON document on one line of stdout."""
     click.echo(json.dumps(obj, default=str))
+
+
+# Read commands print JSON Lines: one object per line, every object shaped
+# {"record": KIND, ...that record's fields} (KIND is session, lineage, tree,
+# node, edge or diff), so a pipe can mix and filter them by one key.
+def format_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--json`` (JSON Lines) and ``--csv`` (a header row, then one row per record)."""
+    f = click.option("--csv", "as_csv", is_flag=True,
+                     help="Print CSV: a header row, then one row per record.")(f)
+    return click.option("--json", "as_json", is_flag=True,
+                        help='Print JSON Lines: one {"record": KIND, ...} object per line.')(f)
+
+
+def output_format(as_json: bool, as_csv: bool) -> str:
+    """``json``, ``csv`` or ``text`` from the two flags (never both)."""
+    if as_json and as_csv:
+        raise UserError("give --json or --csv, not both")
+    return "json" if as_json else "csv" if as_csv else "text"
+
+
+def echo_records(records: Iterable[dict[str, Any]]) -> None:
+    """JSON Lines on stdout, one record per line."""
+    for rec in records:
+        click.echo(json.dumps(rec, default=str))
+
+
+def echo_csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
+    """CSV on stdout: ``columns`` as the header, then each row's values (lists and
+    maps as JSON text, missing values empty)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+
+    def flush() -> None:  # row by row, so a large answer streams
+        click.echo(buf.getvalue(), nl=False)
+        buf.seek(0)
+        buf.truncate()
+
+    w.writerow(columns)
+    flush()
+    for r in rows:
+        w.writerow(["" if r.get(c) is None else
+                    json.dumps(r[c], default=str) if isinstance(r[c], dict | list)
+                    else r[c] for c in columns])
+        flush()
 
 
 def parse_since(value: str | None) -> datetime | None:
