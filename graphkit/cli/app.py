@@ -163,7 +163,9 @@ def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Ask the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
                           "NEO4J_PASSWORD/NEO4J_DATABASE instead of a snapshot.")(f)
     return click.option("--snapshot", "snapshot_dir", type=click.Path(path_type=Path),
-                        help="The snapshot folder to read.")(f)
+                        help="The snapshot folder to read (default: the latest snapshot "
+                             "built from your own ~/.claude and ~/.codex history, from "
+                             "the snapshot index).")(f)
 
 
 @contextmanager
@@ -177,12 +179,33 @@ def open_reader(snapshot_dir: Path | None, neo4j: bool,
             yield neo
         return
     if snapshot_dir is None:
-        raise UserError("give --snapshot DIR (or --neo4j) to say which graph to ask")
+        snapshot_dir = latest_own_snapshot()
     from graphkit.snapshot.reader import SnapshotReader
 
     # Straight from the Arrow tables, not through NetworkX: a user at the
     # prompt asking about one id should not wait for a whole graph to load.
     yield SnapshotReader(snapshot_dir)
+
+
+def latest_own_snapshot() -> Path:
+    """The latest snapshot built from the user's own transcript folders, from the
+    snapshot index (named on stderr, so the answer's source is never a guess)."""
+    from graphkit.snapshot.index import SnapshotIndex
+    from graphkit.sources.transcripts import default_transcript_roots
+
+    idx = SnapshotIndex.load()
+    if idx.problem:
+        err(idx.problem)
+    roots = default_transcript_roots()
+    entry = idx.latest(roots) if roots else None
+    if entry is None:
+        mine = ", ".join(str(p) for p in roots) or "~/.claude/projects, ~/.codex/sessions"
+        raise UserError(f"give --snapshot DIR (or --neo4j): the snapshot index ({idx.path}) "
+                        f"has no build of your own history ({mine}) yet; "
+                        "`graphkit build --snapshot DIR` makes one")
+    err(f"using {entry['snapshot']} (built {entry.get('built_at', '?')} from "
+        + ", ".join(entry["sources"]) + ")")
+    return Path(entry["snapshot"])
 
 
 def default_sources() -> list[Path]:
