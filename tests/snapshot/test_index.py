@@ -145,7 +145,7 @@ def test_read_commands_default_to_the_latest_build_of_own_history(
     assert f"using {first.resolve()}" in r.stderr
     explicit = runner.invoke(cli, ["sessions", "--snapshot", str(first), "--json"]).stdout
     assert r.stdout == explicit
-    sid = json.loads(explicit)[0]["session_id"]
+    sid = json.loads(explicit.splitlines()[0])["session_id"]
     assert runner.invoke(cli, ["tree", sid]).exit_code == 0
     assert runner.invoke(cli, ["lineage", sid, "--json"]).exit_code == 0
     # A rerun into another folder moves the default there.
