@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.cli.app import cli, echo_csv, echo_records, format_options, output_format
+from graphkit.cli.app import (
+    cli,
+    echo_csv,
+    echo_records,
+    format_options,
+    open_reader,
+    output_format,
+    store_options,
+)
 
 if TYPE_CHECKING:
     from graphkit.snapshot.diff import GraphDiff
@@ -101,3 +109,38 @@ def _print_diff(d: GraphDiff) -> None:
         if n > _TEXT_LIMIT:
             click.echo(f"… and {n - _TEXT_LIMIT} more {element} changes of {t} "
                        "(--json or --csv lists all)")
+
+
+@cli.command()
+@click.argument("session_id")
+@store_options
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+              help="The HTML file to write (- for stdout).")
+@click.option("--include-content", is_flag=True,
+              help="Show message text (from a snapshot built with --granularity message "
+                   "--include-content).")
+def view(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: bool,
+         out: Path, include_content: bool) -> None:
+    """Write one session as a self-contained HTML page: its threads and
+    subagents as a collapsible tree beside a timeline (who spawned whom, agent
+    type, model, message and token counts, start and end times); clicking a
+    thread shows its lineage up to the session. The page works offline and
+    loads nothing; message text only with --include-content.
+
+    Example: graphkit view 8299ed6e-811c-4fa7-b124-c205cd625a7f --out session.html
+    """
+    from graphkit.view import render_html, session_view, write_html
+
+    with open_reader(snapshot_dir, neo4j, ask_password) as reader:
+        directory = getattr(reader, "directory", None)
+        config = getattr(reader, "config", None)
+        source = (f"snapshot {directory}" if directory is not None
+                  else f"Neo4j {config.display_uri}" if config is not None else "")
+        data = session_view(reader, session_id, include_content=include_content, source=source)
+    page = render_html(data)
+    if str(out) == "-":
+        click.echo(page, nl=False)
+        return
+    write_html(page, out)
+    n = len(data["threads"])
+    click.echo(f"wrote {out}: session {session_id}, {n} thread{'s' if n != 1 else ''}")

@@ -148,6 +148,9 @@ def test_read_commands_default_to_the_latest_build_of_own_history(
     sid = json.loads(explicit.splitlines()[0])["session_id"]
     assert runner.invoke(cli, ["tree", sid]).exit_code == 0
     assert runner.invoke(cli, ["lineage", sid, "--json"]).exit_code == 0
+    page = tmp_path / "view.html"
+    assert runner.invoke(cli, ["view", sid, "--out", str(page)]).exit_code == 0
+    assert sid in page.read_text()
     # A rerun into another folder moves the default there.
     second = tmp_path / "second"
     assert runner.invoke(cli, ["build", "--snapshot", str(second)]).exit_code == 0
