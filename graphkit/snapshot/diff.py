@@ -23,7 +23,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
@@ -150,18 +150,25 @@ def diff_graphs(old: GraphTables, new: GraphTables) -> GraphDiff:
         a, b = old.nodes.get(ntype), new.nodes.get(ntype)
         before = _node_view(old, ntype) if a is not None else None
         after = _node_view(new, ntype) if b is not None else None
-        out.nodes[ntype] = _diff_tables("node", ntype, before, after, (NODE_ID,),
-                                        ("id", "key"))
-    old_keys, new_keys = _KeyLookup(old), _KeyLookup(new)
+        out.nodes[ntype] = _diff_tables("node", ntype, before, after, ("id", "key"),
+                                        lambda rows, _new: rows)
+    keys = {False: _KeyLookup(old), True: _KeyLookup(new)}
+
+    def name_ends(rows: pa.Table, from_new: bool) -> pa.Table:
+        # Only the rows that differ get their ends named: one scan of the
+        # graph's ids each, not a lookup for every edge of both graphs.
+        k = keys[from_new]
+        return (rows.append_column("source_key", k.keys_of(rows.column("source")))
+                .append_column("target_key", k.keys_of(rows.column("target"))))
+
     for etype in sorted(set(old.edges) | set(new.edges)):
         ea, eb = old.edges.get(etype), new.edges.get(etype)
-        before = old_keys.edge_view(old, etype) if ea is not None else None
-        after = new_keys.edge_view(new, etype) if eb is not None else None
+        before = _edge_view(old, etype) if ea is not None else None
+        after = _edge_view(new, etype) if eb is not None else None
         ends = eb if eb is not None else ea
         assert ends is not None  # the type came from one of the two graphs
         out.edges[etype] = _diff_tables(
-            "edge", etype, before, after, (EDGE_SOURCE, EDGE_TARGET),
-            ("source", "target", "source_key", "target_key"),
+            "edge", etype, before, after, ("source", "target"), name_ends,
             source_type=ends.source_type, target_type=ends.target_type)
     out.child_threads = _child_threads(out, new)
     return out
@@ -210,16 +217,24 @@ class _KeyLookup:
 
     def keys_of(self, node_ids: pa.ChunkedArray) -> pa.Array:
         """The keys of ``node_ids`` (null where the node is not in the graph)."""
-        return pc.take(self.keys, pc.index_in(node_ids, value_set=self.ids))
+        if not len(node_ids):
+            return pa.array([], pa.string())
+        # Hash the few wanted ids and scan the graph's once, rather than hash
+        # the whole graph's ids for every lookup.
+        wanted = pc.unique(node_ids)
+        hit = pc.is_valid(pc.index_in(self.ids, value_set=wanted))
+        found = pc.indices_nonzero(hit)
+        ids, keys = pc.take(self.ids, found), pc.take(self.keys, found)
+        return pc.take(keys, pc.index_in(node_ids, value_set=ids))
 
-    def edge_view(self, graph: GraphTables, etype: str) -> pa.Table:
-        """The edge table with its ends' keys and a unique match key ``m``."""
-        t = graph.edges[etype].table
-        src, dst = t.column(EDGE_SOURCE), t.column(EDGE_TARGET)
-        props = [c for c in t.column_names if c not in (EDGE_SOURCE, EDGE_TARGET)]
-        return pa.table({"m": _edge_match_key(src, dst), "source": src, "target": dst,
-                         "source_key": self.keys_of(src), "target_key": self.keys_of(dst),
-                         **{f"p:{c}": t.column(c) for c in props}})
+
+def _edge_view(graph: GraphTables, etype: str) -> pa.Table:
+    """The edge table with a unique match key ``m`` first."""
+    t = graph.edges[etype].table
+    src, dst = t.column(EDGE_SOURCE), t.column(EDGE_TARGET)
+    props = [c for c in t.column_names if c not in (EDGE_SOURCE, EDGE_TARGET)]
+    return pa.table({"m": _edge_match_key(src, dst), "source": src, "target": dst,
+                     **{f"p:{c}": t.column(c) for c in props}})
 
 
 def _edge_match_key(src: pa.ChunkedArray, dst: pa.ChunkedArray) -> pa.Array:
@@ -248,28 +263,33 @@ def _empty_like(names: tuple[str, ...]) -> pa.Table:
     return pa.table({n: pa.array([], pa.string()) for n in names})
 
 
+# Turns the identifying columns of rows that differ into their output columns;
+# the flag says whether the rows come from the new graph.
+Namer = Callable[[pa.Table, bool], pa.Table]
+
+
 def _diff_tables(element: Element, type_: str, old: pa.Table | None, new: pa.Table | None,
-                 match: tuple[str, ...], ident: tuple[str, ...], *,
+                 ident: tuple[str, ...], name: Namer, *,
                  source_type: str | None = None, target_type: str | None = None) -> TableDiff:
     """Match ``old`` and ``new`` rows on their match column and compare the rest."""
     mcol = "id" if element == "node" else "m"
-    empty = _empty_like(ident)
+    empty = name(_empty_like(ident), True)
     if old is None or new is None:
         present = new if new is not None else old
         assert present is not None
-        rows = _sorted(present.select(list(ident)), element)
+        rows = _sorted(name(present.select(list(ident)), new is not None), element)
         added, removed = (rows, empty) if new is not None else (empty, rows)
         return TableDiff(element, type_, added, removed, empty, [], source_type, target_type)
     old_m, new_m = old.column(mcol).combine_chunks(), new.column(mcol).combine_chunks()
     in_old = pc.index_in(new_m, value_set=old_m)
-    added = new.take(pc.indices_nonzero(pc.is_null(in_old))).select(list(ident))
+    added = name(new.take(pc.indices_nonzero(pc.is_null(in_old))).select(list(ident)), True)
     gone = pc.invert(pc.is_in(old_m, value_set=new_m))
-    removed = old.take(pc.indices_nonzero(gone)).select(list(ident))
+    removed = name(old.take(pc.indices_nonzero(gone)).select(list(ident)), False)
     new_pos = pc.indices_nonzero(pc.is_valid(in_old))
     a, b = old.take(pc.take(in_old, new_pos)), new.take(new_pos)
-    changed, changes = _changed_rows(a, b, ident, element)
+    changed, changes = _changed_rows(a, b, ident, element, name)
     return TableDiff(element, type_, _sorted(added, element), _sorted(removed, element),
-                     changed, changes, source_type, target_type)
+                     changed if changes else empty, changes, source_type, target_type)
 
 
 def _sorted(t: pa.Table, element: Element) -> pa.Table:
@@ -278,8 +298,8 @@ def _sorted(t: pa.Table, element: Element) -> pa.Table:
     return t.sort_by([(k, "ascending") for k in keys])
 
 
-def _changed_rows(a: pa.Table, b: pa.Table, ident: tuple[str, ...],
-                  element: Element) -> tuple[pa.Table, list[dict[str, tuple[Any, Any]]]]:
+def _changed_rows(a: pa.Table, b: pa.Table, ident: tuple[str, ...], element: Element,
+                  name: Namer) -> tuple[pa.Table, list[dict[str, tuple[Any, Any]]]]:
     """The rows of ``b`` whose properties differ from the matched rows of ``a``,
     sorted by key, with each row's changed properties as ``(old, new)``."""
     props = sorted({c for c in (*a.column_names, *b.column_names) if c.startswith("p:")})
@@ -296,7 +316,7 @@ def _changed_rows(a: pa.Table, b: pa.Table, ident: tuple[str, ...],
     for m in flags[1:]:
         any_changed = pc.or_(any_changed, m)
     rows = b.select(list(ident)).append_column("_pos", pa.array(range(b.num_rows), pa.int64()))
-    rows = _sorted(rows.filter(any_changed), element)
+    rows = _sorted(name(rows.filter(any_changed), True), element)
     pos = rows.column("_pos")
     per_prop = {p: (pc.take(m, pos).to_pylist(),
                     _values(a, p, pos), _values(b, p, pos)) for p, m in masks.items()}
