@@ -158,7 +158,7 @@ def build_snapshot(
     build and the summary the CLI prints.
     """
     from graphkit.snapshot import write_snapshot
-    from graphkit.sources.rows import write_rejects
+    from graphkit.snapshot.rejects import remove_stale_rejects, write_rejects
 
     if snapshot_dir is None and store != "neo4j":
         raise GraphkitError("no snapshot folder given",
@@ -176,8 +176,8 @@ def build_snapshot(
     if result.projection.rows_rejected:
         write_rejects(rejects_file, result.projection.rejects, include_content=include_content)
         summary["rejects_file"] = str(rejects_file)
-    elif rejects_path is None and rejects_file.exists():
-        rejects_file.unlink()  # a stale file would claim rejects this build did not have
+    elif rejects_path is None:
+        remove_stale_rejects(rejects_file)  # it would claim rejects this build did not have
     if snapshot_dir is not None:
         say(f"writing {snapshot_dir}")
         write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
@@ -201,25 +201,64 @@ class RowsResult:
     out: str
     rows: int
     skipped: list[dict[str, Any]]
+    left_out: list[str]  # content columns not written (no --include-content)
 
 
-def write_rows(sources: str | Path | Sequence[str | Path], out: Path, *,
+def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
                progress: Progress | None = None, **options: Any) -> RowsResult:
-    """Write the full ``ai_gateway_messages`` rows of ``sources`` to Parquet at
-    ``out`` (atomically: a temporary file renamed into place)."""
-    import pyarrow.parquet as pq
+    """Write the full ``ai_gateway_messages`` rows of ``sources`` to Parquet.
 
+    ``out`` is a file (written to a temporary file and renamed into place),
+    ``-`` for stdout, or an existing special file such as a pipe (written
+    through, never replaced). Content columns are left out unless
+    ``include_content=True``.
+    """
     from graphkit.sources.messages import read_message_rows
 
     paths = as_paths(sources)
     if progress:
         progress("reading " + ", ".join(str(p) for p in paths))
     result = read_message_rows(paths, **options)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    pq.write_table(result.table, tmp)
-    tmp.replace(out)
-    return RowsResult(str(out), result.table.num_rows, list(result.skipped))
+    from graphkit.core.schema import CONTENT_COLUMNS
+
+    left_out = [] if options.get("include_content") else list(CONTENT_COLUMNS)
+    _write_parquet(result.table, out)
+    return RowsResult(str(out), result.table.num_rows, list(result.skipped), left_out)
+
+
+def _write_parquet(table: pa.Table, out: Path | str) -> None:
+    import os
+    import sys
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    if str(out) == "-":
+        pq.write_table(table, pa.PythonFile(sys.stdout.buffer, mode="w"))
+        return
+    out = Path(out)
+    if out.is_dir():
+        raise GraphkitError("the output path is a folder", path=str(out),
+                            hint="give a file name such as rows.parquet, or - for stdout")
+    if out.exists() and not out.is_file():
+        # A pipe, a terminal or /dev/stdout: write through it. Renaming a
+        # temporary file over it would replace the device node itself.
+        with out.open("wb") as f:
+            pq.write_table(table, pa.PythonFile(f, mode="w"))
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:
+        raise GraphkitError(f"cannot write here: {exc.strerror}", path=str(out),
+                            hint="choose a writable place") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pq.write_table(table, f)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def check(sources: str | Path | Sequence[str | Path], *,

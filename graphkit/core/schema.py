@@ -94,3 +94,9 @@ MESSAGES_SCHEMA = pa.schema(
 )
 
 COLUMNS = tuple(MESSAGES_SCHEMA.names)
+
+# Row-locator columns every source adds to its rows (the file and the 1-based
+# row or line each came from), so a reject or an error can point at it. The
+# projection drops them.
+FILE_COL = "__file"
+ROW_COL = "__row"

@@ -24,10 +24,7 @@ import pyarrow.dataset as ds
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.validate import TEXT_DICT, combine_dictionaries, conform
 from graphkit.core.errors import SourceError
-
-# Provenance columns added to every row; the projection drops them.
-FILE_COL = "__file"
-ROW_COL = "__row"
+from graphkit.core.schema import FILE_COL, ROW_COL
 
 _FORMATS = {
     ".parquet": "parquet",
@@ -379,29 +376,3 @@ def _kind(path: Path) -> str:
         return "iceberg"
     kind = transcript_kind(path)
     return kind or "rows"
-
-
-def write_rejects(path: Path, rejects: pa.Table, *, include_content: bool = False) -> int:
-    """Write rejected rows as JSON Lines (one object per row with its reason).
-
-    Returns the number of rows written. Content columns are left out unless
-    ``include_content`` is set.
-    """
-    from graphkit.core.schema import CONTENT_COLUMNS
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    keep = [c for c in rejects.column_names
-            if include_content or c not in CONTENT_COLUMNS]
-    with tmp.open("w", encoding="utf-8") as f:
-        for rec in rejects.select(keep).to_pylist():
-            out = {
-                "source": rec.pop(FILE_COL, None),
-                "row": rec.pop(ROW_COL, None),
-                "reason": rec.pop("__reason", None),
-                "column": rec.pop("__column", None),
-                "values": rec,
-            }
-            f.write(json.dumps(out, default=str, sort_keys=False) + "\n")
-    os.replace(tmp, path)
-    return rejects.num_rows
