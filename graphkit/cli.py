@@ -130,7 +130,7 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
     """
     from graphkit.pipeline import build as run_build
     from graphkit.snapshot import write_snapshot
-    from graphkit.sources.rows import write_rejects
+    from graphkit.sources.account import write_rejects
 
     if snapshot_dir is None and store != "neo4j":
         raise UserError("give --snapshot DIR to say where the graph goes (or --store neo4j)")
@@ -411,7 +411,7 @@ def rows(sources: tuple[Path, ...], out: Path, include_content: bool, strict: bo
     """
     import pyarrow.parquet as pq
 
-    from graphkit.sources.messages import read_message_rows
+    from graphkit.sources.full_schema import read_message_rows
 
     paths = list(sources) or _default_sources()
     with _progress(sys.stderr.isatty()) as say:
@@ -452,16 +452,17 @@ def check(sources: tuple[Path, ...], contract: str, as_json: bool) -> None:
     """
     from graphkit.contract.checks import check_rows
     from graphkit.contract.loader import load_contract
-    from graphkit.sources.rows import read_sources
+    from graphkit.contract.validate import conform_sources, read_spec
+    from graphkit.sources.read import read_sources
 
     c = load_contract(contract)
-    rows = read_sources(list(sources), c, fingerprints=False)
-    findings = check_rows(c, rows.table)
+    table = conform_sources(c, read_sources(list(sources), read_spec(c), fingerprints=False))
+    findings = check_rows(c, table)
     if as_json:
         _echo_json([f.to_json() for f in findings])
     else:
         if not findings:
-            click.echo(f"ok: {rows.table.num_rows} rows, no identity problems found")
+            click.echo(f"ok: {table.num_rows} rows, no identity problems found")
         for f in findings:
             click.echo(f"{f.check}: {f.message}")
             for ex in f.examples:

@@ -17,10 +17,10 @@ import pyarrow as pa
 
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
 from graphkit.contract.project import Projection, project
-from graphkit.contract.validate import conform
+from graphkit.contract.validate import conform_sources, conform_table, read_spec
 from graphkit.core.graph import GraphTables
 from graphkit.core.schema import MESSAGES_SCHEMA
-from graphkit.sources.rows import Progress, SourceRows, read_sources
+from graphkit.sources.read import Progress, SourceRows, read_sources
 
 
 @dataclass
@@ -69,23 +69,17 @@ def build(
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     t0 = time.perf_counter()
-    rows = read_sources(sources, c, strict=strict, since=since, cache_dir=cache_dir,
-                        progress=progress, fingerprints=fingerprints,
-                        include_content=include_content)
+    rows = read_sources(sources, read_spec(c, include_content), strict=strict, since=since,
+                        cache_dir=cache_dir, progress=progress, fingerprints=fingerprints)
+    held = [conform_sources(c, rows, since=since)]
     t1 = time.perf_counter()
     if progress:
-        progress(f"projecting {rows.table.num_rows} rows with {c.name} v{c.version}")
+        progress(f"projecting {held[0].num_rows} rows with {c.name} v{c.version}")
     # Hand the table over instead of keeping a reference here: project() drops
     # the columns it does not need early, and the originals can be freed then.
-    proj = project(c, _detach(rows), granularity=granularity, include_content=include_content)
+    proj = project(c, held.pop(), granularity=granularity, include_content=include_content)
     t2 = time.perf_counter()
     return BuildResult(c, proj, rows, {"read": t1 - t0, "project": t2 - t1})
-
-
-def _detach(rows: SourceRows) -> pa.Table:
-    """The rows' table, no longer held by ``rows`` (so only project() holds it)."""
-    table, rows.table = rows.table, pa.table({})
-    return table
 
 
 def graph_from_records(
@@ -99,10 +93,7 @@ def graph_from_records(
     names = [n for n in MESSAGES_SCHEMA.names if any(n in r for r in records)]
     schema = pa.schema([MESSAGES_SCHEMA.field(n).with_nullable(True) for n in names])
     table = pa.Table.from_pylist(records, schema=schema)
-    from graphkit.sources.rows import _tag
-
-    rows = _tag(conform(c, table, "<records>"), "<records>")
-    return project(c, rows, granularity=granularity).graph
+    return project(c, conform_table(c, table, "<records>"), granularity=granularity).graph
 
 
 def example_rows() -> list[dict[str, Any]]:
