@@ -18,11 +18,11 @@ import pyarrow as pa
 
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
 from graphkit.contract.project import Projection, project
-from graphkit.contract.validate import conform
+from graphkit.contract.validate import conform_sources, conform_table, read_spec
 from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import GraphTables
 from graphkit.core.schema import MESSAGES_SCHEMA
-from graphkit.sources.rows import Progress, SourceRows, read_sources
+from graphkit.sources.read import Progress, SourceRows, read_sources
 from graphkit.stores.base import IfExists
 
 if TYPE_CHECKING:
@@ -102,25 +102,21 @@ def build(
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     t0 = time.perf_counter()
     if isinstance(sources, pa.Table):
-        rows = SourceRows(table=rows_from_table(c, sources))
+        rows = SourceRows()
+        held = [conform_table(c, sources, "<table>")]
     else:
-        rows = read_sources(as_paths(sources), c, strict=strict, since=since,
-                            cache_dir=cache_dir, progress=progress,
-                            fingerprints=fingerprints, include_content=include_content)
+        rows = read_sources(as_paths(sources), read_spec(c, include_content), strict=strict,
+                            since=since, cache_dir=cache_dir, progress=progress,
+                            fingerprints=fingerprints)
+        held = [conform_sources(c, rows, since=since)]
     t1 = time.perf_counter()
     if progress:
-        progress(f"projecting {rows.table.num_rows} rows with {c.name} v{c.version}")
+        progress(f"projecting {held[0].num_rows} rows with {c.name} v{c.version}")
     # Hand the table over instead of keeping a reference here: project() drops
     # the columns it does not need early, and the originals can be freed then.
-    proj = project(c, _detach(rows), granularity=granularity, include_content=include_content)
+    proj = project(c, held.pop(), granularity=granularity, include_content=include_content)
     t2 = time.perf_counter()
     return BuildResult(c, proj, rows, {"read": t1 - t0, "project": t2 - t1})
-
-
-def _detach(rows: SourceRows) -> pa.Table:
-    """The rows' table, no longer held by ``rows`` (so only project() holds it)."""
-    table, rows.table = rows.table, pa.table({})
-    return table
 
 
 def default_cache_dir(snapshot_dir: Path | None) -> Path:
@@ -158,7 +154,12 @@ def build_snapshot(
     build and the summary the CLI prints.
     """
     from graphkit.snapshot import write_snapshot
-    from graphkit.snapshot.rejects import remove_stale_rejects, write_rejects
+    from graphkit.snapshot.rejects import (
+        remove_stale,
+        skipped_lines_path,
+        write_rejects,
+        write_skipped_lines,
+    )
 
     if snapshot_dir is None and store != "neo4j":
         raise GraphkitError("no snapshot folder given",
@@ -177,7 +178,13 @@ def build_snapshot(
         write_rejects(rejects_file, result.projection.rejects, include_content=include_content)
         summary["rejects_file"] = str(rejects_file)
     elif rejects_path is None:
-        remove_stale_rejects(rejects_file)  # it would claim rejects this build did not have
+        remove_stale(rejects_file)  # it would claim rejects this build did not have
+    skipped_file = skipped_lines_path(rejects_file)
+    if result.sources.skipped:
+        write_skipped_lines(skipped_file, result.sources.skipped)
+        summary["skipped_lines_file"] = str(skipped_file)
+    elif rejects_path is None:
+        remove_stale(skipped_file)
     if snapshot_dir is not None:
         say(f"writing {snapshot_dir}")
         write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
@@ -213,7 +220,7 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
     through, never replaced). Content columns are left out unless
     ``include_content=True``.
     """
-    from graphkit.sources.messages import read_message_rows
+    from graphkit.sources.full_schema import read_message_rows
 
     paths = as_paths(sources)
     if progress:
@@ -268,8 +275,9 @@ def check(sources: str | Path | Sequence[str | Path], *,
     from graphkit.contract.checks import check_rows
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    rows = read_sources(as_paths(sources), c, fingerprints=False)
-    return rows.table.num_rows, check_rows(c, rows.table)
+    table = conform_sources(c, read_sources(as_paths(sources), read_spec(c),
+                                            fingerprints=False))
+    return table.num_rows, check_rows(c, table)
 
 
 def graph_from_records(
@@ -281,7 +289,7 @@ def graph_from_records(
     """Project a few rows given as dicts (columns as in ``ai_gateway_messages``)."""
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     table = records_table(records)
-    return project(c, rows_from_table(c, table, "<records>"), granularity=granularity).graph
+    return project(c, conform_table(c, table, "<records>"), granularity=granularity).graph
 
 
 def records_table(records: list[dict[str, Any]]) -> pa.Table:
@@ -290,15 +298,6 @@ def records_table(records: list[dict[str, Any]]) -> pa.Table:
     names = [n for n in MESSAGES_SCHEMA.names if any(n in r for r in records)]
     schema = pa.schema([MESSAGES_SCHEMA.field(n).with_nullable(True) for n in names])
     return pa.Table.from_pylist(records, schema=schema)
-
-
-def rows_from_table(contract: LoadedContract, table: pa.Table,
-                    label: str = "<table>") -> pa.Table:
-    """An in-memory table of rows, checked against ``contract`` and tagged with
-    ``label`` and 1-based row numbers (what rejects and errors point at)."""
-    from graphkit.sources.rows import _tag
-
-    return _tag(conform(contract, table, label), label)
 
 
 def example_rows() -> list[dict[str, Any]]:

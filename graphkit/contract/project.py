@@ -24,8 +24,7 @@ from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE
-from graphkit.core.schema import CONTENT_COLUMNS
-from graphkit.sources.rows import FILE_COL, ROW_COL, arange
+from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL, arange
 
 _ORDER = "__order"
 
@@ -281,7 +280,7 @@ def project(
     granularity: str = "thread",
     include_content: bool = False,
 ) -> Projection:
-    """Turn contract-shaped rows (see :func:`graphkit.sources.rows.read_sources`)
+    """Turn contract-shaped rows (see :func:`graphkit.contract.validate.conform_sources`)
     into a :class:`~graphkit.core.graph.GraphTables`.
 
     Properties computed from message content are left out unless

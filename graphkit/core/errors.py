@@ -59,3 +59,16 @@ class StoreError(GraphkitError):
 
 class QueryError(GraphkitError):
     """A lineage/tree query names an unknown or ambiguous id."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's text (its type name if it has none), for a
+    one-line message.
+
+    >>> first_line(ValueError("bad value\\nmore detail"))
+    'bad value'
+    >>> first_line(KeyError())
+    'KeyError'
+    """
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
