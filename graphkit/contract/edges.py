@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.expr import filter_mask
-from graphkit.contract.groups import aggregate, decoded, key_text
+from graphkit.contract.expr import any_valid, filter_mask
+from graphkit.contract.groups import aggregate, decoded, single
 from graphkit.contract.model import Aggregation, EdgeRule, EndRef, Filter
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
-from graphkit.core.ids import _NULL, _SEP
+from graphkit.core.ids import KEY_SEP, NULL_MARKER, key_texts
 
 _ROWS = "__rows"
 _SRC_RANK = "__src_rank"
@@ -36,27 +36,9 @@ class NodeIndex:
     ranks: pa.Array
 
 
-def _all_valid(table: pa.Table, cols: list[str]) -> pa.Array:
-    out = pc.is_valid(table.column(cols[0]))
-    for c in cols[1:]:
-        out = pc.and_(out, pc.is_valid(table.column(c)))
-    return out
-
-
-def any_valid(table: pa.Table, cols: list[str | None]) -> pa.Array:
-    """Rows where at least one of ``cols`` (``None`` entries skipped) is not null."""
-    masks = [pc.is_valid(table.column(c)) for c in cols if c is not None]
-    if not masks:
-        return pa.array([False] * table.num_rows)
-    out = masks[0]
-    for m in masks[1:]:
-        out = pc.or_(out, m)
-    return out
-
-
 def _end_text(table: pa.Table, end: EndRef, prefix: str = "") -> pa.Array:
-    return key_text([None if k is None else table.column(prefix + k) for k in end.key],
-                    table.num_rows)
+    return key_texts([None if k is None else table.column(prefix + k) for k in end.key],
+                     table.num_rows)
 
 
 def narrow(rows: pa.Table, cols: set[str], where: Filter | None) -> pa.Table:
@@ -87,8 +69,8 @@ def _texts_injective(rows: pa.Table, g: pa.Table, cols: list[str]) -> bool:
             col = g.column(c)
         if not pa.types.is_string(col.type):
             return False
-        if pc.any(pc.match_substring(col, _SEP)).as_py() or \
-                pc.any(pc.equal(col, _NULL)).as_py():
+        if pc.any(pc.match_substring(col, KEY_SEP)).as_py() or \
+                pc.any(pc.equal(col, NULL_MARKER)).as_py():
             return False
     return True
 
@@ -148,13 +130,13 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
 def _named_by(col: pa.ChunkedArray, refs: pa.ChunkedArray) -> pa.Array:
     """Rows of ``col`` (not null) whose value is among the values of ``refs``;
     for dictionary columns the test runs once per dictionary entry."""
-    ref = refs.combine_chunks() if isinstance(refs, pa.ChunkedArray) else refs
+    ref = single(refs)
     if pa.types.is_dictionary(ref.type):
         values = ref.dictionary.take(pc.unique(ref.indices).drop_null())
     else:
         values = pc.unique(ref)
     values = values.drop_null()
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    arr = single(col)
     if pa.types.is_dictionary(arr.type):
         answers = pc.is_in(arr.dictionary, value_set=values.cast(arr.dictionary.type))
         return pc.fill_null(pc.take(answers, arr.indices), False)
@@ -207,7 +189,7 @@ def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
     t = narrow(rows, cols | {*rule.chain.within, *rule.chain.order_by}, rule.where)
     t = t.filter(any_valid(t, list(rule.from_.key)))
     node = _end_text(t, rule.from_)
-    within = key_text([t.column(c) for c in rule.chain.within], t.num_rows)
+    within = key_texts([t.column(c) for c in rule.chain.within], t.num_rows)
     base = pa.table({"__node": node, "__within": within})
     for c in rule.chain.order_by:
         base = base.append_column("__o_" + c, t.column(c))

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.edges import NodeIndex, _all_valid, any_valid, narrow, project_edges
-from graphkit.contract.expr import JsonPath, filter_mask, json_paths
-from graphkit.contract.groups import aggregate, decode, decoded, encode, hash_ids, key_text
+from graphkit.contract.edges import NodeIndex, narrow, project_edges
+from graphkit.contract.expr import JsonPath, all_valid, any_valid, filter_mask, json_paths
+from graphkit.contract.groups import aggregate, decode, decoded, encode
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, GraphTables, NodeTable
-from graphkit.core.ids import NODE_ID_RECIPE
+from graphkit.core.ids import NODE_ID_RECIPE, hash_key_texts, key_texts
 from graphkit.core.schema import CONTENT_COLUMNS
 from graphkit.sources.rows import FILE_COL, ROW_COL, arange
 
@@ -52,8 +52,8 @@ def _project_nodes(rule: NodeRule, rows: pa.Table) -> tuple[NodeTable, NodeIndex
     t = narrow(rows, used, rule.where).select([c for c in rows.column_names if c in used])
     t = t.filter(any_valid(t, list(rule.key)))
     grouped = aggregate(t, list(rule.key), rule.properties)
-    ktext = key_text([grouped.column(k) for k in rule.key], grouped.num_rows)
-    ids = hash_ids(rule.type, ktext)
+    ktext = key_texts([grouped.column(k) for k in rule.key], grouped.num_rows)
+    ids = hash_key_texts(rule.type, ktext)
     table = grouped.add_column(0, NODE_ID, ids)
     order = pc.sort_indices(table, sort_keys=[(NODE_ID, "ascending")])
     table = table.take(order)
@@ -252,7 +252,7 @@ def _positions(spec: Contract, table: pa.Table, bad: pa.Array) -> tuple[pa.Array
     elif dedupe:
         keyed = rows.select(dedupe).append_column(
             _ORDER, arange(0, rows.num_rows))
-        valid = _all_valid(keyed, dedupe)
+        valid = all_valid(keyed, dedupe)
         with_key = keyed.filter(valid) if not pc.all(valid).as_py() else keyed
         keep = with_key.group_by(dedupe, use_threads=False).aggregate([(_ORDER, "min")])
         if keep.num_rows != with_key.num_rows:

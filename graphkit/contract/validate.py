@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.loader import LoadedContract
-from graphkit.core.errors import SourceError
+from graphkit.core.errors import SourceError, first_line
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 # Text columns read dictionary-encoded (Parquet stores ids and names that way)
@@ -115,7 +115,7 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
                     arr = arr.cast(target)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     raise SourceError(
-                        f"column {name!r} cannot be read as {col.type}: {_first_line(exc)}",
+                        f"column {name!r} cannot be read as {col.type}: {first_line(exc)}",
                         path=source, column=name,
                         hint="fix the values or the column type",
                     ) from None
@@ -157,7 +157,3 @@ def combine_dictionaries(table: pa.Table) -> pa.Table:
 def has_unique_dictionary(f: pa.Field) -> bool:
     """Whether ``f`` was marked by :func:`combine_dictionaries` as holding each value once."""
     return bool(f.metadata) and f.metadata.get(UNIQUE_DICTIONARY) == b"1"
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

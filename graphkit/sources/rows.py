@@ -231,7 +231,7 @@ def _tag(table: pa.Table, label: str) -> pa.Table:
 
 def _unify_json(tables: list[pa.Table], contract: LoadedContract) -> list[pa.Table]:
     """Make JSON columns one type across tables: text, unless all are structs."""
-    from graphkit.contract.expr import _as_text
+    from graphkit.contract.expr import as_text
 
     json_cols = [n for n, c in contract.spec.input.items() if c.type == "json"]
     out = tables
@@ -245,7 +245,7 @@ def _unify_json(tables: list[pa.Table], contract: LoadedContract) -> list[pa.Tab
             if not (pa.types.is_string(col.type) or pa.types.is_dictionary(col.type)):
                 arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
                 t = t.set_column(t.schema.get_field_index(name), name,
-                                 _as_text(arr) if not pa.types.is_null(arr.type)
+                                 as_text(arr) if not pa.types.is_null(arr.type)
                                  else pa.nulls(len(arr), pa.string()))
             fixed.append(t)
         out = fixed
