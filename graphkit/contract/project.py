@@ -70,28 +70,15 @@ def _reject_mask(contract: LoadedContract,
     n = rows.num_rows
     reason = pa.nulls(n, pa.string())
     column = pa.nulls(n, pa.string())
-    rules = [(r.when, r.reason, r.column) for r in contract.spec.reject]
-    for flt, why, col in rules:
-        m = filter_mask(rows, flt)
-        fresh = pc.and_(m, pc.is_null(reason))
-        reason = pc.if_else(fresh, pa.scalar(why), reason)
-        column = pc.if_else(fresh, pa.scalar(col, pa.string()), column)
-    minv = contract.spec.min_schema_version
-    if minv is not None and "schema_version" in rows.column_names:
-        old = pc.fill_null(pc.less(rows.column("schema_version"), minv), False)
-        fresh = pc.and_(old, pc.is_null(reason))
-        reason = pc.if_else(
-            fresh,
-            pa.scalar(f"schema_version is older than {minv}: before LLP 0030 conversation_id "
-                      "held the Claude session id, so these rows would be mis-read; "
-                      "re-backfill them with a current writer"),
-            reason)
-        column = pc.if_else(fresh, pa.scalar("schema_version"), column)
+    for rule in contract.spec.reject:
+        fresh = pc.and_(filter_mask(rows, rule.when), pc.is_null(reason))
+        reason = pc.if_else(fresh, pa.scalar(rule.reason), reason)
+        column = pc.if_else(fresh, pa.scalar(rule.column, pa.string()), column)
     return pc.is_valid(reason), reason, column
 
 
 def _reject_columns(contract: LoadedContract) -> set[str]:
-    out = {"schema_version"}
+    out: set[str] = set()
     for r in contract.spec.reject:
         out |= r.when.columns()
     return out
