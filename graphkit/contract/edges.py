@@ -18,7 +18,7 @@ from graphkit.contract.expr import any_valid, filter_mask
 from graphkit.contract.groups import aggregate, decoded, single
 from graphkit.contract.model import Aggregation, EdgeRule, EndRef, Filter
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
-from graphkit.core.ids import KEY_SEP, NULL_MARKER, key_texts
+from graphkit.core.ids import key_texts, parts_split_back
 
 _ROWS = "__rows"
 _SRC_RANK = "__src_rank"
@@ -55,22 +55,19 @@ def _prop_cols(rule: EdgeRule) -> list[str]:
     return sorted({a.column for a in rule.properties.values() if a.column != "*"})
 
 
-def _texts_injective(rows: pa.Table, g: pa.Table, cols: list[str]) -> bool:
-    """Whether key texts built from ``cols`` of ``g`` (groups of ``rows``) tell
-    different groups apart for sure: no value holds the separator or is the
-    null marker, so a text splits back into its parts. ``False`` means "not
-    known" (then count). A dictionary column of ``rows`` is tested on its
-    dictionary (each value once), not on the groups."""
+def texts_tell_apart(rows: pa.Table, groups: pa.Table, cols: list[str]) -> bool:
+    """Whether key texts built from ``cols`` of ``groups`` (groups of ``rows``)
+    surely differ between groups: every value splits back out of its text
+    (:func:`graphkit.core.ids.parts_split_back`). ``False`` means "not known".
+    A dictionary column of ``rows`` is tested on its dictionary (each value
+    once), not on the groups."""
     for c in cols:
         col = rows.column(c)
         if pa.types.is_dictionary(col.type) and col.num_chunks == 1:
-            col = col.chunk(0).dictionary
+            values = col.chunk(0).dictionary
         else:
-            col = g.column(c)
-        if not pa.types.is_string(col.type):
-            return False
-        if pc.any(pc.match_substring(col, KEY_SEP)).as_py() or \
-                pc.any(pc.equal(col, NULL_MARKER)).as_py():
+            values = groups.column(c)
+        if not parts_split_back(values):
             return False
     return True
 
@@ -89,7 +86,7 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
                              any_valid(g, list(rule.to.key))))
         src, dst = _end_text(g, rule.from_), _end_text(g, rule.to)
         pairs = pa.table({"__src": src, "__dst": dst})
-        if not _texts_injective(t, g, ends) and pairs.group_by(
+        if not texts_tell_apart(t, g, ends) and pairs.group_by(
                 ["__src", "__dst"], use_threads=False).aggregate([]).num_rows != pairs.num_rows:
             return None
         out = pairs
@@ -219,13 +216,13 @@ def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
     return int(pc.sum(counts.filter(mask)).as_py() or 0)
 
 
-def _grouped(rule: EdgeRule, rows: pa.Table) -> pa.Table:
+def _grouped(rule: EdgeRule, rows: pa.Table, by_columns: bool) -> pa.Table:
     """(``__src``, ``__dst``, properties..., ``__rows``), one row per key-text pair."""
     if rule.chain is not None:
         keyed = _chain_keys(rule, rows)
         props: dict[str, Aggregation] = {}
     else:
-        fast = _grouped_fast(rule, rows)
+        fast = _grouped_fast(rule, rows) if by_columns else None
         if fast is not None:
             return fast
         keyed = _edge_keys(rule, rows)
@@ -237,14 +234,19 @@ def _grouped(rule: EdgeRule, rows: pa.Table) -> pa.Table:
 
 
 def project_edges(
-    rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, NodeIndex]
+    rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, NodeIndex], *,
+    by_columns: bool = True,
 ) -> tuple[EdgeTable, dict[str, int]]:
-    """The edges of the rules (all of one type), and the rows dropped by reason."""
+    """The edges of the rules (all of one type), and the rows dropped by reason.
+
+    ``by_columns`` lets a rule group its rows by their end key columns first
+    where that equals grouping by key text; ``False`` always takes the per-row way.
+    """
     first = rules[0]
     parts = []
     dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
     for rule in rules:
-        grouped = _grouped(rule, rows)
+        grouped = _grouped(rule, rows, by_columns)
         src, src_rank = _lookup(grouped.column("__src"), indexes[rule.from_.type])
         dst, dst_rank = _lookup(grouped.column("__dst"), indexes[rule.to.type])
         n = grouped.column(_ROWS)

@@ -8,7 +8,7 @@ JSON *text* columns, which parses each distinct candidate document once.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,7 +206,7 @@ def filter_mask(table: pa.Table, flt: Filter) -> pa.ChunkedArray | pa.Array:
     return out
 
 
-def all_valid(table: pa.Table, cols: list[str]) -> pa.ChunkedArray | pa.Array:
+def all_valid(table: pa.Table, cols: Sequence[str]) -> pa.ChunkedArray | pa.Array:
     """Rows where every one of ``cols`` is not null."""
     out = pc.is_valid(table.column(cols[0]))
     for c in cols[1:]:
@@ -214,7 +214,7 @@ def all_valid(table: pa.Table, cols: list[str]) -> pa.ChunkedArray | pa.Array:
     return out
 
 
-def any_valid(table: pa.Table, cols: list[str | None]) -> pa.ChunkedArray | pa.Array:
+def any_valid(table: pa.Table, cols: Sequence[str | None]) -> pa.ChunkedArray | pa.Array:
     """Rows where at least one of ``cols`` (``None`` entries skipped) is not null."""
     masks = [pc.is_valid(table.column(c)) for c in cols if c is not None]
     if not masks:

@@ -100,6 +100,17 @@ def key_texts(parts: Sequence[pa.Array | pa.ChunkedArray | None], n: int) -> pa.
                                        null_replacement=NULL_MARKER)
 
 
+def parts_split_back(values: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether key texts made of ``values`` split back into their parts: no
+    value holds :data:`KEY_SEP` or is :data:`NULL_MARKER`. Then different keys
+    have different key texts. ``False`` also for a non-text column ("not known").
+    """
+    if not pa.types.is_string(values.type):
+        return False
+    return not (pc.any(pc.match_substring(values, KEY_SEP)).as_py()
+                or pc.any(pc.equal(values, NULL_MARKER)).as_py())
+
+
 def hash_key_texts(node_type: str, texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     """The node ids of key texts (from :func:`key_texts`), as a string array.
 
