@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from graphkit.contract.expr import any_valid, filter_mask
 from graphkit.contract.groups import aggregate, decoded, single
-from graphkit.contract.model import Aggregation, EdgeRule, EndRef, Filter
+from graphkit.contract.model import Aggregation, EdgeRule, Filter
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
 from graphkit.core.ids import key_texts, parts_split_back
 
@@ -36,9 +36,18 @@ class NodeIndex:
     ranks: pa.Array
 
 
-def _end_text(table: pa.Table, end: EndRef, prefix: str = "") -> pa.Array:
-    return key_texts([None if k is None else table.column(prefix + k) for k in end.key],
-                     table.num_rows)
+def _end_text(table: pa.Table, cols: list[str | None]) -> pa.Array:
+    return key_texts([None if k is None else table.column(k) for k in cols], table.num_rows)
+
+
+def _joined_target(rule: EdgeRule) -> list[str | None]:
+    """The columns of a joined table holding the target key: the right row's
+    (``__r_`` + name), except for the join's own keys, which Arrow's join
+    keeps only on the left, where they hold the same values."""
+    assert rule.join is not None
+    j = rule.join
+    on_left = {j.matches: j.column, **{s: s for s in j.same}}
+    return [None if k is None else on_left.get(k, "__r_" + k) for k in rule.to.key]
 
 
 def narrow(rows: pa.Table, cols: set[str], where: Filter | None) -> pa.Table:
@@ -84,7 +93,7 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
         g = aggregate(t, ends, {**rule.properties, _ROWS: Aggregation(count="*")})
         g = g.filter(pc.and_(any_valid(g, list(rule.from_.key)),
                              any_valid(g, list(rule.to.key))))
-        src, dst = _end_text(g, rule.from_), _end_text(g, rule.to)
+        src, dst = _end_text(g, rule.from_.key), _end_text(g, rule.to.key)
         pairs = pa.table({"__src": src, "__dst": dst})
         if not texts_tell_apart(t, g, ends) and pairs.group_by(
                 ["__src", "__dst"], use_threads=False).aggregate([]).num_rows != pairs.num_rows:
@@ -114,11 +123,11 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
     joined = left.join(right, keys=[j.column, *j.same],
                        right_keys=["__r_" + j.matches, *["__r_" + s for s in j.same]],
                        join_type="inner", use_threads=False)
-    ok = pc.and_(any_valid(joined, list(rule.from_.key)),
-                 any_valid(joined, ["__r_" + k if k else None for k in rule.to.key]))
+    target = _joined_target(rule)
+    ok = pc.and_(any_valid(joined, list(rule.from_.key)), any_valid(joined, target))
     joined = joined.filter(ok)
-    keyed = pa.table({"__src": _end_text(joined, rule.from_),
-                      "__dst": _end_text(joined, rule.to, prefix="__r_"),
+    keyed = pa.table({"__src": _end_text(joined, rule.from_.key),
+                      "__dst": _end_text(joined, target),
                       _ROWS: joined.column(_ROWS)})
     g = keyed.group_by(["__src", "__dst"], use_threads=False).aggregate([(_ROWS, "sum")])
     return g.rename_columns(["__src", "__dst", _ROWS])
@@ -163,14 +172,15 @@ def _edge_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
             join_type="inner",
             use_threads=False,
         )
-        src = _end_text(joined, rule.from_)
+        target = _joined_target(rule)
+        src = _end_text(joined, rule.from_.key)
         src_valid = any_valid(joined, list(rule.from_.key))
-        dst = _end_text(joined, rule.to, prefix="__r_")
-        dst_valid = any_valid(joined, ["__r_" + k if k else None for k in rule.to.key])
+        dst = _end_text(joined, target)
+        dst_valid = any_valid(joined, target)
         base = joined
     else:
-        src = _end_text(t, rule.from_)
-        dst = _end_text(t, rule.to)
+        src = _end_text(t, rule.from_.key)
+        dst = _end_text(t, rule.to.key)
         src_valid = any_valid(t, list(rule.from_.key))
         dst_valid = any_valid(t, list(rule.to.key))
         base = t
@@ -185,7 +195,7 @@ def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
     cols = {k for k in rule.from_.key if k is not None}
     t = narrow(rows, cols | {*rule.chain.within, *rule.chain.order_by}, rule.where)
     t = t.filter(any_valid(t, list(rule.from_.key)))
-    node = _end_text(t, rule.from_)
+    node = _end_text(t, rule.from_.key)
     within = key_texts([t.column(c) for c in rule.chain.within], t.num_rows)
     base = pa.table({"__node": node, "__within": within})
     for c in rule.chain.order_by:

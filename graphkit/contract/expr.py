@@ -233,12 +233,15 @@ class _Test:
     value: Any
 
     def __call__(self, a: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+        if pa.types.is_null(a.type):
+            # Only nulls (a column this source lacks): no value equals them.
+            return pa.repeat(pa.scalar(self.op == "not_equal"), len(a))
         if self.op == "is_in":
             return pc.is_in(a, value_set=pa.array(self.value).cast(a.type))
         if self.op == "less":
             return pc.fill_null(pc.less(a, self.value), False)
         # A null never equals a value, and so always differs from it.
-        out = getattr(pc, self.op)(a, _scalar_for(a.type, self.value))
+        out = getattr(pc, self.op)(a, pa.scalar(self.value).cast(a.type))
         return pc.fill_null(out, self.op == "not_equal")
 
 
@@ -253,12 +256,6 @@ def _on_values(col: pa.ChunkedArray | pa.Array,
     answers = test(pa.concat_arrays([arr.dictionary, pa.nulls(1, arr.dictionary.type)]))
     null_at = len(arr.dictionary)
     return pc.take(answers, pc.fill_null(arr.indices, null_at))
-
-
-def _scalar_for(col_type: pa.DataType, value: Any) -> pa.Scalar:
-    if pa.types.is_null(col_type):
-        return pa.scalar(None)
-    return pa.scalar(value).cast(col_type)
 
 
 def json_path(col: pa.ChunkedArray | pa.Array, path: tuple[str, ...]) -> pa.Array:

@@ -67,7 +67,9 @@ def decoded(table: pa.Table) -> pa.Table:
 
 def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation]) -> pa.Table:
     """Group ``table`` by ``keys``: the key columns (as values), then one column per
-    property, named for it. Groups come in the order of their first row."""
+    property, named for it. ``first``/``last`` skip nulls. The order of the groups
+    is fixed by the rows (first-row order, except that Arrow may place a group
+    with a null key later); callers that need an order sort."""
     work: dict[str, pa.Array] = {}
     dicts: dict[str, pa.Array] = {}
 
