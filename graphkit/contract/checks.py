@@ -17,8 +17,7 @@ import pyarrow.compute as pc
 from graphkit.contract.groups import decoded
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.project import project
-from graphkit.core.schema import SESSION_SPLIT_SCHEMA_VERSION
-from graphkit.sources.rows import FILE_COL, ROW_COL
+from graphkit.core.schema import FILE_COL, ROW_COL, SESSION_SPLIT_SCHEMA_VERSION
 
 SAMPLE = 5  # examples listed per finding
 
