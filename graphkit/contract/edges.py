@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.expr import filter_mask
-from graphkit.contract.groups import aggregate, decoded, key_text
-from graphkit.contract.model import Aggregation, EdgeRule, EndRef, Filter
+from graphkit.contract.expr import any_valid, filter_mask
+from graphkit.contract.groups import aggregate, decoded, single
+from graphkit.contract.model import Aggregation, EdgeRule, Filter
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
-from graphkit.core.ids import _NULL, _SEP
+from graphkit.core.ids import key_texts, parts_split_back
 
 _ROWS = "__rows"
 _SRC_RANK = "__src_rank"
@@ -36,27 +36,18 @@ class NodeIndex:
     ranks: pa.Array
 
 
-def _all_valid(table: pa.Table, cols: list[str]) -> pa.Array:
-    out = pc.is_valid(table.column(cols[0]))
-    for c in cols[1:]:
-        out = pc.and_(out, pc.is_valid(table.column(c)))
-    return out
+def _end_text(table: pa.Table, cols: list[str | None]) -> pa.Array:
+    return key_texts([None if k is None else table.column(k) for k in cols], table.num_rows)
 
 
-def any_valid(table: pa.Table, cols: list[str | None]) -> pa.Array:
-    """Rows where at least one of ``cols`` (``None`` entries skipped) is not null."""
-    masks = [pc.is_valid(table.column(c)) for c in cols if c is not None]
-    if not masks:
-        return pa.array([False] * table.num_rows)
-    out = masks[0]
-    for m in masks[1:]:
-        out = pc.or_(out, m)
-    return out
-
-
-def _end_text(table: pa.Table, end: EndRef, prefix: str = "") -> pa.Array:
-    return key_text([None if k is None else table.column(prefix + k) for k in end.key],
-                    table.num_rows)
+def _joined_target(rule: EdgeRule) -> list[str | None]:
+    """The columns of a joined table holding the target key: the right row's
+    (``__r_`` + name), except for the join's own keys, which Arrow's join
+    keeps only on the left, where they hold the same values."""
+    assert rule.join is not None
+    j = rule.join
+    on_left = {j.matches: j.column, **{s: s for s in j.same}}
+    return [None if k is None else on_left.get(k, "__r_" + k) for k in rule.to.key]
 
 
 def narrow(rows: pa.Table, cols: set[str], where: Filter | None) -> pa.Table:
@@ -73,22 +64,19 @@ def _prop_cols(rule: EdgeRule) -> list[str]:
     return sorted({a.column for a in rule.properties.values() if a.column != "*"})
 
 
-def _texts_injective(rows: pa.Table, g: pa.Table, cols: list[str]) -> bool:
-    """Whether key texts built from ``cols`` of ``g`` (groups of ``rows``) tell
-    different groups apart for sure: no value holds the separator or is the
-    null marker, so a text splits back into its parts. ``False`` means "not
-    known" (then count). A dictionary column of ``rows`` is tested on its
-    dictionary (each value once), not on the groups."""
+def texts_tell_apart(rows: pa.Table, groups: pa.Table, cols: list[str]) -> bool:
+    """Whether key texts built from ``cols`` of ``groups`` (groups of ``rows``)
+    surely differ between groups: every value splits back out of its text
+    (:func:`graphkit.core.ids.parts_split_back`). ``False`` means "not known".
+    A dictionary column of ``rows`` is tested on its dictionary (each value
+    once), not on the groups."""
     for c in cols:
         col = rows.column(c)
         if pa.types.is_dictionary(col.type) and col.num_chunks == 1:
-            col = col.chunk(0).dictionary
+            values = col.chunk(0).dictionary
         else:
-            col = g.column(c)
-        if not pa.types.is_string(col.type):
-            return False
-        if pc.any(pc.match_substring(col, _SEP)).as_py() or \
-                pc.any(pc.equal(col, _NULL)).as_py():
+            values = groups.column(c)
+        if not parts_split_back(values):
             return False
     return True
 
@@ -105,9 +93,9 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
         g = aggregate(t, ends, {**rule.properties, _ROWS: Aggregation(count="*")})
         g = g.filter(pc.and_(any_valid(g, list(rule.from_.key)),
                              any_valid(g, list(rule.to.key))))
-        src, dst = _end_text(g, rule.from_), _end_text(g, rule.to)
+        src, dst = _end_text(g, rule.from_.key), _end_text(g, rule.to.key)
         pairs = pa.table({"__src": src, "__dst": dst})
-        if not _texts_injective(t, g, ends) and pairs.group_by(
+        if not texts_tell_apart(t, g, ends) and pairs.group_by(
                 ["__src", "__dst"], use_threads=False).aggregate([]).num_rows != pairs.num_rows:
             return None
         out = pairs
@@ -135,11 +123,11 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
     joined = left.join(right, keys=[j.column, *j.same],
                        right_keys=["__r_" + j.matches, *["__r_" + s for s in j.same]],
                        join_type="inner", use_threads=False)
-    ok = pc.and_(any_valid(joined, list(rule.from_.key)),
-                 any_valid(joined, ["__r_" + k if k else None for k in rule.to.key]))
+    target = _joined_target(rule)
+    ok = pc.and_(any_valid(joined, list(rule.from_.key)), any_valid(joined, target))
     joined = joined.filter(ok)
-    keyed = pa.table({"__src": _end_text(joined, rule.from_),
-                      "__dst": _end_text(joined, rule.to, prefix="__r_"),
+    keyed = pa.table({"__src": _end_text(joined, rule.from_.key),
+                      "__dst": _end_text(joined, target),
                       _ROWS: joined.column(_ROWS)})
     g = keyed.group_by(["__src", "__dst"], use_threads=False).aggregate([(_ROWS, "sum")])
     return g.rename_columns(["__src", "__dst", _ROWS])
@@ -148,13 +136,13 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
 def _named_by(col: pa.ChunkedArray, refs: pa.ChunkedArray) -> pa.Array:
     """Rows of ``col`` (not null) whose value is among the values of ``refs``;
     for dictionary columns the test runs once per dictionary entry."""
-    ref = refs.combine_chunks() if isinstance(refs, pa.ChunkedArray) else refs
+    ref = single(refs)
     if pa.types.is_dictionary(ref.type):
         values = ref.dictionary.take(pc.unique(ref.indices).drop_null())
     else:
         values = pc.unique(ref)
     values = values.drop_null()
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    arr = single(col)
     if pa.types.is_dictionary(arr.type):
         answers = pc.is_in(arr.dictionary, value_set=values.cast(arr.dictionary.type))
         return pc.fill_null(pc.take(answers, arr.indices), False)
@@ -184,14 +172,15 @@ def _edge_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
             join_type="inner",
             use_threads=False,
         )
-        src = _end_text(joined, rule.from_)
+        target = _joined_target(rule)
+        src = _end_text(joined, rule.from_.key)
         src_valid = any_valid(joined, list(rule.from_.key))
-        dst = _end_text(joined, rule.to, prefix="__r_")
-        dst_valid = any_valid(joined, ["__r_" + k if k else None for k in rule.to.key])
+        dst = _end_text(joined, target)
+        dst_valid = any_valid(joined, target)
         base = joined
     else:
-        src = _end_text(t, rule.from_)
-        dst = _end_text(t, rule.to)
+        src = _end_text(t, rule.from_.key)
+        dst = _end_text(t, rule.to.key)
         src_valid = any_valid(t, list(rule.from_.key))
         dst_valid = any_valid(t, list(rule.to.key))
         base = t
@@ -206,8 +195,8 @@ def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
     cols = {k for k in rule.from_.key if k is not None}
     t = narrow(rows, cols | {*rule.chain.within, *rule.chain.order_by}, rule.where)
     t = t.filter(any_valid(t, list(rule.from_.key)))
-    node = _end_text(t, rule.from_)
-    within = key_text([t.column(c) for c in rule.chain.within], t.num_rows)
+    node = _end_text(t, rule.from_.key)
+    within = key_texts([t.column(c) for c in rule.chain.within], t.num_rows)
     base = pa.table({"__node": node, "__within": within})
     for c in rule.chain.order_by:
         base = base.append_column("__o_" + c, t.column(c))
@@ -237,13 +226,13 @@ def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
     return int(pc.sum(counts.filter(mask)).as_py() or 0)
 
 
-def _grouped(rule: EdgeRule, rows: pa.Table) -> pa.Table:
+def _grouped(rule: EdgeRule, rows: pa.Table, by_columns: bool) -> pa.Table:
     """(``__src``, ``__dst``, properties..., ``__rows``), one row per key-text pair."""
     if rule.chain is not None:
         keyed = _chain_keys(rule, rows)
         props: dict[str, Aggregation] = {}
     else:
-        fast = _grouped_fast(rule, rows)
+        fast = _grouped_fast(rule, rows) if by_columns else None
         if fast is not None:
             return fast
         keyed = _edge_keys(rule, rows)
@@ -255,14 +244,19 @@ def _grouped(rule: EdgeRule, rows: pa.Table) -> pa.Table:
 
 
 def project_edges(
-    rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, NodeIndex]
+    rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, NodeIndex], *,
+    by_columns: bool = True,
 ) -> tuple[EdgeTable, dict[str, int]]:
-    """The edges of the rules (all of one type), and the rows dropped by reason."""
+    """The edges of the rules (all of one type), and the rows dropped by reason.
+
+    ``by_columns`` lets a rule group its rows by their end key columns first
+    where that equals grouping by key text; ``False`` always takes the per-row way.
+    """
     first = rules[0]
     parts = []
     dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
     for rule in rules:
-        grouped = _grouped(rule, rows)
+        grouped = _grouped(rule, rows, by_columns)
         src, src_rank = _lookup(grouped.column("__src"), indexes[rule.from_.type])
         dst, dst_rank = _lookup(grouped.column("__dst"), indexes[rule.to.type])
         n = grouped.column(_ROWS)

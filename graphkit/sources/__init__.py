@@ -6,6 +6,6 @@ folders), HypAware Iceberg caches (:mod:`.iceberg`) and Claude Code / Codex tran
 (:mod:`.transcripts`), and returns their raw pieces with an account of the reading
 (skipped lines, fingerprints). What to read comes as a plain
 :class:`~graphkit.sources.read.ReadSpec`: this layer knows nothing of contracts.
-:mod:`.full_schema` reads every column for ``graphkit rows``; :mod:`.account` writes
-the rejected rows and skipped lines files.
+:mod:`.full_schema` reads every column for ``graphkit rows``. The files that account
+for unusable rows and lines are written by :mod:`graphkit.snapshot.rejects`.
 """
