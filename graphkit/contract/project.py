@@ -152,6 +152,13 @@ def _plain(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(cols, names=table.column_names)
 
 
+def derive(contract: LoadedContract, rows: pa.Table) -> pa.Table:
+    """``rows`` with the contract's derived columns appended, in contract order."""
+    for name, expr in contract.derived.items():
+        rows = rows.append_column(name, expr.evaluate(rows))
+    return rows
+
+
 def content_columns(contract: LoadedContract) -> set[str]:
     """Columns (input or derived) that carry message content."""
     out = {c for c in CONTENT_COLUMNS if c in contract.spec.input}
