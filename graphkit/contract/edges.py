@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.expr import any_valid, filter_mask
-from graphkit.contract.groups import aggregate, decoded, single
+from graphkit.contract.groups import aggregate, decoded, dictionary_sizes, key_codes, single
 from graphkit.contract.model import Aggregation, EdgeRule, Filter
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
 from graphkit.core.ids import key_texts, parts_split_back
@@ -34,6 +34,21 @@ class NodeIndex:
     # Position of each node in the node table (sorted by id): sorting edges by
     # these int ranks gives the order sorting by the id texts would.
     ranks: pa.Array
+    # Where the nodes were grouped by dictionary-coded key columns whose texts
+    # tell keys apart: those columns, their dictionary sizes and each node's
+    # key code (groups.key_codes). An edge end grouped by the same columns of
+    # the same rows is looked up by code (int64), not by key text.
+    code_columns: tuple[str, ...] = ()
+    code_sizes: tuple[int, ...] = ()
+    codes: pa.Array | None = None
+
+    def codes_of(self, end: list[str | None], groups: pa.Table,
+                 sizes: tuple[int, ...] | None) -> pa.Array | None:
+        """The key codes of an edge end's groups, where they compare with the
+        nodes' codes (the same key columns, dictionaries of the same sizes)."""
+        if self.codes is None or tuple(end) != self.code_columns or sizes != self.code_sizes:
+            return None
+        return key_codes(groups, self.code_columns, self.code_sizes)
 
 
 def _end_text(table: pa.Table, cols: list[str | None]) -> pa.Array:
@@ -81,7 +96,18 @@ def texts_tell_apart(rows: pa.Table, groups: pa.Table, cols: list[str]) -> bool:
     return True
 
 
-def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
+def _end_key(groups: pa.Table, end: list[str | None], index: NodeIndex,
+             rows: pa.Table) -> pa.Array:
+    """Per group, the key code of an edge end (int64) if ``index`` takes codes
+    for it, else its key text."""
+    cols = [k for k in end if k is not None]
+    codes = index.codes_of(end, groups, dictionary_sizes(rows, cols)
+                           if len(cols) == len(end) else None)
+    return codes if codes is not None else _end_text(groups, end)
+
+
+def _grouped_fast(rule: EdgeRule, rows: pa.Table,
+                  indexes: dict[str, NodeIndex]) -> pa.Table | None:
     """(``__src``, ``__dst``, properties..., ``__rows``) per edge, grouping rows by
     their end key columns first; ``None`` where that would not equal grouping by
     key text."""
@@ -90,12 +116,18 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
     if rule.join is None:
         ends = sorted({*from_cols, *to_cols})
         t = narrow(rows, {*ends, *_prop_cols(rule)}, rule.where)
-        g = aggregate(t, ends, {**rule.properties, _ROWS: Aggregation(count="*")})
+        g = aggregate(t, ends, {**rule.properties, _ROWS: Aggregation(count="*")},
+                      key_indices=True)
         g = g.filter(pc.and_(any_valid(g, list(rule.from_.key)),
                              any_valid(g, list(rule.to.key))))
-        src, dst = _end_text(g, rule.from_.key), _end_text(g, rule.to.key)
+        # An end is named by its key code where the node type allows, else by
+        # key text; groups then map to distinct (source, target) pairs unless
+        # two groups share a key text.
+        src = _end_key(g, rule.from_.key, indexes[rule.from_.type], t)
+        dst = _end_key(g, rule.to.key, indexes[rule.to.type], t)
         pairs = pa.table({"__src": src, "__dst": dst})
-        if not texts_tell_apart(t, g, ends) and pairs.group_by(
+        texts = pa.types.is_string(src.type) or pa.types.is_string(dst.type)
+        if texts and not texts_tell_apart(t, g, ends) and pairs.group_by(
                 ["__src", "__dst"], use_threads=False).aggregate([]).num_rows != pairs.num_rows:
             return None
         out = pairs
@@ -216,8 +248,10 @@ def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
 
 
 def _lookup(keys: pa.ChunkedArray | pa.Array, index: NodeIndex) -> tuple[pa.Array, pa.Array]:
-    """Node ids of ``keys`` (null where there is no such node), and their ranks."""
-    pos = pc.index_in(keys, value_set=index.keys)
+    """Node ids of ``keys`` (key texts, or key codes where the index has them;
+    null where there is no such node), and their ranks."""
+    by_code = pa.types.is_int64(keys.type)
+    pos = pc.index_in(keys, value_set=index.codes if by_code else index.keys)
     return pc.take(index.ids, pos), pc.take(index.ranks, pos)
 
 
@@ -226,13 +260,14 @@ def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
     return int(pc.sum(counts.filter(mask)).as_py() or 0)
 
 
-def _grouped(rule: EdgeRule, rows: pa.Table, by_columns: bool) -> pa.Table:
+def _grouped(rule: EdgeRule, rows: pa.Table, by_columns: bool,
+             indexes: dict[str, NodeIndex]) -> pa.Table:
     """(``__src``, ``__dst``, properties..., ``__rows``), one row per key-text pair."""
     if rule.chain is not None:
         keyed = _chain_keys(rule, rows)
         props: dict[str, Aggregation] = {}
     else:
-        fast = _grouped_fast(rule, rows) if by_columns else None
+        fast = _grouped_fast(rule, rows, indexes) if by_columns else None
         if fast is not None:
             return fast
         keyed = _edge_keys(rule, rows)
@@ -256,7 +291,7 @@ def project_edges(
     parts = []
     dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
     for rule in rules:
-        grouped = _grouped(rule, rows, by_columns)
+        grouped = _grouped(rule, rows, by_columns, indexes)
         src, src_rank = _lookup(grouped.column("__src"), indexes[rule.from_.type])
         dst, dst_rank = _lookup(grouped.column("__dst"), indexes[rule.to.type])
         n = grouped.column(_ROWS)
@@ -270,9 +305,13 @@ def project_edges(
         both = pc.and_(src_ok, dst_ok)
         keyed = keyed.filter(both)
         n = n.filter(both)
-        loops = pc.equal(keyed.column(EDGE_SOURCE), keyed.column(EDGE_TARGET))
-        dropped["self_loop"] += _rows_where(n, loops)
-        parts.append(keyed.filter(pc.invert(loops)))
+        if rule.from_.type == rule.to.type:
+            # One node table: the same rank is the same node (ranks are ints,
+            # cheaper to compare than id texts).
+            loops = pc.equal(keyed.column(_SRC_RANK), keyed.column(_DST_RANK))
+            dropped["self_loop"] += _rows_where(n, loops)
+            keyed = keyed.filter(pc.invert(loops))
+        parts.append(keyed)
     table = pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
     if len(parts) > 1:
         # Two rules can find the same edge (e.g. both lineage rules); keep one.
