@@ -29,11 +29,12 @@ _DST_RANK = "__dst_rank"
 class NodeIndex:
     """Key text → id of every node of one type."""
 
-    keys: pa.Array  # key text per node, aligned with ids
-    ids: pa.Array
-    # Position of each node in the node table (sorted by id): sorting edges by
-    # these int ranks gives the order sorting by the id texts would.
+    keys: pa.Array  # key text per node
+    # Position of each node in the node table (sorted by id), aligned with
+    # keys: sorting edges by these int ranks gives the order sorting by the id
+    # texts would, and the table's ids taken at a rank are the node's id.
     ranks: pa.Array
+    sorted_ids: pa.Array
     # Where the nodes were grouped by dictionary-coded key columns whose texts
     # tell keys apart: those columns, their dictionary sizes and each node's
     # key code (groups.key_codes). An edge end grouped by the same columns of
@@ -247,12 +248,12 @@ def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
     return pa.table({"__src": nodes.slice(0, n - 1), "__dst": nodes.slice(1)}).filter(same)
 
 
-def _lookup(keys: pa.ChunkedArray | pa.Array, index: NodeIndex) -> tuple[pa.Array, pa.Array]:
-    """Node ids of ``keys`` (key texts, or key codes where the index has them;
-    null where there is no such node), and their ranks."""
+def _rank(keys: pa.ChunkedArray | pa.Array, index: NodeIndex) -> pa.Array:
+    """The rank of the node each of ``keys`` names (key texts, or key codes where
+    the index has them), null where there is no such node."""
     by_code = pa.types.is_int64(keys.type)
     pos = pc.index_in(keys, value_set=index.codes if by_code else index.keys)
-    return pc.take(index.ids, pos), pc.take(index.ranks, pos)
+    return pc.take(index.ranks, pos)
 
 
 def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
@@ -292,22 +293,21 @@ def project_edges(
     dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
     for rule in rules:
         grouped = _grouped(rule, rows, by_columns, indexes)
-        src, src_rank = _lookup(grouped.column("__src"), indexes[rule.from_.type])
-        dst, dst_rank = _lookup(grouped.column("__dst"), indexes[rule.to.type])
+        # Ends are carried as ranks (ints) and made id texts once, at the end.
+        src_rank = _rank(grouped.column("__src"), indexes[rule.from_.type])
+        dst_rank = _rank(grouped.column("__dst"), indexes[rule.to.type])
         n = grouped.column(_ROWS)
-        grouped = grouped.drop_columns(["__src", "__dst", _ROWS])
-        keyed = grouped.add_column(0, EDGE_SOURCE, src).add_column(1, EDGE_TARGET, dst) \
+        keyed = grouped.drop_columns(["__src", "__dst", _ROWS]) \
             .append_column(_SRC_RANK, src_rank).append_column(_DST_RANK, dst_rank)
-        src_ok = pc.is_valid(src)
-        dst_ok = pc.is_valid(dst)
+        src_ok = pc.is_valid(src_rank)
+        dst_ok = pc.is_valid(dst_rank)
         dropped["missing_source"] += _rows_where(n, pc.invert(src_ok))
         dropped["missing_target"] += _rows_where(n, pc.and_(src_ok, pc.invert(dst_ok)))
         both = pc.and_(src_ok, dst_ok)
         keyed = keyed.filter(both)
         n = n.filter(both)
         if rule.from_.type == rule.to.type:
-            # One node table: the same rank is the same node (ranks are ints,
-            # cheaper to compare than id texts).
+            # One node table: the same rank is the same node.
             loops = pc.equal(keyed.column(_SRC_RANK), keyed.column(_DST_RANK))
             dropped["self_loop"] += _rows_where(n, loops)
             keyed = keyed.filter(pc.invert(loops))
@@ -315,11 +315,15 @@ def project_edges(
     table = pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
     if len(parts) > 1:
         # Two rules can find the same edge (e.g. both lineage rules); keep one.
-        table = aggregate(table, [EDGE_SOURCE, EDGE_TARGET],
-                          {c: Aggregation(first=c) for c in table.column_names[2:]})
+        table = aggregate(table, [_SRC_RANK, _DST_RANK],
+                          {c: Aggregation(first=c) for c in table.column_names[:-2]})
     # The same order as sorting by (source, target) text: ranks follow the id
     # order within each node type, and an edge type has one type per end.
     order = pc.sort_indices(table, sort_keys=[(_SRC_RANK, "ascending"),
                                               (_DST_RANK, "ascending")])
-    table = table.drop_columns([_SRC_RANK, _DST_RANK]).take(order)
+    table = table.take(order)
+    source = pc.take(indexes[first.from_.type].sorted_ids, table.column(_SRC_RANK))
+    target = pc.take(indexes[first.to.type].sorted_ids, table.column(_DST_RANK))
+    table = table.drop_columns([_SRC_RANK, _DST_RANK]) \
+        .add_column(0, EDGE_SOURCE, source).add_column(1, EDGE_TARGET, target)
     return EdgeTable(first.type, first.from_.type, first.to.type, table), dropped

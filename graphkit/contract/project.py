@@ -111,7 +111,8 @@ def _project_nodes(rule: NodeRule, rows: pa.Table,
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order.to_numpy()] = np.arange(len(order))
     coded = codes is not None and sizes is not None
-    index = NodeIndex(ktext, ids, pa.array(ranks), tuple(key) if coded else (),
+    index = NodeIndex(ktext, pa.array(ranks), single(table.column(NODE_ID)),
+                      tuple(key) if coded else (),
                       (sizes or ()) if coded else (), codes)
     return NodeTable(rule.type, tuple(key), table), index
 
