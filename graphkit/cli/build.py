@@ -159,9 +159,14 @@ def check(sources: tuple[Path, ...], contract: str, as_json: bool) -> None:
 
     Example: graphkit check samples/rows
     """
+    from graphkit.contract.checks import unchecked
+    from graphkit.contract.loader import load_contract
     from graphkit.pipeline import check as run_check
 
-    n_rows, findings = run_check(list(sources), contract=contract)
+    c = load_contract(contract)
+    n_rows, findings = run_check(list(sources), contract=c)
+    for note in unchecked(c):
+        click.echo(f"note: {note}", err=True)
     if as_json:
         echo_json([f.to_json() for f in findings])
     else:
