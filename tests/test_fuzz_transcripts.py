@@ -27,13 +27,15 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from graphkit.pipeline import build
 
 ROOT = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+# No explain phase: it only annotates failures, and writes .hypothesis/patches.
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+                phases=[Phase.explicit, Phase.generate, Phase.shrink],
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -55,9 +57,8 @@ FILES = sorted(p for p in ROOT.rglob("*.jsonl")
 # classes found by this run, reproduced one by one in the xfail tests below.
 KNOWN_CRASHES = [
     ("RecursionError", "maximum recursion depth", ""),
-    ("ArrowTypeError", "Expected bytes, got a", "sources/_rows.py"),
-    ("ArrowTypeError", "Expected bytes, got a", "sources/codex.py"),
-    ("TypeError", "unhashable type", "sources/transcripts.py"),
+    ("ArrowTypeError", "Expected bytes, got a", "sources/transcripts/"),
+    ("TypeError", "unhashable type", "sources/transcripts/"),
 ]
 
 

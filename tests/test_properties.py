@@ -24,7 +24,7 @@ from typing import Any
 
 import networkx as nx
 import pyarrow as pa
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from graphkit.contract.loader import load_contract
@@ -37,6 +37,7 @@ from tests.builders import spawned
 CONTRACT = load_contract()
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 PROPS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+                 phases=[Phase.explicit, Phase.generate, Phase.shrink],
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 # Real-looking ids, and the ways a writer spells "no session".

@@ -48,7 +48,7 @@ import pyarrow.parquet as pq
 
 import graphkit
 from graphkit.core.errors import GraphkitError
-from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.core.graph import EdgeTable, GraphTables, LineageVocabulary, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE
 from graphkit.core.names import is_name
 
@@ -176,6 +176,7 @@ def _write_tables(graph: GraphTables, tmp: Path, include_content: bool) -> dict[
         "id_recipe": graph.id_recipe,
         "granularity": graph.granularity,
         "include_content": include_content,
+        "lineage": graph.lineage.to_json() if graph.lineage else None,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "counts": {"nodes": graph.node_counts(), "edges": graph.edge_counts()},
         "nodes": nodes_meta,
@@ -624,6 +625,16 @@ def _read_limited(path: Path) -> bytes:
     return data
 
 
+def manifest_lineage(manifest: dict[str, Any]) -> LineageVocabulary | None:
+    """The lineage vocabulary a manifest records (snapshots written before it was
+    recorded get the default contract's, if they are of that contract)."""
+    if "lineage" not in manifest:
+        name = manifest.get("contract", {}).get("name")
+        return LineageVocabulary() if name == "ai-gateway-graph" else None
+    data = manifest["lineage"]
+    return LineageVocabulary.from_json(data) if isinstance(data, dict) else None
+
+
 def read_manifest(directory: Path) -> dict[str, Any]:
     """The checked manifest of the snapshot in ``directory``.
 
@@ -682,7 +693,8 @@ def _tables(snap: _Opened, m: dict[str, Any], node_types: Iterable[str] | None,
             f"snapshot ids use recipe {m['id_recipe']}, this graphkit uses {NODE_ID_RECIPE}",
             path=str(snap.path), hint="rebuild the snapshot from its sources")
     graph = GraphTables(m["contract"]["name"], int(m["contract"]["version"]),
-                        int(m["id_recipe"]), str(m.get("granularity", "thread")))
+                        int(m["id_recipe"]), str(m.get("granularity", "thread")),
+                        lineage=manifest_lineage(m))
     graph.meta["indexes"] = {t: n.get("index", []) for t, n in m["nodes"].items()}
     wanted_n = set(node_types) if node_types is not None else set(m["nodes"])
     wanted_e = set(edge_types) if edge_types is not None else set(m["edges"])

@@ -29,18 +29,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
 
-from graphkit.core.errors import StoreError
-from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
-from graphkit.stores.base import Hit, SessionSummary, ThreadInfo
+from graphkit.core.errors import StoreError, first_line
+from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables, LineageVocabulary
+from graphkit.stores.base import (
+    Hit,
+    IfExists,
+    LoadReport,
+    SessionSummary,
+    ThreadInfo,
+    require_vocabulary,
+)
 from graphkit.stores.neo4j import cypher
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
-IfExists = Literal["merge", "replace", "fail"]
 IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 
 # Measured with `python -m bench.neo4j_load --repeat 2 --naive-rows 30000`
@@ -51,13 +57,20 @@ IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 # worse above: bigger transactions cost heap and GC in the 1 GiB launcher.
 DEFAULT_BATCH_SIZE = 5000
 
-# (label, property) pairs the lineage reads look up by.
-DEFAULT_INDEXES: tuple[tuple[str, str], ...] = (
-    ("Thread", "thread_id"),
-    ("Thread", "agent_id"),
-    ("Thread", "session_id"),
-    ("Session", "session_id"),
-)
+# The default contract's lineage vocabulary (what `--neo4j` queries walk).
+DEFAULT_VOCABULARY = LineageVocabulary()
+
+
+def lookup_indexes(v: LineageVocabulary | None) -> list[tuple[str, str]]:
+    """(label, property) pairs the lineage reads look up by."""
+    if v is None:
+        return []
+    return [(v.thread, p) for p in dict.fromkeys((v.thread_key, *v.thread_aliases,
+                                                  v.thread_session))] + [
+        (v.session, v.session_key)]
+
+
+DEFAULT_INDEXES: tuple[tuple[str, str], ...] = tuple(lookup_indexes(DEFAULT_VOCABULARY))
 
 DEFAULT_URI = "neo4j://localhost:7687"
 SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
@@ -158,37 +171,6 @@ class Neo4jConfig:
         return text
 
 
-@dataclass
-class LoadReport:
-    """What one :meth:`Neo4jStore.load` did.
-
-    The first four fields mean what they mean in the NetworkX store's report,
-    so the CLI can print either.
-    """
-
-    nodes: dict[str, int] = field(default_factory=dict)  # rows merged per label
-    edges: dict[str, int] = field(default_factory=dict)  # relationships merged per type
-    removed: int = 0  # nodes deleted by if_exists="replace"
-    seconds: float = 0.0
-    skipped_edges: dict[str, int] = field(default_factory=dict)  # an end node was missing
-    batch_size: int = DEFAULT_BATCH_SIZE
-
-    # A replace-load that was killed before this one: this load completed it.
-    resumed_replace: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        """A plain dict for ``--json`` output."""
-        return {
-            "nodes": dict(self.nodes),
-            "edges": dict(self.edges),
-            "removed": self.removed,
-            "seconds": round(self.seconds, 3),
-            "skipped_edges": dict(self.skipped_edges),
-            "batch_size": self.batch_size,
-            "resumed_replace": self.resumed_replace,
-        }
-
-
 class Neo4jStore:
     """A Neo4j database holding graphkit graphs; a :class:`LineageReader`.
 
@@ -204,8 +186,9 @@ class Neo4jStore:
         config: Neo4jConfig | None = None,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
-        indexes: Sequence[tuple[str, str]] = DEFAULT_INDEXES,
+        indexes: Sequence[tuple[str, str]] | None = None,
         max_retry_seconds: float = 30.0,
+        vocabulary: LineageVocabulary | None = DEFAULT_VOCABULARY,
     ) -> None:
         self.config = config if config is not None else Neo4jConfig.from_env()
         self.config.check()
@@ -213,7 +196,8 @@ class Neo4jStore:
         if batch_size < 1:
             raise StoreError(f"batch size must be positive, got {batch_size}")
         self.batch_size = batch_size
-        self.indexes = tuple(indexes)
+        self._vocabulary = vocabulary
+        self.indexes = tuple(indexes if indexes is not None else lookup_indexes(vocabulary))
         for label, prop in self.indexes:  # refuse bad names before touching the server
             cypher.property_index(label, prop)
         cfg = self.config
@@ -318,9 +302,10 @@ class Neo4jStore:
             report.edges[rel_type] = written
             if written < edges.table.num_rows:
                 report.skipped_edges[rel_type] = edges.table.num_rows - written
-        if if_exists == "replace" or report.resumed_replace:
-            # Whole now: a killed replace before this load is completed too
-            # (merge of the same graph writes everything a replace would).
+        if if_exists == "replace":
+            # Whole now, and so is any killed replace before this one. (A merge
+            # cannot say so: labels a killed replace had not yet cleared still
+            # hold the old graph's nodes, so only a replace clears the marker.)
             self._write(cypher.delete_load_markers(LOAD_MARKER))
         report.seconds = time.perf_counter() - started
         return report
@@ -370,10 +355,15 @@ class Neo4jStore:
 
     # --- LineageReader ------------------------------------------------------
 
+    @property
+    def vocabulary(self) -> LineageVocabulary:
+        """What lineage walks here: the default contract's unless given."""
+        return require_vocabulary(self._vocabulary, None)
+
     def resolve(self, user_id: str) -> list[Hit]:
         """Threads whose ``thread_id`` or ``agent_id`` is ``user_id``; Sessions whose
         ``session_id`` is."""
-        rows = self._read(cypher.RESOLVE, id=user_id)
+        rows = self._read(cypher.resolve(self.vocabulary), id=user_id)
         hits = [Hit(r["type"], r["node_id"], r["id"], r["session_id"]) for r in rows]
         return sorted(hits, key=lambda h: (h.type, h.id, h.node_id))
 
@@ -382,9 +372,10 @@ class Neo4jStore:
         rules are :mod:`graphkit.stores.walk`'s; one query fetches the edges)."""
         parents: dict[str, list[str]] = {}
         hits: dict[str, Hit] = {}
-        for r in self._read(cypher.PARENT_EDGES, id=thread_node_id):
+        for r in self._read(cypher.parent_edges(self.vocabulary), id=thread_node_id):
             parents.setdefault(r["child"], []).append(r["node_id"])
-            hits[r["node_id"]] = _thread_hit(r)
+            hits[r["node_id"]] = Hit(self.vocabulary.thread, r["node_id"], r["id"],
+                                     r["session_id"])
         return [hits[n] for n in parent_chain_ids(thread_node_id, parents.get)]
 
     def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
@@ -392,9 +383,10 @@ class Neo4jStore:
         depth, ordered by depth then id."""
         children: dict[str, list[str]] = {}
         hits: dict[str, Hit] = {}
-        for r in self._read(cypher.CHILD_EDGES, id=thread_node_id):
+        for r in self._read(cypher.child_edges(self.vocabulary), id=thread_node_id):
             children.setdefault(r["parent"], []).append(r["node_id"])
-            hits[r["node_id"]] = _thread_hit(r)
+            hits[r["node_id"]] = Hit(self.vocabulary.thread, r["node_id"], r["id"],
+                                     r["session_id"])
         below = descendant_ids(
             thread_node_id, lambda level: [c for n in level for c in children.get(n, [])])
         out = [(hits[n], d) for n, d in below]
@@ -402,7 +394,7 @@ class Neo4jStore:
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
         """The threads of a session with their parent's node id and agent facts."""
-        rows = self._read(cypher.SESSION_THREADS, id=session_id)
+        rows = self._read(cypher.session_threads(self.vocabulary), id=session_id)
         return [
             ThreadInfo(
                 node_id=r["node_id"],
@@ -412,6 +404,7 @@ class Neo4jStore:
                 agent_type=r["agent_type"],
                 description=r["description"],
                 messages=r["messages"],
+                first_seen=_iso(r["first_seen"]),
             )
             for r in rows
         ]
@@ -427,8 +420,16 @@ class Neo4jStore:
                 first_seen=_iso(r["first_seen"]),
                 last_seen=_iso(r["last_seen"]),
             )
-            for r in self._read(cypher.SESSIONS)
+            for r in self._read(cypher.sessions(self.vocabulary))
         ]
+
+    def node_properties(self, label: str, key: str,
+                        values: Sequence[str]) -> list[dict[str, Any]]:
+        """All properties of the ``label`` nodes whose ``key`` is one of ``values``
+        (times as ISO text, as the other stores give them)."""
+        rows = self._read(cypher.node_properties(label, key), values=list(values))
+        return [{k: _iso(v) if hasattr(v, "to_native") else v for k, v in r["p"].items()}
+                for r in rows]
 
     # --- driver plumbing ----------------------------------------------------
 
@@ -486,7 +487,7 @@ class Neo4jStore:
         )
 
         where = self.config.display_uri
-        detail = self.config.redact(_first_line(exc))
+        detail = self.config.redact(first_line(exc, 300))
         if isinstance(exc, AuthError):
             return StoreError(
                 f"Neo4j at {where} refused the credentials of user {self.config.user!r}",
@@ -518,7 +519,7 @@ def driver_module() -> Any:
     try:
         import neo4j
     except ImportError as exc:
-        raise StoreError(f"the Neo4j driver cannot be imported ({_first_line(exc)})",
+        raise StoreError(f"the Neo4j driver cannot be imported ({first_line(exc, 300)})",
                          hint=INSTALL_HINT) from None
     return neo4j
 
@@ -589,10 +590,6 @@ def _edge_batches(table: pa.Table, size: int) -> Iterator[dict[str, list[Any]]]:
         yield params
 
 
-def _thread_hit(r: dict[str, Any]) -> Hit:
-    return Hit("Thread", r["node_id"], r["id"], r["session_id"])
-
-
 def _iso(value: Any) -> str | None:
     """ISO-8601 text as the NetworkX store writes it: ``isoformat()`` of a UTC datetime."""
     if value is None or isinstance(value, str):
@@ -606,8 +603,3 @@ def _iso(value: Any) -> str | None:
     if isinstance(value, date):
         return value.isoformat()
     return str(value)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:300]
