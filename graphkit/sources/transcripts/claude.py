@@ -55,6 +55,7 @@ class ClaudeLayout:
     agent_id: str | None       # from ``agent-<id>.jsonl``
     workflow_run_id: str | None
     compaction: bool
+    folder_session: str | None = None  # the session a ``<session>/subagents/`` folder names
 
 
 def claude_layout(path: Path) -> ClaudeLayout:
@@ -66,9 +67,10 @@ def claude_layout(path: Path) -> ClaudeLayout:
     compaction = agent.startswith("acompact")
     parent = path.parent
     if parent.parent.name == "workflows" and parent.parent.parent.name == "subagents":
-        return ClaudeLayout(parent.parent.parent.parent.name, agent, parent.name, compaction)
+        session = parent.parent.parent.parent.name
+        return ClaudeLayout(session, agent, parent.name, compaction, session)
     if parent.name == "subagents":
-        return ClaudeLayout(parent.parent.name, agent, None, compaction)
+        return ClaudeLayout(parent.parent.name, agent, None, compaction, parent.parent.name)
     return ClaudeLayout(stem, agent, None, compaction)
 
 
@@ -161,6 +163,8 @@ def _message_content(etype: str, e: dict[str, Any]) -> _Content | str:
 class _SideLine(NamedTuple):
     """An inline sidechain line of a main file, and the rows it gave."""
 
+    session: str
+    line: int
     uuid: str | None
     parent: Any          # ``parentUuid`` as written
     agent: str | None    # ``agentId``, when the line names it
@@ -240,6 +244,9 @@ class _ClaudeFile:
         # Workflow agents write ``<session>#agent-<id>``.
         session = (raw_session.partition("#agent-")[0] if isinstance(raw_session, str)
                    and raw_session else self.layout.session_hint)
+        if session.startswith("agent-") and self.layout.folder_session:
+            # Some versions stamp a subagent's own id as its session: the folder knows.
+            session = self.layout.folder_session
         self.sessions[session] = None
         side = self.in_agent_file or bool(e.get("isSidechain"))
         if self.in_agent_file:
@@ -270,8 +277,8 @@ class _ClaudeFile:
             next_part[0] += 1
             self.buf.add(message, self._part(block, index))
         if side and not self.in_agent_file:
-            self.side_lines.append(_SideLine(uuid, e.get("parentUuid"), agent, ts, first_row,
-                                             len(self.buf)))
+            self.side_lines.append(_SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
+                                             first_row, len(self.buf)))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
                  agent: str | None, uuid: str | None, content: _Content) -> Message:
@@ -403,7 +410,9 @@ def _infer_inline_agents(
                 named = link_of_call.get(calls[0]) or f"sidechain-{calls[0]}"
                 facts["inline_agents"][named] = calls[0]
             else:
-                named = f"sidechain-{side_lines[head].uuid or head}"
+                first = side_lines[head]
+                # Without a uuid, a made-up id: scoped by session, so never shared.
+                named = f"sidechain-{first.uuid or _synthetic_id(first.session, first.line)}"
         for i in members:
             for r in range(side_lines[i].first_row, side_lines[i].end_row):
                 agent_ids[r] = named

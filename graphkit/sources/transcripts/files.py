@@ -110,10 +110,15 @@ def transcript_kind(path: Path) -> str | None:
 
 
 def default_transcript_roots() -> list[Path]:
-    """Return the transcript folders of the current user that exist (honours ``$HOME``)."""
+    """Return the transcript folders of the current user that exist.
+
+    Claude Code keeps its data in ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``), Codex in
+    ``$CODEX_HOME`` (default ``~/.codex``); ``~`` is ``$HOME``.
+    """
     home = Path(os.environ.get("HOME") or Path.home())
-    roots = [home / ".claude" / "projects", home / ".codex" / "sessions",
-             home / ".codex" / "archived_sessions"]
+    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser()
+    codex = Path(os.environ.get("CODEX_HOME") or home / ".codex").expanduser()
+    roots = [claude / "projects", codex / "sessions", codex / "archived_sessions"]
     return [r for r in roots if r.is_dir()]
 
 

@@ -88,6 +88,8 @@ def read_transcripts(
         result.fingerprints.append(fingerprint)
         for line, reason in parse.skipped:
             _skip(result, strict, SkippedLine(str(path), line, reason))
+        if not parse.num_rows and not parse.skipped:
+            _skip(result, strict, SkippedLine(str(path), 0, _no_messages(parse.kind)))
         meta = None
         if parse.kind == "claude" and claude_layout(path).agent_id:
             meta, meta_print = read_meta(path)
@@ -150,6 +152,15 @@ def _load_or_parse(path: Path, index: TranscriptIndex | None, result: Transcript
 
 def _skip(result: TranscriptRows, strict: bool, skipped: SkippedLine) -> None:
     if strict:
+        what = "that line" if skipped.line else "that file"
         raise SourceError(skipped.reason, path=skipped.path, line=skipped.line or None,
-                          hint="fix or remove that line, or read without --strict to skip it")
+                          hint=f"fix or remove {what}, or read without --strict to skip it")
     result.skipped.append(skipped)
+
+
+def _no_messages(kind: str) -> str:
+    """Why a transcript that parsed cleanly gave no rows."""
+    if kind == "codex":
+        return "a Codex rollout with a session header but no messages; file skipped (0 rows)"
+    return ("no messages in this Claude transcript (only summaries or bookkeeping entries); "
+            "file skipped (0 rows)")

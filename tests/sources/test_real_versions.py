@@ -1,0 +1,116 @@
+"""Transcripts as real Claude Code and Codex versions write them (issue 9, items 3-5).
+
+Each case reads a small fixture under ``tests/fixtures/shaped/`` written in the
+real format (see ``tests/fixtures/shaped/README.md``), or builds one in ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from graphkit.core.errors import SourceError
+from graphkit.sources.transcripts import default_transcript_roots, read_transcripts
+from tests.sources.builders import fixtures, user, write_jsonl
+from tests.sources.test_claude import assert_well_formed
+
+SHAPED = fixtures() / "shaped"
+
+
+def read(*paths: Path, **kw: Any) -> pa.Table:
+    table = read_transcripts(list(paths), **kw).table
+    assert_well_formed(table)
+    return table
+
+
+def threads(table: pa.Table) -> dict[tuple[str, str | None], dict[str, Any]]:
+    """(session, agent or Codex thread) → rows, attributes of the thread."""
+    out: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for r in table.to_pylist():
+        key = (r["session_id"], r["agent_id"] or r["conversation_id"])
+        t = out.setdefault(key, {"rows": 0, "messages": set(), "attrs": r["attributes"],
+                                 "parent": r["parent_thread_id"]})
+        t["rows"] += 1
+        t["messages"].add(r["message_id"])
+    for t in out.values():
+        t["messages"] = len(t["messages"])
+        attrs = json.loads(t["attrs"]) if t["attrs"] else {}
+        t["claude"] = attrs.get("claude", {})
+        t["codex"] = attrs.get("codex", {})
+    return out
+
+
+# -- default sources ------------------------------------------------------------------------
+def test_default_roots_honour_claude_config_dir_and_codex_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, claude, codex = tmp_path / "home", tmp_path / "cc", tmp_path / "cx"
+    for folder in (home / ".claude" / "projects", claude / "projects", codex / "sessions",
+                   codex / "archived_sessions"):
+        folder.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    assert default_transcript_roots() == [claude / "projects", codex / "sessions",
+                                          codex / "archived_sessions"]
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    monkeypatch.delenv("CODEX_HOME")
+    assert default_transcript_roots() == [home / ".claude" / "projects"]
+
+
+# -- Claude Code ----------------------------------------------------------------------------
+def test_subagent_file_with_agent_session_id_belongs_to_its_folder_session() -> None:
+    # Its lines say sessionId "agent-5e0c9a1f"; the folder says the session.
+    table = read(SHAPED / "claude-agent-session-id")
+    got = threads(table)
+    session = "7d1c2a40-1111-4e2a-9c55-3b1f00000001"
+    assert set(got) == {(session, None), (session, "5e0c9a1f")}
+    assert got[(session, "5e0c9a1f")]["claude"]["spawned_by_tool_use_id"] == "toolu_01Explore1"
+    assert got[(session, "5e0c9a1f")]["messages"] == 4
+
+
+def test_synthetic_sidechain_ids_are_scoped_by_session(tmp_path: Path) -> None:
+    # Two sessions, each with an inline sidechain line that has no uuid and no spawning
+    # call: their made-up agent ids must differ.
+    for sid in ("s-one", "s-two"):
+        side = user("", sid, "2026-01-01T00:00:01Z", "inspect", isSidechain=True)
+        del side["uuid"]
+        write_jsonl(tmp_path / "p" / f"{sid}.jsonl", [
+            user(f"{sid}-u", sid, "2026-01-01T00:00:00Z", "hello"), side])
+    got = threads(read(tmp_path))
+    agents = {agent: session for session, agent in got if agent is not None}
+    assert len(agents) == 2 and set(agents.values()) == {"s-one", "s-two"}
+
+
+# -- Codex ----------------------------------------------------------------------------------
+def test_rollout_with_only_session_meta_is_a_counted_skip() -> None:
+    result = read_transcripts([SHAPED / "codex-meta-only"])
+    assert result.table.num_rows == 0
+    [skip] = result.skipped
+    assert skip.path.endswith("5c6d7e8f9a01.jsonl") and skip.line == 0
+    assert "no messages" in skip.reason
+
+
+# -- accounting -----------------------------------------------------------------------------
+def test_strict_message_for_a_whole_file_names_the_file(tmp_path: Path) -> None:
+    shutil.copytree(SHAPED / "codex-meta-only", tmp_path / "c")
+    with pytest.raises(SourceError) as info:
+        read_transcripts([tmp_path / "c"], strict=True)
+    message = str(info.value)
+    assert "line" not in message.split(": ", 1)[1]  # no "fix or remove that line"
+    assert "file" in message
+
+
+def test_skipped_lines_are_all_listed(tmp_path: Path) -> None:
+    lines = [user("u0", "s", "2026-01-01T00:00:00Z", "hi")]
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", lines)
+    with path.open("a") as f:
+        for _ in range(40):
+            f.write("{not json\n")
+    result = read_transcripts([tmp_path])
+    assert [s.line for s in result.skipped] == list(range(2, 42))
+
