@@ -114,3 +114,14 @@ def test_skipped_lines_are_all_listed(tmp_path: Path) -> None:
     result = read_transcripts([tmp_path])
     assert [s.line for s in result.skipped] == list(range(2, 42))
 
+
+
+def test_parallel_inline_sidechains_link_to_their_own_calls() -> None:
+    # Two Task calls in one assistant message, both open while both inline chains run:
+    # timing cannot tell them apart, the chains' first prompts can.
+    got = threads(read(SHAPED / "claude-parallel-sidechains"))
+    session = "3b9e61f0-2222-4c1d-8e7f-6a5b00000002"
+    spawned = {t["claude"].get("spawned_by_tool_use_id"): t["messages"]
+               for (s, agent), t in got.items() if agent is not None}
+    assert spawned == {"toolu_01Audit": 4, "toolu_01Todos": 4}
+    assert got[(session, None)]["messages"] == 5  # the two calls share one message.id

@@ -21,7 +21,6 @@ returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` o
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,11 +39,16 @@ from graphkit.sources.transcripts.buffer import (
     json_lines,
     parse_timestamp,
 )
+from graphkit.sources.transcripts.sidechains import (
+    SideLine,
+    Spawn,
+    inline_chain_agents,
+    synthetic_id,
+)
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
 _ROW_TYPES = frozenset({"user", "assistant", "system"})
 _FOOTER = "agentId: "
-_OPEN = 2**62  # a spawn call whose result never came: its window stays open
 
 
 @dataclass(frozen=True)
@@ -119,8 +123,13 @@ def _footer_agent(text: str | None) -> str | None:
     return tokens[0].strip("),.;'\"") or None
 
 
-def _synthetic_id(*parts: object) -> str:
-    return hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:16]
+def _prompt_text(blocks: list[Any]) -> str | None:
+    """The text a user entry says (its first text block): a sidechain's task prompt."""
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text":
+            value = block.get("text")
+            return value if isinstance(value, str) else None
+    return None
 
 
 class _Content(NamedTuple):
@@ -160,19 +169,6 @@ def _message_content(etype: str, e: dict[str, Any]) -> _Content | str:
     return _Content(blocks, msg.get("role") or etype)
 
 
-class _SideLine(NamedTuple):
-    """An inline sidechain line of a main file, and the rows it gave."""
-
-    session: str
-    line: int
-    uuid: str | None
-    parent: Any          # ``parentUuid`` as written
-    agent: str | None    # ``agentId``, when the line names it
-    ts: int
-    first_row: int
-    end_row: int
-
-
 def _result_links(e: dict[str, Any], side: bool) -> tuple[str | None, str | None]:
     """The agent and Workflow run an entry's ``toolUseResult`` names (for its first result)."""
     tur = e.get("toolUseResult")
@@ -196,8 +192,8 @@ class _ClaudeFile:
     groups: dict[str, tuple[Message, list[int]]] = field(default_factory=dict)
     uuid_to_mid: dict[str, str] = field(default_factory=dict)
     tool_names: dict[str, str] = field(default_factory=dict)
-    side_lines: list[_SideLine] = field(default_factory=list)
-    spawn_windows: dict[str, list[int]] = field(default_factory=dict)  # call -> [ts, result ts]
+    side_lines: list[SideLine] = field(default_factory=list)
+    spawns: dict[str, Spawn] = field(default_factory=dict)  # main-loop Task/Agent calls
     link_of_call: dict[str, str] = field(default_factory=dict)
     last_ts: int | None = None
     in_agent_file: bool = False
@@ -216,7 +212,7 @@ class _ClaudeFile:
         self.facts = {
             "agent_id": self.layout.agent_id, "workflow_run_id": self.layout.workflow_run_id,
             "sessions": [], "agent_links": [], "run_links": [], "spawns": {},
-            "inline_agents": {},
+            "inline_agents": {}, "orphan_chains": [],
         }
 
     def add(self, line: int, e: dict[str, Any]) -> None:
@@ -277,8 +273,9 @@ class _ClaudeFile:
             next_part[0] += 1
             self.buf.add(message, self._part(block, index))
         if side and not self.in_agent_file:
-            self.side_lines.append(_SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
-                                             first_row, len(self.buf)))
+            prompt = _prompt_text(content.blocks) if etype == "user" else None
+            self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
+                                            prompt, first_row, len(self.buf)))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
                  agent: str | None, uuid: str | None, content: _Content) -> Message:
@@ -291,7 +288,7 @@ class _ClaudeFile:
             client_version=e.get("version"), entrypoint=e.get("entrypoint"),
             user_type=e.get("userType"), permission_mode=e.get("permissionMode"),
             is_sidechain=side, agent_id=agent, parent_thread_id=None,
-            message_id=uuid or _synthetic_id(session, agent or "", line),
+            message_id=uuid or synthetic_id(session, agent or "", line),
             previous_message_id=id_list(prev), provider_uuid=uuid, parent_uuid=parent,
             logical_parent_uuid=e.get("logicalParentUuid"),
             source_tool_assistant_uuid=e.get("sourceToolAssistantUUID"),
@@ -326,7 +323,9 @@ class _ClaudeFile:
                 self.facts["spawns"][call_id] = [args.get("subagent_type"),
                                                  args.get("description")]
                 if not self.side:
-                    self.spawn_windows[call_id] = [self.ts, _OPEN]
+                    prompt = args.get("prompt")
+                    self.spawns[call_id] = Spawn(
+                        self.ts, prompts={prompt} if isinstance(prompt, str) else set())
         return Part(index, "tool_call", self.etype, block.get("type"), tool_name=name,
                     tool_call_id=call_id, tool_args=dumps(args) if args is not None else None)
 
@@ -344,8 +343,14 @@ class _ClaudeFile:
                 self.link_of_call[for_id] = agent_named
             if run_id:
                 self.facts["run_links"].append([self.session, run_id, for_id])
-            if for_id in self.spawn_windows:
-                self.spawn_windows[for_id][1] = self.ts
+            spawn = self.spawns.get(for_id)
+            if spawn is not None:
+                spawn.result_ts = self.ts
+                if self.results == 1:  # the result echoes the prompt it ran (some versions)
+                    tur = self.e.get("toolUseResult")
+                    prompt = tur.get("prompt") if isinstance(tur, dict) else None
+                    if isinstance(prompt, str):
+                        spawn.prompts.add(prompt)
         return Part(index, "tool_result", self.etype, block.get("type"), text,
                     tool_name=self.tool_names.get(str(for_id)), tool_call_id=for_id,
                     tool_result_for=for_id, is_error=err if isinstance(err, bool) else None,
@@ -356,8 +361,14 @@ class _ClaudeFile:
         self.facts["sessions"] = list(self.sessions)
         agent_ids = None
         if any(side.agent is None for side in self.side_lines):
-            agent_ids = _infer_inline_agents(self.buf, self.side_lines, self.spawn_windows,
-                                             self.link_of_call, self.facts)
+            agent_ids = self.buf.agent_ids()
+            for chain in inline_chain_agents(self.side_lines, self.spawns, self.link_of_call):
+                if chain.call is not None:
+                    self.facts["inline_agents"][chain.agent] = chain.call
+                elif chain.orphan:
+                    self.facts["orphan_chains"].append([chain.session, chain.agent, chain.line])
+                for r in chain.rows:
+                    agent_ids[r] = chain.agent
         return FileParse("claude", self.buf.take(agent_ids), self.facts, self.skipped)
 
 
@@ -369,51 +380,3 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
     for line, entry in _entries(path, data, state.skipped):
         state.add(line, entry)
     return state.finish()
-
-
-def _infer_inline_agents(
-    buf: RowBuffer,
-    side_lines: list[_SideLine],
-    spawn_windows: dict[str, list[int]],
-    link_of_call: dict[str, str],
-    facts: dict[str, Any],
-) -> list[str | None]:
-    """Give inline sidechain lines that lack ``agentId`` the agent of their chain.
-
-    Lines chained by ``parentUuid`` share an agent; a chain naming no agent is matched to
-    the one main-loop Task/Agent call whose call..result window holds its first line. With
-    no single match the chain gets its own id, ``sidechain-<first uuid>``, and no parent
-    link: guessing between parallel calls would invent lineage.
-    """
-    by_uuid = {side.uuid: i for i, side in enumerate(side_lines) if side.uuid}
-
-    def root(i: int) -> int:
-        seen = set()
-        while True:
-            p = side_lines[i].parent
-            j = by_uuid.get(p) if p else None
-            if j is None or j in seen:
-                return i
-            seen.add(j)
-            i = j
-
-    chains: dict[int, list[int]] = {}
-    for i in range(len(side_lines)):
-        chains.setdefault(root(i), []).append(i)
-    agent_ids = buf.agent_ids()
-    for head, members in chains.items():
-        named = next((side_lines[i].agent for i in members if side_lines[i].agent), None)
-        if named is None:
-            start = min(side_lines[i].ts for i in members)
-            calls = [c for c, (lo, hi) in spawn_windows.items() if lo <= start <= hi]
-            if len(calls) == 1:
-                named = link_of_call.get(calls[0]) or f"sidechain-{calls[0]}"
-                facts["inline_agents"][named] = calls[0]
-            else:
-                first = side_lines[head]
-                # Without a uuid, a made-up id: scoped by session, so never shared.
-                named = f"sidechain-{first.uuid or _synthetic_id(first.session, first.line)}"
-        for i in members:
-            for r in range(side_lines[i].first_row, side_lines[i].end_row):
-                agent_ids[r] = named
-    return agent_ids
