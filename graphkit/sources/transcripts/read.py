@@ -21,7 +21,9 @@ import pyarrow.compute as pc
 from graphkit.core.errors import SourceError
 from graphkit.sources.transcripts.buffer import FileParse
 from graphkit.sources.transcripts.claude import claude_layout, parse_claude
+from graphkit.sources.transcripts.claude_links import link_claude
 from graphkit.sources.transcripts.codex import parse_codex
+from graphkit.sources.transcripts.codex_links import link_codex
 from graphkit.sources.transcripts.files import (
     not_a_transcript,
     read_meta,
@@ -29,7 +31,7 @@ from graphkit.sources.transcripts.files import (
     transcript_files,
 )
 from graphkit.sources.transcripts.index import TranscriptIndex, check_cache_dir
-from graphkit.sources.transcripts.links import Combiner, ParsedFile, link_files
+from graphkit.sources.transcripts.links import Combiner, LinkReport, ParsedFile
 
 
 @dataclass
@@ -100,13 +102,32 @@ def read_transcripts(
 
     if index:
         index.save()
-    table = link_files(parsed, combined)
+    report = LinkReport()
+    table = _link(parsed, combined, report)
     if since is not None:
         when = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
         table = table.filter(pc.greater_equal(
             table["message_created_at"], pa.scalar(when, pa.timestamp("us", tz="UTC"))))
     result.table = table
     return result
+
+
+def _link(files: list[ParsedFile], combined: Combiner, report: LinkReport) -> pa.Table:
+    """Return schema rows for all files: Claude rows first, then Codex, each in file order."""
+    claude = link_claude([f for f in files if f.parse.kind == "claude"],
+                         combined.table("claude"), report)
+    codex = link_codex([f for f in files if f.parse.kind == "codex"],
+                       combined.table("codex"), report)
+    table = pa.concat_tables([claude, codex])
+    part_ids = table["part_id"].to_pylist()
+    if len(set(part_ids)) == len(part_ids):
+        return table
+    seen: set[str] = set()
+    mask = []
+    for pid in part_ids:  # part_id is the row key: a part read twice is kept once
+        mask.append(pid not in seen)
+        seen.add(pid)
+    return table.filter(pa.array(mask))
 
 
 def _load_or_parse(path: Path, index: TranscriptIndex | None, result: TranscriptRows,
