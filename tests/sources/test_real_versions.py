@@ -125,3 +125,45 @@ def test_parallel_inline_sidechains_link_to_their_own_calls() -> None:
                for (s, agent), t in got.items() if agent is not None}
     assert spawned == {"toolu_01Audit": 4, "toolu_01Todos": 4}
     assert got[(session, None)]["messages"] == 5  # the two calls share one message.id
+
+
+def test_warmup_agent_is_classified_and_counted_not_an_orphan() -> None:
+    result = read_transcripts([SHAPED / "claude-warmup"])
+    got = threads(result.table)
+    warmup = got[("c0ffee00-3333-4a5b-9c8d-000000000003", "9a8b7c6d")]["claude"]
+    assert warmup == {"agent_type": "warmup", "agent_kind": "warmup"}
+    assert result.agents == {"warmup": 1}
+    assert result.findings == []
+
+
+def test_compaction_run_is_a_thread_of_its_session_classified_and_counted() -> None:
+    result = read_transcripts([SHAPED / "claude-compaction"])
+    got = threads(result.table)
+    session = "acce55ed-4444-4b6c-8d9e-000000000004"
+    compaction = got[(session, "acompact-5d4c3b2a1f0e9d8c")]
+    assert compaction["claude"] == {"agent_type": "compaction", "agent_kind": "compaction"}
+    assert compaction["messages"] == 2
+    assert got[(session, None)]["messages"] == 5
+    assert result.agents == {"compaction": 1} and result.findings == []
+
+
+def test_subagent_whose_session_file_is_missing_is_reported() -> None:
+    result = read_transcripts([SHAPED / "claude-missing-session"])
+    assert result.table.num_rows == 2  # its rows are kept
+    [finding] = result.findings
+    assert finding["check"] == "missing-session" and finding["count"] == 1
+    assert finding["examples"] == [{"session_id": "0ddba11e-5555-4c7d-8e9f-000000000005",
+                                    "agent_id": "b1e2f3a4c5d6e7f8"}]
+
+
+def test_subagent_with_no_spawning_call_is_an_orphan_reported(tmp_path: Path) -> None:
+    shutil.copytree(SHAPED / "claude-agent-session-id", tmp_path / "p")
+    main = next((tmp_path / "p").rglob("7d1c2a40-1111-4e2a-9c55-3b1f00000001.jsonl"))
+    # Keep the session's first prompt only: nothing names the subagent any more.
+    main.write_text(main.read_text().splitlines()[0] + "\n")
+    result = read_transcripts([tmp_path / "p"])
+    got = threads(result.table)
+    assert got[("7d1c2a40-1111-4e2a-9c55-3b1f00000001", "5e0c9a1f")]["claude"] == {
+        "agent_kind": "orphan"}
+    assert [f["check"] for f in result.findings] == ["orphan-subagent"]
+    assert result.agents == {"orphan": 1}

@@ -10,10 +10,11 @@ Handled layouts, all under one project folder:
   ``sessionId`` reads ``<session>#agent-<id>``.
 - ``{"loglines": [...]}`` JSON exports (claude-code-transcripts).
 
-``agent-acompact-*`` files are compaction runs, deliberately NOT read: Claude spawns them
-itself to summarise a session (no Task/Agent call, so no parent link), their input replays
-the session (its messages would count twice), and their output already lands in the main
-file as the ``isCompactSummary`` user message.
+``agent-acompact-*`` files are compaction runs: Claude spawns them itself to summarise a
+session (no Task/Agent call). They are read as threads of their session and classified
+``compaction`` by :mod:`graphkit.sources.transcripts.claude_links`; lines they replay from
+the session (same ``uuid``) are kept once, in the session's own file. 2.0.x "Warmup" agent
+files are recognised by their first prompt and classified ``warmup`` there too.
 
 What one file cannot know (resume duplicates, the spawning call named in another file) is
 returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` over all files.
@@ -212,7 +213,7 @@ class _ClaudeFile:
         self.facts = {
             "agent_id": self.layout.agent_id, "workflow_run_id": self.layout.workflow_run_id,
             "sessions": [], "agent_links": [], "run_links": [], "spawns": {},
-            "inline_agents": {}, "orphan_chains": [],
+            "inline_agents": {}, "orphan_chains": [], "warmup": None,
         }
 
     def add(self, line: int, e: dict[str, Any]) -> None:
@@ -272,6 +273,10 @@ class _ClaudeFile:
             index = next_part[0]
             next_part[0] += 1
             self.buf.add(message, self._part(block, index))
+        if self.in_agent_file and etype == "user" and self.facts["warmup"] is None:
+            # 2.0.x started "Warmup" agents of its own: first prompt "Warmup", no caller.
+            first = _prompt_text(content.blocks)
+            self.facts["warmup"] = first is not None and first.strip() == "Warmup"
         if side and not self.in_agent_file:
             prompt = _prompt_text(content.blocks) if etype == "user" else None
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
@@ -375,8 +380,6 @@ class _ClaudeFile:
 def parse_claude(path: Path, data: bytes) -> FileParse:
     """Parse one Claude transcript into pre-rows plus the cross-file facts it holds."""
     state = _ClaudeFile(claude_layout(path))
-    if state.layout.compaction:
-        return FileParse("claude", [], state.facts, state.skipped)
     for line, entry in _entries(path, data, state.skipped):
         state.add(line, entry)
     return state.finish()

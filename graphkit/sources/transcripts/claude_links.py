@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -113,35 +114,72 @@ def settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
     return table.filter(pa.array(mask)), {s: o for s, (_, o) in latest.items()}
 
 
+@dataclass
+class _Facts:
+    """The cross-file facts of all Claude files, keyed by (session, agent) or call."""
+
+    meta_of: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    run_of: dict[tuple[str, str], str] = field(default_factory=dict)
+    agent_link: dict[tuple[str, str], str] = field(default_factory=dict)
+    run_link: dict[tuple[str, str], str] = field(default_factory=dict)
+    inline: dict[tuple[str, str], str] = field(default_factory=dict)
+    spawns: dict[str, list[Any]] = field(default_factory=dict)
+    warmups: set[tuple[str, str]] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, files: list[ParsedFile]) -> _Facts:
+        out = cls()
+        for f in files:
+            facts = f.parse.facts
+            agent = facts.get("agent_id")
+            for sess in facts.get("sessions", []):
+                if agent and f.meta:
+                    out.meta_of.setdefault((sess, agent), f.meta)
+                if agent and facts.get("workflow_run_id"):
+                    out.run_of.setdefault((sess, agent), facts["workflow_run_id"])
+                if agent and facts.get("warmup"):
+                    out.warmups.add((sess, agent))
+                for named, call in facts.get("inline_agents", {}).items():
+                    out.inline.setdefault((sess, named), call)
+            for sess, named, call in facts.get("agent_links", []):
+                out.agent_link.setdefault((sess, named), call)
+            for sess, run, call in facts.get("run_links", []):
+                out.run_link.setdefault((sess, run), call)
+            for call, info in facts.get("spawns", {}).items():
+                out.spawns.setdefault(call, info)
+        return out
+
+    def agent_attributes(self, sess: str, agent: str) -> dict[str, Any]:
+        """``attributes.claude`` of a subagent thread: its spawning call, type, kind."""
+        meta = self.meta_of.get((sess, agent)) or {}
+        run = self.run_of.get((sess, agent))
+        call = (meta.get("toolUseId") or self.agent_link.get((sess, agent))
+                or (self.run_link.get((sess, run)) if run else None)
+                or self.inline.get((sess, agent)))
+        info = self.spawns.get(call, [None, None]) if call else [None, None]
+        kind = None
+        if agent.startswith("acompact"):
+            kind = "compaction"  # Claude's own summarising run: no spawning call
+        elif call is None:
+            kind = "warmup" if (sess, agent) in self.warmups else "orphan"
+        claude = {
+            "spawned_by_tool_use_id": call,
+            "agent_type": meta.get("agentType") or info[0] or (
+                kind if kind != "orphan" else None),
+            "description": meta.get("description") or info[1],
+            "workflow_run_id": run,
+            "agent_kind": kind,
+        }
+        return {k: v for k, v in claude.items() if v is not None}
+
+
 def link_claude(files: list[ParsedFile], table: pa.Table | None,
                 report: LinkReport) -> pa.Table:
+    """Claude pre-rows of all files as schema rows, linked; what was found goes to ``report``."""
     if table is None:
         return MESSAGES_SCHEMA.empty_table()
     table, resumed_from = settle_duplicates(table)
-
-    meta_of: dict[tuple[str, str], dict[str, Any]] = {}
-    run_of: dict[tuple[str, str], str] = {}
-    agent_link: dict[tuple[str, str], str] = {}
-    run_link: dict[tuple[str, str], str] = {}
-    inline: dict[tuple[str, str], str] = {}
-    spawns: dict[str, list[Any]] = {}
-    for f in files:
-        facts = f.parse.facts
-        agent = facts.get("agent_id")
-        for sess in facts.get("sessions", []):
-            if agent and f.meta:
-                meta_of.setdefault((sess, agent), f.meta)
-            if agent and facts.get("workflow_run_id"):
-                run_of.setdefault((sess, agent), facts["workflow_run_id"])
-            for named, call in facts.get("inline_agents", {}).items():
-                inline.setdefault((sess, named), call)
-        for sess, named, call in facts.get("agent_links", []):
-            agent_link.setdefault((sess, named), call)
-        for sess, run, call in facts.get("run_links", []):
-            run_link.setdefault((sess, run), call)
-        for call, info in facts.get("spawns", {}).items():
-            spawns.setdefault(call, info)
-
+    facts = _Facts.of(files)
     sessions = table["session_id"].to_pylist()
     agents = table["agent_id"].to_pylist()
     threads = list(zip(sessions, agents, strict=True))
@@ -150,23 +188,32 @@ def link_claude(files: list[ParsedFile], table: pa.Table | None,
 
     attrs_of: dict[tuple[str, str | None], str | None] = {}
     for sess, agent in start:
-        claude: dict[str, Any] = {}
         if agent is None:
-            if sess in resumed_from:
-                claude["resumed_from"] = resumed_from[sess]
+            claude = {"resumed_from": resumed_from[sess]} if sess in resumed_from else {}
         else:
-            meta = meta_of.get((sess, agent)) or {}
-            run = run_of.get((sess, agent))
-            call = (meta.get("toolUseId") or agent_link.get((sess, agent))
-                    or (run_link.get((sess, run)) if run else None) or inline.get((sess, agent)))
-            info = spawns.get(call, [None, None]) if call else [None, None]
-            claude = {
-                "spawned_by_tool_use_id": call,
-                "agent_type": meta.get("agentType") or info[0],
-                "description": meta.get("description") or info[1],
-                "workflow_run_id": run,
-            }
-            claude = {k: v for k, v in claude.items() if v is not None}
+            claude = facts.agent_attributes(sess, agent)
+            report.kinds[claude.get("agent_kind", "subagent")] += 1
         attrs_of[(sess, agent)] = dumps({"claude": claude}) if claude else None
+    _report_threads(start, attrs_of, report)
     return finish_rows(table, "anthropic", "claude", index,
-                   [start[k] for k in threads], [attrs_of[k] for k in threads])
+                       [start[k] for k in threads], [attrs_of[k] for k in threads])
+
+
+def _report_threads(threads: dict[tuple[str, str | None], int],
+                    attrs_of: dict[tuple[str, str | None], str | None],
+                    report: LinkReport) -> None:
+    """Findings: subagents with no spawning call, subagents whose session has no main
+    transcript among the inputs."""
+    mains = {sess for sess, agent in threads if agent is None}
+    orphans, lost = [], []
+    for (sess, agent), attrs in sorted(attrs_of.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        if agent is None:
+            continue
+        if sess not in mains:
+            lost.append({"session_id": sess, "agent_id": agent})
+        elif attrs and '"agent_kind":"orphan"' in attrs:
+            orphans.append({"session_id": sess, "agent_id": agent})
+    report.add("missing-session", "{n} Claude subagent(s) whose session transcript "
+               "(<session>.jsonl) is not among the inputs", lost)
+    report.add("orphan-subagent", "{n} Claude subagent(s) with no spawning call found (no "
+               "sidecar toolUseId, no result naming the agent, no matching prompt)", orphans)

@@ -67,8 +67,7 @@ def candidates(root: Path) -> Iterator[Path]:
     """Yield transcript-looking files below ``root`` in a stable (sorted) order.
 
     Skipped on purpose: sidecars (``*.meta.json``, read with their agent file), workflow
-    journals and other non-agent files inside ``subagents/``, and ``agent-acompact-*``
-    compaction runs (see :mod:`graphkit.sources.claude`).
+    journals and other non-agent files inside ``subagents/``.
     """
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -76,8 +75,6 @@ def candidates(root: Path) -> Iterator[Path]:
             Path(dirpath).name == "subagents")
         for name in sorted(filenames):
             if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
-                continue
-            if name.startswith("agent-acompact"):
                 continue
             if in_subagents and not name.startswith("agent-"):
                 continue

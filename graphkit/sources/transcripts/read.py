@@ -45,13 +45,20 @@ class SkippedLine:
 
 @dataclass
 class TranscriptRows:
-    """Rows read from transcripts, with what was skipped and what the cache saved."""
+    """Rows read from transcripts, with what was skipped and what the cache saved.
+
+    ``agents`` counts subagent threads by kind (``subagent``, ``warmup``, ``compaction``,
+    ``orphan``); ``findings`` are problems a user should hear of (``graphkit check``
+    shape: ``check``, ``count``, ``message``, ``examples``).
+    """
 
     table: pa.Table
     skipped: list[SkippedLine] = field(default_factory=list)
     files_read: int = 0
     files_reused: int = 0
     fingerprints: list[dict[str, Any]] = field(default_factory=list)
+    agents: dict[str, int] = field(default_factory=dict)
+    findings: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _parse(path: Path, kind: str, data: bytes) -> FileParse:
@@ -104,6 +111,8 @@ def read_transcripts(
         index.save()
     report = LinkReport()
     table = _link(parsed, combined, report)
+    result.agents = dict(sorted(report.kinds.items()))
+    result.findings = report.findings
     if since is not None:
         when = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
         table = table.filter(pc.greater_equal(
