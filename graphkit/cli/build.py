@@ -71,6 +71,8 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
             if_exists=if_exists, batch_size=batch_size, progress=say, contract=contract,
             granularity=granularity, strict=strict, since=parse_since(since),
             include_content=include_content, cache_dir=cache_dir)
+    if summary.get("index_note"):
+        err(summary["index_note"])
     if as_json:
         echo_json(summary)
         return
@@ -157,9 +159,14 @@ def check(sources: tuple[Path, ...], contract: str, as_json: bool) -> None:
 
     Example: graphkit check samples/rows
     """
+    from graphkit.contract.checks import unchecked
+    from graphkit.contract.loader import load_contract
     from graphkit.pipeline import check as run_check
 
-    n_rows, findings = run_check(list(sources), contract=contract)
+    c = load_contract(contract)
+    n_rows, findings = run_check(list(sources), contract=c)
+    for note in unchecked(c):
+        click.echo(f"note: {note}", err=True)
     if as_json:
         echo_json([f.to_json() for f in findings])
     else:
