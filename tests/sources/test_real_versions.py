@@ -167,3 +167,22 @@ def test_subagent_with_no_spawning_call_is_an_orphan_reported(tmp_path: Path) ->
         "agent_kind": "orphan"}
     assert [f["check"] for f in result.findings] == ["orphan-subagent"]
     assert result.agents == {"orphan": 1}
+
+
+def test_check_reports_a_subagent_whose_session_file_is_missing() -> None:
+    from graphkit.pipeline import check
+
+    _, findings = check(SHAPED / "claude-missing-session")
+    [missing] = [f for f in findings if f.check == "missing-session"]
+    assert missing.examples[0]["agent_id"] == "b1e2f3a4c5d6e7f8"
+
+
+def test_check_and_build_agree_about_malformed_lines() -> None:
+    from graphkit.pipeline import build, check
+
+    malformed = fixtures() / "transcripts" / "claude-code-log" / "codex" / "malformed"
+    built = build(malformed, fingerprints=False)
+    _, findings = check(malformed)
+    [skipped] = [f for f in findings if f.check == "skipped-lines"]
+    assert skipped.count == built.summary()["lines_skipped"] == 1
+    assert skipped.examples[0]["line"] == built.sources.skipped[0]["line"] == 3
