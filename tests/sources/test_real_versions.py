@@ -186,3 +186,31 @@ def test_check_and_build_agree_about_malformed_lines() -> None:
     [skipped] = [f for f in findings if f.check == "skipped-lines"]
     assert skipped.count == built.summary()["lines_skipped"] == 1
     assert skipped.examples[0]["line"] == built.sources.skipped[0]["line"] == 3
+
+
+CODEX_PARENT = "019b2c3d-4e5f-7a6b-8c9d-0e1f2a3b4c01"
+
+
+def _codex_texts(table: pa.Table, thread: str) -> list[str]:
+    rows = [r for r in table.to_pylist() if r["conversation_id"] == thread]
+    return [r["content_text"] for r in sorted(rows, key=lambda r: r["message_index"])]
+
+
+def test_forked_child_keeps_only_its_own_history_by_ordinal() -> None:
+    # The child's copy of its parent's history is stamped at fork time (no timestamp
+    # tells it apart); subagent_history_start_ordinal and the records' ordinals do.
+    table = read(SHAPED / "codex-fork-ordinal")
+    child = "019b2c3d-5f60-7b7c-9dae-1f2a3b4c5d02"
+    assert _codex_texts(table, child) == [
+        "Profile GET /search and report the slowest call.",
+        "search/db.py issues one query per result row (N+1)."]
+    got = threads(table)
+    assert got[(CODEX_PARENT, child)]["parent"] == CODEX_PARENT
+    assert got[(CODEX_PARENT, CODEX_PARENT)]["messages"] == 5
+
+
+def test_forked_thread_without_ordinals_drops_the_replayed_prefix() -> None:
+    table = read(SHAPED / "codex-fork-replay")
+    fork = "019b3d4e-6071-7c8d-9eaf-203b4c5d6e03"
+    assert _codex_texts(table, fork) == ["Instead, add a cache in front of /search.",
+                                         "Added an LRU cache keyed by query."]

@@ -84,9 +84,15 @@ def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
         "model_provider": meta.get("model_provider"),
         "cli_version": meta.get("cli_version"),
     }
+    base = meta.get("history_base")
+    history_start = meta.get("subagent_history_start_ordinal")
+    if not isinstance(history_start, int) and isinstance(base, dict):
+        history_start = base.get("end_ordinal_exclusive")
     return {
         "thread_id": meta.get("id"),
         "session_id": meta.get("session_id") or None,
+        # Records before this ordinal are the parent's history, copied in.
+        "history_start": history_start if isinstance(history_start, int) else None,
         "parent_thread_id": parent or None,
         "started_at": started if started is not None else line_ts,
         "cwd": meta.get("cwd"),
@@ -309,11 +315,20 @@ def _output_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
 def _inherited(lines: Lines, meta: dict[str, Any], legacy: bool) -> set[int]:
     """Return the line numbers a forked/spawned rollout copied from its parent.
 
-    The copy sits right after the owner's ``session_meta`` (sometimes behind the parent's own
-    ``session_meta``). It ends with the parent's spawn call when the owner names it
+    Newer rollouts say where the child's own history starts
+    (``subagent_history_start_ordinal`` or ``history_base.end_ordinal_exclusive``): records
+    before that ordinal (a record's ``ordinal``, else its position) are the copy. Otherwise
+    the copy sits right after the owner's ``session_meta`` (sometimes behind the parent's
+    own ``session_meta``). It ends with the parent's spawn call when the owner names it
     (``spawn_call_id``); otherwise at the first line stamped no earlier than the owner's
-    start, since copied lines keep their original, earlier timestamps.
+    start, when copied lines keep their original, earlier timestamps. A copy stamped at
+    fork time is found later, against the parent's own rollout (:mod:`.codex_links`).
     """
+    start_ordinal = meta.get("history_start")
+    if start_ordinal is not None and not legacy:
+        return {line for position, (line, obj) in enumerate(lines) if position and (
+            obj["ordinal"] if isinstance(obj.get("ordinal"), int) else position)
+            < start_ordinal}
     attrs = meta["attributes"]
     forked = bool(meta["parent_thread_id"] or attrs.get("forked_from_id"))
     second_meta = any(o.get("type") == "session_meta" for _, o in lines[1:])

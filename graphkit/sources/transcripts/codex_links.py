@@ -42,6 +42,7 @@ def link_codex(files: list[ParsedFile], table: pa.Table | None,
             seen.add(current)
             current = parent
 
+    table = _drop_replayed(table, facts_of)
     convs = table["conversation_id"].to_pylist()
     ts = table["message_created_at"].cast(pa.int64()).to_pylist()
     index, start = number_messages(convs, table["message_id"].to_pylist(), ts)
@@ -57,3 +58,49 @@ def link_codex(files: list[ParsedFile], table: pa.Table | None,
                              pa.array([session_of[c] for c in convs], pa.string()))
     return finish_rows(table, "openai", "codex", index,
                    [start[c] for c in convs], [attrs_of[c] for c in convs])
+
+
+def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.Table:
+    """A forked or spawned thread without the messages it replayed from its source thread.
+
+    Codex writes a fork's copy of the source's history into the new rollout, stamped at
+    fork time; when no ordinal or spawn call marks where it ends, the copy is found by
+    content: the fork's leading messages (role and text) that run in step with a stretch
+    of the source's messages belong to the source, which has them already.
+    """
+    sources = {}
+    for thread, facts in facts_of.items():
+        source = (facts.get("attributes") or {}).get("forked_from_id") or facts.get(
+            "parent_thread_id")
+        if source and source != thread and source in facts_of:
+            sources[thread] = source
+    if not sources:
+        return table
+    convs = table["conversation_id"].to_pylist()
+    mids = table["message_id"].to_pylist()
+    said = list(zip(table["role"].to_pylist(), table["content_text"].to_pylist(), strict=True))
+    messages: dict[str, list[tuple[str, Any]]] = {}
+    seen: set[tuple[str, str]] = set()
+    for conv, mid, what in zip(convs, mids, said, strict=True):
+        if (conv, mid) not in seen:  # a message once, by its first part
+            seen.add((conv, mid))
+            messages.setdefault(conv, []).append((mid, what))
+    drop: set[tuple[str, str]] = set()
+    for thread, source in sources.items():
+        mine = [what for _, what in messages.get(thread, [])]
+        theirs = [what for _, what in messages.get(source, [])]
+        replayed = max((_run(mine, theirs, j) for j, what in enumerate(theirs)
+                        if mine and what == mine[0]), default=0)
+        drop.update((thread, mid) for mid, _ in messages.get(thread, [])[:replayed])
+    if not drop:
+        return table
+    return table.filter(pa.array([(c, m) not in drop for c, m in zip(convs, mids,
+                                                                      strict=True)]))
+
+
+def _run(mine: list[Any], theirs: list[Any], at: int) -> int:
+    """How many of ``mine`` match ``theirs`` from position ``at`` on, in step."""
+    n = 0
+    while n < len(mine) and at + n < len(theirs) and mine[n] == theirs[at + n]:
+        n += 1
+    return n
