@@ -214,3 +214,23 @@ def test_forked_thread_without_ordinals_drops_the_replayed_prefix() -> None:
     fork = "019b3d4e-6071-7c8d-9eaf-203b4c5d6e03"
     assert _codex_texts(table, fork) == ["Instead, add a cache in front of /search.",
                                          "Added an LRU cache keyed by query."]
+
+
+def test_review_subagent_is_a_child_of_the_thread_that_ran_the_review() -> None:
+    result = read_transcripts([SHAPED / "codex-review"])
+    assert_well_formed(result.table)
+    got = threads(result.table)
+    parent = "019a5e6f-7081-7293-a4b5-c6d7e8f90a11"
+    review = got[(parent, "019a5e6f-8192-73a4-b5c6-d7e8f90a1b22")]  # under the parent's session
+    assert review["parent"] == parent
+    assert review["codex"]["subagent"] == "review"
+    # A review whose parent rollout is missing: an orphan, marked a subagent, reported.
+    orphan_id = "019a5f70-92a3-74b5-c6d7-e8f90a1b2c33"
+    orphan = got[(orphan_id, orphan_id)]
+    assert orphan["parent"] is None and orphan["codex"]["agent_kind"] == "orphan"
+    rows = [r for r in result.table.to_pylist() if r["conversation_id"] == orphan_id]
+    assert {(r["is_sidechain"], r["user_type"]) for r in rows} == {(True, "subagent")}
+    [finding] = result.findings
+    assert finding["check"] == "orphan-subagent" and finding["examples"] == [
+        {"thread_id": orphan_id, "source": "subagent", "subagent": "review"}]
+    assert result.agents == {"orphan": 1, "subagent": 1}
