@@ -234,3 +234,33 @@ def test_review_subagent_is_a_child_of_the_thread_that_ran_the_review() -> None:
     assert finding["check"] == "orphan-subagent" and finding["examples"] == [
         {"thread_id": orphan_id, "source": "subagent", "subagent": "review"}]
     assert result.agents == {"orphan": 1, "subagent": 1}
+
+
+def test_header_less_transcript_gives_one_answer_at_every_folder_level() -> None:
+    # Claude Code 2.x files often open with many file-history-snapshot lines: whichever
+    # level is named (the file, its folder, a parent folder), the rows are the same, and
+    # never rows without a session.
+    from graphkit.sources.full_schema import read_message_rows
+
+    root = SHAPED / "claude-headerless"
+    file = next(root.rglob("*.jsonl"))
+    tables = [read_message_rows([p], include_content=True).table
+              for p in (file, file.parent, root)]
+    assert tables[0].num_rows == 2 and tables[0]["session_id"].null_count == 0
+    assert all(t.equals(tables[0]) for t in tables[1:])
+
+
+def test_header_less_codex_rollout_builds_at_every_folder_level(tmp_path: Path) -> None:
+    # A rollout whose session_meta line was lost: the thread comes from the file name.
+    from graphkit.pipeline import build
+
+    parent = SHAPED / "codex-fork-ordinal" / "sessions" / "2026" / "02" / "10"
+    source = next(parent.glob("rollout-*4c01.jsonl"))
+    folder = tmp_path / "sessions" / "2026" / "02" / "10"
+    folder.mkdir(parents=True)
+    lines = source.read_text().splitlines()[1:]  # without its session_meta
+    (folder / source.name).write_text("\n".join(lines) + "\n")
+    counts = [build(p, fingerprints=False).graph.node_counts()
+              for p in (folder / source.name, folder, tmp_path / "sessions", tmp_path)]
+    assert counts[0]["Session"] == counts[0]["Thread"] == 1
+    assert all(c == counts[0] for c in counts[1:])

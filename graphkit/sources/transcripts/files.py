@@ -18,7 +18,11 @@ from graphkit.core.errors import SourceError
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
                           "compacted"})
 _CLAUDE_KEYS = ("sessionId", "parentUuid", "isSidechain", "leafUuid")
-_SNIFF_LINES = 5
+# Line types only Claude Code writes; files often open with many file-history-snapshot
+# lines, which carry none of the keys above.
+_CLAUDE_TYPES = frozenset({"file-history-snapshot", "summary", "custom-title", "ai-title",
+                           "queue-operation"})
+_SNIFF_LINES = 20
 
 
 def _kind_of_object(obj: Any) -> str | None:
@@ -30,7 +34,7 @@ def _kind_of_object(obj: Any) -> str | None:
         return "codex"
     if "type" not in obj and "id" in obj and "timestamp" in obj and len(obj) <= 4:
         return "codex"  # the bare {id, timestamp} header of very old rollouts
-    if any(k in obj for k in _CLAUDE_KEYS):
+    if any(k in obj for k in _CLAUDE_KEYS) or obj.get("type") in _CLAUDE_TYPES:
         return "claude"
     return None
 
