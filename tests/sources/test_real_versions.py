@@ -264,3 +264,11 @@ def test_header_less_codex_rollout_builds_at_every_folder_level(tmp_path: Path) 
               for p in (folder / source.name, folder, tmp_path / "sessions", tmp_path)]
     assert counts[0]["Session"] == counts[0]["Thread"] == 1
     assert all(c == counts[0] for c in counts[1:])
+
+
+def test_duplicate_uuid_with_conflicting_content_is_counted() -> None:
+    result = read_transcripts([SHAPED / "claude-duplicate-uuid"])
+    assert result.table.num_rows == 4  # each uuid once, the first copy kept
+    [conflict] = result.skipped      # the identical repeat (line 3) is no problem
+    assert conflict.line == 5
+    assert "d-003" in conflict.reason and "line 4" in conflict.reason

@@ -23,7 +23,7 @@ returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` o
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -192,6 +192,9 @@ class _ClaudeFile:
     # message.id -> (message, next part index) for assistant messages split over lines
     groups: dict[str, tuple[Message, list[int]]] = field(default_factory=dict)
     uuid_to_mid: dict[str, str] = field(default_factory=dict)
+    uuid_line: dict[str, int] = field(default_factory=dict)
+    # The entry on a given line, read again only to compare a repeated uuid.
+    entry_at: Callable[[int], dict[str, Any] | None] = lambda _line: None
     tool_names: dict[str, str] = field(default_factory=dict)
     side_lines: list[SideLine] = field(default_factory=list)
     spawns: dict[str, Spawn] = field(default_factory=dict)  # main-loop Task/Agent calls
@@ -252,7 +255,8 @@ class _ClaudeFile:
             agent = e.get("agentId") if side else None
         uuid = e.get("uuid") if isinstance(e.get("uuid"), str) else None
         if uuid is not None and uuid in self.uuid_to_mid:
-            return  # the same entry written twice in one file: count it once
+            self._repeated(line, uuid, e)  # the same entry written twice: count it once
+            return
         group = self.groups.get(content.native_id) if content.native_id else None
         if group is not None:
             # A later content block of an assistant message split one block per line.
@@ -264,6 +268,7 @@ class _ClaudeFile:
                 self.groups[content.native_id] = (message, next_part)
         if uuid is not None:
             self.uuid_to_mid[uuid] = message.message_id
+            self.uuid_line[uuid] = line
         first_row = len(self.buf)
         self.e, self.etype, self.ts, self.session = e, etype, ts, session
         self.side, self.subtype, self.results = side, content.subtype, 0
@@ -281,6 +286,16 @@ class _ClaudeFile:
             prompt = _prompt_text(content.blocks) if etype == "user" else None
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
+
+    def _repeated(self, line: int, uuid: str, e: dict[str, Any]) -> None:
+        """A uuid seen before in this file: fine if it says the same, else a conflict,
+        reported as a skipped line (the first copy is the one kept)."""
+        first = self.uuid_line.get(uuid)
+        if first is None or first == line:
+            return
+        if _said(self.entry_at(first)) != _said(e):
+            self.skipped.append((line, f"uuid {uuid} written again with other content than "
+                                       f"line {first}; the first is kept"))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
                  agent: str | None, uuid: str | None, content: _Content) -> Message:
@@ -377,9 +392,40 @@ class _ClaudeFile:
         return FileParse("claude", self.buf.take(agent_ids), self.facts, self.skipped)
 
 
+def _said(e: dict[str, Any] | None) -> tuple[Any, ...]:
+    """What an entry says, for telling a repeat from a conflict (not where it sits)."""
+    if e is None:
+        return (None,)
+    msg = e.get("message")
+    if isinstance(msg, dict):
+        return e.get("type"), msg.get("role"), msg.get("content")
+    return e.get("type"), e.get("subtype"), e.get("content")
+
+
+def _entry_reader(path: Path, data: bytes) -> Callable[[int], dict[str, Any] | None]:
+    """A function giving the entry on a line (1-based), reading only that line again."""
+    cache: list[Any] = []
+
+    def entry_at(line: int) -> dict[str, Any] | None:
+        if not cache:  # split once, on the first repeat (repeats are rare)
+            if path.suffix == ".json":
+                doc = json.loads(data)
+                cache.append([json.dumps(x) for x in doc.get("loglines", [])])
+            else:
+                cache.append(data.split(b"\n"))
+        try:
+            got = json.loads(cache[0][line - 1])
+        except (IndexError, ValueError):
+            return None
+        return got if isinstance(got, dict) else None
+
+    return entry_at
+
+
 def parse_claude(path: Path, data: bytes) -> FileParse:
     """Parse one Claude transcript into pre-rows plus the cross-file facts it holds."""
     state = _ClaudeFile(claude_layout(path))
+    state.entry_at = _entry_reader(path, data)
     for line, entry in _entries(path, data, state.skipped):
         state.add(line, entry)
     return state.finish()
