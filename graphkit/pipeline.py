@@ -201,6 +201,10 @@ def build_snapshot(
         write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
                        summary=summary, include_content=include_content)
         summary["snapshot"] = str(snapshot_dir)
+        if not isinstance(sources, pa.Table):  # rows in memory have no source set to index
+            from graphkit.snapshot.index import remember_snapshot
+
+            summary.update(remember_snapshot(snapshot_dir, as_paths(sources), result.graph))
     if store == "networkx":
         from graphkit.stores.networkx_store import NetworkXStore
 

@@ -335,6 +335,14 @@ class Neo4jStore:
             for r in self._read(cypher.sessions(self.vocabulary))
         ]
 
+    def node_properties(self, label: str, key: str,
+                        values: Sequence[str]) -> list[dict[str, Any]]:
+        """All properties of the ``label`` nodes whose ``key`` is one of ``values``
+        (times as ISO text, as the other stores give them)."""
+        rows = self._read(cypher.node_properties(label, key), values=list(values))
+        return [{k: _iso(v) if hasattr(v, "to_native") else v for k, v in r["p"].items()}
+                for r in rows]
+
     # --- driver plumbing ----------------------------------------------------
 
     def _write_batches(self, query: str, batches: Iterator[dict[str, list[Any]]]) -> int:
