@@ -38,6 +38,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -156,18 +157,28 @@ def _write_tables(graph: GraphTables, tmp: Path, include_content: bool) -> dict[
     for sub in ("nodes", "edges"):
         (tmp / sub).mkdir()
         os.chmod(tmp / sub, _DIR_MODE)  # mkdir's mode is cut by the umask
-    nodes_meta: dict[str, Any] = {}
+    jobs: list[tuple[pa.Table, str]] = []
     for ntype, nt in sorted(graph.nodes.items()):
         drop = [] if include_content else [c for c in content.get(ntype, [])
                                            if c in nt.table.column_names]
-        table = nt.table.drop_columns(drop)
-        nodes_meta[ntype] = {**_write_table(table, tmp, f"nodes/{ntype}.parquet"),
-                             "key": list(nt.key),
+        jobs.append((nt.table.drop_columns(drop), f"nodes/{ntype}.parquet"))
+    jobs += [(et.table, f"edges/{etype}.parquet") for etype, et in sorted(graph.edges.items())]
+    # Parquet encoding runs in Arrow without the GIL: two files at a time,
+    # largest first, so the biggest table does not start last.
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].nbytes)
+    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+        done = dict(zip(order, pool.map(lambda i: _write_table(jobs[i][0], tmp, jobs[i][1]),
+                                        order), strict=True))
+    written = [done[i] for i in range(len(jobs))]
+    nodes_meta: dict[str, Any] = {}
+    for (ntype, nt), meta in zip(sorted(graph.nodes.items()), written, strict=False):
+        nodes_meta[ntype] = {**meta, "key": list(nt.key),
                              "index": graph.meta.get("indexes", {}).get(ntype, [])}
     edges_meta: dict[str, Any] = {}
-    for etype, et in sorted(graph.edges.items()):
-        edges_meta[etype] = {**_write_table(et.table, tmp, f"edges/{etype}.parquet"),
-                             "source_type": et.source_type, "target_type": et.target_type}
+    for (etype, et), meta in zip(sorted(graph.edges.items()), written[len(graph.nodes):],
+                                 strict=True):
+        edges_meta[etype] = {**meta, "source_type": et.source_type,
+                             "target_type": et.target_type}
     return {
         "kind": MARKER,
         "format": FORMAT_VERSION,
