@@ -1,0 +1,195 @@
+"""Read sources piece by piece (one row file at a time) with graphkit's own readers.
+
+Each piece comes back conformed to the contract and tagged with its file and
+row, exactly as :func:`graphkit.sources.rows.read_sources` reads it, plus the
+row's input position (``__gk_ord``), counted across pieces in the order the
+unpartitioned build reads them. Only one piece is in memory at a time; an
+Iceberg cache or a set of transcripts is one piece (their readers need the
+whole of it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from graphkit.contract.loader import LoadedContract
+from graphkit.core.errors import SourceError
+from graphkit.engine.plan import ORD
+from graphkit.sources.rows import FILE_COL, Progress, SourceRows, read_sources
+
+_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".arrow": "ipc", ".feather": "ipc",
+             ".ipc": "ipc", ".jsonl": "json", ".ndjson": "json"}
+# Rough bytes per row of non-Parquet inputs, to size partitions before reading.
+_BYTES_PER_ROW = 400
+# Rows per partition when the partition count is not given.
+ROWS_PER_PARTITION = 400_000
+
+
+@dataclass
+class ReadAccount:
+    """What reading found besides rows: fingerprints, skipped lines, notes."""
+
+    fingerprints: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    rows: int = 0
+
+    def add(self, r: SourceRows) -> None:
+        """Take over what one read found."""
+        self.fingerprints.extend(r.fingerprints)
+        self.skipped.extend(r.skipped)
+        self.notes.extend(r.notes)
+
+
+def row_files(root: Path) -> list[Path]:
+    """The row files of a folder in the order the unpartitioned build reads them:
+    by format, then by path, hidden and ``_`` names skipped."""
+    by_format: dict[str, list[Path]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
+        for name in sorted(filenames):
+            fmt = _SUFFIXES.get(Path(name).suffix.lower())
+            if fmt and not name.startswith((".", "_")):
+                by_format.setdefault(fmt, []).append(Path(dirpath) / name)
+    return [f for fmt in sorted(by_format) for f in by_format[fmt]]
+
+
+def _kind(path: Path) -> str:
+    from graphkit.sources.iceberg import is_iceberg_source
+    from graphkit.sources.transcripts import transcript_kind
+
+    if is_iceberg_source(path):
+        return "iceberg"
+    return "transcripts" if transcript_kind(path) else "rows"
+
+
+def plan_sources(paths: Sequence[Path]) -> list[tuple[str, list[Path]]]:
+    """``(kind, paths)`` pieces in read order: row files one by one, an Iceberg
+    source whole, all transcripts together at the end (as the build reads them)."""
+    pieces: list[tuple[str, list[Path]]] = []
+    transcripts: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.exists():
+            raise SourceError("no such file or folder", path=str(path), hint="check the path")
+        kind = _kind(path)
+        if kind == "transcripts":
+            transcripts.append(path)
+        elif kind == "rows" and path.is_dir():
+            files = row_files(path)
+            if not files:
+                raise SourceError("no row files, transcripts or Iceberg table found here",
+                                  path=str(path),
+                                  hint="point at Parquet/Feather/JSON Lines files, a Claude "
+                                       "Code projects folder, a Codex sessions folder or a "
+                                       "HypAware cache")
+            pieces.extend(("rows", [f]) for f in files)
+        else:
+            pieces.append((kind, [path]))
+    if transcripts:
+        pieces.append(("transcripts", transcripts))
+    if not pieces:
+        raise SourceError("no sources given", hint="name at least one file or folder")
+    return pieces
+
+
+def estimate_rows(pieces: list[tuple[str, list[Path]]]) -> int:
+    """Rows the sources hold, from Parquet footers (exact) or file sizes (rough)."""
+    total = 0
+    for _kind_, paths in pieces:
+        for p in paths:
+            files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
+            for f in files:
+                if f.suffix.lower() in (".parquet", ".pq"):
+                    try:
+                        total += pq.ParquetFile(f).metadata.num_rows
+                        continue
+                    except (OSError, pa.ArrowInvalid):
+                        pass
+                total += f.stat().st_size // _BYTES_PER_ROW
+    return total
+
+
+def auto_partitions(rows: int) -> int:
+    """Enough partitions that each holds about :data:`ROWS_PER_PARTITION` rows."""
+    return max(1, math.ceil(rows / ROWS_PER_PARTITION))
+
+
+def read_pieces(pieces: list[tuple[str, list[Path]]], contract: LoadedContract,
+                account: ReadAccount, *, strict: bool = False, since: datetime | None = None,
+                cache_dir: Path | None = None, progress: Progress | None = None,
+                fingerprints: bool = True,
+                include_content: bool = False) -> Iterator[pa.Table]:
+    """Each piece's rows, conformed, tagged and numbered by input position."""
+    offset = 0
+    for _kind_, paths in pieces:
+        got = read_sources(paths, contract, strict=strict, since=since, cache_dir=cache_dir,
+                           progress=progress, fingerprints=fingerprints,
+                           include_content=include_content)
+        account.add(got)
+        table, got.table = got.table, pa.table({})
+        n = table.num_rows
+        table = table.append_column(ORD, pa.array(np.arange(offset, offset + n,
+                                                            dtype=np.int64)))
+        offset += n
+        account.rows += table.num_rows
+        yield plain(table)
+
+
+def _as_text(arr: pa.Array) -> pa.Array:
+    """JSON text of a struct column (as the build writes a struct beside text)."""
+    return pa.array([None if v is None else json.dumps(v, sort_keys=True, default=str)
+                     for v in arr.to_pylist()], pa.string())
+
+
+def plain(table: pa.Table) -> pa.Table:
+    """``table`` with text in plain string columns and JSON structs as text, so
+    every piece has one schema (the reader dictionary-encodes text again)."""
+    cols = []
+    for f, col in zip(table.schema, table.columns, strict=True):
+        if pa.types.is_dictionary(f.type):
+            col = col.cast(f.type.value_type)
+        elif pa.types.is_struct(f.type) or pa.types.is_list(f.type):
+            col = _as_text(col.combine_chunks())
+        cols.append(col)
+    return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def partition_of(col: pa.ChunkedArray | pa.Array, partitions: int) -> np.ndarray:
+    """The partition of each row: CRC-32 of its key text modulo ``partitions``
+    (the same on every machine and run); null keys go to partition 0."""
+    if partitions == 1:
+        return np.zeros(len(col), dtype=np.int64)
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if not pa.types.is_dictionary(arr.type):
+        arr = arr.cast(pa.string()).dictionary_encode()
+    hashes = np.array([zlib.crc32(v.encode()) % partitions if v is not None else 0
+                       for v in arr.dictionary.cast(pa.string()).to_pylist()], dtype=np.int64)
+    idx = pc.fill_null(arr.indices, 0).to_numpy(zero_copy_only=False)
+    out = hashes[idx] if len(hashes) else np.zeros(len(arr), dtype=np.int64)
+    if arr.null_count:
+        out[~pc.is_valid(arr).to_numpy(zero_copy_only=False)] = 0
+    return out
+
+
+def text_columns(contract: LoadedContract) -> list[str]:
+    """Columns to read back dictionary-encoded: the non-content text inputs, as
+    the unpartitioned build reads them, and the file label."""
+    from graphkit.core.schema import CONTENT_COLUMNS
+
+    cols = [n for n, c in contract.spec.input.items()
+            if c.type in ("string", "json") and n not in CONTENT_COLUMNS]
+    return sorted(cols) + [FILE_COL]
