@@ -116,10 +116,16 @@ def _password_option(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--batch-size", type=click.IntRange(min=1), help="Neo4j: rows per UNWIND batch.")
 @_password_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True, help="spark: build on Spark (graphkit[spark]).")
+@click.option("--partitions", help="Build partition by partition, bounded in memory: "
+                                   "a count, or auto.")
+@click.option("--spark-master", help="Spark master URL (spark://HOST:7077, local[4], k8s://…).")
 def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
           granularity: str, rejects_path: Path | None, include_content: bool, strict: bool,
           since: str | None, cache_dir: Path | None, store: str, if_exists: str,
-          batch_size: int | None, ask_password: bool, as_json: bool) -> None:
+          batch_size: int | None, ask_password: bool, as_json: bool, engine: str,
+          partitions: str | None, spark_master: str | None) -> None:
     """Build a session graph from message rows or transcripts.
 
     SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
@@ -135,6 +141,18 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
     if snapshot_dir is None and store != "neo4j":
         raise UserError("give --snapshot DIR to say where the graph goes (or --store neo4j)")
     paths = list(sources) or _default_sources()
+    if engine != "local" or partitions is not None or spark_master:
+        from graphkit.engine.command import engine_build
+
+        with _progress(not as_json and sys.stderr.isatty()) as say:
+            summary, skipped = engine_build(
+                paths, snapshot_dir, engine=engine, partitions=partitions,
+                spark_master=spark_master, contract=contract, granularity=granularity,
+                rejects_path=rejects_path, include_content=include_content, strict=strict,
+                since=_parse_since(since), cache_dir=cache_dir or _cache_dir(snapshot_dir),
+                store=store, progress=say)
+        _echo_json(summary) if as_json else _print_summary(summary, skipped)
+        return
     with ExitStack() as stack, _progress(not as_json and sys.stderr.isatty()) as say:
         # Connected (and the credentials checked) before the build, not after it.
         neo = stack.enter_context(_neo4j_store(ask_password)) if store == "neo4j" else None

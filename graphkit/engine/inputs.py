@@ -109,7 +109,7 @@ def plan_sources(paths: Sequence[Path]) -> list[tuple[str, list[Path]]]:
 def estimate_rows(pieces: list[tuple[str, list[Path]]]) -> int:
     """Rows the sources hold, from Parquet footers (exact) or file sizes (rough)."""
     total = 0
-    for _kind_, paths in pieces:
+    for _, paths in pieces:
         for p in paths:
             files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
             for f in files:
@@ -135,7 +135,7 @@ def read_pieces(pieces: list[tuple[str, list[Path]]], contract: LoadedContract,
                 include_content: bool = False) -> Iterator[pa.Table]:
     """Each piece's rows, conformed, tagged and numbered by input position."""
     offset = 0
-    for _kind_, paths in pieces:
+    for _, paths in pieces:
         got = read_sources(paths, contract, strict=strict, since=since, cache_dir=cache_dir,
                            progress=progress, fingerprints=fingerprints,
                            include_content=include_content)
@@ -192,4 +192,4 @@ def text_columns(contract: LoadedContract) -> list[str]:
 
     cols = [n for n, c in contract.spec.input.items()
             if c.type in ("string", "json") and n not in CONTENT_COLUMNS]
-    return sorted(cols) + [FILE_COL]
+    return [*sorted(cols), FILE_COL]
