@@ -26,16 +26,27 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphkit.contract.loader import LoadedContract
+from graphkit.contract.validate import TEXT_DICT, conform
 from graphkit.core.errors import SourceError
 from graphkit.engine.plan import ORD
-from graphkit.sources.rows import FILE_COL, Progress, SourceRows, read_sources
+from graphkit.sources.rows import (
+    FILE_COL,
+    ROW_COL,
+    Progress,
+    SourceRows,
+    fingerprint,
+    read_sources,
+    since_filter,
+)
 
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".arrow": "ipc", ".feather": "ipc",
              ".ipc": "ipc", ".jsonl": "json", ".ndjson": "json"}
 # Rough bytes per row of non-Parquet inputs, to size partitions before reading.
 _BYTES_PER_ROW = 400
 # Rows per partition when the partition count is not given.
-ROWS_PER_PARTITION = 400_000
+ROWS_PER_PARTITION = 100_000
+# Rows per batch read from a Parquet file.
+BATCH_ROWS = 65_536
 
 
 @dataclass
@@ -133,20 +144,64 @@ def read_pieces(pieces: list[tuple[str, list[Path]]], contract: LoadedContract,
                 cache_dir: Path | None = None, progress: Progress | None = None,
                 fingerprints: bool = True,
                 include_content: bool = False) -> Iterator[pa.Table]:
-    """Each piece's rows, conformed, tagged and numbered by input position."""
+    """Each piece's rows, conformed, tagged and numbered by input position.
+
+    A Parquet row file comes in batches of :data:`BATCH_ROWS` rows (its rows as
+    the build reads them, a batch at a time); any other piece whole.
+    """
     offset = 0
-    for _, paths in pieces:
-        got = read_sources(paths, contract, strict=strict, since=since, cache_dir=cache_dir,
-                           progress=progress, fingerprints=fingerprints,
-                           include_content=include_content)
-        account.add(got)
-        table, got.table = got.table, pa.table({})
-        n = table.num_rows
-        table = table.append_column(ORD, pa.array(np.arange(offset, offset + n,
-                                                            dtype=np.int64)))
-        offset += n
-        account.rows += table.num_rows
-        yield plain(table)
+    for kind, paths in pieces:
+        if kind == "rows" and paths[0].suffix.lower() in (".parquet", ".pq"):
+            if progress:
+                progress(f"reading {paths[0]}")
+            if fingerprints:
+                account.fingerprints.append(fingerprint(paths[0]))
+            tables: Iterator[pa.Table] = parquet_batches(paths[0], contract, include_content)
+        else:
+            got = read_sources(paths, contract, strict=strict, since=since, cache_dir=cache_dir,
+                               progress=progress, fingerprints=fingerprints,
+                               include_content=include_content)
+            account.add(got)
+            tables = iter([got.table])
+            got.table = pa.table({})
+        for table in tables:
+            n = table.num_rows
+            table = table.append_column(ORD, pa.array(np.arange(offset, offset + n,
+                                                                dtype=np.int64)))
+            offset += n
+            table = since_filter(table, since)
+            account.rows += table.num_rows
+            yield spill_form(table)
+
+
+def parquet_batches(path: Path, contract: LoadedContract,
+                    include_content: bool) -> Iterator[pa.Table]:
+    """A Parquet row file's rows in batches, read as ``read_sources`` reads the
+    file: the contract's columns (text dictionary-encoded), conformed, tagged
+    with the file and the 1-based row."""
+    from graphkit.core.schema import CONTENT_COLUMNS
+
+    label = str(path)
+    try:
+        f = pq.ParquetFile(str(path), read_dictionary=text_columns(contract)[:-1])
+        wanted = set(contract.spec.input) - (set() if include_content else set(CONTENT_COLUMNS))
+        cols = [c for c in f.schema_arrow.names if c in wanted]
+        first = 1
+        for batch in f.iter_batches(batch_size=BATCH_ROWS, columns=cols):
+            table = conform(contract, pa.Table.from_batches([batch]), label)
+            n = table.num_rows
+            files = pa.DictionaryArray.from_arrays(pa.repeat(pa.scalar(0, pa.int32()), n),
+                                                   pa.array([label]))
+            table = table.append_column(FILE_COL, files).append_column(
+                ROW_COL, pa.array(np.arange(first, first + n, dtype=np.int64)))
+            first += n
+            yield table
+    except (pa.ArrowInvalid, OSError, pa.ArrowNotImplementedError) as exc:
+        text = str(exc).strip()
+        raise SourceError(f"cannot read rows: {text.splitlines()[0] if text else exc!r}",
+                          path=label,
+                          hint="check that the file is complete and in a supported "
+                               "format (Parquet, Arrow IPC/Feather, JSON Lines)") from None
 
 
 def _as_text(arr: pa.Array) -> pa.Array:
@@ -156,14 +211,28 @@ def _as_text(arr: pa.Array) -> pa.Array:
 
 
 def plain(table: pa.Table) -> pa.Table:
-    """``table`` with text in plain string columns and JSON structs as text, so
-    every piece has one schema (the reader dictionary-encodes text again)."""
+    """``table`` with text in plain string columns and JSON structs as text."""
     cols = []
     for f, col in zip(table.schema, table.columns, strict=True):
         if pa.types.is_dictionary(f.type):
             col = col.cast(f.type.value_type)
         elif pa.types.is_struct(f.type) or pa.types.is_list(f.type):
             col = _as_text(col.combine_chunks())
+        cols.append(col)
+    return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def spill_form(table: pa.Table) -> pa.Table:
+    """``table`` in the one schema every piece is spilled in: text
+    dictionary-encoded (as Parquet gives it back), JSON structs as text."""
+    cols = []
+    for f, col in zip(table.schema, table.columns, strict=True):
+        if pa.types.is_struct(f.type) or pa.types.is_list(f.type):
+            col = _as_text(col.combine_chunks())
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            col = col.cast(TEXT_DICT)
+        elif pa.types.is_dictionary(col.type) and col.type != TEXT_DICT:
+            col = col.cast(col.type.value_type).cast(TEXT_DICT)
         cols.append(col)
     return pa.Table.from_arrays(cols, names=table.column_names)
 

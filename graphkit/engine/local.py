@@ -46,6 +46,8 @@ from graphkit.sources.rows import Progress, write_rejects
 
 # Output rows per merge bucket (of the largest type), so a bucket stays small.
 ROWS_PER_BUCKET = 1_000_000
+# Rows the shuffle holds before writing them to the partition files.
+FLUSH_ROWS = 131_072
 
 
 def buckets_for(rows: int) -> int:
@@ -114,13 +116,20 @@ def summarize(totals: Totals, counts: dict[str, dict[str, int]], skipped: int,
 
 
 class _Shuffle:
-    """Rows appended to one Parquet file per partition."""
+    """Rows appended to one Parquet file per partition.
+
+    Slices are buffered until :data:`FLUSH_ROWS` rows wait in all, then each
+    partition's are written as one row group, so row groups stay large however
+    many partitions there are, and the buffers stay small.
+    """
 
     def __init__(self, folder: Path, partitions: int) -> None:
         self.folder = folder
         self.partitions = partitions
         self.writers: dict[int, pq.ParquetWriter] = {}
         self.schema: pa.Schema | None = None
+        self.buffers: dict[int, list[pa.Table]] = {}
+        self.buffered = 0
 
     def add(self, table: pa.Table, key: str) -> None:
         if self.schema is None:
@@ -134,16 +143,27 @@ class _Shuffle:
         table = table.take(pa.array(order))
         for p in np.unique(sorted_part):
             lo, hi = np.searchsorted(sorted_part, [p, p + 1])
-            w = self.writers.get(int(p))
+            self.buffers.setdefault(int(p), []).append(table.slice(int(lo), int(hi - lo)))
+        self.buffered += table.num_rows
+        if self.buffered >= FLUSH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        assert self.schema is not None or not self.buffers
+        for p, tables in sorted(self.buffers.items()):
+            w = self.writers.get(p)
             if w is None:
-                w = pq.ParquetWriter(str(self.path(int(p))), self.schema)
-                self.writers[int(p)] = w
-            w.write_table(table.slice(int(lo), int(hi - lo)))
+                w = pq.ParquetWriter(str(self.path(p)), self.schema)
+                self.writers[p] = w
+            w.write_table(pa.concat_tables(tables))
+        self.buffers = {}
+        self.buffered = 0
 
     def path(self, p: int) -> Path:
         return self.folder / f"rows-{p:05d}.parquet"
 
     def close(self) -> None:
+        self.flush()
         for w in self.writers.values():
             w.close()
 
