@@ -183,7 +183,9 @@ def parquet_batches(path: Path, contract: LoadedContract,
 
     label = str(path)
     try:
-        f = pq.ParquetFile(str(path), read_dictionary=text_columns(contract)[:-1])
+        names = set(pq.read_schema(str(path)).names)
+        f = pq.ParquetFile(str(path), read_dictionary=[c for c in text_columns(contract)
+                                                       if c in names])
         wanted = set(contract.spec.input) - (set() if include_content else set(CONTENT_COLUMNS))
         cols = [c for c in f.schema_arrow.names if c in wanted]
         first = 1

@@ -153,6 +153,14 @@ def start_session(master: str | None, app_name: str = "graphkit build") -> Any:
     return session
 
 
+def _active_session() -> Any:
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return None
+    return SparkSession.getActiveSession()
+
+
 def ship_graphkit(spark: Any, folder: Path) -> Path | None:
     """Zip this graphkit and add it to the executors' Python path (cluster masters
     only: local workers already import it)."""
@@ -303,7 +311,7 @@ def _merge_stage(parts: Any, plan: Plan, schemas: dict[tuple[str, str], pa.Schem
 def _collect_meta(stage: Any, totals: Totals) -> dict[tuple[str, str], pa.Schema]:
     """Partition counts and rejects into ``totals``; each type's unified schema."""
     schemas: dict[tuple[str, str], list[pa.Schema]] = {}
-    for row in stage.filter("rec != 'part'").toLocalIterator():
+    for row in stage.filter("rec != 'part'").collect():
         if row["rec"] == "schema":
             schemas.setdefault((row["kind"], row["type"]), []).append(
                 _from_ipc(row["payload"]).schema)
@@ -360,6 +368,9 @@ def build_spark(
     n_parts = partitions or auto_partitions(estimate)
     n_buckets = buckets_for(estimate)
     t0 = time.perf_counter()
+    # A session this call starts is stopped at the end; one it was given, or
+    # found running (spark-submit, a notebook), is left as it was.
+    owned = spark is None and _active_session() is None
     session = spark or start_session(master)
     timings = {"spark_start": time.perf_counter() - t0}
     session.conf.set("spark.sql.shuffle.partitions", str(n_parts))
@@ -407,6 +418,6 @@ def build_spark(
         if stage is not None:
             stage.unpersist()
         shutil.rmtree(work, ignore_errors=True)
-        if spark is None:
+        if owned:
             session.stop()
     return EngineResult(summary, account.skipped, rejects, manifest, timings)
