@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphkit.contract.loader import LoadedContract
-from graphkit.contract.validate import TEXT_DICT, conform
+from graphkit.contract.validate import conform
 from graphkit.core.errors import SourceError
 from graphkit.engine.plan import ORD
 from graphkit.sources.rows import (
@@ -225,18 +225,10 @@ def plain(table: pa.Table) -> pa.Table:
 
 
 def spill_form(table: pa.Table) -> pa.Table:
-    """``table`` in the one schema every piece is spilled in: text
-    dictionary-encoded (as Parquet gives it back), JSON structs as text."""
-    cols = []
-    for f, col in zip(table.schema, table.columns, strict=True):
-        if pa.types.is_struct(f.type) or pa.types.is_list(f.type):
-            col = _as_text(col.combine_chunks())
-        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-            col = col.cast(TEXT_DICT)
-        elif pa.types.is_dictionary(col.type) and col.type != TEXT_DICT:
-            col = col.cast(col.type.value_type).cast(TEXT_DICT)
-        cols.append(col)
-    return pa.Table.from_arrays(cols, names=table.column_names)
+    """``table`` in the one schema every piece is shuffled in: text as plain
+    strings (a partition gets rows of many pieces, each with its own
+    dictionaries), JSON structs as text."""
+    return plain(table)
 
 
 def partition_of(col: pa.ChunkedArray | pa.Array, partitions: int) -> np.ndarray:

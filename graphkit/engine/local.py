@@ -36,7 +36,6 @@ from graphkit.engine.inputs import (
     partition_of,
     plan_sources,
     read_pieces,
-    text_columns,
 )
 from graphkit.engine.merge import merge_parts, unify
 from graphkit.engine.output import SnapshotFolder
@@ -116,17 +115,18 @@ def summarize(totals: Totals, counts: dict[str, dict[str, int]], skipped: int,
 
 
 class _Shuffle:
-    """Rows appended to one Parquet file per partition.
+    """Rows appended to one Arrow IPC stream per partition (LZ4-compressed).
 
-    Slices are buffered until :data:`FLUSH_ROWS` rows wait in all, then each
-    partition's are written as one row group, so row groups stay large however
-    many partitions there are, and the buffers stay small.
+    IPC, not Parquet: a partition gets many small slices, and IPC writes each as
+    it is (no per-slice dictionaries or encodings), so the shuffle costs about a
+    copy. Slices are buffered until :data:`FLUSH_ROWS` rows wait in all, then
+    each partition's are written as one batch.
     """
 
     def __init__(self, folder: Path, partitions: int) -> None:
         self.folder = folder
         self.partitions = partitions
-        self.writers: dict[int, pq.ParquetWriter] = {}
+        self.writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
         self.schema: pa.Schema | None = None
         self.buffers: dict[int, list[pa.Table]] = {}
         self.buffered = 0
@@ -149,18 +149,23 @@ class _Shuffle:
             self.flush()
 
     def flush(self) -> None:
-        assert self.schema is not None or not self.buffers
         for p, tables in sorted(self.buffers.items()):
             w = self.writers.get(p)
             if w is None:
-                w = pq.ParquetWriter(str(self.path(p)), self.schema)
+                assert self.schema is not None
+                w = pa.ipc.new_stream(str(self.path(p)), self.schema,
+                                      options=pa.ipc.IpcWriteOptions(compression="lz4"))
                 self.writers[p] = w
-            w.write_table(pa.concat_tables(tables))
+            w.write_table(pa.concat_tables(tables).combine_chunks())
         self.buffers = {}
         self.buffered = 0
 
     def path(self, p: int) -> Path:
-        return self.folder / f"rows-{p:05d}.parquet"
+        return self.folder / f"rows-{p:05d}.arrows"
+
+    def read(self, p: int) -> pa.Table:
+        with pa.ipc.open_stream(str(self.path(p))) as r:
+            return r.read_all()
 
     def close(self) -> None:
         self.flush()
@@ -275,8 +280,7 @@ def build_local(
             path = shuffle.path(p)
             if not path.exists() and (p > 0 or empty is None):
                 continue
-            rows = (pq.read_table(str(path), read_dictionary=text_columns(c))
-                    if path.exists() else empty)
+            rows = shuffle.read(p) if path.exists() else empty
             out = project_partition(plan, rows, granularity=granularity,
                                     include_content=include_content)
             del rows
