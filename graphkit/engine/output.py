@@ -2,8 +2,9 @@
 
 The files are the snapshot's usual single Parquet files, byte for byte what
 :func:`graphkit.snapshot.write_snapshot` writes for the same table: rows are
-re-cut into row groups of Parquet's default size (1 Mi rows) whatever the
-buckets, so neither the partition count nor the bucket count shows in the bytes.
+re-cut into row groups of the snapshot's fixed size (``ROW_GROUP_ROWS``)
+whatever the buckets, so neither the partition count nor the bucket count
+shows in the bytes, and at most one row group of a table is held at a time.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ import pyarrow.parquet as pq
 
 import graphkit
 from graphkit.core.ids import NODE_ID_RECIPE
-from graphkit.snapshot.io import FORMAT_VERSION, MANIFEST, SnapshotError
+from graphkit.snapshot.io import FORMAT_VERSION, MANIFEST, ROW_GROUP_ROWS, SnapshotError
 
-# What pyarrow.parquet.write_table puts in one row group when not told.
-ROW_GROUP = 1024 * 1024
+ROW_GROUP = ROW_GROUP_ROWS
 
 
 class TableWriter:
@@ -55,8 +55,8 @@ class TableWriter:
             self._pending_rows = rest.num_rows
 
     def _write(self, table: pa.Table) -> None:
-        # One chunk per column, as a freshly taken table has.
-        self._writer.write_table(table.combine_chunks())
+        # The bytes do not depend on how the columns are chunked.
+        self._writer.write_table(table, row_group_size=ROW_GROUP)
 
     def close(self) -> None:
         """Write what is left (an empty table writes what write_table writes for one)."""

@@ -31,6 +31,10 @@ from graphkit.core.ids import NODE_ID_RECIPE
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
+# Rows per Parquet row group of a snapshot table. Fixed (not Parquet's 1 Mi
+# default) so a writer that streams a table (graphkit.engine) holds at most
+# this many rows of it and still writes the same bytes as a whole-table write.
+ROW_GROUP_ROWS = 128 * 1024
 
 
 class SnapshotError(GraphkitError):
@@ -63,13 +67,15 @@ def write_snapshot(
             drop = [] if include_content else [c for c in content.get(ntype, [])
                                                if c in table.column_names]
             table = table.drop_columns(drop)
-            pq.write_table(table, tmp / "nodes" / f"{ntype}.parquet")
+            pq.write_table(table, tmp / "nodes" / f"{ntype}.parquet",
+                           row_group_size=ROW_GROUP_ROWS)
             nodes_meta[ntype] = {"file": f"nodes/{ntype}.parquet", "count": table.num_rows,
                                  "key": list(nt.key),
                                  "index": graph.meta.get("indexes", {}).get(ntype, [])}
         edges_meta = {}
         for etype, et in sorted(graph.edges.items()):
-            pq.write_table(et.table, tmp / "edges" / f"{etype}.parquet")
+            pq.write_table(et.table, tmp / "edges" / f"{etype}.parquet",
+                           row_group_size=ROW_GROUP_ROWS)
             edges_meta[etype] = {"file": f"edges/{etype}.parquet", "count": et.table.num_rows,
                                  "source_type": et.source_type, "target_type": et.target_type}
         manifest = {
