@@ -166,6 +166,12 @@ def main() -> None:
         task, *args = sys.argv[2:]
         result = {"local": worker_local, "spark": worker_spark}[task](*args)
         result["peak_rss_mb"] = _vmhwm_mb()
+        # CPU seconds (user + system, all threads): on a shared machine a
+        # steadier measure of the work than wall time.
+        import resource
+
+        use = resource.getrusage(resource.RUSAGE_SELF)
+        result["cpu_s"] = use.ru_utime + use.ru_stime
         print(json.dumps(result, default=str))
         return
     from bench.generate import parse_size
