@@ -1,7 +1,108 @@
 """graphkit: context graphs of AI agent sessions.
 
 The pipeline reads in one direction, and so does the package:
-``sources`` → ``contract`` → ``stores`` → ``queries`` → ``snapshot`` → ``cli``.
+``core`` (leaf) → ``sources`` → ``contract`` → ``stores`` → ``queries`` →
+``snapshot`` → ``pipeline`` → ``cli``. The names below are the front door;
+nothing a user calls needs a private module.
+
+>>> import graphkit
+>>> result = graphkit.build("samples/rows")
+>>> sorted(result.graph.node_counts())[:3]
+['Agent', 'Model', 'Session']
+>>> store = graphkit.NetworkXStore(); _ = store.load(result.graph)
+>>> [r.type for r in graphkit.ancestors(store, "818d8962058765a6")][-1]
+'Session'
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.2.0"
+
+# Public name -> module. Loaded on first use so that `graphkit --help` and a
+# query at the prompt do not pay for pyarrow compute, pydantic or networkx.
+_EXPORTS = {
+    "build": "graphkit.pipeline",
+    "build_snapshot": "graphkit.pipeline",
+    "check": "graphkit.pipeline",
+    "write_rows": "graphkit.pipeline",
+    "records_table": "graphkit.pipeline",
+    "BuildResult": "graphkit.pipeline",
+    "load_contract": "graphkit.contract.loader",
+    "write_snapshot": "graphkit.snapshot.io",
+    "read_snapshot": "graphkit.snapshot.io",
+    "SnapshotReader": "graphkit.snapshot.reader",
+    "to_networkx": "graphkit.stores.networkx_store",
+    "from_networkx": "graphkit.stores.networkx_store",
+    "NetworkXStore": "graphkit.stores.networkx_store",
+    "Neo4jStore": "graphkit.stores.neo4j.store",
+    "Neo4jConfig": "graphkit.stores.neo4j.store",
+    "lineage": "graphkit.queries.lineage",
+    "ancestors": "graphkit.queries.lineage",
+    "descendants": "graphkit.queries.lineage",
+    "session_tree": "graphkit.queries.lineage",
+    "sessions": "graphkit.queries.lineage",
+    "GraphTables": "graphkit.core.graph",
+    "LineageVocabulary": "graphkit.core.graph",
+    "GraphkitError": "graphkit.core.errors",
+}
+
+__all__ = [
+    "BuildResult",
+    "GraphTables",
+    "GraphkitError",
+    "LineageVocabulary",
+    "Neo4jConfig",
+    "Neo4jStore",
+    "NetworkXStore",
+    "SnapshotReader",
+    "ancestors",
+    "build",
+    "build_snapshot",
+    "check",
+    "descendants",
+    "from_networkx",
+    "lineage",
+    "load_contract",
+    "read_snapshot",
+    "records_table",
+    "session_tree",
+    "sessions",
+    "to_networkx",
+    "write_rows",
+    "write_snapshot",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphkit' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
+
+if TYPE_CHECKING:
+    from graphkit.contract.loader import load_contract
+    from graphkit.core.errors import GraphkitError
+    from graphkit.core.graph import GraphTables, LineageVocabulary
+    from graphkit.pipeline import (
+        BuildResult,
+        build,
+        build_snapshot,
+        check,
+        records_table,
+        write_rows,
+    )
+    from graphkit.queries.lineage import ancestors, descendants, lineage, session_tree, sessions
+    from graphkit.snapshot.io import read_snapshot, write_snapshot
+    from graphkit.snapshot.reader import SnapshotReader
+    from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
+    from graphkit.stores.networkx_store import NetworkXStore, from_networkx, to_networkx

@@ -1,7 +1,8 @@
-"""The build pipeline as one library call: sources → contract → graph tables.
+"""The library calls behind every command: build, write rows, check, load.
 
-The CLI's ``build`` is a thin wrapper over :func:`build`; tests and notebooks
-call it directly.
+Each ``graphkit`` command parses its options, calls one function here (or in
+:mod:`graphkit.queries` / :mod:`graphkit.snapshot`) and prints what it returns;
+tests and notebooks call the same functions.
 """
 
 from __future__ import annotations
@@ -11,16 +12,36 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
 
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
 from graphkit.contract.project import Projection, project
-from graphkit.contract.validate import conform
+from graphkit.contract.validate import conform_sources, conform_table, read_spec
+from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import GraphTables
 from graphkit.core.schema import MESSAGES_SCHEMA
-from graphkit.sources.rows import Progress, SourceRows, read_sources
+from graphkit.sources.read import Progress, SourceRows, read_sources
+from graphkit.stores.base import IfExists
+
+if TYPE_CHECKING:
+    from graphkit.contract.checks import Finding
+    from graphkit.stores.neo4j.store import Neo4jStore
+
+# What a caller may pass as sources: one path, several, or rows already in memory.
+Sources: TypeAlias = str | Path | Sequence[str | Path] | pa.Table
+
+
+def as_paths(sources: str | Path | Sequence[str | Path]) -> list[Path]:
+    """``sources`` as a list of paths: a single path is accepted where a list is.
+
+    >>> as_paths("samples/rows")
+    [PosixPath('samples/rows')]
+    """
+    if isinstance(sources, str | Path):
+        return [Path(sources)]
+    return [Path(p) for p in sources]
 
 
 @dataclass
@@ -53,7 +74,7 @@ class BuildResult:
 
 
 def build(
-    sources: Sequence[Path],
+    sources: Sources,
     *,
     contract: str | LoadedContract = DEFAULT_CONTRACT,
     granularity: str = "thread",
@@ -64,28 +85,203 @@ def build(
     fingerprints: bool = True,
     include_content: bool = False,
 ) -> BuildResult:
-    """Read ``sources``, check them against the contract and project the graph."""
+    """Read ``sources``, check them against the contract and project the graph.
+
+    ``sources`` is a path, a list of paths, or an Arrow table of
+    ``ai_gateway_messages`` rows already in memory.
+
+    >>> result = build("samples/rows")
+    >>> result.summary()["nodes"]["Session"]
+    12
+    >>> from graphkit.pipeline import example_rows
+    >>> build(records_table(example_rows())).graph.node_counts()["Thread"]
+    5
+    """
     import time
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     t0 = time.perf_counter()
-    rows = read_sources(sources, c, strict=strict, since=since, cache_dir=cache_dir,
-                        progress=progress, fingerprints=fingerprints,
-                        include_content=include_content)
+    if isinstance(sources, pa.Table):
+        rows = SourceRows()
+        held = [conform_table(c, sources, "<table>")]
+    else:
+        rows = read_sources(as_paths(sources), read_spec(c, include_content), strict=strict,
+                            since=since, cache_dir=cache_dir, progress=progress,
+                            fingerprints=fingerprints)
+        held = [conform_sources(c, rows, since=since)]
     t1 = time.perf_counter()
     if progress:
-        progress(f"projecting {rows.table.num_rows} rows with {c.name} v{c.version}")
+        progress(f"projecting {held[0].num_rows} rows with {c.name} v{c.version}")
     # Hand the table over instead of keeping a reference here: project() drops
     # the columns it does not need early, and the originals can be freed then.
-    proj = project(c, _detach(rows), granularity=granularity, include_content=include_content)
+    proj = project(c, held.pop(), granularity=granularity, include_content=include_content)
     t2 = time.perf_counter()
     return BuildResult(c, proj, rows, {"read": t1 - t0, "project": t2 - t1})
 
 
-def _detach(rows: SourceRows) -> pa.Table:
-    """The rows' table, no longer held by ``rows`` (so only project() holds it)."""
-    table, rows.table = rows.table, pa.table({})
-    return table
+def default_cache_dir(snapshot_dir: Path | None) -> Path:
+    """Where the incremental transcript index lives: beside the snapshot (never
+    in the user's transcript folders), else the user's cache folder."""
+    if snapshot_dir is not None:
+        return snapshot_dir.parent / f".{snapshot_dir.name}.cache"
+    return Path.home() / ".cache" / "graphkit"
+
+
+def default_rejects_path(snapshot_dir: Path | None) -> Path:
+    """``SNAPSHOT.rejects.jsonl`` beside the snapshot (``graphkit.rejects.jsonl``
+    when the graph goes only to Neo4j)."""
+    target = snapshot_dir or Path("graphkit")
+    return target.with_name(target.name + ".rejects.jsonl")
+
+
+def build_snapshot(
+    sources: Sources,
+    snapshot_dir: Path | None,
+    *,
+    rejects_path: Path | None = None,
+    store: str = "snapshot",
+    neo4j: Neo4jStore | None = None,
+    if_exists: IfExists = "merge",
+    batch_size: int | None = None,
+    progress: Progress | None = None,
+    **build_options: Any,
+) -> tuple[BuildResult, dict[str, Any]]:
+    """Build, write rejects and the snapshot, and load the graph into ``store``.
+
+    ``store`` is ``snapshot`` (the snapshot alone), ``networkx`` (also loaded
+    into an in-process NetworkX graph, whose counts the summary reports) or
+    ``neo4j`` (also loaded into ``neo4j``, a connected store). Returns the
+    build and the summary the CLI prints.
+    """
+    from graphkit.snapshot import write_snapshot
+    from graphkit.snapshot.rejects import (
+        remove_stale,
+        skipped_lines_path,
+        write_rejects,
+        write_skipped_lines,
+    )
+
+    if snapshot_dir is None and store != "neo4j":
+        raise GraphkitError("no snapshot folder given",
+                            hint="give --snapshot DIR to say where the graph goes "
+                                 "(or --store neo4j)")
+    if store == "neo4j" and neo4j is None:
+        raise GraphkitError("--store neo4j needs a Neo4j connection",
+                            hint="set NEO4J_URI (and NEO4J_USERNAME/NEO4J_PASSWORD)")
+    say = progress or (lambda _msg: None)
+    include_content = bool(build_options.get("include_content"))
+    build_options.setdefault("cache_dir", default_cache_dir(snapshot_dir))
+    result = build(sources, progress=progress, **build_options)
+    summary = result.summary()
+    rejects_file = rejects_path or default_rejects_path(snapshot_dir)
+    if result.projection.rows_rejected:
+        write_rejects(rejects_file, result.projection.rejects, include_content=include_content)
+        summary["rejects_file"] = str(rejects_file)
+    elif rejects_path is None:
+        remove_stale(rejects_file)  # it would claim rejects this build did not have
+    skipped_file = skipped_lines_path(rejects_file)
+    if result.sources.skipped:
+        write_skipped_lines(skipped_file, result.sources.skipped)
+        summary["skipped_lines_file"] = str(skipped_file)
+    elif rejects_path is None:
+        remove_stale(skipped_file)
+    if snapshot_dir is not None:
+        say(f"writing {snapshot_dir}")
+        write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
+                       summary=summary, include_content=include_content)
+        summary["snapshot"] = str(snapshot_dir)
+        if not isinstance(sources, pa.Table):  # rows in memory have no source set to index
+            from graphkit.snapshot.index import remember_snapshot
+
+            summary.update(remember_snapshot(snapshot_dir, as_paths(sources), result.graph))
+    if store == "networkx":
+        from graphkit.stores.networkx_store import NetworkXStore
+
+        summary["networkx"] = NetworkXStore().load(result.graph).to_json()
+    if neo4j is not None:
+        say(f"loading into Neo4j at {neo4j.config.display_uri}")
+        summary["neo4j"] = neo4j.load(result.graph, if_exists=if_exists,
+                                      batch_size=batch_size).to_json()
+    return result, summary
+
+
+@dataclass
+class RowsResult:
+    """What :func:`write_rows` wrote."""
+
+    out: str
+    rows: int
+    skipped: list[dict[str, Any]]
+    left_out: list[str]  # content columns not written (no --include-content)
+
+
+def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
+               progress: Progress | None = None, **options: Any) -> RowsResult:
+    """Write the full ``ai_gateway_messages`` rows of ``sources`` to Parquet.
+
+    ``out`` is a file (written to a temporary file and renamed into place),
+    ``-`` for stdout, or an existing special file such as a pipe (written
+    through, never replaced). Content columns are left out unless
+    ``include_content=True``.
+    """
+    from graphkit.sources.full_schema import read_message_rows
+
+    paths = as_paths(sources)
+    if progress:
+        progress("reading " + ", ".join(str(p) for p in paths))
+    result = read_message_rows(paths, **options)
+    from graphkit.core.schema import CONTENT_COLUMNS
+
+    left_out = [] if options.get("include_content") else list(CONTENT_COLUMNS)
+    _write_parquet(result.table, out)
+    return RowsResult(str(out), result.table.num_rows, list(result.skipped), left_out)
+
+
+def _write_parquet(table: pa.Table, out: Path | str) -> None:
+    import os
+    import sys
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    if str(out) == "-":
+        pq.write_table(table, pa.PythonFile(sys.stdout.buffer, mode="w"))
+        return
+    out = Path(out)
+    if out.is_dir():
+        raise GraphkitError("the output path is a folder", path=str(out),
+                            hint="give a file name such as rows.parquet, or - for stdout")
+    if out.exists() and not out.is_file():
+        # A pipe, a terminal or /dev/stdout: write through it. Renaming a
+        # temporary file over it would replace the device node itself.
+        with out.open("wb") as f:
+            pq.write_table(table, pa.PythonFile(f, mode="w"))
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:
+        raise GraphkitError(f"cannot write here: {exc.strerror}", path=str(out),
+                            hint="choose a writable place") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pq.write_table(table, f)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def check(sources: str | Path | Sequence[str | Path], *,
+          contract: str | LoadedContract = DEFAULT_CONTRACT) -> tuple[int, list[Finding]]:
+    """Identity checks of ``sources`` without building: the number of rows read
+    and the findings (empty when all is well)."""
+    from graphkit.contract.checks import check_rows
+
+    c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
+    table = conform_sources(c, read_sources(as_paths(sources), read_spec(c),
+                                            fingerprints=False))
+    return table.num_rows, check_rows(c, table)
 
 
 def graph_from_records(
@@ -96,13 +292,16 @@ def graph_from_records(
 ) -> GraphTables:
     """Project a few rows given as dicts (columns as in ``ai_gateway_messages``)."""
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
+    table = records_table(records)
+    return project(c, conform_table(c, table, "<records>"), granularity=granularity).graph
+
+
+def records_table(records: list[dict[str, Any]]) -> pa.Table:
+    """Rows given as dicts as an Arrow table of ``ai_gateway_messages`` columns
+    (every column any record names, typed as in the schema)."""
     names = [n for n in MESSAGES_SCHEMA.names if any(n in r for r in records)]
     schema = pa.schema([MESSAGES_SCHEMA.field(n).with_nullable(True) for n in names])
-    table = pa.Table.from_pylist(records, schema=schema)
-    from graphkit.sources.rows import _tag
-
-    rows = _tag(conform(c, table, "<records>"), "<records>")
-    return project(c, rows, granularity=granularity).graph
+    return pa.Table.from_pylist(records, schema=schema)
 
 
 def example_rows() -> list[dict[str, Any]]:

@@ -174,6 +174,8 @@ def _codex_session(rows: _Rows, rng: random.Random, truth: Truth, start: datetim
                     is_sidechain=parent is not None)
         th = _Thread(rows, rng, base, t0)
         counts["threads"] += 1
+        if parent is not None:  # a child thread is one of the session's agents
+            counts["agents"] += 1
         th.message("user", [dict(part_type="text", content_text="task")], None)
         counts["messages"] += 1
         n_spawn = rng.choice([0, 1, 2]) if depth < max_depth else 0

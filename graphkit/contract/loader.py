@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from graphkit.contract.expr import Expr, parse_expr
 from graphkit.contract.model import Contract, Filter
 from graphkit.core.errors import ContractError
+from graphkit.core.graph import LineageVocabulary
 
 DEFAULT_CONTRACT = "ai-gateway-graph"
 
@@ -211,8 +212,64 @@ def _check_semantics(c: LoadedContract) -> None:
             need([*e.chain.within, *e.chain.order_by], "edges", i, "chain")
         for p, agg in e.properties.items():
             need([agg.column], "edges", i, "properties", p)
+    _check_lineage(c)
 
 
-def required_columns(c: LoadedContract) -> list[str]:
-    """Input columns rows must have (``required: true``)."""
-    return [n for n, col in c.spec.input.items() if col.required]
+def _check_lineage(c: LoadedContract) -> None:
+    """The lineage section names node types, edge types and properties that
+    the contract's rules produce."""
+    lin = c.spec.lineage
+    if lin is None:
+        return
+    nodes = {n.type: n for n in c.spec.nodes}
+    edges = {e.type: e for e in c.spec.edges}
+
+    def node(t: str | None, field_name: str) -> None:
+        if t is not None and t not in nodes:
+            raise c.error(f"lineage.{field_name} names node type {t!r}, which no node "
+                          "rule defines", "lineage", field_name,
+                          hint=f"node types: {', '.join(nodes)}")
+
+    def edge(t: str | None, field_name: str, src: str | None, dst: str | None) -> None:
+        if t is None:
+            return
+        rules = [e for e in c.spec.edges if e.type == t]
+        if not rules:
+            raise c.error(f"lineage.{field_name} names edge type {t!r}, which no edge "
+                          "rule defines", "lineage", field_name,
+                          hint=f"edge types: {', '.join(edges) or '(none)'}")
+        if any((e.from_.type, e.to.type) != (src, dst) for e in rules):
+            raise c.error(f"lineage.{field_name}: {t} edges must go from {src} to {dst}",
+                          "lineage", field_name)
+
+    def prop(t: str, name: str, field_name: str) -> None:
+        rule = nodes[t]
+        if name not in rule.key and name not in rule.properties:
+            raise c.error(f"lineage.{field_name}: {t} nodes have no property {name!r}",
+                          "lineage", field_name,
+                          hint="name one of its key columns or properties")
+
+    node(lin.session, "session")
+    node(lin.thread, "thread")
+    node(lin.agent, "agent")
+    prop(lin.session, lin.session_key, "session_key")
+    prop(lin.thread, lin.thread_key, "thread_key")
+    prop(lin.thread, lin.thread_session, "thread_session")
+    for alias in lin.thread_aliases:
+        prop(lin.thread, alias, "thread_aliases")
+    edge(lin.has_thread, "has_thread", lin.session, lin.thread)
+    edge(lin.parent, "parent", lin.thread, lin.thread)
+    if (lin.agent is None) != (lin.has_agent is None):
+        raise c.error("lineage.agent and lineage.has_agent go together", "lineage",
+                      hint="name both, or neither")
+    edge(lin.has_agent, "has_agent", lin.thread, lin.agent)
+
+
+def lineage_vocabulary(c: LoadedContract) -> LineageVocabulary | None:
+    """The contract's lineage vocabulary for the stores, or None if it declares none."""
+    lin = c.spec.lineage
+    if lin is None:
+        return None
+    data = lin.model_dump()
+    data["thread_aliases"] = tuple(data["thread_aliases"])
+    return LineageVocabulary(**data)

@@ -168,11 +168,44 @@ class EdgeRule(_Strict):
 
 
 class RejectRule(_Strict):
-    """Rows matching ``when`` cannot be used: they go to the rejects file."""
+    """Rows matching ``when`` cannot be used: they go to the rejects file.
+
+    A row meets the rules in order and is rejected for the first it matches.
+    ``check`` names the finding under which ``graphkit check`` reports the rows
+    this rule matches (no name: ``check`` leaves them to the rejects file).
+    """
 
     when: Filter
     reason: str
     column: str | None = None
+    check: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9-]{0,63}$")
+
+
+class LineageSpec(_Strict):
+    """The contract's lineage vocabulary: which node is the session anchor,
+    which the thread, which edges link them, which properties a user types.
+
+    Without it, ``sessions``/``lineage``/``tree`` refuse the graph clearly.
+    """
+
+    session: str
+    session_key: str
+    thread: str
+    thread_key: str
+    thread_aliases: list[str] = Field(default_factory=list)
+    thread_session: str
+    has_thread: str
+    parent: str
+    agent: str | None = None
+    has_agent: str | None = None
+
+    @field_validator("session", "thread", "has_thread", "parent", "agent", "has_agent")
+    @classmethod
+    def _names(cls, v: str | None) -> str | None:
+        if v is not None and not IDENTIFIER.fullmatch(v):
+            raise ValueError(f"{v!r} is not a valid label or relationship type "
+                             "(letters, digits and '_', starting with a letter)")
+        return v
 
 
 class Contract(_Strict):
@@ -189,6 +222,7 @@ class Contract(_Strict):
     reject: list[RejectRule] = Field(default_factory=list)
     nodes: list[NodeRule]
     edges: list[EdgeRule] = Field(default_factory=list)
+    lineage: LineageSpec | None = None
 
     @field_validator("contract")
     @classmethod

@@ -61,6 +61,8 @@ class GraphTables:
     nodes: dict[str, NodeTable] = field(default_factory=dict)
     edges: dict[str, EdgeTable] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    # What lineage questions walk; None when the contract declares nothing.
+    lineage: LineageVocabulary | None = None
 
     def node_counts(self) -> dict[str, int]:
         """Number of nodes per type."""
@@ -69,3 +71,48 @@ class GraphTables:
     def edge_counts(self) -> dict[str, int]:
         """Number of edges per type."""
         return {t: e.table.num_rows for t, e in sorted(self.edges.items())}
+
+
+@dataclass(frozen=True)
+class LineageVocabulary:
+    """Which parts of a graph the lineage questions walk, as the contract
+    declares them (its ``lineage:`` section).
+
+    The defaults are the default contract's names. A graph whose contract
+    declares no vocabulary has none, and lineage questions on it are refused
+    with a message naming what is missing.
+    """
+
+    session: str = "Session"  # the anchor node type
+    session_key: str = "session_id"  # the Session property a user types
+    thread: str = "Thread"  # the node type lineage walks
+    thread_key: str = "thread_id"  # the Thread property a user types
+    thread_aliases: tuple[str, ...] = ("agent_id",)  # other Thread properties a user may type
+    thread_session: str = "session_id"  # the Thread property naming its session
+    has_thread: str = "HAS_THREAD"  # Session -> Thread
+    parent: str = "PARENT_THREAD"  # child Thread -> parent Thread
+    agent: str | None = "Agent"  # optional: the node describing a subagent run
+    has_agent: str | None = "HAS_AGENT"  # Thread -> Agent
+
+    def to_json(self) -> dict[str, Any]:
+        """The plain dict written into a snapshot manifest."""
+        return {
+            "session": self.session, "session_key": self.session_key,
+            "thread": self.thread, "thread_key": self.thread_key,
+            "thread_aliases": list(self.thread_aliases),
+            "thread_session": self.thread_session, "has_thread": self.has_thread,
+            "parent": self.parent, "agent": self.agent, "has_agent": self.has_agent,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LineageVocabulary:
+        """The inverse of :meth:`to_json`."""
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        if "thread_aliases" in known:
+            known["thread_aliases"] = tuple(known["thread_aliases"])
+        return cls(**known)
+
+    def names(self) -> list[str]:
+        """Every label and relationship type it names (for the allow-list check)."""
+        return [n for n in (self.session, self.thread, self.has_thread, self.parent,
+                            self.agent, self.has_agent) if n]

@@ -1,7 +1,9 @@
 """``graphkit build --engine local|spark --partitions N|auto --spark-master URL``.
 
 The CLI hands the parsed options here; everything the engines need to decide
-lives in this package.
+lives in this package. The files beside the snapshot (rejects, skipped lines,
+the snapshot index) follow the in-memory build's rules
+(:func:`graphkit.pipeline.build_snapshot`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import GraphkitError
-from graphkit.sources.rows import Progress
+from graphkit.sources.read import Progress
 
 
 class EngineOptionError(GraphkitError):
@@ -32,6 +34,19 @@ def parse_partitions(value: str | None) -> int | None:
     return n
 
 
+def _check(snapshot_dir: Path | None, engine: str, store: str,
+           spark_master: str | None) -> Path:
+    if snapshot_dir is None:
+        raise EngineOptionError(f"--engine {engine} / --partitions writes a snapshot",
+                                hint="give --snapshot DIR")
+    if store != "snapshot":
+        raise EngineOptionError("a partitioned build writes the snapshot only",
+                                hint="build with --snapshot DIR, then `graphkit load DIR`")
+    if spark_master and engine != "spark":
+        raise EngineOptionError("--spark-master needs --engine spark")
+    return snapshot_dir
+
+
 def engine_build(
     sources: list[Path],
     snapshot_dir: Path | None,
@@ -46,24 +61,20 @@ def engine_build(
     strict: bool,
     since: datetime | None,
     cache_dir: Path | None,
-    store: str,
+    store: str = "snapshot",
     progress: Progress | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run a partitioned build (local or Spark); the summary and skipped lines."""
-    if snapshot_dir is None:
-        raise EngineOptionError(f"--engine {engine} / --partitions writes a snapshot",
-                                hint="give --snapshot DIR")
-    if store == "neo4j":
-        raise EngineOptionError("a partitioned build writes the snapshot only",
-                                hint="build with --snapshot DIR, then `graphkit load DIR`")
-    if spark_master and engine != "spark":
-        raise EngineOptionError("--spark-master needs --engine spark")
+    from graphkit.snapshot.index import record_snapshot
+    from graphkit.snapshot.rejects import remove_stale, skipped_lines_path
+
+    snapshot_dir = _check(snapshot_dir, engine, store, spark_master)
     n = parse_partitions(partitions)
     rejects_file = rejects_path or snapshot_dir.with_name(snapshot_dir.name + ".rejects.jsonl")
-    kwargs: dict[str, Any] = dict(contract=contract, partitions=n, granularity=granularity,
-                                  strict=strict, since=since, cache_dir=cache_dir,
-                                  progress=progress, include_content=include_content,
-                                  rejects_file=rejects_file)
+    kwargs: dict[str, Any] = dict(
+        contract=contract, partitions=n, granularity=granularity, strict=strict, since=since,
+        cache_dir=cache_dir or snapshot_dir.parent / f".{snapshot_dir.name}.cache",
+        progress=progress, include_content=include_content, rejects_file=rejects_file)
     if engine == "spark":
         from graphkit.engine.spark import build_spark
 
@@ -72,8 +83,19 @@ def engine_build(
         from graphkit.engine.local import build_local
 
         result = build_local(sources, snapshot_dir, **kwargs)
-    if result.rejects is None and rejects_path is None and rejects_file.exists():
-        rejects_file.unlink()  # a stale file would claim rejects this build did not have
+    if result.rejects is None and rejects_path is None:
+        remove_stale(rejects_file)  # it would claim rejects this build did not have
     summary = dict(result.summary)
+    if not result.skipped and rejects_path is None:
+        remove_stale(skipped_lines_path(rejects_file))
     summary["snapshot"] = str(snapshot_dir)
+    m = result.manifest
+    try:
+        idx = record_snapshot(snapshot_dir, sources, m["contract"]["name"],
+                              m["contract"]["version"], m["granularity"])
+        summary["index"] = str(idx.path)
+        if idx.problem:
+            summary["index_note"] = idx.problem
+    except OSError as exc:
+        summary["index_note"] = f"could not record the snapshot in the index: {exc}"
     return summary, result.skipped

@@ -1,7 +1,7 @@
 """Read sources piece by piece (one row file at a time) with graphkit's own readers.
 
 Each piece comes back conformed to the contract and tagged with its file and
-row, exactly as :func:`graphkit.sources.rows.read_sources` reads it, plus the
+row, exactly as the in-memory build reads it, plus the
 row's input position (``__gk_ord``), counted across pieces in the order the
 unpartitioned build reads them. Only one piece is in memory at a time; an
 Iceberg cache or a set of transcripts is one piece (their readers need the
@@ -10,9 +10,7 @@ whole of it).
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,21 +24,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphkit.contract.loader import LoadedContract
-from graphkit.contract.validate import conform
+from graphkit.contract.validate import conform, conform_sources, read_spec
 from graphkit.core.errors import SourceError
+from graphkit.core.schema import FILE_COL, ROW_COL, json_as_text
 from graphkit.engine.plan import ORD
-from graphkit.sources.rows import (
-    FILE_COL,
-    ROW_COL,
-    Progress,
-    SourceRows,
-    fingerprint,
-    read_sources,
-    since_filter,
-)
+from graphkit.sources.read import Progress, SourceRows, read_sources, since_filter, source_kind
+from graphkit.sources.row_files import fingerprint, row_files
 
-_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".arrow": "ipc", ".feather": "ipc",
-             ".ipc": "ipc", ".jsonl": "json", ".ndjson": "json"}
 # Rough bytes per row of non-Parquet inputs, to size partitions before reading.
 _BYTES_PER_ROW = 400
 # Rows per partition when the partition count is not given.
@@ -65,26 +55,9 @@ class ReadAccount:
         self.notes.extend(r.notes)
 
 
-def row_files(root: Path) -> list[Path]:
-    """The row files of a folder in the order the unpartitioned build reads them:
-    by format, then by path, hidden and ``_`` names skipped."""
-    by_format: dict[str, list[Path]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
-        for name in sorted(filenames):
-            fmt = _SUFFIXES.get(Path(name).suffix.lower())
-            if fmt and not name.startswith((".", "_")):
-                by_format.setdefault(fmt, []).append(Path(dirpath) / name)
-    return [f for fmt in sorted(by_format) for f in by_format[fmt]]
-
-
-def _kind(path: Path) -> str:
-    from graphkit.sources.iceberg import is_iceberg_source
-    from graphkit.sources.transcripts import transcript_kind
-
-    if is_iceberg_source(path):
-        return "iceberg"
-    return "transcripts" if transcript_kind(path) else "rows"
+def _files(root: Path) -> list[Path]:
+    """The row files of a folder in the order the in-memory build reads them."""
+    return [f for _fmt, fs in sorted(row_files(root).items()) for f in fs]
 
 
 def plan_sources(paths: Sequence[Path]) -> list[tuple[str, list[Path]]]:
@@ -96,11 +69,11 @@ def plan_sources(paths: Sequence[Path]) -> list[tuple[str, list[Path]]]:
         path = Path(raw).expanduser()
         if not path.exists():
             raise SourceError("no such file or folder", path=str(path), hint="check the path")
-        kind = _kind(path)
-        if kind == "transcripts":
+        kind = source_kind(path)
+        if kind in ("claude", "codex"):
             transcripts.append(path)
         elif kind == "rows" and path.is_dir():
-            files = row_files(path)
+            files = _files(path)
             if not files:
                 raise SourceError("no row files, transcripts or Iceberg table found here",
                                   path=str(path),
@@ -158,12 +131,11 @@ def read_pieces(pieces: list[tuple[str, list[Path]]], contract: LoadedContract,
                 account.fingerprints.append(fingerprint(paths[0]))
             tables: Iterator[pa.Table] = parquet_batches(paths[0], contract, include_content)
         else:
-            got = read_sources(paths, contract, strict=strict, since=since, cache_dir=cache_dir,
-                               progress=progress, fingerprints=fingerprints,
-                               include_content=include_content)
+            got = read_sources(paths, read_spec(contract, include_content), strict=strict,
+                               since=since, cache_dir=cache_dir, progress=progress,
+                               fingerprints=fingerprints)
             account.add(got)
-            tables = iter([got.table])
-            got.table = pa.table({})
+            tables = iter([conform_sources(contract, got, since=since)])
         for table in tables:
             n = table.num_rows
             table = table.append_column(ORD, pa.array(np.arange(offset, offset + n,
@@ -179,14 +151,13 @@ def parquet_batches(path: Path, contract: LoadedContract,
     """A Parquet row file's rows in batches, read as ``read_sources`` reads the
     file: the contract's columns (text dictionary-encoded), conformed, tagged
     with the file and the 1-based row."""
-    from graphkit.core.schema import CONTENT_COLUMNS
-
     label = str(path)
     try:
         names = set(pq.read_schema(str(path)).names)
-        f = pq.ParquetFile(str(path), read_dictionary=[c for c in text_columns(contract)
+        spec = read_spec(contract, include_content)
+        f = pq.ParquetFile(str(path), read_dictionary=[c for c in spec.dictionary_columns()
                                                        if c in names])
-        wanted = set(contract.spec.input) - (set() if include_content else set(CONTENT_COLUMNS))
+        wanted = spec.wanted()
         cols = [c for c in f.schema_arrow.names if c in wanted]
         first = 1
         for batch in f.iter_batches(batch_size=BATCH_ROWS, columns=cols):
@@ -206,12 +177,6 @@ def parquet_batches(path: Path, contract: LoadedContract,
                                "format (Parquet, Arrow IPC/Feather, JSON Lines)") from None
 
 
-def _as_text(arr: pa.Array) -> pa.Array:
-    """JSON text of a struct column (as the build writes a struct beside text)."""
-    return pa.array([None if v is None else json.dumps(v, sort_keys=True, default=str)
-                     for v in arr.to_pylist()], pa.string())
-
-
 def plain(table: pa.Table) -> pa.Table:
     """``table`` with text in plain string columns and JSON structs as text."""
     cols = []
@@ -219,7 +184,7 @@ def plain(table: pa.Table) -> pa.Table:
         if pa.types.is_dictionary(f.type):
             col = col.cast(f.type.value_type)
         elif pa.types.is_struct(f.type) or pa.types.is_list(f.type):
-            col = _as_text(col.combine_chunks())
+            col = json_as_text(col.combine_chunks())
         cols.append(col)
     return pa.Table.from_arrays(cols, names=table.column_names)
 
@@ -246,13 +211,3 @@ def partition_of(col: pa.ChunkedArray | pa.Array, partitions: int) -> np.ndarray
     if arr.null_count:
         out[~pc.is_valid(arr).to_numpy(zero_copy_only=False)] = 0
     return out
-
-
-def text_columns(contract: LoadedContract) -> list[str]:
-    """Columns to read back dictionary-encoded: the non-content text inputs, as
-    the unpartitioned build reads them, and the file label."""
-    from graphkit.core.schema import CONTENT_COLUMNS
-
-    cols = [n for n, c in contract.spec.input.items()
-            if c.type in ("string", "json") and n not in CONTENT_COLUMNS]
-    return [*sorted(cols), FILE_COL]

@@ -41,7 +41,8 @@ from graphkit.engine.merge import merge_parts, unify
 from graphkit.engine.output import SnapshotFolder
 from graphkit.engine.partition import PartOutput, project_partition, split_buckets
 from graphkit.engine.plan import ORD, Plan, describe, make_plan
-from graphkit.sources.rows import Progress, write_rejects
+from graphkit.snapshot.rejects import skipped_lines_path, write_rejects, write_skipped_lines
+from graphkit.sources.read import Progress
 
 # Output rows per merge bucket (of the largest type), so a bucket stays small.
 ROWS_PER_BUCKET = 1_000_000
@@ -76,7 +77,8 @@ class Totals:
                 mine[k] = mine.get(k, 0) + v
         if rejects.num_rows:
             self.rejects.append(rejects)
-        self.meta = {k: counts[k] for k in ("content_properties", "edge_ends", "keys")}
+        self.meta = {k: counts[k] for k in ("content_properties", "edge_ends", "keys",
+                                            "lineage")}
 
     def rejects_table(self) -> pa.Table | None:
         """All rejects in input order (as the unpartitioned build lists them)."""
@@ -297,9 +299,7 @@ def build_local(
                       **describe(plan)}
             summary = summarize(totals, counts, len(account.skipped), engine)
             rejects = totals.rejects_table()
-            if rejects_file is not None and rejects is not None:
-                write_rejects(rejects_file, rejects, include_content=include_content)
-                summary["rejects_file"] = str(rejects_file)
+            side_files(summary, rejects, account.skipped, rejects_file, include_content)
             manifest = finish(folder, plan, totals, summary, account, granularity,
                               include_content)
         except BaseException:
@@ -307,6 +307,22 @@ def build_local(
             raise
         timings["merge"] = time.perf_counter() - t0 - timings["read"] - timings["project"]
     return EngineResult(summary, account.skipped, rejects, manifest, timings)
+
+
+def side_files(summary: dict[str, Any], rejects: pa.Table | None,
+               skipped: list[dict[str, Any]], rejects_file: Path | None,
+               include_content: bool) -> None:
+    """Write the rejects and skipped-lines files beside the snapshot (when a
+    rejects file is named) and name them in the summary, as the in-memory build does."""
+    if rejects_file is None:
+        return
+    if rejects is not None:
+        write_rejects(rejects_file, rejects, include_content=include_content)
+        summary["rejects_file"] = str(rejects_file)
+    if skipped:
+        path = skipped_lines_path(rejects_file)
+        write_skipped_lines(path, skipped)
+        summary["skipped_lines_file"] = str(path)
 
 
 def finish(folder: SnapshotFolder, plan: Plan, totals: Totals, summary: dict[str, Any],
@@ -324,6 +340,6 @@ def finish(folder: SnapshotFolder, plan: Plan, totals: Totals, summary: dict[str
         folder.edges[t] = {"file": f"edges/{t}.parquet", "count": n, "source_type": src,
                            "target_type": dst}
     meta = {"contract": plan.contract.name, "version": plan.contract.version,
-            "granularity": granularity}
+            "granularity": granularity, "lineage": totals.meta.get("lineage")}
     return folder.finish(meta, inputs=account.fingerprints, summary=summary,
                          include_content=include_content)

@@ -94,6 +94,7 @@ class SnapshotFolder:
             "contract": {"name": graph_meta["contract"], "version": graph_meta["version"]},
             "id_recipe": NODE_ID_RECIPE,
             "granularity": graph_meta["granularity"],
+            "lineage": graph_meta["lineage"],
             "include_content": include_content,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "counts": {"nodes": {t: n["count"] for t, n in sorted(self.nodes.items())},

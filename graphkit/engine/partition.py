@@ -88,7 +88,8 @@ def project_partition(plan: Plan, rows: pa.Table, *, granularity: str = "thread"
               "content_properties": proj.graph.meta.get("content_properties", {}),
               "edge_ends": {t: [e.source_type, e.target_type]
                             for t, e in proj.graph.edges.items()},
-              "keys": {t: list(n.key) for t, n in proj.graph.nodes.items()}}
+              "keys": {t: list(n.key) for t, n in proj.graph.nodes.items()},
+              "lineage": proj.graph.lineage.to_json() if proj.graph.lineage else None}
     return PartOutput(tables, rejects.drop_columns(drop), counts)
 
 

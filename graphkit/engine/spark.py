@@ -42,6 +42,7 @@ import graphkit
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
 from graphkit.contract.validate import check_schema, conform
 from graphkit.core.errors import GraphkitError, SourceError
+from graphkit.core.schema import FILE_COL, ROW_COL
 from graphkit.engine.inputs import (
     ReadAccount,
     auto_partitions,
@@ -55,13 +56,15 @@ from graphkit.engine.local import (
     Totals,
     buckets_for,
     finish,
+    side_files,
     summarize,
 )
 from graphkit.engine.merge import final_schema, merge_parts, unify
 from graphkit.engine.output import SnapshotFolder, TableWriter
 from graphkit.engine.partition import project_partition, split_buckets
 from graphkit.engine.plan import ORD, Plan, describe, make_plan
-from graphkit.sources.rows import FILE_COL, ROW_COL, Progress, fingerprint, write_rejects
+from graphkit.sources.read import Progress
+from graphkit.sources.row_files import fingerprint
 
 _PART = "__gk_part"
 _PATH = "__gk_path"
@@ -213,7 +216,7 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                        f"_metadata.row_index AS {_ROWIDX}")
 
     def conform_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from graphkit.sources.rows import since_filter
+        from graphkit.sources.read import since_filter
 
         for batch in batches:
             t = pa.Table.from_batches([batch])
@@ -399,9 +402,7 @@ def build_spark(
                   "partitions": n_parts, "buckets": n_buckets, **describe(plan)}
         summary = summarize(totals, counts, len(account.skipped), engine)
         rejects = totals.rejects_table()
-        if rejects_file is not None and rejects is not None:
-            write_rejects(rejects_file, rejects, include_content=include_content)
-            summary["rejects_file"] = str(rejects_file)
+        side_files(summary, rejects, account.skipped, rejects_file, include_content)
         manifest = finish(folder, plan, totals, summary, account, granularity, include_content)
     except GraphkitError:
         if folder is not None:

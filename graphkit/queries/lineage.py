@@ -46,7 +46,8 @@ def resolve(reader: LineageReader, user_id: str) -> Hit:
     graphkit.core.errors.QueryError: no thread, agent or session has the id 'nope'; ...
     """
     hits = reader.resolve(user_id)
-    threads = {h.node_id: h for h in hits if h.type == "Thread"}
+    v = reader.vocabulary
+    threads = {h.node_id: h for h in hits if h.type == v.thread}
     if len(threads) == 1:
         return next(iter(threads.values()))
     if len(threads) > 1:
@@ -54,7 +55,7 @@ def resolve(reader: LineageReader, user_id: str) -> Hit:
         raise QueryError(f"the id {user_id!r} is ambiguous: {cands}",
                          hint="the same id appears in several sessions; check them with "
                               "`graphkit check`")
-    sessions = {h.node_id: h for h in hits if h.type == "Session"}
+    sessions = {h.node_id: h for h in hits if h.type == v.session}
     if len(sessions) == 1:
         return next(iter(sessions.values()))
     if len(sessions) > 1:  # pragma: no cover - node ids are unique per session id
@@ -83,16 +84,17 @@ def descendants(reader: LineageReader, user_id: str) -> list[Ref]:
 def lineage(reader: LineageReader, user_id: str) -> Lineage:
     """Ancestors and descendants of the thread (or session) named by ``user_id``."""
     hit = resolve(reader, user_id)
-    if hit.type == "Session":
+    v = reader.vocabulary
+    if hit.type == v.session:
         threads = reader.session_threads(hit.session_id)
         depth = _depths(threads)
         desc = sorted(threads, key=lambda t: (depth[t.node_id], t.id))
         return Lineage(user_id, hit.session_id, [],
-                       [Ref("Thread", t.id) for t in desc])
-    up = [Ref("Thread", h.id) for h in reader.parent_chain(hit.node_id)]
-    up.append(Ref("Session", hit.session_id))
+                       [Ref(v.thread, t.id) for t in desc])
+    up = [Ref(v.thread, h.id) for h in reader.parent_chain(hit.node_id)]
+    up.append(Ref(v.session, hit.session_id))
     down = sorted(reader.descendant_threads(hit.node_id), key=lambda hd: (hd[1], hd[0].id))
-    return Lineage(user_id, hit.session_id, up, [Ref("Thread", h.id) for h, _ in down])
+    return Lineage(user_id, hit.session_id, up, [Ref(v.thread, h.id) for h, _ in down])
 
 
 def lineage_many(reader: LineageReader, user_ids: Iterable[str]) -> list[Lineage]:
@@ -117,7 +119,8 @@ def _depths(threads: list[ThreadInfo]) -> dict[str, int]:
 
 def session_tree(reader: LineageReader, session_id: str) -> TreeNode:
     """The session's threads as a tree: roots are threads without a parent in
-    the session, children ordered by id.
+    the session, the main thread first, then children by start time (then id).
+    Threads whose parent links form a loop hang under the session, flagged.
 
     >>> from graphkit.pipeline import example_graph
     >>> from graphkit.stores.networkx_store import NetworkXStore
@@ -126,24 +129,58 @@ def session_tree(reader: LineageReader, session_id: str) -> TreeNode:
     >>> [c.ref.id for c in tree.children], [c.ref.id for c in tree.children[0].children]
     (['sess-1'], ['ag-1'])
     """
-    hits = [h for h in reader.resolve(session_id) if h.type == "Session"]
+    v = reader.vocabulary
+    hits = [h for h in reader.resolve(session_id) if h.type == v.session]
     if not hits:
-        known = [h for h in reader.resolve(session_id) if h.type == "Thread"]
+        known = [h for h in reader.resolve(session_id) if h.type == v.thread]
         hint = (f"{session_id!r} is a thread of session {known[0].session_id}" if known
                 else "list sessions with `graphkit sessions`")
         raise QueryError(f"no session has the id {session_id!r}", hint=hint)
     threads = reader.session_threads(session_id)
-    nodes = {t.node_id: TreeNode(Ref("Thread", t.id), t) for t in threads}
-    root = TreeNode(Ref("Session", session_id))
+    nodes = {t.node_id: TreeNode(Ref(v.thread, t.id), t) for t in threads}
+    root = TreeNode(Ref(v.session, session_id))
     for t in threads:
         parent = nodes.get(t.parent_node_id) if t.parent_node_id else None
         (parent or root).children.append(nodes[t.node_id])
+    _attach_cycles(root, nodes)
     _sort(root)
     return root
 
 
+def _attach_cycles(root: TreeNode, nodes: dict[str, TreeNode]) -> None:
+    """Threads whose parent links loop are unreachable from the session; hang
+    each loop under the session at its smallest id, flagged, so none is lost."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        seen.add(id(n))
+        stack.extend(n.children)
+    for nid in sorted(nodes, key=lambda k: nodes[k].ref.id):
+        node = nodes[nid]
+        if id(node) in seen:
+            continue
+        # Cut the loop at this node: its parent's child list loses it.
+        for other in nodes.values():
+            if node in other.children:
+                other.children.remove(node)
+        node.cycle = True
+        root.children.append(node)
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            seen.add(id(n))
+            stack.extend(n.children)
+
+
+def _order(node: TreeNode) -> tuple[int, str, str]:
+    info = node.info
+    main = 0 if info is not None and info.kind == "main" else 1
+    return (main, (info.first_seen or "") if info else "", node.ref.id)
+
+
 def _sort(node: TreeNode) -> None:
-    node.children.sort(key=lambda c: c.ref.id)
+    node.children.sort(key=_order)
     for c in node.children:
         _sort(c)
 

@@ -42,11 +42,12 @@ class Lineage:
         }
 @dataclass
 class TreeNode:
-    """A thread in a session tree, children ordered by id."""
+    """A thread in a session tree: the main thread first, then children by start time."""
 
     ref: Ref
     info: ThreadInfo | None = None
     children: list[TreeNode] = field(default_factory=list)
+    cycle: bool = False  # its parent links loop; shown under the session, flagged
 
     def to_json(self) -> dict[str, Any]:
         """Nested ``{"type", "id", "children"}`` objects."""
@@ -56,5 +57,7 @@ class TreeNode:
                 out["kind"] = self.info.kind
             if self.info.agent_type:
                 out["agent_type"] = self.info.agent_type
+        if self.cycle:
+            out["cycle"] = True
         out["children"] = [c.to_json() for c in self.children]
         return out

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 import graphkit
 from graphkit.core.errors import GraphkitError
-from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.core.graph import EdgeTable, GraphTables, LineageVocabulary, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE
 
 MANIFEST = "manifest.json"
@@ -84,6 +84,7 @@ def write_snapshot(
             "contract": {"name": graph.contract_name, "version": graph.contract_version},
             "id_recipe": graph.id_recipe,
             "granularity": graph.granularity,
+            "lineage": graph.lineage.to_json() if graph.lineage else None,
             "include_content": include_content,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "counts": {"nodes": graph.node_counts(), "edges": graph.edge_counts()},
@@ -131,6 +132,16 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     return manifest
 
 
+def manifest_lineage(manifest: dict[str, Any]) -> LineageVocabulary | None:
+    """The lineage vocabulary a manifest records (snapshots written before it was
+    recorded get the default contract's, if they are of that contract)."""
+    if "lineage" not in manifest:
+        name = manifest.get("contract", {}).get("name")
+        return LineageVocabulary() if name == "ai-gateway-graph" else None
+    data = manifest["lineage"]
+    return LineageVocabulary.from_json(data) if isinstance(data, dict) else None
+
+
 def read_snapshot(
     directory: Path,
     *,
@@ -145,7 +156,8 @@ def read_snapshot(
             f"snapshot ids use recipe {m.get('id_recipe')}, this graphkit uses {NODE_ID_RECIPE}",
             path=str(directory), hint="rebuild the snapshot from its sources")
     graph = GraphTables(m["contract"]["name"], int(m["contract"]["version"]),
-                        int(m["id_recipe"]), m.get("granularity", "thread"))
+                        int(m["id_recipe"]), m.get("granularity", "thread"),
+                        lineage=manifest_lineage(m))
     graph.meta["indexes"] = {t: n.get("index", []) for t, n in m["nodes"].items()}
     wanted_n = set(node_types) if node_types is not None else set(m["nodes"])
     wanted_e = set(edge_types) if edge_types is not None else set(m["edges"])

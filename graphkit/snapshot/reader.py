@@ -18,12 +18,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from graphkit.stores.base import Hit, SessionSummary, ThreadInfo
+from graphkit.core.graph import LineageVocabulary
+from graphkit.stores.base import Hit, SessionSummary, ThreadInfo, require_vocabulary
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
-_THREAD_COLS = ("id", "thread_id", "agent_id", "session_id", "kind", "messages")
-_SESSION_COLS = ("id", "session_id", "messages", "first_seen", "last_seen")
-_AGENT_COLS = ("id", "agent_type", "description")
+# The columns read per role: the vocabulary's names first, display properties after.
+_THREAD_SHOW = ("kind", "messages", "first_seen")
+_SESSION_SHOW = ("messages", "first_seen", "last_seen")
+_AGENT_SHOW = ("agent_type", "description")
 _EMPTY_EDGES = pa.table({"source": pa.array([], pa.string()),
                          "target": pa.array([], pa.string())})
 
@@ -43,38 +45,49 @@ class SnapshotReader:
     """
 
     def __init__(self, directory: Path) -> None:
-        from graphkit.snapshot.io import read_manifest
+        from graphkit.snapshot.io import manifest_lineage, read_manifest
 
         self.directory = Path(directory)
         self._manifest = read_manifest(self.directory)
-        self._threads = self._nodes("Thread", _THREAD_COLS)
-        self._sessions = self._nodes("Session", _SESSION_COLS)
-        self._parent = self._edges("PARENT_THREAD")
+        self._vocabulary = manifest_lineage(self._manifest)
+        v = self.vocabulary
+        self._tcols = ("id", v.thread_key, v.thread_session, *_THREAD_SHOW)
+        self._threads = self._nodes(v.thread, self._tcols + tuple(v.thread_aliases))
+        self._scols = ("id", v.session_key, *_SESSION_SHOW)
+        self._sessions = self._nodes(v.session, self._scols)
+        self._parent = self._edges(v.parent)
 
-    def _nodes(self, node_type: str, wanted: tuple[str, ...]) -> pa.Table:
-        info = self._manifest["nodes"].get(node_type)
+    @property
+    def vocabulary(self) -> LineageVocabulary:
+        """What lineage walks in this snapshot (recorded in its manifest)."""
+        return require_vocabulary(self._vocabulary,
+                                  self._manifest.get("contract", {}).get("name"))
+
+    def _nodes(self, node_type: str | None, wanted: tuple[str, ...]) -> pa.Table:
+        info = self._manifest["nodes"].get(node_type) if node_type else None
         if not info:
             return pa.table({c: pa.array([], pa.string()) for c in wanted})
         path = self.directory / info["file"]
         names = set(pq.read_schema(path).names)
-        t = pq.read_table(path, columns=[c for c in wanted if c in names])
-        for c in wanted:
+        t = pq.read_table(path, columns=[c for c in dict.fromkeys(wanted) if c in names])
+        for c in dict.fromkeys(wanted):
             if c not in t.column_names:
                 t = t.append_column(c, pa.nulls(t.num_rows, pa.string()))
         return t
 
-    def _edges(self, edge_type: str) -> pa.Table:
-        info = self._manifest["edges"].get(edge_type)
+    def _edges(self, edge_type: str | None) -> pa.Table:
+        info = self._manifest["edges"].get(edge_type) if edge_type else None
         if not info:
             return _EMPTY_EDGES
         return pq.read_table(self.directory / info["file"], columns=["source", "target"])
 
     # -- single-id questions: vectorized filters --------------------------
     def _thread_hits(self, mask: pa.ChunkedArray | pa.Array) -> list[Hit]:
+        v = self.vocabulary
         t = self._threads.filter(mask)
-        return [Hit("Thread", i, tid, sid) for i, tid, sid in zip(
-            t.column("id").to_pylist(), t.column("thread_id").to_pylist(),
-            t.column("session_id").to_pylist(), strict=True)]
+        return [Hit(v.thread, i, tid, sid) for i, tid, sid in zip(
+            t.column("id").to_pylist(), t.column(v.thread_key).to_pylist(),
+            t.column(v.thread_session).to_pylist(), strict=True)]
 
     def _hits(self, nids: list[str]) -> dict[str, Hit]:
         if not nids:
@@ -83,15 +96,18 @@ class SnapshotReader:
         return {h.node_id: h for h in self._thread_hits(mask)}
 
     def resolve(self, user_id: str) -> list[Hit]:
-        """Threads whose ``thread_id``/``agent_id`` is ``user_id``, and the Session with it."""
+        """Threads whose id (or an alias such as ``agent_id``) is ``user_id``,
+        and the Session with it."""
+        v = self.vocabulary
         t = self._threads
-        mask = pc.fill_null(pc.or_kleene(pc.equal(t.column("thread_id"), user_id),
-                                          pc.equal(t.column("agent_id"), user_id)), False)
-        hits = self._thread_hits(mask)
+        mask = pc.equal(t.column(v.thread_key), user_id)
+        for alias in v.thread_aliases:
+            mask = pc.or_kleene(mask, pc.equal(t.column(alias), user_id))
+        hits = self._thread_hits(pc.fill_null(mask, False))
         s = self._sessions.filter(pc.fill_null(
-            pc.equal(self._sessions.column("session_id"), user_id), False))
-        hits += [Hit("Session", i, sid, sid) for i, sid in zip(
-            s.column("id").to_pylist(), s.column("session_id").to_pylist(), strict=True)]
+            pc.equal(self._sessions.column(v.session_key), user_id), False))
+        hits += [Hit(v.session, i, sid, sid) for i, sid in zip(
+            s.column("id").to_pylist(), s.column(v.session_key).to_pylist(), strict=True)]
         return hits
 
     def _parents_of(self, nid: str) -> list[str]:
@@ -127,27 +143,29 @@ class SnapshotReader:
                 out.setdefault(a, []).append(b)
             return out
 
-        agents = self._nodes("Agent", _AGENT_COLS)
+        v = self.vocabulary
+        acols = ("id", *_AGENT_SHOW)
+        agents = self._nodes(v.agent, acols)
         th = self._threads
         return {
             "thread": {r[0]: r[1:] for r in zip(*(th.column(c).to_pylist()
-                                                  for c in _THREAD_COLS), strict=True)},
+                                                  for c in self._tcols), strict=True)},
             "agent": {r[0]: r[1:] for r in zip(*(agents.column(c).to_pylist()
-                                                 for c in _AGENT_COLS), strict=True)},
+                                                 for c in acols), strict=True)},
             "parents": group(pairs(self._parent)),
-            "has_thread": group(pairs(self._edges("HAS_THREAD"))),
-            "has_agent": group(pairs(self._edges("HAS_AGENT"))),
+            "has_thread": group(pairs(self._edges(v.has_thread))),
+            "has_agent": group(pairs(self._edges(v.has_agent))),
         }
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
         """All threads of a session, each with its parent's node id."""
         idx = self._index
         s = self._sessions.filter(pc.fill_null(
-            pc.equal(self._sessions.column("session_id"), session_id), False))
+            pc.equal(self._sessions.column(self.vocabulary.session_key), session_id), False))
         out: list[ThreadInfo] = []
         for snid in s.column("id").to_pylist():
             for tnid in idx["has_thread"].get(snid, []):
-                thread_id, _agent, _sid, kind, messages = idx["thread"][tnid]
+                thread_id, _sid, kind, messages, first = idx["thread"][tnid]
                 parents = sorted(idx["parents"].get(tnid, []))
                 agents = idx["has_agent"].get(tnid, [])
                 agent_type, description = (idx["agent"].get(agents[0], (None, None))
@@ -155,7 +173,8 @@ class SnapshotReader:
                 out.append(ThreadInfo(node_id=tnid, id=thread_id,
                                       parent_node_id=parents[0] if parents else None,
                                       kind=kind, agent_type=agent_type,
-                                      description=description, messages=messages))
+                                      description=description, messages=messages,
+                                      first_seen=_iso(first)))
         return out
 
     def sessions(self) -> list[SessionSummary]:
@@ -164,12 +183,14 @@ class SnapshotReader:
         s = self._sessions
         out = []
         for nid, sid, messages, first, last in zip(
-                *(s.column(c).to_pylist() for c in _SESSION_COLS), strict=True):
+                *(s.column(c).to_pylist() for c in self._scols), strict=True):
             threads = idx["has_thread"].get(nid, [])
-            agents = {a for t in threads for a in idx["has_agent"].get(t, [])}
+            agents = sum(1 for t in threads if t in idx["parents"] or t in idx["has_agent"])
             out.append(SessionSummary(
-                session_id=sid, threads=len(threads), agents=len(agents),
-                messages=int(messages or 0),
-                first_seen=None if first is None else first.isoformat(),
-                last_seen=None if last is None else last.isoformat()))
+                session_id=sid, threads=len(threads), agents=agents,
+                messages=int(messages or 0), first_seen=_iso(first), last_seen=_iso(last)))
         return out
+
+
+def _iso(value: Any) -> str | None:
+    return None if value is None else value.isoformat()

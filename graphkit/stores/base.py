@@ -8,15 +8,44 @@ compose them, sort them and shape them, so every store gives byte-identical
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from graphkit.core.errors import QueryError
+from graphkit.core.graph import LineageVocabulary
+
+# What a load does when the graph's node types already hold nodes.
+IfExists = Literal["merge", "replace", "fail"]
+
+
+@dataclass
+class LoadReport:
+    """What one store's ``load`` did, the same fields for every store."""
+
+    nodes: dict[str, int] = field(default_factory=dict)  # nodes written per type
+    edges: dict[str, int] = field(default_factory=dict)  # edges written per type
+    removed: int = 0  # nodes deleted by if_exists="replace"
+    seconds: float = 0.0
+    skipped_edges: dict[str, int] = field(default_factory=dict)  # an end node was missing
+    batch_size: int | None = None  # Neo4j: rows per UNWIND batch
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict for ``--json`` output."""
+        return {
+            "nodes": dict(self.nodes),
+            "edges": dict(self.edges),
+            "removed": self.removed,
+            "seconds": round(self.seconds, 3),
+            "skipped_edges": dict(self.skipped_edges),
+            "batch_size": self.batch_size,
+        }
 
 
 @dataclass(frozen=True)
 class Hit:
     """A node matching a user's id: its store-internal node id and where it lives."""
 
-    type: str  # "Thread" or "Session"
+    type: str  # the vocabulary's thread or session node type
     node_id: str  # the deterministic graph id
     id: str  # the user-facing id
     session_id: str
@@ -33,6 +62,7 @@ class ThreadInfo:
     agent_type: str | None = None
     description: str | None = None
     messages: int | None = None
+    first_seen: str | None = None
 
 
 @dataclass
@@ -65,6 +95,12 @@ class SessionSummary:
 class LineageReader(Protocol):
     """The primitive questions every store answers."""
 
+    @property
+    def vocabulary(self) -> LineageVocabulary:
+        """The graph's lineage vocabulary; raises :class:`QueryError` when its
+        contract declares none."""
+        ...
+
     def resolve(self, user_id: str) -> list[Hit]:
         """Thread nodes whose user-facing id or ``agent_id`` equals ``user_id``,
         and Session nodes whose ``session_id`` equals it."""
@@ -87,3 +123,16 @@ class LineageReader(Protocol):
     def sessions(self) -> list[SessionSummary]:
         """One summary per Session node."""
         ...
+
+
+def require_vocabulary(vocabulary: LineageVocabulary | None,
+                       contract: str | None) -> LineageVocabulary:
+    """``vocabulary``, or a :class:`QueryError` saying the graph's contract
+    declares none (so lineage questions cannot be asked of it)."""
+    if vocabulary is None:
+        raise QueryError(
+            f"contract {contract or '(unknown)'!r} declares no lineage vocabulary, so this "
+            "graph has no sessions, threads or parent links to walk",
+            hint="add a `lineage:` section to the contract (session, session_key, thread, "
+                 "thread_key, thread_session, has_thread, parent) and rebuild")
+    return vocabulary

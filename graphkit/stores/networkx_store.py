@@ -8,29 +8,33 @@ twice leaves one node and one edge per id — a rerun converges.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import networkx as nx
 import pyarrow as pa
 
 from graphkit.core.errors import StoreError
-from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables, NodeTable
-from graphkit.stores.base import Hit, SessionSummary, ThreadInfo
+from graphkit.core.graph import (
+    EDGE_SOURCE,
+    EDGE_TARGET,
+    NODE_ID,
+    EdgeTable,
+    GraphTables,
+    LineageVocabulary,
+    NodeTable,
+)
+from graphkit.stores.base import (
+    Hit,
+    IfExists,
+    LoadReport,
+    SessionSummary,
+    ThreadInfo,
+    require_vocabulary,
+)
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
-LoadPolicy = Literal["merge", "replace", "fail"]
 TYPE = "type"  # the node/edge attribute holding the label or relationship type
 
-
-@dataclass
-class LoadReport:
-    """What a load wrote."""
-
-    nodes: dict[str, int] = field(default_factory=dict)
-    edges: dict[str, int] = field(default_factory=dict)
-    removed: int = 0
-    seconds: float = 0.0
 
 
 def _records(table: pa.Table) -> list[dict[str, Any]]:
@@ -57,6 +61,8 @@ def to_networkx(graph: GraphTables, G: nx.MultiDiGraph | None = None) -> nx.Mult
     meta.setdefault("edge_ends", {}).update(
         {t: (e.source_type, e.target_type) for t, e in graph.edges.items()})
     meta.setdefault("indexes", {}).update(graph.meta.get("indexes", {}))
+    if graph.lineage is not None:
+        meta["lineage"] = graph.lineage.to_json()
     for ntype, nt in graph.nodes.items():
         recs = _records(nt.table)
         G.add_nodes_from((r.pop(NODE_ID), {TYPE: ntype, **r}) for r in recs)
@@ -71,7 +77,8 @@ def from_networkx(G: nx.MultiDiGraph) -> GraphTables:
     """The :class:`GraphTables` held in ``G`` (the inverse of :func:`to_networkx`)."""
     meta = G.graph
     graph = GraphTables(meta.get("contract", "unknown"), int(meta.get("contract_version", 0)),
-                        int(meta.get("id_recipe", 0)), meta.get("granularity", "thread"))
+                        int(meta.get("id_recipe", 0)), meta.get("granularity", "thread"),
+                        lineage=_vocabulary(G))
     graph.meta["indexes"] = dict(meta.get("indexes", {}))
     by_type: dict[str, list[dict[str, Any]]] = {t: [] for t in meta.get("node_schemas", {})}
     for nid, attrs in G.nodes(data=True):
@@ -112,7 +119,7 @@ class NetworkXStore:
         self.graph: nx.MultiDiGraph = graph if graph is not None else nx.MultiDiGraph()
         self._index: dict[str, dict[str, list[str]]] | None = None
 
-    def load(self, graph: GraphTables, *, if_exists: LoadPolicy = "merge") -> LoadReport:
+    def load(self, graph: GraphTables, *, if_exists: IfExists = "merge") -> LoadReport:
         """Load ``graph``; ``if_exists`` says what to do when nodes of its types exist."""
         t0 = time.perf_counter()
         types = set(graph.nodes)
@@ -135,82 +142,102 @@ class NetworkXStore:
         return LoadReport(graph.node_counts(), graph.edge_counts(), removed,
                           time.perf_counter() - t0)
 
+    @property
+    def vocabulary(self) -> LineageVocabulary:
+        """What lineage walks here (from the loaded graph's contract)."""
+        return require_vocabulary(_vocabulary(self.graph), self.graph.graph.get("contract"))
+
     # -- lookups -----------------------------------------------------------
     def _lookup(self) -> dict[str, dict[str, list[str]]]:
         if self._index is None:
+            v = self.vocabulary
             idx: dict[str, dict[str, list[str]]] = {"thread": {}, "session": {}}
             for nid, a in self.graph.nodes(data=True):
                 t = a.get(TYPE)
-                if t == "Thread":
-                    for prop in ("thread_id", "agent_id"):
-                        v = a.get(prop)
-                        if v is not None:
-                            lst = idx["thread"].setdefault(v, [])
+                if t == v.thread:
+                    for prop in (v.thread_key, *v.thread_aliases):
+                        val = a.get(prop)
+                        if val is not None:
+                            lst = idx["thread"].setdefault(val, [])
                             if nid not in lst:
                                 lst.append(nid)
-                elif t == "Session":
-                    idx["session"].setdefault(a.get("session_id"), []).append(nid)
+                elif t == v.session:
+                    idx["session"].setdefault(a.get(v.session_key), []).append(nid)
             self._index = idx
         return self._index
 
     def _hit(self, nid: str) -> Hit:
+        v = self.vocabulary
         a = self.graph.nodes[nid]
-        if a[TYPE] == "Session":
-            return Hit("Session", nid, a["session_id"], a["session_id"])
-        return Hit("Thread", nid, a.get("thread_id"), a.get("session_id"))
+        if a[TYPE] == v.session:
+            return Hit(v.session, nid, a[v.session_key], a[v.session_key])
+        return Hit(v.thread, nid, a.get(v.thread_key), a.get(v.thread_session))
 
-    def _neighbours(self, nid: str, etype: str, *, incoming: bool = False) -> list[str]:
+    def _neighbours(self, nid: str, etype: str | None, *, incoming: bool = False) -> list[str]:
+        if etype is None:
+            return []
         adj = self.graph.pred[nid] if incoming else self.graph.succ[nid]
         return [other for other, keys in adj.items() if etype in keys]
 
     # -- LineageReader -----------------------------------------------------
     def resolve(self, user_id: str) -> list[Hit]:
-        """Threads whose ``thread_id``/``agent_id`` is ``user_id``, and the Session with it."""
+        """Threads whose id (or an alias such as ``agent_id``) is ``user_id``,
+        and the Session with it."""
         idx = self._lookup()
         nids = idx["thread"].get(user_id, []) + idx["session"].get(user_id, [])
         return [self._hit(n) for n in nids]
 
     def parent_chain(self, thread_node_id: str) -> list[Hit]:
         """Parent threads, nearest first."""
-        chain = parent_chain_ids(thread_node_id,
-                                 lambda n: self._neighbours(n, "PARENT_THREAD"))
+        parent = self.vocabulary.parent
+        chain = parent_chain_ids(thread_node_id, lambda n: self._neighbours(n, parent))
         return [self._hit(n) for n in chain]
 
     def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
         """Every thread below, with its depth (1 = a direct child)."""
+        parent = self.vocabulary.parent
         below = descendant_ids(thread_node_id, lambda level: [
-            c for n in level for c in self._neighbours(n, "PARENT_THREAD", incoming=True)])
+            c for n in level for c in self._neighbours(n, parent, incoming=True)])
         return [(self._hit(n), d) for n, d in below]
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
         """All threads of a session, each with its parent's node id."""
+        v = self.vocabulary
         out: list[ThreadInfo] = []
         for snid in self._lookup()["session"].get(session_id, []):
-            for tnid in self._neighbours(snid, "HAS_THREAD"):
+            for tnid in self._neighbours(snid, v.has_thread):
                 a = self.graph.nodes[tnid]
-                parents = sorted(self._neighbours(tnid, "PARENT_THREAD"))
-                agents = self._neighbours(tnid, "HAS_AGENT")
+                parents = sorted(self._neighbours(tnid, v.parent))
+                agents = self._neighbours(tnid, v.has_agent)
                 ag = self.graph.nodes[agents[0]] if agents else {}
                 out.append(ThreadInfo(
-                    node_id=tnid, id=a.get("thread_id"),
+                    node_id=tnid, id=a.get(v.thread_key),
                     parent_node_id=parents[0] if parents else None,
                     kind=a.get("kind"), agent_type=ag.get("agent_type"),
-                    description=ag.get("description"), messages=a.get("messages")))
+                    description=ag.get("description"), messages=a.get("messages"),
+                    first_seen=_iso(a.get("first_seen"))))
         return out
 
     def sessions(self) -> list[SessionSummary]:
         """One summary per Session node."""
+        v = self.vocabulary
         out = []
         for nid, a in self.graph.nodes(data=True):
-            if a.get(TYPE) != "Session":
+            if a.get(TYPE) != v.session:
                 continue
-            threads = self._neighbours(nid, "HAS_THREAD")
-            agents = {ag for t in threads for ag in self._neighbours(t, "HAS_AGENT")}
+            threads = self._neighbours(nid, v.has_thread)
+            agents = sum(1 for t in threads if self._neighbours(t, v.parent)
+                         or self._neighbours(t, v.has_agent))
             out.append(SessionSummary(
-                session_id=a["session_id"], threads=len(threads), agents=len(agents),
+                session_id=a[v.session_key], threads=len(threads), agents=agents,
                 messages=int(a.get("messages") or 0),
                 first_seen=_iso(a.get("first_seen")), last_seen=_iso(a.get("last_seen"))))
         return out
+
+
+def _vocabulary(G: nx.MultiDiGraph) -> LineageVocabulary | None:
+    data = G.graph.get("lineage")
+    return LineageVocabulary.from_json(data) if isinstance(data, dict) else None
 
 
 def _iso(v: Any) -> str | None:

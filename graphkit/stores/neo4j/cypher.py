@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from graphkit.core.errors import StoreError
+from graphkit.core.graph import LineageVocabulary
 
 # ASCII letter first, then letters, digits, underscore; at most 64 characters.
 # fullmatch (not match + "$") so a trailing newline cannot sneak through.
@@ -150,59 +151,110 @@ def _string_literal(name: str) -> str:
     return f"'{name}'"
 
 
-# --- lineage reads (default contract: Session, Thread, Agent) ----------------
+# --- lineage reads: names from the contract's lineage vocabulary -------------
 
-# Thread hits by user-facing id or agent id, Session hits by session id.
-# UNION (not UNION ALL) drops a thread matched by both its ids; three
-# branches instead of an OR so each one is an index seek.
-RESOLVE = """
-MATCH (t:Thread) WHERE t.thread_id = $id
-RETURN 'Thread' AS type, t.id AS node_id, t.thread_id AS id, t.session_id AS session_id
-UNION
-MATCH (t:Thread) WHERE t.agent_id = $id
-RETURN 'Thread' AS type, t.id AS node_id, t.thread_id AS id, t.session_id AS session_id
-UNION
-MATCH (s:Session) WHERE s.session_id = $id
-RETURN 'Session' AS type, s.id AS node_id, s.session_id AS id, s.session_id AS session_id
-"""
 
-# The PARENT_THREAD edges above (or below) a thread, in one round trip; the
-# store walks them in Python with exactly the NetworkX store's rules (nearest
-# first, smallest parent id on a fork, stop before a node already seen).
-# Variable-length patterns never reuse a relationship, so they end even on a
-# cycle, and DISTINCT on the end nodes lets the planner prune to one visit per
-# node instead of enumerating every path.
-PARENT_EDGES = """
-MATCH (:Thread {id: $id})-[:PARENT_THREAD*0..]->(c)-[:PARENT_THREAD]->(p)
-RETURN DISTINCT c.id AS child, p.id AS node_id, p.thread_id AS id, p.session_id AS session_id
-"""
+def resolve(v: LineageVocabulary) -> str:
+    """Thread hits by user-facing id or an alias, Session hits by session id.
 
-CHILD_EDGES = """
-MATCH (:Thread {id: $id})<-[:PARENT_THREAD*0..]-(c)<-[:PARENT_THREAD]-(d)
-RETURN DISTINCT c.id AS parent, d.id AS node_id, d.thread_id AS id, d.session_id AS session_id
-"""
+    UNION (not UNION ALL) drops a thread matched by two of its ids; one branch
+    per property instead of an OR so each one is an index seek.
 
-# min()/head(collect()) keep one row per thread even if a thread had two
-# parents or two agents; ordering makes the pick deterministic.
-SESSION_THREADS = """
-MATCH (:Session {session_id: $id})-[:HAS_THREAD]->(t:Thread)
-OPTIONAL MATCH (t)-[:PARENT_THREAD]->(p)
-WITH DISTINCT t, min(p.id) AS parent
-OPTIONAL MATCH (t)-[:HAS_AGENT]->(a:Agent)
-WITH t, parent, a ORDER BY a.id
-WITH t, parent, head(collect(a)) AS a
-RETURN t.id AS node_id, t.thread_id AS id, parent AS parent_node_id, t.kind AS kind,
-       a.agent_type AS agent_type, a.description AS description, t.messages AS messages
-ORDER BY id, node_id
-"""
+    >>> print(resolve(LineageVocabulary()).splitlines()[1])
+    MATCH (t:`Thread`) WHERE t.`thread_id` = $id
+    """
+    thread, session = quote_name(v.thread), quote_name(v.session)
+    tid, tsess = quote_name(v.thread_key, "property"), quote_name(v.thread_session, "property")
+    skey = quote_name(v.session_key, "property")
+    branches = [
+        f"MATCH (t:{thread}) WHERE t.{quote_name(prop, 'property')} = $id\n"
+        f"RETURN {_string_literal(v.thread)} AS type, t.id AS node_id, t.{tid} AS id, "
+        f"t.{tsess} AS session_id"
+        for prop in (v.thread_key, *v.thread_aliases)
+    ]
+    branches.append(
+        f"MATCH (s:{session}) WHERE s.{skey} = $id\n"
+        f"RETURN {_string_literal(v.session)} AS type, s.id AS node_id, s.{skey} AS id, "
+        f"s.{skey} AS session_id")
+    return "\n" + "\nUNION\n".join(branches) + "\n"
 
-SESSIONS = """
-MATCH (s:Session)
-RETURN s.session_id AS session_id,
-       COUNT { (s)-[:HAS_THREAD]->() } AS threads,
-       size(COLLECT { MATCH (s)-[:HAS_THREAD]->()-[:HAS_AGENT]->(a:Agent) RETURN DISTINCT a })
-           AS agents,
-       coalesce(s.messages, 0) AS messages,
-       s.first_seen AS first_seen, s.last_seen AS last_seen
-ORDER BY session_id
-"""
+
+def parent_edges(v: LineageVocabulary) -> str:
+    """The parent edges above a thread, in one round trip.
+
+    The store walks them in Python with exactly the NetworkX store's rules
+    (nearest first, smallest parent id on a fork, stop before a node already
+    seen). Variable-length patterns never reuse a relationship, so they end
+    even on a cycle, and DISTINCT on the end nodes lets the planner prune to
+    one visit per node instead of enumerating every path.
+    """
+    thread, parent = quote_name(v.thread), quote_name(v.parent, "relationship type")
+    tid, tsess = quote_name(v.thread_key, "property"), quote_name(v.thread_session, "property")
+    return (f"MATCH (:{thread} {{id: $id}})-[:{parent}*0..]->(c)-[:{parent}]->(p)\n"
+            f"RETURN DISTINCT c.id AS child, p.id AS node_id, p.{tid} AS id, "
+            f"p.{tsess} AS session_id")
+
+
+def child_edges(v: LineageVocabulary) -> str:
+    """The parent edges below a thread (see :func:`parent_edges`)."""
+    thread, parent = quote_name(v.thread), quote_name(v.parent, "relationship type")
+    tid, tsess = quote_name(v.thread_key, "property"), quote_name(v.thread_session, "property")
+    return (f"MATCH (:{thread} {{id: $id}})<-[:{parent}*0..]-(c)<-[:{parent}]-(d)\n"
+            f"RETURN DISTINCT c.id AS parent, d.id AS node_id, d.{tid} AS id, "
+            f"d.{tsess} AS session_id")
+
+
+def session_threads(v: LineageVocabulary) -> str:
+    """A session's threads with their parent and agent.
+
+    min()/head(collect()) keep one row per thread even if a thread had two
+    parents or two agents; ordering makes the pick deterministic.
+    """
+    session, thread = quote_name(v.session), quote_name(v.thread)
+    has_thread = quote_name(v.has_thread, "relationship type")
+    parent = quote_name(v.parent, "relationship type")
+    skey, tid = quote_name(v.session_key, "property"), quote_name(v.thread_key, "property")
+    if v.agent and v.has_agent:
+        agent = (f"OPTIONAL MATCH (t)-[:{quote_name(v.has_agent, 'relationship type')}]->"
+                 f"(a:{quote_name(v.agent)})\n"
+                 "WITH t, parent, a ORDER BY a.id\n"
+                 "WITH t, parent, head(collect(a)) AS a\n")
+        agent_cols = "a.agent_type AS agent_type, a.description AS description"
+    else:
+        agent, agent_cols = "", "null AS agent_type, null AS description"
+    return (f"MATCH (:{session} {{{skey}: $id}})-[:{has_thread}]->(t:{thread})\n"
+            f"OPTIONAL MATCH (t)-[:{parent}]->(p)\n"
+            "WITH DISTINCT t, min(p.id) AS parent\n"
+            + agent +
+            f"RETURN t.id AS node_id, t.{tid} AS id, parent AS parent_node_id, t.kind AS kind,\n"
+            f"       {agent_cols}, t.messages AS messages, t.first_seen AS first_seen\n"
+            "ORDER BY id, node_id")
+
+
+def node_properties(label: str, key: str) -> str:
+    """Every property of the ``label`` nodes whose ``key`` is in ``$values``.
+
+    >>> node_properties("Thread", "id")
+    'MATCH (n:`Thread`) WHERE n.`id` IN $values RETURN properties(n) AS p ORDER BY n.id'
+    """
+    return (f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(key, 'property')} IN $values "
+            "RETURN properties(n) AS p ORDER BY n.id")
+
+
+def sessions(v: LineageVocabulary) -> str:
+    """One row per session: threads, agents (threads with a parent or an agent
+    node: Claude subagents and Codex child threads), messages, first/last seen."""
+    session = quote_name(v.session)
+    has_thread = quote_name(v.has_thread, "relationship type")
+    parent = quote_name(v.parent, "relationship type")
+    skey = quote_name(v.session_key, "property")
+    agent_rel = (f" OR EXISTS {{ (t)-[:{quote_name(v.has_agent, 'relationship type')}]->() }}"
+                 if v.has_agent else "")
+    return (f"MATCH (s:{session})\n"
+            f"RETURN s.{skey} AS session_id,\n"
+            f"       COUNT {{ (s)-[:{has_thread}]->() }} AS threads,\n"
+            f"       COUNT {{ MATCH (s)-[:{has_thread}]->(t) WHERE EXISTS "
+            f"{{ (t)-[:{parent}]->() }}{agent_rel} }} AS agents,\n"
+            "       coalesce(s.messages, 0) AS messages,\n"
+            "       s.first_seen AS first_seen, s.last_seen AS last_seen\n"
+            "ORDER BY session_id")

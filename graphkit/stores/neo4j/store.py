@@ -20,18 +20,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from graphkit.core.errors import StoreError
-from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
-from graphkit.stores.base import Hit, SessionSummary, ThreadInfo
+from graphkit.core.errors import StoreError, first_line
+from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables, LineageVocabulary
+from graphkit.stores.base import (
+    Hit,
+    IfExists,
+    LoadReport,
+    SessionSummary,
+    ThreadInfo,
+    require_vocabulary,
+)
 from graphkit.stores.neo4j import cypher
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
-IfExists = Literal["merge", "replace", "fail"]
 IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 
 # Measured with `python -m bench.neo4j_load --repeat 2 --naive-rows 30000`
@@ -42,13 +48,20 @@ IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 # worse above: bigger transactions cost heap and GC in the 1 GiB launcher.
 DEFAULT_BATCH_SIZE = 5000
 
-# (label, property) pairs the lineage reads look up by.
-DEFAULT_INDEXES: tuple[tuple[str, str], ...] = (
-    ("Thread", "thread_id"),
-    ("Thread", "agent_id"),
-    ("Thread", "session_id"),
-    ("Session", "session_id"),
-)
+# The default contract's lineage vocabulary (what `--neo4j` queries walk).
+DEFAULT_VOCABULARY = LineageVocabulary()
+
+
+def lookup_indexes(v: LineageVocabulary | None) -> list[tuple[str, str]]:
+    """(label, property) pairs the lineage reads look up by."""
+    if v is None:
+        return []
+    return [(v.thread, p) for p in dict.fromkeys((v.thread_key, *v.thread_aliases,
+                                                  v.thread_session))] + [
+        (v.session, v.session_key)]
+
+
+DEFAULT_INDEXES: tuple[tuple[str, str], ...] = tuple(lookup_indexes(DEFAULT_VOCABULARY))
 
 DEFAULT_URI = "neo4j://localhost:7687"
 
@@ -89,33 +102,6 @@ class Neo4jConfig:
         return f"{parts.scheme}://{host}" if parts.scheme else self.uri
 
 
-@dataclass
-class LoadReport:
-    """What one :meth:`Neo4jStore.load` did.
-
-    The first four fields mean what they mean in the NetworkX store's report,
-    so the CLI can print either.
-    """
-
-    nodes: dict[str, int] = field(default_factory=dict)  # rows merged per label
-    edges: dict[str, int] = field(default_factory=dict)  # relationships merged per type
-    removed: int = 0  # nodes deleted by if_exists="replace"
-    seconds: float = 0.0
-    skipped_edges: dict[str, int] = field(default_factory=dict)  # an end node was missing
-    batch_size: int = DEFAULT_BATCH_SIZE
-
-    def to_json(self) -> dict[str, Any]:
-        """A plain dict for ``--json`` output."""
-        return {
-            "nodes": dict(self.nodes),
-            "edges": dict(self.edges),
-            "removed": self.removed,
-            "seconds": round(self.seconds, 3),
-            "skipped_edges": dict(self.skipped_edges),
-            "batch_size": self.batch_size,
-        }
-
-
 class Neo4jStore:
     """A Neo4j database holding graphkit graphs; a :class:`LineageReader`.
 
@@ -131,8 +117,9 @@ class Neo4jStore:
         config: Neo4jConfig | None = None,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
-        indexes: Sequence[tuple[str, str]] = DEFAULT_INDEXES,
+        indexes: Sequence[tuple[str, str]] | None = None,
         max_retry_seconds: float = 30.0,
+        vocabulary: LineageVocabulary | None = DEFAULT_VOCABULARY,
     ) -> None:
         from neo4j import GraphDatabase
 
@@ -140,7 +127,8 @@ class Neo4jStore:
         if batch_size < 1:
             raise StoreError(f"batch size must be positive, got {batch_size}")
         self.batch_size = batch_size
-        self.indexes = tuple(indexes)
+        self._vocabulary = vocabulary
+        self.indexes = tuple(indexes if indexes is not None else lookup_indexes(vocabulary))
         for label, prop in self.indexes:  # refuse bad names before touching the server
             cypher.property_index(label, prop)
         cfg = self.config
@@ -279,10 +267,15 @@ class Neo4jStore:
 
     # --- LineageReader ------------------------------------------------------
 
+    @property
+    def vocabulary(self) -> LineageVocabulary:
+        """What lineage walks here: the default contract's unless given."""
+        return require_vocabulary(self._vocabulary, None)
+
     def resolve(self, user_id: str) -> list[Hit]:
         """Threads whose ``thread_id`` or ``agent_id`` is ``user_id``; Sessions whose
         ``session_id`` is."""
-        rows = self._read(cypher.RESOLVE, id=user_id)
+        rows = self._read(cypher.resolve(self.vocabulary), id=user_id)
         hits = [Hit(r["type"], r["node_id"], r["id"], r["session_id"]) for r in rows]
         return sorted(hits, key=lambda h: (h.type, h.id, h.node_id))
 
@@ -291,9 +284,10 @@ class Neo4jStore:
         rules are :mod:`graphkit.stores.walk`'s; one query fetches the edges)."""
         parents: dict[str, list[str]] = {}
         hits: dict[str, Hit] = {}
-        for r in self._read(cypher.PARENT_EDGES, id=thread_node_id):
+        for r in self._read(cypher.parent_edges(self.vocabulary), id=thread_node_id):
             parents.setdefault(r["child"], []).append(r["node_id"])
-            hits[r["node_id"]] = _thread_hit(r)
+            hits[r["node_id"]] = Hit(self.vocabulary.thread, r["node_id"], r["id"],
+                                     r["session_id"])
         return [hits[n] for n in parent_chain_ids(thread_node_id, parents.get)]
 
     def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
@@ -301,9 +295,10 @@ class Neo4jStore:
         depth, ordered by depth then id."""
         children: dict[str, list[str]] = {}
         hits: dict[str, Hit] = {}
-        for r in self._read(cypher.CHILD_EDGES, id=thread_node_id):
+        for r in self._read(cypher.child_edges(self.vocabulary), id=thread_node_id):
             children.setdefault(r["parent"], []).append(r["node_id"])
-            hits[r["node_id"]] = _thread_hit(r)
+            hits[r["node_id"]] = Hit(self.vocabulary.thread, r["node_id"], r["id"],
+                                     r["session_id"])
         below = descendant_ids(
             thread_node_id, lambda level: [c for n in level for c in children.get(n, [])])
         out = [(hits[n], d) for n, d in below]
@@ -311,7 +306,7 @@ class Neo4jStore:
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
         """The threads of a session with their parent's node id and agent facts."""
-        rows = self._read(cypher.SESSION_THREADS, id=session_id)
+        rows = self._read(cypher.session_threads(self.vocabulary), id=session_id)
         return [
             ThreadInfo(
                 node_id=r["node_id"],
@@ -321,6 +316,7 @@ class Neo4jStore:
                 agent_type=r["agent_type"],
                 description=r["description"],
                 messages=r["messages"],
+                first_seen=_iso(r["first_seen"]),
             )
             for r in rows
         ]
@@ -336,8 +332,16 @@ class Neo4jStore:
                 first_seen=_iso(r["first_seen"]),
                 last_seen=_iso(r["last_seen"]),
             )
-            for r in self._read(cypher.SESSIONS)
+            for r in self._read(cypher.sessions(self.vocabulary))
         ]
+
+    def node_properties(self, label: str, key: str,
+                        values: Sequence[str]) -> list[dict[str, Any]]:
+        """All properties of the ``label`` nodes whose ``key`` is one of ``values``
+        (times as ISO text, as the other stores give them)."""
+        rows = self._read(cypher.node_properties(label, key), values=list(values))
+        return [{k: _iso(v) if hasattr(v, "to_native") else v for k, v in r["p"].items()}
+                for r in rows]
 
     # --- driver plumbing ----------------------------------------------------
 
@@ -391,7 +395,7 @@ class Neo4jStore:
             ) from None
         except (ServiceUnavailable, SessionExpired) as exc:
             raise StoreError(
-                f"cannot reach Neo4j at {where} ({_first_line(exc)})",
+                f"cannot reach Neo4j at {where} ({first_line(exc, 300)})",
                 hint="is the server running? set NEO4J_URI, or start one: graphkit neo4j-server",
             ) from None
         except Neo4jError as exc:
@@ -401,11 +405,11 @@ class Neo4jStore:
                     f"Neo4j at {where} has no database {self.config.database!r}",
                     hint="check NEO4J_DATABASE (Community has one user database, 'neo4j')",
                 ) from None
-            raise StoreError(f"Neo4j at {where} failed: {code}: {_first_line(exc)}") from None
+            raise StoreError(f"Neo4j at {where} failed: {code}: {first_line(exc, 300)}") from None
         except (ConfigurationError, ValueError) as exc:
-            raise StoreError(f"bad Neo4j settings for {where}: {_first_line(exc)}") from None
+            raise StoreError(f"bad Neo4j settings for {where}: {first_line(exc, 300)}") from None
         except DriverError as exc:
-            raise StoreError(f"Neo4j driver error for {where}: {_first_line(exc)}") from None
+            raise StoreError(f"Neo4j driver error for {where}: {first_line(exc, 300)}") from None
 
 
 # --- rows ---------------------------------------------------------------------
@@ -474,10 +478,6 @@ def _edge_batches(table: pa.Table, size: int) -> Iterator[dict[str, list[Any]]]:
         yield params
 
 
-def _thread_hit(r: dict[str, Any]) -> Hit:
-    return Hit("Thread", r["node_id"], r["id"], r["session_id"])
-
-
 def _iso(value: Any) -> str | None:
     """ISO-8601 text as the NetworkX store writes it: ``isoformat()`` of a UTC datetime."""
     if value is None or isinstance(value, str):
@@ -491,8 +491,3 @@ def _iso(value: Any) -> str | None:
     if isinstance(value, date):
         return value.isoformat()
     return str(value)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:300]

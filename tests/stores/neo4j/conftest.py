@@ -23,8 +23,8 @@ from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Everything in this folder needs the server (test_cypher only the import
-    # path, but the marker is a cheap, honest "belongs to the Neo4j suite").
+    # Everything in this folder needs the server; the pure Cypher builders'
+    # tests (tests/stores/test_cypher.py) need none and live outside it.
     for item in items:
         if "tests/stores/neo4j/" in item.nodeid.replace(os.sep, "/"):
             item.add_marker(pytest.mark.neo4j)

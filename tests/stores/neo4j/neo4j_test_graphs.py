@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.core.graph import EdgeTable, GraphTables, LineageVocabulary, NodeTable
 
 _NS = uuid.UUID("6f1d2c1e-0000-4000-8000-000000000000")
 
@@ -156,6 +156,7 @@ def lineage_graph() -> GraphTables:
         contract_version=1,
         id_recipe=1,
         granularity="thread",
+        lineage=LineageVocabulary(),
         nodes={
             "Session": _nodes("Session", ("session_id",), sessions, session_schema),
             "Thread": _nodes("Thread", ("thread_scope", "agent_id"), thread_rows, thread_schema),

@@ -372,7 +372,7 @@ def test_sessions(loaded: Neo4jStore) -> None:
     assert got["codex-root"] == {
         "session_id": "codex-root",
         "threads": 2,
-        "agents": 0,
+        "agents": 1,  # the child thread: "agents" are threads another spawned
         "messages": 29,
         "first_seen": "2025-02-01T10:00:00+00:00",
         "last_seen": "2025-02-01T11:30:00.500000+00:00",

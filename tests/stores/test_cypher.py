@@ -7,6 +7,7 @@ import re
 import pytest
 
 from graphkit.core.errors import StoreError
+from graphkit.core.graph import LineageVocabulary
 from graphkit.stores.neo4j import cypher
 
 BAD_NAMES = [
@@ -111,22 +112,32 @@ def test_counts_and_deletes() -> None:
 
 
 def test_read_queries_take_the_id_as_a_parameter() -> None:
-    for q in (
-        cypher.RESOLVE,
-        cypher.PARENT_EDGES,
-        cypher.CHILD_EDGES,
-        cypher.SESSION_THREADS,
-    ):
+    v = LineageVocabulary()
+    for q in (cypher.resolve(v), cypher.parent_edges(v), cypher.child_edges(v),
+              cypher.session_threads(v)):
         assert "$id" in q
     # The only string literals in read queries are the fixed type names.
-    assert set(_literals(cypher.RESOLVE)) == {"Thread", "Session"}
-    for q in (
-        cypher.PARENT_EDGES,
-        cypher.CHILD_EDGES,
-        cypher.SESSION_THREADS,
-        cypher.SESSIONS,
-    ):
+    assert set(_literals(cypher.resolve(v))) == {"Thread", "Session"}
+    for q in (cypher.parent_edges(v), cypher.child_edges(v), cypher.session_threads(v),
+              cypher.sessions(v)):
         assert _literals(q) == []
+
+
+def test_read_queries_take_their_names_from_the_vocabulary() -> None:
+    v = LineageVocabulary(session="Run", session_key="run_id", thread="Step",
+                          thread_key="step_id", thread_aliases=(), thread_session="run_id",
+                          has_thread="HAS_STEP", parent="AFTER", agent=None, has_agent=None)
+    q = cypher.resolve(v) + cypher.parent_edges(v) + cypher.session_threads(v) + \
+        cypher.sessions(v)
+    assert "`Step`" in q and "`AFTER`" in q and "`HAS_STEP`" in q and "`run_id`" in q
+    assert "Thread" not in q and "PARENT_THREAD" not in q and "Agent" not in q
+
+
+@pytest.mark.parametrize("field", ["thread", "parent", "thread_key"])
+def test_read_queries_refuse_a_hostile_vocabulary(field: str) -> None:
+    v = LineageVocabulary(**{field: "Thread`) DETACH DELETE n //"})
+    with pytest.raises(StoreError):
+        cypher.resolve(v) + cypher.parent_edges(v)
 
 
 def _literals(query: str) -> list[str]:

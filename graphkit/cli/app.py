@@ -1,0 +1,225 @@
+"""The ``graphkit`` command group and what its commands share.
+
+Each command parses its options, calls one library function and prints the
+result. Errors a user can cause (:class:`~graphkit.core.errors.GraphkitError`)
+become one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from graphkit.core.errors import GraphkitError
+
+if TYPE_CHECKING:
+    from graphkit.stores.base import LineageReader
+    from graphkit.stores.neo4j.store import Neo4jStore
+
+
+class UserError(click.ClickException):
+    """A :class:`GraphkitError` shown as one line, exit code 2."""
+
+    exit_code = 2
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GraphkitError as exc:
+            raise UserError(str(exc)) from None
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="graphkit")
+def cli() -> None:
+    """Build and query context graphs of AI agent sessions.
+
+    Example: graphkit build samples/rows --snapshot out/graph
+    """
+
+
+def main() -> None:
+    """Console-script entry point."""
+    # jemalloc hands freed memory back to the OS where the system allocator
+    # keeps it: a 1M-row build peaks ~20% lower. Set before pyarrow loads,
+    # and only for the command line; a library caller keeps its own choice.
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+    cli(prog_name="graphkit")
+
+
+def err(message: str) -> None:
+    """A line on stderr (progress notes and warnings; stdout stays data)."""
+    click.echo(message, err=True)
+
+
+@contextmanager
+def progress(enabled: bool) -> Iterator[Callable[[str], None]]:
+    """A status line on a terminal's stderr; a no-op when piped."""
+    if not enabled:
+        yield lambda _m: None
+        return
+    from rich.console import Console
+
+    with Console(stderr=True, highlight=False).status("starting…") as status:
+        yield lambda msg: status.update(msg)
+
+
+def echo_json(obj: Any) -> None:
+    """One JSON document on one line of stdout."""
+    click.echo(json.dumps(obj, default=str))
+
+
+# Read commands print JSON Lines: one object per line, every object shaped
+# {"record": KIND, ...that record's fields} (KIND is session, lineage, tree,
+# node, edge or diff), so a pipe can mix and filter them by one key.
+def format_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--json`` (JSON Lines) and ``--csv`` (a header row, then one row per record)."""
+    f = click.option("--csv", "as_csv", is_flag=True,
+                     help="Print CSV: a header row, then one row per record.")(f)
+    return click.option("--json", "as_json", is_flag=True,
+                        help='Print JSON Lines: one {"record": KIND, ...} object per line.')(f)
+
+
+def output_format(as_json: bool, as_csv: bool) -> str:
+    """``json``, ``csv`` or ``text`` from the two flags (never both)."""
+    if as_json and as_csv:
+        raise UserError("give --json or --csv, not both")
+    return "json" if as_json else "csv" if as_csv else "text"
+
+
+def echo_records(records: Iterable[dict[str, Any]]) -> None:
+    """JSON Lines on stdout, one record per line."""
+    for rec in records:
+        click.echo(json.dumps(rec, default=str))
+
+
+def echo_csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
+    """CSV on stdout: ``columns`` as the header, then each row's values (lists and
+    maps as JSON text, missing values empty)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+
+    def flush() -> None:  # row by row, so a large answer streams
+        click.echo(buf.getvalue(), nl=False)
+        buf.seek(0)
+        buf.truncate()
+
+    w.writerow(columns)
+    flush()
+    for r in rows:
+        w.writerow(["" if r.get(c) is None else
+                    json.dumps(r[c], default=str) if isinstance(r[c], dict | list)
+                    else r[c] for c in columns])
+        flush()
+
+
+def parse_since(value: str | None) -> datetime | None:
+    """``--since``'s date or ISO timestamp, UTC when no zone is given."""
+    if value is None:
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"--since {value!r} is not a date; use YYYY-MM-DD or an ISO "
+                        "timestamp") from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def password_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--ask-password``: prompt for the Neo4j password instead of NEO4J_PASSWORD."""
+    return click.option("--ask-password", is_flag=True,
+                        help="Prompt for the Neo4j password instead of reading "
+                             "NEO4J_PASSWORD.")(f)
+
+
+def neo4j_store(ask_password: bool, **kwargs: Any) -> Neo4jStore:
+    """A Neo4j store from NEO4J_* (the password optionally prompted, never echoed).
+
+    Use it in a ``with``: entering checks the connection, leaving closes it.
+    """
+    from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
+
+    password = click.prompt("Neo4j password", hide_input=True) if ask_password else None
+    return Neo4jStore(Neo4jConfig.from_env(password=password), **kwargs)
+
+
+def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--snapshot DIR`` or ``--neo4j`` (with ``--ask-password``): which graph to ask."""
+    f = password_option(f)
+    f = click.option("--neo4j", is_flag=True,
+                     help="Ask the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
+                          "NEO4J_PASSWORD/NEO4J_DATABASE instead of a snapshot.")(f)
+    return click.option("--snapshot", "snapshot_dir", type=click.Path(path_type=Path),
+                        help="The snapshot folder to read (default: the latest snapshot "
+                             "built from your own ~/.claude and ~/.codex history, from "
+                             "the snapshot index).")(f)
+
+
+@contextmanager
+def open_reader(snapshot_dir: Path | None, neo4j: bool,
+                ask_password: bool = False) -> Iterator[LineageReader]:
+    """The store a query command asks: a snapshot read in place, or Neo4j."""
+    if neo4j and snapshot_dir is not None:
+        raise UserError("give --snapshot DIR or --neo4j, not both")
+    if neo4j:
+        with neo4j_store(ask_password) as neo:
+            yield neo
+        return
+    if snapshot_dir is None:
+        snapshot_dir = latest_own_snapshot()
+    from graphkit.snapshot.reader import SnapshotReader
+
+    # Straight from the Arrow tables, not through NetworkX: a user at the
+    # prompt asking about one id should not wait for a whole graph to load.
+    yield SnapshotReader(snapshot_dir)
+
+
+def latest_own_snapshot() -> Path:
+    """The latest snapshot built from the user's own transcript folders, from the
+    snapshot index (named on stderr, so the answer's source is never a guess)."""
+    from graphkit.snapshot.index import SnapshotIndex
+    from graphkit.sources.transcripts import default_transcript_roots
+
+    idx = SnapshotIndex.load()
+    if idx.problem:
+        err(idx.problem)
+    roots = default_transcript_roots()
+    entry = idx.latest(roots) if roots else None
+    if entry is None:
+        mine = ", ".join(str(p) for p in roots) or "~/.claude/projects, ~/.codex/sessions"
+        raise UserError(f"give --snapshot DIR (or --neo4j): the snapshot index ({idx.path}) "
+                        f"has no build of your own history ({mine}) yet; "
+                        "`graphkit build --snapshot DIR` makes one")
+    err(f"using {entry['snapshot']} (built {entry.get('built_at', '?')} from "
+        + ", ".join(entry["sources"]) + ")")
+    return Path(entry["snapshot"])
+
+
+def default_sources() -> list[Path]:
+    """The user's own transcript folders, for commands given no SOURCE."""
+    from graphkit.sources.transcripts import default_transcript_roots
+
+    paths = default_transcript_roots()
+    if not paths:
+        raise UserError("no SOURCE given and no ~/.claude/projects or ~/.codex/sessions "
+                        "found; name a file or folder to read")
+    err("reading " + ", ".join(str(p) for p in paths))
+    return paths
+
+
+def is_terminal() -> bool:
+    """Whether stderr is a terminal (progress is shown only there)."""
+    return sys.stderr.isatty()

@@ -1,0 +1,197 @@
+"""``graphkit build``, ``rows`` and ``check``: from sources to a graph, rows or findings."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import click
+
+from graphkit.cli.app import (
+    cli,
+    default_sources,
+    echo_json,
+    err,
+    is_terminal,
+    neo4j_store,
+    parse_since,
+    password_option,
+    progress,
+)
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--snapshot", "snapshot_dir", type=click.Path(path_type=Path),
+              help="Write the graph to this snapshot folder.")
+@click.option("--contract", default="ai-gateway-graph", show_default=True,
+              help="A shipped contract name or a path to a contract YAML file.")
+@click.option("--granularity", type=click.Choice(["thread", "message"]), default="thread",
+              show_default=True, help="`message` adds Message nodes with NEXT edges.")
+@click.option("--rejects", "rejects_path", type=click.Path(path_type=Path),
+              help="Where unusable rows go (default: SNAPSHOT.rejects.jsonl).")
+@click.option("--include-content", is_flag=True, help="Keep message content in outputs.")
+@click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
+@click.option("--since", help="Only rows at or after this date/time (UTC).")
+@click.option("--cache-dir", type=click.Path(path_type=Path),
+              help="Where the incremental transcript index lives "
+                   "(default: beside the snapshot).")
+@click.option("--store", type=click.Choice(["snapshot", "networkx", "neo4j"]),
+              default="snapshot", show_default=True,
+              help="Where the graph goes besides the snapshot: nowhere else, also an "
+                   "in-process NetworkX graph (its counts are reported), or also the "
+                   "Neo4j server named by NEO4J_URI.")
+@click.option("--if-exists", type=click.Choice(["merge", "replace", "fail"]), default="merge",
+              show_default=True, help="Neo4j: what to do when the graph's nodes already exist.")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Neo4j: rows per UNWIND batch.")
+@password_option
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True, help="spark: build on Spark (graphkit[spark]).")
+@click.option("--partitions", help="Build partition by partition, bounded in memory: "
+                                   "a count, or auto.")
+@click.option("--spark-master", help="Spark master URL (spark://HOST:7077, local[4], k8s://…).")
+def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
+          granularity: str, rejects_path: Path | None, include_content: bool, strict: bool,
+          since: str | None, cache_dir: Path | None, store: str, if_exists: Any,
+          batch_size: int | None, ask_password: bool, as_json: bool, engine: str,
+          partitions: str | None, spark_master: str | None) -> None:
+    """Build a session graph from message rows or transcripts.
+
+    SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
+    included), Claude Code or Codex transcript folders or files, or HypAware
+    caches. With no SOURCES, reads ~/.claude/projects and ~/.codex/sessions.
+
+    Example: graphkit build samples/rows --snapshot out/graph
+    """
+    from graphkit.pipeline import build_snapshot
+
+    paths = list(sources) or default_sources()
+    if engine != "local" or partitions is not None or spark_master:
+        from graphkit.engine.command import engine_build
+
+        with progress(not as_json and is_terminal()) as say:
+            summary, skipped = engine_build(
+                paths, snapshot_dir, engine=engine, partitions=partitions,
+                spark_master=spark_master, contract=contract, granularity=granularity,
+                rejects_path=rejects_path, include_content=include_content, strict=strict,
+                since=parse_since(since), cache_dir=cache_dir, store=store, progress=say)
+        echo_json(summary) if as_json else print_summary(summary, skipped)
+        return
+    with ExitStack() as stack, progress(not as_json and is_terminal()) as say:
+        # Connected (and the credentials checked) before the build, not after it.
+        neo = stack.enter_context(neo4j_store(ask_password)) if store == "neo4j" else None
+        result, summary = build_snapshot(
+            paths, snapshot_dir, rejects_path=rejects_path, store=store, neo4j=neo,
+            if_exists=if_exists, batch_size=batch_size, progress=say, contract=contract,
+            granularity=granularity, strict=strict, since=parse_since(since),
+            include_content=include_content, cache_dir=cache_dir)
+    if summary.get("index_note"):
+        err(summary["index_note"])
+    if as_json:
+        echo_json(summary)
+        return
+    print_summary(summary, result.sources.skipped)
+
+
+def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
+    """The build summary for people: counts, a node/edge table, notes and paths."""
+    from rich.console import Console
+    from rich.table import Table
+
+    click.echo(f"rows read {summary['rows_read']}, used {summary['rows_used']}, "
+               f"rejected {summary['rows_rejected']}, duplicates {summary['duplicate_rows']}"
+               + (f", transcript lines skipped {len(skipped)}" if skipped else ""))
+    t = Table(show_header=True, header_style="bold")
+    t.add_column("kind")
+    t.add_column("type")
+    t.add_column("count", justify="right")
+    for k, v in summary["nodes"].items():
+        t.add_row("node", k, str(v))
+    for k, v in summary["edges"].items():
+        t.add_row("edge", k, str(v))
+    Console(highlight=False).print(t)
+    for etype, d in summary.get("dropped_edges", {}).items():
+        click.echo(f"note: {etype}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
+                                                  for k, v in d.items() if v)
+                   + " (see `graphkit check`)")
+    for s in skipped[:5]:
+        click.echo(f"skipped {s['path']}:{s['line']}: {s['reason']}")
+    if len(skipped) > 5:
+        click.echo(f"… and {len(skipped) - 5} more skipped line(s)")
+    if summary.get("rejects_file"):
+        click.echo(f"rejected rows written to {summary['rejects_file']}")
+    if summary.get("snapshot"):
+        click.echo(f"snapshot written to {summary['snapshot']}")
+    for name in ("networkx", "neo4j"):
+        if summary.get(name):
+            n = summary[name]
+            click.echo(f"loaded into {'NetworkX' if name == 'networkx' else 'Neo4j'}: "
+                       f"{sum(n['nodes'].values())} nodes, "
+                       f"{sum(n['edges'].values())} edges in {n['seconds']} s")
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True,
+              help="The Parquet file to write, or - for stdout.")
+@click.option("--include-content", is_flag=True, help="Keep message content columns.")
+@click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
+@click.option("--since", help="Only rows at or after this date/time (UTC).")
+@click.option("--cache-dir", type=click.Path(path_type=Path),
+              help="Where the incremental transcript index lives.")
+def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: bool,
+         since: str | None, cache_dir: Path | None) -> None:
+    """Write the ai_gateway_messages rows graphkit reads from SOURCES to Parquet.
+
+    With no SOURCES, reads ~/.claude/projects and ~/.codex/sessions.
+
+    Example: graphkit rows ~/.claude/projects --out claude-rows.parquet
+    """
+    from graphkit.pipeline import write_rows
+
+    paths = list(sources) or default_sources()
+    with progress(is_terminal()) as say:
+        result = write_rows(paths, Path(out) if out != "-" else out, progress=say,
+                            strict=strict, since=parse_since(since), cache_dir=cache_dir,
+                            include_content=include_content)
+    # To stderr: with --out - stdout carries the Parquet bytes.
+    err(f"wrote {result.rows} rows to {'stdout' if out == '-' else result.out}"
+        + (f" ({len(result.skipped)} transcript line(s) skipped)" if result.skipped else ""))
+    if result.left_out:
+        err("content columns left out: " + ", ".join(result.left_out)
+            + " (--include-content keeps them)")
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--contract", default="ai-gateway-graph", show_default=True,
+              help="A shipped contract name or a path to a contract YAML file.")
+@click.option("--json", "as_json", is_flag=True, help="Print findings as a JSON array.")
+def check(sources: tuple[Path, ...], contract: str, as_json: bool) -> None:
+    """Check identity columns without building: null sessions, ids shared by
+    sessions, missing parents, cycles, pre-LLP-0030 rows. Exit code 1 if any.
+
+    Example: graphkit check samples/rows
+    """
+    from graphkit.contract.checks import unchecked
+    from graphkit.contract.loader import load_contract
+    from graphkit.pipeline import check as run_check
+
+    c = load_contract(contract)
+    n_rows, findings = run_check(list(sources), contract=c)
+    for note in unchecked(c):
+        click.echo(f"note: {note}", err=True)
+    if as_json:
+        echo_json([f.to_json() for f in findings])
+    else:
+        if not findings:
+            click.echo(f"ok: {n_rows} rows, no identity problems found")
+        for f in findings:
+            click.echo(f"{f.check}: {f.message}")
+            for ex in f.examples:
+                click.echo("    " + ", ".join(f"{k}={v}" for k, v in ex.items()))
+    if findings:
+        sys.exit(1)

@@ -1,0 +1,65 @@
+"""``graphkit load`` and ``graphkit neo4j-server``: the Neo4j side of the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from graphkit.cli.app import cli, echo_json, is_terminal, neo4j_store, password_option, progress
+
+
+@cli.command()
+@click.argument("snapshot_dir", type=click.Path(path_type=Path))
+@click.option("--if-exists", type=click.Choice(["merge", "replace", "fail"]), default="merge",
+              show_default=True,
+              help="merge updates what is there, replace deletes the graph's node types "
+                   "first, fail refuses if any exist.")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Rows per UNWIND batch.")
+@password_option
+@click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
+def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, ask_password: bool,
+         as_json: bool) -> None:
+    """Load a snapshot into the Neo4j server named by NEO4J_URI.
+
+    Example: NEO4J_URI=bolt://127.0.0.1:7687 graphkit load out/graph --if-exists replace
+    """
+    from graphkit.snapshot import read_snapshot
+
+    graph = read_snapshot(snapshot_dir)
+    with neo4j_store(ask_password) as neo:
+        report = neo.load(graph, if_exists=if_exists, batch_size=batch_size)
+    if as_json:
+        echo_json(report.to_json())
+        return
+    click.echo(f"loaded {sum(report.nodes.values())} nodes and {sum(report.edges.values())} "
+               f"relationships into {neo.config.display_uri} in {report.seconds:.2f} s")
+
+
+@cli.command("neo4j-server")
+@click.option("--port", type=int, default=7687, show_default=True, help="Bolt port on 127.0.0.1.")
+@click.option("--data", "data_dir", type=click.Path(path_type=Path),
+              help="Data folder to keep between runs (default: a temporary one).")
+def neo4j_server(port: int, data_dir: Path | None) -> None:
+    """Run a local Neo4j 5.26 server (from enrich/neo4j-launcher) until Ctrl-C.
+
+    For development and trying graphkit out: Bolt on 127.0.0.1 only, no
+    authentication.
+
+    Example: graphkit neo4j-server --port 7687
+    """
+    import time
+
+    from graphkit.stores.neo4j.server import start_local_neo4j
+
+    with progress(is_terminal()) as say:
+        say("building/starting Neo4j (first run downloads its jars from Maven Central)")
+        server = start_local_neo4j(data_dir, auth=False, port=port)
+    with server:
+        click.echo(f"Neo4j is up: export NEO4J_URI={server.uri}  (Ctrl-C stops it)")
+        try:
+            while server.process.poll() is None:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
