@@ -331,7 +331,10 @@ def _write_merged(merged: Any, schemas: dict[tuple[str, str], pa.Schema],
                   folder: SnapshotFolder, say: Progress) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {"node": {}, "edge": {}}
     writers: dict[tuple[str, str], TableWriter] = {}
-    for row in merged.orderBy("kind", "type", "bucket").toLocalIterator():
+    # One partition sorted in place, not orderBy: a range sort samples its input
+    # first, which would run every merge twice.
+    ordered = merged.repartition(1).sortWithinPartitions("kind", "type", "bucket")
+    for row in ordered.toLocalIterator():
         key = (row["kind"], row["type"])
         if key not in writers:
             writers[key] = folder.writer(*key, final_schema(schemas[key]))
