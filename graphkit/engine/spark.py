@@ -331,14 +331,16 @@ def _write_merged(merged: Any, schemas: dict[tuple[str, str], pa.Schema],
                   folder: SnapshotFolder, say: Progress) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {"node": {}, "edge": {}}
     writers: dict[tuple[str, str], TableWriter] = {}
-    # One partition sorted in place, not orderBy: a range sort samples its input
-    # first, which would run every merge twice.
-    ordered = merged.repartition(1).sortWithinPartitions("kind", "type", "bucket")
-    for row in ordered.toLocalIterator():
+    # Persisted first: the range sort samples its input before sorting, which
+    # would otherwise run every merge twice. toLocalIterator then holds one sorted
+    # partition at a time on the driver.
+    merged = merged.persist()
+    for row in merged.orderBy("kind", "type", "bucket").toLocalIterator():
         key = (row["kind"], row["type"])
         if key not in writers:
             writers[key] = folder.writer(*key, final_schema(schemas[key]))
         writers[key].add(_from_ipc(row["payload"]))
+    merged.unpersist()
     for key, schema in schemas.items():
         w = writers.get(key) or folder.writer(*key, final_schema(schema))
         w.close()
