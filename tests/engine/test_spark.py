@@ -71,9 +71,10 @@ def test_mixed_sources_rejects_and_message_granularity(spark: Any, fixtures: Pat
     assert_same_snapshot(tmp_path / "memory", tmp_path / "spark")
 
 
-def test_a_bad_value_read_in_spark_is_one_line(spark: Any, tmp_path: Path) -> None:
-    # message_index is not a number: graphkit's conform fails inside a Spark task,
-    # and the driver raises graphkit's one-line error, not a Java stack.
+def test_a_bad_column_type_is_one_line(spark: Any, tmp_path: Path) -> None:
+    # message_index holds text: the driver checks each Parquet file's schema against
+    # the contract before Spark reads it, so the error is graphkit's one line (a
+    # value failing inside a Spark task comes back the same way, see _guard).
     rows = table(identity_cases()).set_column(
         table(identity_cases()).schema.get_field_index("message_index"), "message_index",
         pa.array(["x"] * 8))
