@@ -276,12 +276,12 @@ def check(sources: str | Path | Sequence[str | Path], *,
           contract: str | LoadedContract = DEFAULT_CONTRACT) -> tuple[int, list[Finding]]:
     """Identity checks of ``sources`` without building: the number of rows read
     and the findings (empty when all is well)."""
-    from graphkit.contract.checks import check_rows
+    from graphkit.contract.checks import check_rows, reading_findings
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    table = conform_sources(c, read_sources(as_paths(sources), read_spec(c),
-                                            fingerprints=False))
-    return table.num_rows, check_rows(c, table)
+    rows = read_sources(as_paths(sources), read_spec(c), fingerprints=False)
+    table = conform_sources(c, rows)
+    return table.num_rows, reading_findings(rows) + check_rows(c, table)
 
 
 def graph_from_records(
