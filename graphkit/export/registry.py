@@ -165,6 +165,7 @@ def _atomic_file(path: Path) -> Iterator[IO[bytes]]:
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a plain file is not
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -183,6 +184,7 @@ def _atomic_folder(path: Path) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         yield tmp
+        tmp.chmod(0o777 & ~_umask())
         if path.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
             old.rmdir()
@@ -194,3 +196,10 @@ def _atomic_folder(path: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _umask() -> int:
+    # The only way to read the umask is to set it; put it straight back.
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
