@@ -18,11 +18,11 @@ import pyarrow as pa
 
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
 from graphkit.contract.project import Projection, project
-from graphkit.contract.validate import conform
+from graphkit.contract.validate import conform_sources, conform_table, read_spec
 from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import GraphTables
 from graphkit.core.schema import MESSAGES_SCHEMA
-from graphkit.sources.rows import Progress, SourceRows, read_sources
+from graphkit.sources.read import Progress, SourceRows, read_sources
 from graphkit.stores.base import IfExists
 
 if TYPE_CHECKING:
@@ -102,25 +102,21 @@ def build(
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     t0 = time.perf_counter()
     if isinstance(sources, pa.Table):
-        rows = SourceRows(table=rows_from_table(c, sources))
+        rows = SourceRows()
+        held = [conform_table(c, sources, "<table>")]
     else:
-        rows = read_sources(as_paths(sources), c, strict=strict, since=since,
-                            cache_dir=cache_dir, progress=progress,
-                            fingerprints=fingerprints, include_content=include_content)
+        rows = read_sources(as_paths(sources), read_spec(c, include_content), strict=strict,
+                            since=since, cache_dir=cache_dir, progress=progress,
+                            fingerprints=fingerprints)
+        held = [conform_sources(c, rows, since=since)]
     t1 = time.perf_counter()
     if progress:
-        progress(f"projecting {rows.table.num_rows} rows with {c.name} v{c.version}")
+        progress(f"projecting {held[0].num_rows} rows with {c.name} v{c.version}")
     # Hand the table over instead of keeping a reference here: project() drops
     # the columns it does not need early, and the originals can be freed then.
-    proj = project(c, _detach(rows), granularity=granularity, include_content=include_content)
+    proj = project(c, held.pop(), granularity=granularity, include_content=include_content)
     t2 = time.perf_counter()
     return BuildResult(c, proj, rows, {"read": t1 - t0, "project": t2 - t1})
-
-
-def _detach(rows: SourceRows) -> pa.Table:
-    """The rows' table, no longer held by ``rows`` (so only project() holds it)."""
-    table, rows.table = rows.table, pa.table({})
-    return table
 
 
 def default_cache_dir(snapshot_dir: Path | None) -> Path:
@@ -158,7 +154,12 @@ def build_snapshot(
     build and the summary the CLI prints.
     """
     from graphkit.snapshot import write_snapshot
-    from graphkit.sources.rows import write_rejects
+    from graphkit.snapshot.rejects import (
+        remove_stale,
+        skipped_lines_path,
+        write_rejects,
+        write_skipped_lines,
+    )
 
     if snapshot_dir is None and store != "neo4j":
         raise GraphkitError("no snapshot folder given",
@@ -176,13 +177,23 @@ def build_snapshot(
     if result.projection.rows_rejected:
         write_rejects(rejects_file, result.projection.rejects, include_content=include_content)
         summary["rejects_file"] = str(rejects_file)
-    elif rejects_path is None and rejects_file.exists():
-        rejects_file.unlink()  # a stale file would claim rejects this build did not have
+    elif rejects_path is None:
+        remove_stale(rejects_file)  # it would claim rejects this build did not have
+    skipped_file = skipped_lines_path(rejects_file)
+    if result.sources.skipped:
+        write_skipped_lines(skipped_file, result.sources.skipped)
+        summary["skipped_lines_file"] = str(skipped_file)
+    elif rejects_path is None:
+        remove_stale(skipped_file)
     if snapshot_dir is not None:
         say(f"writing {snapshot_dir}")
         write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
                        summary=summary, include_content=include_content)
         summary["snapshot"] = str(snapshot_dir)
+        if not isinstance(sources, pa.Table):  # rows in memory have no source set to index
+            from graphkit.snapshot.index import remember_snapshot
+
+            summary.update(remember_snapshot(snapshot_dir, as_paths(sources), result.graph))
     if store == "networkx":
         from graphkit.stores.networkx_store import NetworkXStore
 
@@ -201,25 +212,64 @@ class RowsResult:
     out: str
     rows: int
     skipped: list[dict[str, Any]]
+    left_out: list[str]  # content columns not written (no --include-content)
 
 
-def write_rows(sources: str | Path | Sequence[str | Path], out: Path, *,
+def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
                progress: Progress | None = None, **options: Any) -> RowsResult:
-    """Write the full ``ai_gateway_messages`` rows of ``sources`` to Parquet at
-    ``out`` (atomically: a temporary file renamed into place)."""
-    import pyarrow.parquet as pq
+    """Write the full ``ai_gateway_messages`` rows of ``sources`` to Parquet.
 
-    from graphkit.sources.messages import read_message_rows
+    ``out`` is a file (written to a temporary file and renamed into place),
+    ``-`` for stdout, or an existing special file such as a pipe (written
+    through, never replaced). Content columns are left out unless
+    ``include_content=True``.
+    """
+    from graphkit.sources.full_schema import read_message_rows
 
     paths = as_paths(sources)
     if progress:
         progress("reading " + ", ".join(str(p) for p in paths))
     result = read_message_rows(paths, **options)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    pq.write_table(result.table, tmp)
-    tmp.replace(out)
-    return RowsResult(str(out), result.table.num_rows, list(result.skipped))
+    from graphkit.core.schema import CONTENT_COLUMNS
+
+    left_out = [] if options.get("include_content") else list(CONTENT_COLUMNS)
+    _write_parquet(result.table, out)
+    return RowsResult(str(out), result.table.num_rows, list(result.skipped), left_out)
+
+
+def _write_parquet(table: pa.Table, out: Path | str) -> None:
+    import os
+    import sys
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    if str(out) == "-":
+        pq.write_table(table, pa.PythonFile(sys.stdout.buffer, mode="w"))
+        return
+    out = Path(out)
+    if out.is_dir():
+        raise GraphkitError("the output path is a folder", path=str(out),
+                            hint="give a file name such as rows.parquet, or - for stdout")
+    if out.exists() and not out.is_file():
+        # A pipe, a terminal or /dev/stdout: write through it. Renaming a
+        # temporary file over it would replace the device node itself.
+        with out.open("wb") as f:
+            pq.write_table(table, pa.PythonFile(f, mode="w"))
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:
+        raise GraphkitError(f"cannot write here: {exc.strerror}", path=str(out),
+                            hint="choose a writable place") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pq.write_table(table, f)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def check(sources: str | Path | Sequence[str | Path], *,
@@ -229,8 +279,9 @@ def check(sources: str | Path | Sequence[str | Path], *,
     from graphkit.contract.checks import check_rows
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    rows = read_sources(as_paths(sources), c, fingerprints=False)
-    return rows.table.num_rows, check_rows(c, rows.table)
+    table = conform_sources(c, read_sources(as_paths(sources), read_spec(c),
+                                            fingerprints=False))
+    return table.num_rows, check_rows(c, table)
 
 
 def graph_from_records(
@@ -242,7 +293,7 @@ def graph_from_records(
     """Project a few rows given as dicts (columns as in ``ai_gateway_messages``)."""
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     table = records_table(records)
-    return project(c, rows_from_table(c, table, "<records>"), granularity=granularity).graph
+    return project(c, conform_table(c, table, "<records>"), granularity=granularity).graph
 
 
 def records_table(records: list[dict[str, Any]]) -> pa.Table:
@@ -251,15 +302,6 @@ def records_table(records: list[dict[str, Any]]) -> pa.Table:
     names = [n for n in MESSAGES_SCHEMA.names if any(n in r for r in records)]
     schema = pa.schema([MESSAGES_SCHEMA.field(n).with_nullable(True) for n in names])
     return pa.Table.from_pylist(records, schema=schema)
-
-
-def rows_from_table(contract: LoadedContract, table: pa.Table,
-                    label: str = "<table>") -> pa.Table:
-    """An in-memory table of rows, checked against ``contract`` and tagged with
-    ``label`` and 1-based row numbers (what rejects and errors point at)."""
-    from graphkit.sources.rows import _tag
-
-    return _tag(conform(contract, table, label), label)
 
 
 def example_rows() -> list[dict[str, Any]]:

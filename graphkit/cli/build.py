@@ -13,6 +13,7 @@ from graphkit.cli.app import (
     cli,
     default_sources,
     echo_json,
+    err,
     is_terminal,
     neo4j_store,
     parse_since,
@@ -70,6 +71,8 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
             if_exists=if_exists, batch_size=batch_size, progress=say, contract=contract,
             granularity=granularity, strict=strict, since=parse_since(since),
             include_content=include_content, cache_dir=cache_dir)
+    if summary.get("index_note"):
+        err(summary["index_note"])
     if as_json:
         echo_json(summary)
         return
@@ -115,14 +118,14 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
 
 @cli.command()
 @click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
-              help="The Parquet file to write.")
+@click.option("--out", "out", required=True,
+              help="The Parquet file to write, or - for stdout.")
 @click.option("--include-content", is_flag=True, help="Keep message content columns.")
 @click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
 @click.option("--since", help="Only rows at or after this date/time (UTC).")
 @click.option("--cache-dir", type=click.Path(path_type=Path),
               help="Where the incremental transcript index lives.")
-def rows(sources: tuple[Path, ...], out: Path, include_content: bool, strict: bool,
+def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: bool,
          since: str | None, cache_dir: Path | None) -> None:
     """Write the ai_gateway_messages rows graphkit reads from SOURCES to Parquet.
 
@@ -134,11 +137,15 @@ def rows(sources: tuple[Path, ...], out: Path, include_content: bool, strict: bo
 
     paths = list(sources) or default_sources()
     with progress(is_terminal()) as say:
-        result = write_rows(paths, out, progress=say, strict=strict, since=parse_since(since),
-                            cache_dir=cache_dir, include_content=include_content)
-    click.echo(f"wrote {result.rows} rows to {result.out}"
-               + (f" ({len(result.skipped)} transcript line(s) skipped)"
-                  if result.skipped else ""))
+        result = write_rows(paths, Path(out) if out != "-" else out, progress=say,
+                            strict=strict, since=parse_since(since), cache_dir=cache_dir,
+                            include_content=include_content)
+    # To stderr: with --out - stdout carries the Parquet bytes.
+    err(f"wrote {result.rows} rows to {'stdout' if out == '-' else result.out}"
+        + (f" ({len(result.skipped)} transcript line(s) skipped)" if result.skipped else ""))
+    if result.left_out:
+        err("content columns left out: " + ", ".join(result.left_out)
+            + " (--include-content keeps them)")
 
 
 @cli.command()
@@ -152,9 +159,14 @@ def check(sources: tuple[Path, ...], contract: str, as_json: bool) -> None:
 
     Example: graphkit check samples/rows
     """
+    from graphkit.contract.checks import unchecked
+    from graphkit.contract.loader import load_contract
     from graphkit.pipeline import check as run_check
 
-    n_rows, findings = run_check(list(sources), contract=contract)
+    c = load_contract(contract)
+    n_rows, findings = run_check(list(sources), contract=c)
+    for note in unchecked(c):
+        click.echo(f"note: {note}", err=True)
     if as_json:
         echo_json([f.to_json() for f in findings])
     else:

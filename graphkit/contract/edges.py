@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.expr import filter_mask
-from graphkit.contract.groups import aggregate, decoded, key_text
-from graphkit.contract.model import Aggregation, EdgeRule, EndRef, Filter
+from graphkit.contract.expr import any_valid, filter_mask
+from graphkit.contract.groups import aggregate, decoded, dictionary_sizes, key_codes, single
+from graphkit.contract.model import Aggregation, EdgeRule, Filter
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
-from graphkit.core.ids import _NULL, _SEP
+from graphkit.core.ids import key_texts, parts_split_back
 
 _ROWS = "__rows"
 _SRC_RANK = "__src_rank"
@@ -29,34 +29,41 @@ _DST_RANK = "__dst_rank"
 class NodeIndex:
     """Key text → id of every node of one type."""
 
-    keys: pa.Array  # key text per node, aligned with ids
-    ids: pa.Array
-    # Position of each node in the node table (sorted by id): sorting edges by
-    # these int ranks gives the order sorting by the id texts would.
+    keys: pa.Array  # key text per node
+    # Position of each node in the node table (sorted by id), aligned with
+    # keys: sorting edges by these int ranks gives the order sorting by the id
+    # texts would, and the table's ids taken at a rank are the node's id.
     ranks: pa.Array
+    sorted_ids: pa.Array
+    # Where the nodes were grouped by dictionary-coded key columns whose texts
+    # tell keys apart: those columns, their dictionary sizes and each node's
+    # key code (groups.key_codes). An edge end grouped by the same columns of
+    # the same rows is looked up by code (int64), not by key text.
+    code_columns: tuple[str, ...] = ()
+    code_sizes: tuple[int, ...] = ()
+    codes: pa.Array | None = None
+
+    def codes_of(self, end: list[str | None], groups: pa.Table,
+                 sizes: tuple[int, ...] | None) -> pa.Array | None:
+        """The key codes of an edge end's groups, where they compare with the
+        nodes' codes (the same key columns, dictionaries of the same sizes)."""
+        if self.codes is None or tuple(end) != self.code_columns or sizes != self.code_sizes:
+            return None
+        return key_codes(groups, self.code_columns, self.code_sizes)
 
 
-def _all_valid(table: pa.Table, cols: list[str]) -> pa.Array:
-    out = pc.is_valid(table.column(cols[0]))
-    for c in cols[1:]:
-        out = pc.and_(out, pc.is_valid(table.column(c)))
-    return out
+def _end_text(table: pa.Table, cols: list[str | None]) -> pa.Array:
+    return key_texts([None if k is None else table.column(k) for k in cols], table.num_rows)
 
 
-def any_valid(table: pa.Table, cols: list[str | None]) -> pa.Array:
-    """Rows where at least one of ``cols`` (``None`` entries skipped) is not null."""
-    masks = [pc.is_valid(table.column(c)) for c in cols if c is not None]
-    if not masks:
-        return pa.array([False] * table.num_rows)
-    out = masks[0]
-    for m in masks[1:]:
-        out = pc.or_(out, m)
-    return out
-
-
-def _end_text(table: pa.Table, end: EndRef, prefix: str = "") -> pa.Array:
-    return key_text([None if k is None else table.column(prefix + k) for k in end.key],
-                    table.num_rows)
+def _joined_target(rule: EdgeRule) -> list[str | None]:
+    """The columns of a joined table holding the target key: the right row's
+    (``__r_`` + name), except for the join's own keys, which Arrow's join
+    keeps only on the left, where they hold the same values."""
+    assert rule.join is not None
+    j = rule.join
+    on_left = {j.matches: j.column, **{s: s for s in j.same}}
+    return [None if k is None else on_left.get(k, "__r_" + k) for k in rule.to.key]
 
 
 def narrow(rows: pa.Table, cols: set[str], where: Filter | None) -> pa.Table:
@@ -73,27 +80,35 @@ def _prop_cols(rule: EdgeRule) -> list[str]:
     return sorted({a.column for a in rule.properties.values() if a.column != "*"})
 
 
-def _texts_injective(rows: pa.Table, g: pa.Table, cols: list[str]) -> bool:
-    """Whether key texts built from ``cols`` of ``g`` (groups of ``rows``) tell
-    different groups apart for sure: no value holds the separator or is the
-    null marker, so a text splits back into its parts. ``False`` means "not
-    known" (then count). A dictionary column of ``rows`` is tested on its
-    dictionary (each value once), not on the groups."""
+def texts_tell_apart(rows: pa.Table, groups: pa.Table, cols: list[str]) -> bool:
+    """Whether key texts built from ``cols`` of ``groups`` (groups of ``rows``)
+    surely differ between groups: every value splits back out of its text
+    (:func:`graphkit.core.ids.parts_split_back`). ``False`` means "not known".
+    A dictionary column of ``rows`` is tested on its dictionary (each value
+    once), not on the groups."""
     for c in cols:
         col = rows.column(c)
         if pa.types.is_dictionary(col.type) and col.num_chunks == 1:
-            col = col.chunk(0).dictionary
+            values = col.chunk(0).dictionary
         else:
-            col = g.column(c)
-        if not pa.types.is_string(col.type):
-            return False
-        if pc.any(pc.match_substring(col, _SEP)).as_py() or \
-                pc.any(pc.equal(col, _NULL)).as_py():
+            values = groups.column(c)
+        if not parts_split_back(values):
             return False
     return True
 
 
-def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
+def _end_key(groups: pa.Table, end: list[str | None], index: NodeIndex,
+             rows: pa.Table) -> pa.Array:
+    """Per group, the key code of an edge end (int64) if ``index`` takes codes
+    for it, else its key text."""
+    cols = [k for k in end if k is not None]
+    codes = index.codes_of(end, groups, dictionary_sizes(rows, cols)
+                           if len(cols) == len(end) else None)
+    return codes if codes is not None else _end_text(groups, end)
+
+
+def _grouped_fast(rule: EdgeRule, rows: pa.Table,
+                  indexes: dict[str, NodeIndex]) -> pa.Table | None:
     """(``__src``, ``__dst``, properties..., ``__rows``) per edge, grouping rows by
     their end key columns first; ``None`` where that would not equal grouping by
     key text."""
@@ -102,12 +117,18 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
     if rule.join is None:
         ends = sorted({*from_cols, *to_cols})
         t = narrow(rows, {*ends, *_prop_cols(rule)}, rule.where)
-        g = aggregate(t, ends, {**rule.properties, _ROWS: Aggregation(count="*")})
+        g = aggregate(t, ends, {**rule.properties, _ROWS: Aggregation(count="*")},
+                      key_indices=True)
         g = g.filter(pc.and_(any_valid(g, list(rule.from_.key)),
                              any_valid(g, list(rule.to.key))))
-        src, dst = _end_text(g, rule.from_), _end_text(g, rule.to)
+        # An end is named by its key code where the node type allows, else by
+        # key text; groups then map to distinct (source, target) pairs unless
+        # two groups share a key text.
+        src = _end_key(g, rule.from_.key, indexes[rule.from_.type], t)
+        dst = _end_key(g, rule.to.key, indexes[rule.to.type], t)
         pairs = pa.table({"__src": src, "__dst": dst})
-        if not _texts_injective(t, g, ends) and pairs.group_by(
+        texts = pa.types.is_string(src.type) or pa.types.is_string(dst.type)
+        if texts and not texts_tell_apart(t, g, ends) and pairs.group_by(
                 ["__src", "__dst"], use_threads=False).aggregate([]).num_rows != pairs.num_rows:
             return None
         out = pairs
@@ -135,11 +156,11 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
     joined = left.join(right, keys=[j.column, *j.same],
                        right_keys=["__r_" + j.matches, *["__r_" + s for s in j.same]],
                        join_type="inner", use_threads=False)
-    ok = pc.and_(any_valid(joined, list(rule.from_.key)),
-                 any_valid(joined, ["__r_" + k if k else None for k in rule.to.key]))
+    target = _joined_target(rule)
+    ok = pc.and_(any_valid(joined, list(rule.from_.key)), any_valid(joined, target))
     joined = joined.filter(ok)
-    keyed = pa.table({"__src": _end_text(joined, rule.from_),
-                      "__dst": _end_text(joined, rule.to, prefix="__r_"),
+    keyed = pa.table({"__src": _end_text(joined, rule.from_.key),
+                      "__dst": _end_text(joined, target),
                       _ROWS: joined.column(_ROWS)})
     g = keyed.group_by(["__src", "__dst"], use_threads=False).aggregate([(_ROWS, "sum")])
     return g.rename_columns(["__src", "__dst", _ROWS])
@@ -148,13 +169,13 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
 def _named_by(col: pa.ChunkedArray, refs: pa.ChunkedArray) -> pa.Array:
     """Rows of ``col`` (not null) whose value is among the values of ``refs``;
     for dictionary columns the test runs once per dictionary entry."""
-    ref = refs.combine_chunks() if isinstance(refs, pa.ChunkedArray) else refs
+    ref = single(refs)
     if pa.types.is_dictionary(ref.type):
         values = ref.dictionary.take(pc.unique(ref.indices).drop_null())
     else:
         values = pc.unique(ref)
     values = values.drop_null()
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    arr = single(col)
     if pa.types.is_dictionary(arr.type):
         answers = pc.is_in(arr.dictionary, value_set=values.cast(arr.dictionary.type))
         return pc.fill_null(pc.take(answers, arr.indices), False)
@@ -184,14 +205,15 @@ def _edge_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
             join_type="inner",
             use_threads=False,
         )
-        src = _end_text(joined, rule.from_)
+        target = _joined_target(rule)
+        src = _end_text(joined, rule.from_.key)
         src_valid = any_valid(joined, list(rule.from_.key))
-        dst = _end_text(joined, rule.to, prefix="__r_")
-        dst_valid = any_valid(joined, ["__r_" + k if k else None for k in rule.to.key])
+        dst = _end_text(joined, target)
+        dst_valid = any_valid(joined, target)
         base = joined
     else:
-        src = _end_text(t, rule.from_)
-        dst = _end_text(t, rule.to)
+        src = _end_text(t, rule.from_.key)
+        dst = _end_text(t, rule.to.key)
         src_valid = any_valid(t, list(rule.from_.key))
         dst_valid = any_valid(t, list(rule.to.key))
         base = t
@@ -206,8 +228,8 @@ def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
     cols = {k for k in rule.from_.key if k is not None}
     t = narrow(rows, cols | {*rule.chain.within, *rule.chain.order_by}, rule.where)
     t = t.filter(any_valid(t, list(rule.from_.key)))
-    node = _end_text(t, rule.from_)
-    within = key_text([t.column(c) for c in rule.chain.within], t.num_rows)
+    node = _end_text(t, rule.from_.key)
+    within = key_texts([t.column(c) for c in rule.chain.within], t.num_rows)
     base = pa.table({"__node": node, "__within": within})
     for c in rule.chain.order_by:
         base = base.append_column("__o_" + c, t.column(c))
@@ -226,10 +248,12 @@ def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
     return pa.table({"__src": nodes.slice(0, n - 1), "__dst": nodes.slice(1)}).filter(same)
 
 
-def _lookup(keys: pa.ChunkedArray | pa.Array, index: NodeIndex) -> tuple[pa.Array, pa.Array]:
-    """Node ids of ``keys`` (null where there is no such node), and their ranks."""
-    pos = pc.index_in(keys, value_set=index.keys)
-    return pc.take(index.ids, pos), pc.take(index.ranks, pos)
+def _rank(keys: pa.ChunkedArray | pa.Array, index: NodeIndex) -> pa.Array:
+    """The rank of the node each of ``keys`` names (key texts, or key codes where
+    the index has them), null where there is no such node."""
+    by_code = pa.types.is_int64(keys.type)
+    pos = pc.index_in(keys, value_set=index.codes if by_code else index.keys)
+    return pc.take(index.ranks, pos)
 
 
 def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
@@ -237,13 +261,14 @@ def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
     return int(pc.sum(counts.filter(mask)).as_py() or 0)
 
 
-def _grouped(rule: EdgeRule, rows: pa.Table) -> pa.Table:
+def _grouped(rule: EdgeRule, rows: pa.Table, by_columns: bool,
+             indexes: dict[str, NodeIndex]) -> pa.Table:
     """(``__src``, ``__dst``, properties..., ``__rows``), one row per key-text pair."""
     if rule.chain is not None:
         keyed = _chain_keys(rule, rows)
         props: dict[str, Aggregation] = {}
     else:
-        fast = _grouped_fast(rule, rows)
+        fast = _grouped_fast(rule, rows, indexes) if by_columns else None
         if fast is not None:
             return fast
         keyed = _edge_keys(rule, rows)
@@ -255,38 +280,50 @@ def _grouped(rule: EdgeRule, rows: pa.Table) -> pa.Table:
 
 
 def project_edges(
-    rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, NodeIndex]
+    rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, NodeIndex], *,
+    by_columns: bool = True,
 ) -> tuple[EdgeTable, dict[str, int]]:
-    """The edges of the rules (all of one type), and the rows dropped by reason."""
+    """The edges of the rules (all of one type), and the rows dropped by reason.
+
+    ``by_columns`` lets a rule group its rows by their end key columns first
+    where that equals grouping by key text; ``False`` always takes the per-row way.
+    """
     first = rules[0]
     parts = []
     dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
     for rule in rules:
-        grouped = _grouped(rule, rows)
-        src, src_rank = _lookup(grouped.column("__src"), indexes[rule.from_.type])
-        dst, dst_rank = _lookup(grouped.column("__dst"), indexes[rule.to.type])
+        grouped = _grouped(rule, rows, by_columns, indexes)
+        # Ends are carried as ranks (ints) and made id texts once, at the end.
+        src_rank = _rank(grouped.column("__src"), indexes[rule.from_.type])
+        dst_rank = _rank(grouped.column("__dst"), indexes[rule.to.type])
         n = grouped.column(_ROWS)
-        grouped = grouped.drop_columns(["__src", "__dst", _ROWS])
-        keyed = grouped.add_column(0, EDGE_SOURCE, src).add_column(1, EDGE_TARGET, dst) \
+        keyed = grouped.drop_columns(["__src", "__dst", _ROWS]) \
             .append_column(_SRC_RANK, src_rank).append_column(_DST_RANK, dst_rank)
-        src_ok = pc.is_valid(src)
-        dst_ok = pc.is_valid(dst)
+        src_ok = pc.is_valid(src_rank)
+        dst_ok = pc.is_valid(dst_rank)
         dropped["missing_source"] += _rows_where(n, pc.invert(src_ok))
         dropped["missing_target"] += _rows_where(n, pc.and_(src_ok, pc.invert(dst_ok)))
         both = pc.and_(src_ok, dst_ok)
         keyed = keyed.filter(both)
         n = n.filter(both)
-        loops = pc.equal(keyed.column(EDGE_SOURCE), keyed.column(EDGE_TARGET))
-        dropped["self_loop"] += _rows_where(n, loops)
-        parts.append(keyed.filter(pc.invert(loops)))
+        if rule.from_.type == rule.to.type:
+            # One node table: the same rank is the same node.
+            loops = pc.equal(keyed.column(_SRC_RANK), keyed.column(_DST_RANK))
+            dropped["self_loop"] += _rows_where(n, loops)
+            keyed = keyed.filter(pc.invert(loops))
+        parts.append(keyed)
     table = pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
     if len(parts) > 1:
         # Two rules can find the same edge (e.g. both lineage rules); keep one.
-        table = aggregate(table, [EDGE_SOURCE, EDGE_TARGET],
-                          {c: Aggregation(first=c) for c in table.column_names[2:]})
+        table = aggregate(table, [_SRC_RANK, _DST_RANK],
+                          {c: Aggregation(first=c) for c in table.column_names[:-2]})
     # The same order as sorting by (source, target) text: ranks follow the id
     # order within each node type, and an edge type has one type per end.
     order = pc.sort_indices(table, sort_keys=[(_SRC_RANK, "ascending"),
                                               (_DST_RANK, "ascending")])
-    table = table.drop_columns([_SRC_RANK, _DST_RANK]).take(order)
+    table = table.take(order)
+    source = pc.take(indexes[first.from_.type].sorted_ids, table.column(_SRC_RANK))
+    target = pc.take(indexes[first.to.type].sorted_ids, table.column(_DST_RANK))
+    table = table.drop_columns([_SRC_RANK, _DST_RANK]) \
+        .add_column(0, EDGE_SOURCE, source).add_column(1, EDGE_TARGET, target)
     return EdgeTable(first.type, first.from_.type, first.to.type, table), dropped

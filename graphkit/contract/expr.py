@@ -8,7 +8,7 @@ JSON *text* columns, which parses each distinct candidate document once.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.model import Filter
+from graphkit.core.schema import json_as_text
 
 
 class Expr:
@@ -206,6 +207,25 @@ def filter_mask(table: pa.Table, flt: Filter) -> pa.ChunkedArray | pa.Array:
     return out
 
 
+def all_valid(table: pa.Table, cols: Sequence[str]) -> pa.ChunkedArray | pa.Array:
+    """Rows where every one of ``cols`` is not null."""
+    out = pc.is_valid(table.column(cols[0]))
+    for c in cols[1:]:
+        out = pc.and_(out, pc.is_valid(table.column(c)))
+    return out
+
+
+def any_valid(table: pa.Table, cols: Sequence[str | None]) -> pa.ChunkedArray | pa.Array:
+    """Rows where at least one of ``cols`` (``None`` entries skipped) is not null."""
+    masks = [pc.is_valid(table.column(c)) for c in cols if c is not None]
+    if not masks:
+        return pa.array([False] * table.num_rows)
+    out = masks[0]
+    for m in masks[1:]:
+        out = pc.or_(out, m)
+    return out
+
+
 @dataclass(frozen=True)
 class _Test:
     """One comparison of a filter, as a mask without nulls."""
@@ -214,12 +234,15 @@ class _Test:
     value: Any
 
     def __call__(self, a: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+        if pa.types.is_null(a.type):
+            # Only nulls (a column this source lacks): no value equals them.
+            return pa.repeat(pa.scalar(self.op == "not_equal"), len(a))
         if self.op == "is_in":
             return pc.is_in(a, value_set=pa.array(self.value).cast(a.type))
         if self.op == "less":
             return pc.fill_null(pc.less(a, self.value), False)
         # A null never equals a value, and so always differs from it.
-        out = getattr(pc, self.op)(a, _scalar_for(a.type, self.value))
+        out = getattr(pc, self.op)(a, pa.scalar(self.value).cast(a.type))
         return pc.fill_null(out, self.op == "not_equal")
 
 
@@ -234,12 +257,6 @@ def _on_values(col: pa.ChunkedArray | pa.Array,
     answers = test(pa.concat_arrays([arr.dictionary, pa.nulls(1, arr.dictionary.type)]))
     null_at = len(arr.dictionary)
     return pc.take(answers, pc.fill_null(arr.indices, null_at))
-
-
-def _scalar_for(col_type: pa.DataType, value: Any) -> pa.Scalar:
-    if pa.types.is_null(col_type):
-        return pa.scalar(None)
-    return pa.scalar(value).cast(col_type)
 
 
 def json_path(col: pa.ChunkedArray | pa.Array, path: tuple[str, ...]) -> pa.Array:
@@ -264,7 +281,7 @@ def json_path(col: pa.ChunkedArray | pa.Array, path: tuple[str, ...]) -> pa.Arra
             if not pa.types.is_struct(cur.type) or cur.type.get_field_index(key) < 0:
                 return pa.nulls(len(col), pa.string())
             cur = pc.struct_field(cur, key)
-        return _as_text(cur)
+        return json_as_text(cur)
     if pa.types.is_null(col.type):
         return pa.nulls(len(col), pa.string())
     out = json_paths(col, [path])[0]
@@ -423,19 +440,3 @@ def _walk(cur: Any, path: tuple[str, ...]) -> str | None:
     if cur is None:
         return None
     return cur if isinstance(cur, str) else json.dumps(cur, sort_keys=True)
-
-
-def _lookup(doc: str | None, path: tuple[str, ...]) -> str | None:
-    return _walk(_parse(doc), path)
-
-
-def _as_text(arr: pa.Array) -> pa.Array:
-    if pa.types.is_string(arr.type):
-        return arr
-    if pa.types.is_struct(arr.type) or pa.types.is_list(arr.type):
-        return pa.array(
-            [None if v is None else json.dumps(v, sort_keys=True, default=str)
-             for v in arr.to_pylist()],
-            pa.string(),
-        )
-    return arr.cast(pa.string())

@@ -1,4 +1,4 @@
-"""Group-bys over dictionary-coded columns, and the key texts and ids of groups.
+"""Group-bys over dictionary-coded columns.
 
 The projection dictionary-encodes its text columns once (each distinct value
 stored once, rows hold int32 indices). Grouping and aggregating the indices
@@ -11,20 +11,20 @@ need the values (a dictionary is not sorted), so those read them.
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.model import Aggregation
-from graphkit.core.ids import _NULL, _SEP, NODE_ID_RECIPE
 
 # Aggregations that give the same answer on a dictionary's indices as on its values.
 _ON_INDICES = ("first", "last", "count", "count_distinct", "count_all")
 
 
-def _single(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+def single(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """``col`` as one array (chunks concatenated)."""
     if isinstance(col, pa.ChunkedArray):
         return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     return col
@@ -38,7 +38,7 @@ def encode(col: pa.ChunkedArray | pa.Array, unique: bool = False) -> pa.Array:
     come back as they are. ``unique`` says the caller knows the dictionary
     already holds each value once (and no null), which skips hashing it.
     """
-    arr = _single(col)
+    arr = single(col)
     t = arr.type
     if pa.types.is_dictionary(t):
         # combine_chunks above already unified the chunks' dictionaries.
@@ -66,14 +66,26 @@ def decoded(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays([decode(c) for c in table.columns], names=table.column_names)
 
 
-def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation]) -> pa.Table:
+def index_column(key: str) -> str:
+    """The name :func:`aggregate` gives a key column's dictionary indices."""
+    return "__index_" + key
+
+
+def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation], *,
+              key_indices: bool = False) -> pa.Table:
     """Group ``table`` by ``keys``: the key columns (as values), then one column per
-    property, named for it. Groups come in the order of their first row."""
+    property, named for it. ``first``/``last`` skip nulls. The order of the groups
+    is fixed by the rows (first-row order, except that Arrow may place a group
+    with a null key later); callers that need an order sort.
+
+    With ``key_indices``, each dictionary-coded key column also comes as the
+    group's dictionary index, in a last column named by :func:`index_column`.
+    """
     work: dict[str, pa.Array] = {}
     dicts: dict[str, pa.Array] = {}
 
     def source(col: str, op: str) -> str:
-        arr = _single(table.column(col))
+        arr = single(table.column(col))
         if not pa.types.is_dictionary(arr.type):
             work[col] = arr
             return col
@@ -101,55 +113,53 @@ def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation]) -
     grouped = pa.table(work).group_by(key_names, use_threads=False).aggregate(specs)
     cols = []
     for k in key_names:
-        v = _single(grouped.column(k))
+        v = single(grouped.column(k))
         cols.append(pc.take(dicts[k], v) if k in dicts else v)
     for _prop, res, src, op in out_cols:
-        v = _single(grouped.column(res))
+        v = single(grouped.column(res))
         if src in dicts and op in ("first", "last"):
             v = pc.take(dicts[src], v)
         cols.append(v)
-    return pa.Table.from_arrays(cols, names=[*keys, *(o[0] for o in out_cols)])
+    out_names = [*keys, *(o[0] for o in out_cols)]
+    if key_indices:
+        for k, name in zip(keys, key_names, strict=True):
+            if name in dicts:
+                cols.append(single(grouped.column(name)))
+                out_names.append(index_column(k))
+    return pa.Table.from_arrays(cols, names=out_names)
 
 
-def key_text(parts: list[pa.Array | pa.ChunkedArray | None], n: int) -> pa.Array:
-    """One text per row joining the key parts the way :func:`graphkit.core.ids.node_id` does.
-
-    ``None`` in ``parts`` is a key part that is always null.
-    """
-    arrays = []
-    for p in parts:
-        if p is None:
-            arrays.append(pa.nulls(n, pa.string()))
-        else:
-            arr = _single(p)
-            arrays.append(arr if pa.types.is_string(arr.type) else arr.cast(pa.string()))
-    return pc.binary_join_element_wise(*arrays, _SEP, null_handling="replace",
-                                       null_replacement=_NULL)
+def dictionary_sizes(table: pa.Table, cols: Sequence[str]) -> tuple[int, ...] | None:
+    """The dictionary length of each of ``cols``; ``None`` unless all are
+    dictionary-coded text in one chunk."""
+    sizes = []
+    for c in cols:
+        col = table.column(c)
+        if not pa.types.is_dictionary(col.type) or col.num_chunks != 1:
+            return None
+        sizes.append(len(col.chunk(0).dictionary))
+    return tuple(sizes)
 
 
-def hash_ids(node_type: str, keys: pa.Array) -> pa.Array:
-    """Node ids for distinct key texts (see :func:`graphkit.core.ids.node_id`).
-
-    Only the SHA-256 per key runs in Python; the UUID text is built for all
-    ids at once with numpy (what ``str(uuid.UUID(bytes=digest[:16], version=5))``
-    gives).
+def key_codes(groups: pa.Table, cols: Sequence[str], sizes: Sequence[int]) -> pa.Array | None:
+    """One int64 per group naming its key parts by their dictionary indices (from
+    :func:`aggregate` with ``key_indices``; ``sizes`` from :func:`dictionary_sizes`):
+    equal codes mean equal parts, for groups of tables whose key columns share
+    their dictionaries. ``None`` if the codes would not fit in 62 bits or a
+    column's indices are missing.
     """
     import numpy as np
 
-    prefix = f"graphkit.node.v{NODE_ID_RECIPE}{_SEP}{node_type}{_SEP}".encode()
-    sha = hashlib.sha256
-    n = len(keys)
-    raw = b"".join([sha(prefix + k).digest()[:16]
-                    for k in _single(keys).cast(pa.binary()).to_pylist()])
-    b = np.frombuffer(raw, dtype=np.uint8).reshape(n, 16).copy()
-    b[:, 6] = (b[:, 6] & 0x0F) | 0x50  # version 5
-    b[:, 8] = (b[:, 8] & 0x3F) | 0x80  # RFC 4122 variant
-    hexes = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
-    digits = np.empty((n, 32), dtype=np.uint8)
-    digits[:, 0::2] = hexes[b >> 4]
-    digits[:, 1::2] = hexes[b & 0x0F]
-    text = np.full((n, 36), ord("-"), dtype=np.uint8)
-    for lo, hi, at in ((0, 8, 0), (8, 12, 9), (12, 16, 14), (16, 20, 19), (20, 32, 24)):
-        text[:, at:at + hi - lo] = digits[:, lo:hi]
-    offsets = np.arange(0, 36 * (n + 1), 36, dtype=np.int32)
-    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(text))
+    if any(index_column(c) not in groups.column_names for c in cols):
+        return None
+    total = 1
+    for size in sizes:
+        total *= size + 1
+    if total >= 1 << 62:
+        return None
+    code = np.zeros(groups.num_rows, dtype=np.int64)
+    for c, size in zip(cols, sizes, strict=True):
+        # A null part is one past the dictionary's last index.
+        idx = pc.fill_null(single(groups.column(index_column(c))), size)
+        code = code * (size + 1) + idx.to_numpy(zero_copy_only=False).astype(np.int64)
+    return pa.array(code)

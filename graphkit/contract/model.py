@@ -168,11 +168,17 @@ class EdgeRule(_Strict):
 
 
 class RejectRule(_Strict):
-    """Rows matching ``when`` cannot be used: they go to the rejects file."""
+    """Rows matching ``when`` cannot be used: they go to the rejects file.
+
+    A row meets the rules in order and is rejected for the first it matches.
+    ``check`` names the finding under which ``graphkit check`` reports the rows
+    this rule matches (no name: ``check`` leaves them to the rejects file).
+    """
 
     when: Filter
     reason: str
     column: str | None = None
+    check: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9-]{0,63}$")
 
 
 class LineageSpec(_Strict):

@@ -12,22 +12,49 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.edges import NodeIndex, _all_valid, any_valid, narrow, project_edges
-from graphkit.contract.expr import JsonPath, filter_mask, json_paths
-from graphkit.contract.groups import aggregate, decode, decoded, encode, hash_ids, key_text
+from graphkit.contract.edges import NodeIndex, narrow, project_edges, texts_tell_apart
+from graphkit.contract.expr import JsonPath, all_valid, any_valid, filter_mask, json_paths
+from graphkit.contract.groups import (
+    aggregate,
+    decode,
+    decoded,
+    dictionary_sizes,
+    encode,
+    key_codes,
+    single,
+)
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
 from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, GraphTables, NodeTable
-from graphkit.core.ids import NODE_ID_RECIPE
-from graphkit.core.schema import CONTENT_COLUMNS
-from graphkit.sources.rows import FILE_COL, ROW_COL, arange
+from graphkit.core.ids import NODE_ID_RECIPE, hash_key_texts, key_texts
+from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL, arange
 
 _ORDER = "__order"
+
+
+@dataclass(frozen=True)
+class Shortcuts:
+    """Shortcuts the projection takes where they give the same tables as the
+    plain way. Each can be turned off: the tests build both ways and compare,
+    and a benchmark can measure what a shortcut buys."""
+
+    #: Parse JSON-path columns on a second thread while rejects, dedupe and
+    #: order are worked out (possible when those read no JSON-derived column).
+    overlap_json: bool = True
+    #: Dedupe on a dictionary-coded key by its indices, not a hash group-by of rows.
+    dedupe_on_dictionary: bool = True
+    #: Group node and edge rows by their key columns and build key texts per
+    #: group, where that provably equals grouping by key text per row.
+    group_by_key_columns: bool = True
+
+
+SHORTCUTS = Shortcuts()
 
 
 @dataclass
@@ -47,13 +74,35 @@ class Projection:
         return self.rejects.num_rows
 
 
-def _project_nodes(rule: NodeRule, rows: pa.Table) -> tuple[NodeTable, NodeIndex]:
-    used = set(rule.key) | {a.column for a in rule.properties.values() if a.column != "*"}
+def _project_nodes(rule: NodeRule, rows: pa.Table,
+                   by_columns: bool = True) -> tuple[NodeTable, NodeIndex]:
+    """The nodes of ``rule``, sorted by id, and their index for the edges.
+
+    Rows are grouped by the key columns (dictionary indices, no text per row)
+    and key texts built per group. Two different keys can share a key text,
+    and so a node id, when a value holds the separator or is the null marker
+    (:mod:`graphkit.core.ids`); then the rows are grouped by key text instead,
+    making such keys one node, whose key columns hold each part's first value.
+    """
+    key = list(rule.key)
+    used = set(key) | {a.column for a in rule.properties.values() if a.column != "*"}
     t = narrow(rows, used, rule.where).select([c for c in rows.column_names if c in used])
-    t = t.filter(any_valid(t, list(rule.key)))
-    grouped = aggregate(t, list(rule.key), rule.properties)
-    ktext = key_text([grouped.column(k) for k in rule.key], grouped.num_rows)
-    ids = hash_ids(rule.type, ktext)
+    t = t.filter(any_valid(t, key))
+    grouped = None
+    codes = None
+    sizes = dictionary_sizes(t, key)
+    if by_columns:
+        grouped = aggregate(t, key, rule.properties, key_indices=True)
+        ktext = key_texts([grouped.column(k) for k in key], grouped.num_rows)
+        if not texts_tell_apart(t, grouped, key) and \
+                pc.count_distinct(ktext).as_py() != grouped.num_rows:
+            grouped = None
+        elif sizes is not None:
+            codes = key_codes(grouped, key, sizes)
+    if grouped is None:
+        grouped, ktext = _group_by_key_text(t, key, rule.properties)
+    grouped = grouped.select([*key, *rule.properties])
+    ids = hash_key_texts(rule.type, ktext)
     table = grouped.add_column(0, NODE_ID, ids)
     order = pc.sort_indices(table, sort_keys=[(NODE_ID, "ascending")])
     table = table.take(order)
@@ -61,7 +110,22 @@ def _project_nodes(rule: NodeRule, rows: pa.Table) -> tuple[NodeTable, NodeIndex
 
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order.to_numpy()] = np.arange(len(order))
-    return NodeTable(rule.type, tuple(rule.key), table), NodeIndex(ktext, ids, pa.array(ranks))
+    coded = codes is not None and sizes is not None
+    index = NodeIndex(ktext, pa.array(ranks), single(table.column(NODE_ID)),
+                      tuple(key) if coded else (),
+                      (sizes or ()) if coded else (), codes)
+    return NodeTable(rule.type, tuple(key), table), index
+
+
+def _group_by_key_text(t: pa.Table, key: list[str],
+                       props: dict[str, Aggregation]) -> tuple[pa.Table, pa.Array]:
+    """(key columns + properties per key text, the key texts): the per-row way."""
+    text = "__key_text"
+    keyed = t.append_column(text, key_texts([t.column(k) for k in key], t.num_rows))
+    parts = {f"__key_{i}": Aggregation(first=k) for i, k in enumerate(key)}
+    g = aggregate(keyed, [text], {**parts, **props})
+    names = [*key, *props]
+    return pa.Table.from_arrays(g.columns[1:], names=names), single(g.column(text))
 
 
 def _reject_mask(contract: LoadedContract,
@@ -70,28 +134,15 @@ def _reject_mask(contract: LoadedContract,
     n = rows.num_rows
     reason = pa.nulls(n, pa.string())
     column = pa.nulls(n, pa.string())
-    rules = [(r.when, r.reason, r.column) for r in contract.spec.reject]
-    for flt, why, col in rules:
-        m = filter_mask(rows, flt)
-        fresh = pc.and_(m, pc.is_null(reason))
-        reason = pc.if_else(fresh, pa.scalar(why), reason)
-        column = pc.if_else(fresh, pa.scalar(col, pa.string()), column)
-    minv = contract.spec.min_schema_version
-    if minv is not None and "schema_version" in rows.column_names:
-        old = pc.fill_null(pc.less(rows.column("schema_version"), minv), False)
-        fresh = pc.and_(old, pc.is_null(reason))
-        reason = pc.if_else(
-            fresh,
-            pa.scalar(f"schema_version is older than {minv}: before LLP 0030 conversation_id "
-                      "held the Claude session id, so these rows would be mis-read; "
-                      "re-backfill them with a current writer"),
-            reason)
-        column = pc.if_else(fresh, pa.scalar("schema_version"), column)
+    for rule in contract.spec.reject:
+        fresh = pc.and_(filter_mask(rows, rule.when), pc.is_null(reason))
+        reason = pc.if_else(fresh, pa.scalar(rule.reason), reason)
+        column = pc.if_else(fresh, pa.scalar(rule.column, pa.string()), column)
     return pc.is_valid(reason), reason, column
 
 
 def _reject_columns(contract: LoadedContract) -> set[str]:
-    out = {"schema_version"}
+    out: set[str] = set()
     for r in contract.spec.reject:
         out |= r.when.columns()
     return out
@@ -118,6 +169,13 @@ def _plain(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(cols, names=table.column_names)
 
 
+def derive(contract: LoadedContract, rows: pa.Table) -> pa.Table:
+    """``rows`` with the contract's derived columns appended, in contract order."""
+    for name, expr in contract.derived.items():
+        rows = rows.append_column(name, expr.evaluate(rows))
+    return rows
+
+
 def content_columns(contract: LoadedContract) -> set[str]:
     """Columns (input or derived) that carry message content."""
     out = {c for c in CONTENT_COLUMNS if c in contract.spec.input}
@@ -125,10 +183,6 @@ def content_columns(contract: LoadedContract) -> set[str]:
         if expr.columns() & out:
             out.add(name)
     return out
-
-
-def _without_content(props: dict[str, Aggregation], content: set[str]) -> dict[str, Aggregation]:
-    return {p: a for p, a in props.items() if a.column not in content}
 
 
 def _coded(table: pa.Table, positions: pa.Array | None, plain: set[str]) -> pa.Table:
@@ -235,7 +289,8 @@ def _key_columns(spec: Contract) -> list[str]:
     return list(dict.fromkeys([*dedupe, *(spec.order_by or [])]))
 
 
-def _positions(spec: Contract, table: pa.Table, bad: pa.Array) -> tuple[pa.Array | None, int]:
+def _positions(spec: Contract, table: pa.Table, bad: pa.Array,
+               shortcuts: Shortcuts) -> tuple[pa.Array | None, int]:
     """Positions (in ``table`` without its rejected rows) of the rows to use, in
     order: duplicates dropped (the first row of each dedupe key stays), then
     sorted by ``order_by``; ``None`` for all rows as they are. And the number
@@ -246,13 +301,14 @@ def _positions(spec: Contract, table: pa.Table, bad: pa.Array) -> tuple[pa.Array
     positions: pa.Array | None = None
     duplicates = 0
     dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
-    coded_key = len(dedupe) == 1 and pa.types.is_dictionary(rows.schema.field(dedupe[0]).type)
+    coded_key = (shortcuts.dedupe_on_dictionary and len(dedupe) == 1
+                 and pa.types.is_dictionary(rows.schema.field(dedupe[0]).type))
     if coded_key:
         positions, duplicates = _first_rows(rows, dedupe[0])
     elif dedupe:
         keyed = rows.select(dedupe).append_column(
             _ORDER, arange(0, rows.num_rows))
-        valid = _all_valid(keyed, dedupe)
+        valid = all_valid(keyed, dedupe)
         with_key = keyed.filter(valid) if not pc.all(valid).as_py() else keyed
         keep = with_key.group_by(dedupe, use_threads=False).aggregate([(_ORDER, "min")])
         if keep.num_rows != with_key.num_rows:
@@ -280,8 +336,9 @@ def project(
     *,
     granularity: str = "thread",
     include_content: bool = False,
+    shortcuts: Shortcuts = SHORTCUTS,
 ) -> Projection:
-    """Turn contract-shaped rows (see :func:`graphkit.sources.rows.read_sources`)
+    """Turn contract-shaped rows (see :func:`graphkit.contract.validate.conform_sources`)
     into a :class:`~graphkit.core.graph.GraphTables`.
 
     Properties computed from message content are left out unless
@@ -289,13 +346,51 @@ def project(
     """
     if granularity not in ("thread", "message"):
         raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
-    spec = contract.spec
     read = rows.num_rows
     # Group-bys over dictionary indices need one dictionary per column.
-    rows = combine_dictionaries(rows)
-    # JSON paths (the one step with Python per document) run on a second
-    # thread while rejects, dedupe and order are worked out without them,
-    # unless those read a JSON-derived column.
+    rows, verdict = _derive_and_sort(contract, combine_dictionaries(rows), shortcuts)
+    rows, rejects = _split(rows, verdict.bad, verdict.reason, verdict.column)
+    used_rows = rows.num_rows if verdict.positions is None else len(verdict.positions)
+    used = _used_columns(contract)
+    content = content_columns(contract)
+    rows = rows.select([c for c in rows.column_names
+                        if c in used and c not in (FILE_COL, ROW_COL)])
+    rows = _coded(rows, verdict.positions, content)
+    # The unsorted copies are garbage now; hand their pages back to the OS so
+    # the peak RSS of a large build stays near what Arrow actually holds.
+    pa.default_memory_pool().release_unused()
+    graph = GraphTables(contract.name, contract.version, NODE_ID_RECIPE, granularity,
+                        lineage=lineage_vocabulary(contract))
+    graph.meta["content_properties"] = {
+        r.type: [p for p, a in r.properties.items() if a.column in content]
+        for r in contract.spec.nodes}
+    dropped = _project_graph(contract, rows, graph, None if include_content else content,
+                             shortcuts)
+    graph.meta["indexes"] = {r.type: list(r.index) for r in contract.spec.nodes
+                             if r.type in graph.nodes}
+    return Projection(graph, read, used_rows, verdict.duplicates, rejects, dropped)
+
+
+@dataclass
+class _Verdict:
+    """Which rows are rejected (and why), and the positions of the rows to use."""
+
+    bad: pa.Array
+    reason: pa.Array
+    column: pa.Array
+    positions: pa.Array | None
+    duplicates: int
+
+
+def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
+                     shortcuts: Shortcuts) -> tuple[pa.Table, _Verdict]:
+    """``rows`` with the derived columns appended, and the verdict on them.
+
+    JSON paths (the one step with Python per document) run on a second thread
+    while rejects, dedupe and order are worked out without them, unless those
+    read a JSON-derived column (then the verdict comes after, "late").
+    """
+    spec = contract.spec
     deferred = {name for exprs in _json_plan(contract, rows).values() for name, _ in exprs}
     base = rows
     for name, expr in contract.derived.items():
@@ -303,13 +398,13 @@ def project(
             deferred.add(name)
             continue
         base = base.append_column(name, expr.evaluate(base))
-    keys = sorted(_reject_columns(contract) | set(_key_columns(spec)))
+    keys = _reject_columns(contract) | set(_key_columns(spec))
+    early = shortcuts.overlap_json and not (keys & deferred)
+    verdict = None
     with _pool() as pool:
         pending = pool.submit(_json_derived, contract, rows)
-        early = not (set(keys) & deferred)
         if early:
-            bad, reason, column = _reject_mask(contract, base)
-            positions, duplicates = _positions(spec, base, bad)
+            verdict = _verdict(contract, base, shortcuts)
         json_values = pending.result()
     for name, expr in contract.derived.items():
         if name not in deferred:
@@ -318,44 +413,45 @@ def project(
             value = json_values.get(name)
             rows = rows.append_column(name, expr.evaluate(rows) if value is None else value)
     del base
-    if not early:
-        bad, reason, column = _reject_mask(contract, rows)
-        positions, duplicates = _positions(spec, rows, bad)
-    rows, rejects = _split(rows, bad, reason, column)
-    used_rows = rows.num_rows if positions is None else len(positions)
-    used = _used_columns(contract)
-    content = content_columns(contract)
-    rows = rows.select([c for c in rows.column_names
-                        if c in used and c not in (FILE_COL, ROW_COL)])
-    rows = _coded(rows, positions, content)
-    # The unsorted copies are garbage now; hand their pages back to the OS so
-    # the peak RSS of a large build stays near what Arrow actually holds.
-    pa.default_memory_pool().release_unused()
+    return rows, verdict or _verdict(contract, rows, shortcuts)
 
-    graph = GraphTables(contract.name, contract.version, NODE_ID_RECIPE, granularity,
-                        lineage=lineage_vocabulary(contract))
+
+def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts) -> _Verdict:
+    bad, reason, column = _reject_mask(contract, rows)
+    positions, duplicates = _positions(contract.spec, rows, bad, shortcuts)
+    return _Verdict(bad, reason, column, positions, duplicates)
+
+
+def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
+                   content: set[str] | None, shortcuts: Shortcuts) -> dict[str, dict[str, int]]:
+    """Fill ``graph`` with the node and edge tables of the rules active at its
+    granularity (properties read from ``content`` columns left out); return
+    the rows each edge type dropped, by reason."""
+    spec = contract.spec
+    active = ("thread",) if graph.granularity == "thread" else ("thread", "message")
+
+    def without_content(rule: NodeRule | EdgeRule) -> Any:
+        if content is None:
+            return rule
+        props = {p: a for p, a in rule.properties.items() if a.column not in content}
+        return rule.model_copy(update={"properties": props})
+
+    node_rules = [without_content(r) for r in spec.nodes if r.granularity in active]
     indexes: dict[str, NodeIndex] = {}
-    active = ("thread",) if granularity == "thread" else ("thread", "message")
-    graph.meta["content_properties"] = {
-        r.type: [p for p, a in r.properties.items() if a.column in content] for r in spec.nodes}
-    node_rules = [r if include_content else r.model_copy(update={
-        "properties": _without_content(r.properties, content)})
-        for r in spec.nodes if r.granularity in active]
+    by_columns = shortcuts.group_by_key_columns
     with _pool() as pool:
         for rule, (table, index) in zip(node_rules, pool.map(
-                lambda r: _project_nodes(r, rows), node_rules), strict=True):
+                lambda r: _project_nodes(r, rows, by_columns), node_rules), strict=True):
             graph.nodes[rule.type] = table
             indexes[rule.type] = index
-    dropped: dict[str, dict[str, int]] = {}
     by_type: dict[str, list[EdgeRule]] = {}
     for e in spec.edges:
         if e.granularity in active and e.from_.type in indexes and e.to.type in indexes:
-            if not include_content:
-                e = e.model_copy(update={"properties": _without_content(e.properties, content)})
-            by_type.setdefault(e.type, []).append(e)
+            by_type.setdefault(e.type, []).append(without_content(e))
+    dropped: dict[str, dict[str, int]] = {}
     with _pool() as pool:
         for etype, (etable, edrop) in zip(by_type, pool.map(
-                lambda rs: project_edges(rs, rows, indexes), by_type.values()), strict=True):
+                lambda rs: project_edges(rs, rows, indexes, by_columns=by_columns),
+                by_type.values()), strict=True):
             graph.edges[etype], dropped[etype] = etable, edrop
-    graph.meta["indexes"] = {r.type: list(r.index) for r in spec.nodes if r.type in graph.nodes}
-    return Projection(graph, read, used_rows, duplicates, rejects, dropped)
+    return dropped

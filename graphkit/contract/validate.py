@@ -1,20 +1,26 @@
 """Check a source's Arrow schema against a contract and bring its columns to
-the contract's types.
+the contract's types; join the sources' pieces into the one table the
+projection reads.
 
 Runs per source file before any row is projected, so a wrong type is reported
-with the file, the column and the contract line that asked for it.
+with the file, the column and the contract line that asked for it. The sources
+layer never sees the contract: :func:`read_spec` tells it what to read, and
+:func:`conform_sources` shapes what it read.
 """
 
 from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.loader import LoadedContract
-from graphkit.core.errors import SourceError
+from graphkit.core.errors import SourceError, first_line
+from graphkit.core.schema import json_as_text, tag_rows
+from graphkit.sources.read import ReadSpec, SourceRows, since_filter
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 # Text columns read dictionary-encoded (Parquet stores ids and names that way)
@@ -115,7 +121,7 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
                     arr = arr.cast(target)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     raise SourceError(
-                        f"column {name!r} cannot be read as {col.type}: {_first_line(exc)}",
+                        f"column {name!r} cannot be read as {col.type}: {first_line(exc)}",
                         path=source, column=name,
                         hint="fix the values or the column type",
                     ) from None
@@ -159,5 +165,71 @@ def has_unique_dictionary(f: pa.Field) -> bool:
     return bool(f.metadata) and f.metadata.get(UNIQUE_DICTIONARY) == b"1"
 
 
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+def read_spec(contract: LoadedContract, include_content: bool = False) -> ReadSpec:
+    """What the sources must read for ``contract``: its input columns, of which the
+    text and JSON ones may come dictionary-encoded."""
+    return ReadSpec(
+        columns=tuple(contract.spec.input),
+        text_columns=tuple(n for n, c in contract.spec.input.items()
+                           if c.type in ("string", "json")),
+        include_content=include_content)
+
+
+def conform_table(contract: LoadedContract, table: pa.Table, label: str) -> pa.Table:
+    """One table in the contract's input columns and types, with the row-locator
+    columns (``label`` and 1-based row numbers): what the projection reads."""
+    return tag_rows(conform(contract, table, label), label)
+
+
+def conform_sources(contract: LoadedContract, rows: SourceRows, *,
+                    since: datetime | None = None) -> pa.Table:
+    """The pieces of ``rows`` conformed to ``contract``, tagged and joined into one table
+    (rows at or after ``since`` only). Takes the pieces out of ``rows`` so their memory
+    goes once they are joined."""
+    pieces, rows.pieces = rows.pieces, []
+    tables = [conform_table(contract, table, label) for label, table in pieces]
+    if not tables:
+        raise SourceError("no sources given", hint="name at least one file or folder")
+    tables = _unify_text(_unify_json(tables, contract))
+    combined = combine_dictionaries(pa.concat_tables(tables, promote_options="permissive"))
+    return since_filter(combined, since)
+
+
+def _unify_json(tables: list[pa.Table], contract: LoadedContract) -> list[pa.Table]:
+    """Make JSON columns one type across tables: text, unless all are structs."""
+    json_cols = [n for n, c in contract.spec.input.items() if c.type == "json"]
+    out = tables
+    for name in json_cols:
+        types = {t.schema.field(name).type for t in out}
+        if len(types) <= 1 or not any(pa.types.is_struct(t) for t in types):
+            continue
+        fixed = []
+        for t in out:
+            col = t.column(name)
+            if not (pa.types.is_string(col.type) or pa.types.is_dictionary(col.type)):
+                arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+                t = t.set_column(t.schema.get_field_index(name), name,
+                                 json_as_text(arr) if not pa.types.is_null(arr.type)
+                                 else pa.nulls(len(arr), pa.string()))
+            fixed.append(t)
+        out = fixed
+    return out
+
+
+def _unify_text(tables: list[pa.Table]) -> list[pa.Table]:
+    """Where one source has a text column dictionary-encoded (Parquet) and another
+    plain (JSON Lines, transcripts, a column it lacks), encode the plain ones so
+    the tables concatenate; the projection would encode them anyway."""
+    if len(tables) < 2:
+        return tables
+    out = list(tables)
+    for name in out[0].column_names:
+        types = {t.schema.field(name).type for t in out}
+        if TEXT_DICT not in types or len(types) == 1:
+            continue
+        for i, t in enumerate(out):
+            col = t.column(name)
+            if col.type != TEXT_DICT:
+                out[i] = t.set_column(t.schema.get_field_index(name), name,
+                                      col.cast(TEXT_DICT))
+    return out

@@ -59,3 +59,17 @@ class StoreError(GraphkitError):
 
 class QueryError(GraphkitError):
     """A lineage/tree query names an unknown or ambiguous id."""
+
+
+def first_line(exc: BaseException, max_chars: int | None = None) -> str:
+    """The first line of an exception's text (its type name if it has none),
+    cut to ``max_chars``: what a one-line user message quotes of a library error.
+
+    >>> first_line(ValueError("bad value\\n  at column 3"))
+    'bad value'
+    >>> first_line(KeyError())
+    'KeyError'
+    """
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line if max_chars is None else line[:max_chars]

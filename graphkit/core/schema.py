@@ -6,6 +6,9 @@ shape, so one contract builds the same graph from any of them.
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pyarrow as pa
 
 SCHEMA_VERSION = 7
@@ -93,4 +96,50 @@ MESSAGES_SCHEMA = pa.schema(
     ]
 )
 
-COLUMNS = tuple(MESSAGES_SCHEMA.names)
+
+# Row-locator columns: every row read from a source carries the source it came
+# from and its 1-based row number there, so a reject or an error can point at
+# it. The projection drops them from the graph.
+FILE_COL = "__file"
+ROW_COL = "__row"
+
+
+def arange(start: int, stop: int) -> pa.Array:
+    """``start, start + 1, ..., stop - 1`` as an int64 array, without a Python list.
+
+    >>> arange(1, 4).to_pylist()
+    [1, 2, 3]
+    """
+    return pa.array(np.arange(start, stop, dtype=np.int64))
+
+
+def tag_rows(table: pa.Table, label: str) -> pa.Table:
+    """``table`` with the row-locator columns: ``FILE_COL`` = ``label`` and ``ROW_COL`` = 1..n.
+
+    >>> t = tag_rows(pa.table({"a": ["x", "y"]}), "rows.parquet")
+    >>> t.column(FILE_COL).to_pylist(), t.column(ROW_COL).to_pylist()
+    (['rows.parquet', 'rows.parquet'], [1, 2])
+    """
+    n = table.num_rows
+    # One dictionary entry for the whole source: no string per row.
+    files = pa.DictionaryArray.from_arrays(pa.repeat(pa.scalar(0, pa.int32()), n),
+                                           pa.array([label]))
+    return table.append_column(FILE_COL, files).append_column(ROW_COL, arange(1, n + 1))
+
+
+def json_as_text(arr: pa.Array) -> pa.Array:
+    """A JSON column as JSON text: structs and lists (JSON Lines sources infer nested
+    objects as structs) become sorted-key JSON documents, other types are cast.
+
+    >>> json_as_text(pa.array([{"b": 1, "a": None}, None])).to_pylist()
+    ['{"a": null, "b": 1}', None]
+    """
+    if pa.types.is_string(arr.type):
+        return arr
+    if pa.types.is_struct(arr.type) or pa.types.is_list(arr.type):
+        return pa.array(
+            [None if v is None else json.dumps(v, sort_keys=True, default=str)
+             for v in arr.to_pylist()],
+            pa.string(),
+        )
+    return arr.cast(pa.string())

@@ -175,7 +175,8 @@ def _data_files(table_dir: Path) -> list[str]:
         )
     except ImportError as exc:
         raise SourceError("reading Iceberg manifests needs pyiceberg", path=str(table_dir),
-                          hint="pip install 'graphkit[iceberg]'") from exc
+                          hint="pyiceberg is a graphkit dependency: reinstall graphkit "
+                               "(pip install graphkit)") from exc
 
     class _MappedIO(PyArrowFileIO):
         def new_input(self, location: str) -> Any:

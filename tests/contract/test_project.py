@@ -12,13 +12,13 @@ from graphkit.contract.loader import load_contract
 from graphkit.contract.project import Projection, project
 from graphkit.contract.validate import conform
 from graphkit.core.ids import node_id
-from graphkit.sources.rows import _tag
+from graphkit.core.schema import tag_rows
 from tests.builders import CLAUDE, CODEX_CHILD, CODEX_ROOT, identity_cases, row, spawned, table
 
 
 def run(rows: list[dict[str, Any]], **kw: Any) -> Projection:
     c = load_contract()
-    return project(c, _tag(conform(c, table(rows), "<test>"), "<test>"), **kw)
+    return project(c, tag_rows(conform(c, table(rows), "<test>"), "<test>"), **kw)
 
 
 def nodes(p: Projection, t: str) -> dict[str, dict[str, Any]]:
@@ -159,7 +159,7 @@ def test_struct_attributes_from_json_lines_work_too() -> None:
     child = child.append_column("attributes", sub.column("attributes"))
     parent = rows.append_column("attributes", pa.nulls(1, sub.column("attributes").type))
     both = pa.concat_tables([parent, child])
-    p = project(c, _tag(conform(c, both, "<t>"), "<t>"))
+    p = project(c, tag_rows(conform(c, both, "<t>"), "<t>"))
     assert edges(p, "PARENT_THREAD") == {(thread("s", "ag"), thread("s"))}
 
 
@@ -168,12 +168,12 @@ def test_rows_without_part_id_or_time_still_build() -> None:
     t = table([row("s", message_id="m1"), row("s", message_id="m2"),
                row("s", agent_id="ag", message_id="m3")])
     t = t.drop_columns(["part_id", "message_created_at"])
-    p = project(c, _tag(conform(c, t, "<t>"), "<t>"))
+    p = project(c, tag_rows(conform(c, t, "<t>"), "<t>"))
     assert p.duplicates == 0 and p.rows_used == 3
     assert p.graph.node_counts()["Thread"] == 2
     t2 = table([row("s", message_id="m1", part_id=None), row("s", message_id="m2", part_id=None),
                 row("s", message_id="m3", part_id="p"), row("s", message_id="m3", part_id="p")])
-    p2 = project(c, _tag(conform(c, t2, "<t>"), "<t>"))
+    p2 = project(c, tag_rows(conform(c, t2, "<t>"), "<t>"))
     assert (p2.rows_used, p2.duplicates) == (3, 1)
 
 

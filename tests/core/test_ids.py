@@ -1,8 +1,18 @@
 import uuid
 
+import pyarrow as pa
 import pytest
 
-from graphkit.core.ids import NODE_ID_RECIPE, bernstein_session_id, node_id, node_ids
+from graphkit.core.ids import (
+    NODE_ID_RECIPE,
+    bernstein_session_id,
+    hash_key_texts,
+    key_text,
+    key_texts,
+    node_id,
+    node_ids,
+    parts_split_back,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,3 +58,66 @@ def test_projection_ids_match_recipe() -> None:
         assert s["id"] == node_id("Session", [s["session_id"]])
     for t in g.nodes["Thread"].table.to_pylist():
         assert t["id"] == node_id("Thread", [t["thread_scope"], t["agent_id"]])
+
+
+# -- the recipe's two forms agree ------------------------------------------------
+
+ODD_KEYS = [
+    ["s-1"], ["s-1", None], ["s-1", ""], ["", None], [None, None],
+    ["x\x1fy", "z"], ["x", "y\x1fz"], ["\x00", "q"], [None, "q"], ["a\x00", "b"],
+    ["ünï", "コード"], ["42", "7"],
+]
+
+
+def test_key_texts_match_key_text_per_row() -> None:
+    width = 2
+    keys = [k + [None] * (width - len(k)) for k in ODD_KEYS]
+    cols = [pa.array([k[i] for k in keys], pa.string()) for i in range(width)]
+    assert key_texts(cols, len(keys)).to_pylist() == [key_text(k) for k in keys]
+
+
+def test_key_texts_of_a_part_that_is_always_null() -> None:
+    col = pa.chunked_array([pa.array(["a"]), pa.array(["b"])])
+    assert key_texts([col, None], 2).to_pylist() == [key_text(["a", None]),
+                                                     key_text(["b", None])]
+
+
+def test_key_texts_of_non_text_parts_use_their_text() -> None:
+    assert key_texts([pa.array([7, None])], 2).to_pylist() == [key_text([7]), key_text([None])]
+
+
+def test_arrow_ids_match_scalar_ids() -> None:
+    for node_type in ("Thread", "Session"):
+        texts = pa.array([key_text(k) for k in ODD_KEYS])
+        assert hash_key_texts(node_type, texts).to_pylist() == node_ids(node_type, ODD_KEYS)
+
+
+def test_arrow_ids_of_no_keys() -> None:
+    assert hash_key_texts("Thread", pa.array([], pa.string())).to_pylist() == []
+
+
+def test_an_empty_key_has_no_id() -> None:
+    with pytest.raises(ValueError, match="at least one part"):
+        node_id("Thread", [])
+
+
+def test_values_holding_the_separator_or_null_marker_share_key_texts() -> None:
+    # Why the projection checks before grouping by key columns.
+    assert key_text(["x\x1fy", "z"]) == key_text(["x", "y\x1fz"])
+    assert key_text(["\x00"]) == key_text([None])
+    assert node_id("K", ["x\x1fy", "z"]) == node_id("K", ["x", "y\x1fz"])
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (pa.array(["a", "b", None]), True),
+        (pa.array(["a", "b\x1fc"]), False),
+        (pa.array(["a", "\x00"]), False),
+        (pa.array(["a\x00"]), True),  # a null marker inside a value is still told apart
+        (pa.array([], pa.string()), True),
+        (pa.array([1, 2]), False),  # not text: not known
+    ],
+)
+def test_parts_split_back(values: pa.Array, expected: bool) -> None:
+    assert parts_split_back(values) is expected

@@ -125,10 +125,10 @@ def test_lineage_matches_truth_on_generated_data(seed: int) -> None:
     from graphkit.contract.loader import load_contract
     from graphkit.contract.project import project
     from graphkit.contract.validate import conform
-    from graphkit.sources.rows import _tag
+    from graphkit.core.schema import tag_rows
 
     c = load_contract()
-    s.load(project(c, _tag(conform(c, rows, "gen"), "gen")).graph)
+    s.load(project(c, tag_rows(conform(c, rows, "gen"), "gen")).graph)
     assert max(len(truth.ancestors(t)) for t in truth.parent) == 4
     ids = list(truth.parent)
     random.Random(seed).shuffle(ids)
@@ -149,14 +149,14 @@ def test_snapshot_reader_answers_exactly_like_networkx(tmp_path) -> None:  # typ
     from graphkit.contract.loader import load_contract
     from graphkit.contract.project import project
     from graphkit.contract.validate import conform
+    from graphkit.core.schema import tag_rows
     from graphkit.queries.lineage import lineage_many
     from graphkit.snapshot import write_snapshot
     from graphkit.snapshot.reader import SnapshotReader
-    from graphkit.sources.rows import _tag
 
     rows, truth = generate(40, seed=5, max_depth=4)
     c = load_contract()
-    graph = project(c, _tag(conform(c, rows, "gen"), "gen")).graph
+    graph = project(c, tag_rows(conform(c, rows, "gen"), "gen")).graph
     nx_store = NetworkXStore()
     nx_store.load(graph)
     write_snapshot(graph, tmp_path / "snap")

@@ -93,11 +93,11 @@ def test_content_is_left_out_unless_asked(tmp_path: Path) -> None:
     from graphkit.contract.loader import load_contract
     from graphkit.contract.project import project
     from graphkit.contract.validate import conform
-    from graphkit.sources.rows import _tag
+    from graphkit.core.schema import tag_rows
     from tests.builders import table
 
     c = load_contract()
-    rows = _tag(conform(c, table([row("s", message_id="m", content_text="secret words")]),
+    rows = tag_rows(conform(c, table([row("s", message_id="m", content_text="secret words")]),
                         "t"), "t")
     with_text = project(c, rows, granularity="message", include_content=True).graph
     write_snapshot(with_text, tmp_path / "plain")

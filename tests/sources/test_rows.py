@@ -11,9 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphkit.contract.loader import load_contract
+from graphkit.contract.validate import conform_sources, read_spec
 from graphkit.core.errors import SourceError
 from graphkit.pipeline import build
-from graphkit.sources.rows import read_sources
+from graphkit.sources.read import read_sources
 from tests.builders import identity_cases, table, write_parquet
 
 
@@ -55,8 +56,12 @@ def test_hive_partitioned_folder_and_many_sources(tmp_path: Path, sample_rows: P
 
 def test_reads_only_the_columns_the_contract_needs(tmp_path: Path) -> None:
     path = write_parquet(identity_cases()[:2], tmp_path / "r.parquet")
-    got = read_sources([path], load_contract(), fingerprints=False).table
-    # Content is not read from disk: the column is there only as typed nulls.
+    c = load_contract()
+    read = read_sources([path], read_spec(c), fingerprints=False)
+    # The sources layer reads no content column at all ...
+    assert all("content_text" not in t.column_names for _, t in read.pieces)
+    got = conform_sources(c, read)
+    # ... and the contract layer makes it typed nulls.
     assert got.column("content_text").null_count == got.num_rows
     assert "raw_frame" not in got.column_names
     assert set(got.column_names) <= set(load_contract().spec.input) | {"__file", "__row"}

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from graphkit.core.errors import StoreError
+from graphkit.core.errors import StoreError, first_line
 from graphkit.core.graph import (
     EDGE_SOURCE,
     EDGE_TARGET,
@@ -343,6 +343,14 @@ class Neo4jStore:
             for r in self._read(cypher.sessions(self.vocabulary))
         ]
 
+    def node_properties(self, label: str, key: str,
+                        values: Sequence[str]) -> list[dict[str, Any]]:
+        """All properties of the ``label`` nodes whose ``key`` is one of ``values``
+        (times as ISO text, as the other stores give them)."""
+        rows = self._read(cypher.node_properties(label, key), values=list(values))
+        return [{k: _iso(v) if hasattr(v, "to_native") else v for k, v in r["p"].items()}
+                for r in rows]
+
     # --- driver plumbing ----------------------------------------------------
 
     def _write_batches(self, query: str, batches: Iterator[dict[str, list[Any]]]) -> int:
@@ -395,7 +403,7 @@ class Neo4jStore:
             ) from None
         except (ServiceUnavailable, SessionExpired) as exc:
             raise StoreError(
-                f"cannot reach Neo4j at {where} ({_first_line(exc)})",
+                f"cannot reach Neo4j at {where} ({first_line(exc, 300)})",
                 hint="is the server running? set NEO4J_URI, or start one: graphkit neo4j-server",
             ) from None
         except Neo4jError as exc:
@@ -405,11 +413,11 @@ class Neo4jStore:
                     f"Neo4j at {where} has no database {self.config.database!r}",
                     hint="check NEO4J_DATABASE (Community has one user database, 'neo4j')",
                 ) from None
-            raise StoreError(f"Neo4j at {where} failed: {code}: {_first_line(exc)}") from None
+            raise StoreError(f"Neo4j at {where} failed: {code}: {first_line(exc, 300)}") from None
         except (ConfigurationError, ValueError) as exc:
-            raise StoreError(f"bad Neo4j settings for {where}: {_first_line(exc)}") from None
+            raise StoreError(f"bad Neo4j settings for {where}: {first_line(exc, 300)}") from None
         except DriverError as exc:
-            raise StoreError(f"Neo4j driver error for {where}: {_first_line(exc)}") from None
+            raise StoreError(f"Neo4j driver error for {where}: {first_line(exc, 300)}") from None
 
     # --- reading a whole graph back (graphkit snapshot --neo4j) --------------
 
@@ -569,11 +577,6 @@ def _iso(value: Any) -> str | None:
     if isinstance(value, date):
         return value.isoformat()
     return str(value)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:300]
 
 
 # --- reading back -------------------------------------------------------------

@@ -18,10 +18,10 @@ from graphkit.contract.project import project
 from graphkit.contract.validate import conform
 from graphkit.core.errors import QueryError
 from graphkit.core.graph import GraphTables
+from graphkit.core.schema import tag_rows
 from graphkit.queries.lineage import lineage, session_tree, sessions
 from graphkit.snapshot import write_snapshot
 from graphkit.snapshot.reader import SnapshotReader
-from graphkit.sources.rows import _tag
 from graphkit.stores.base import LineageReader
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.stores.networkx_store import NetworkXStore
@@ -33,7 +33,7 @@ STORES = ["networkx", "snapshot", "neo4j"]
 
 def _graph(rows: Any) -> GraphTables:
     c = load_contract()
-    return project(c, _tag(conform(c, rows, "t"), "t")).graph
+    return project(c, tag_rows(conform(c, rows, "t"), "t")).graph
 
 
 @pytest.fixture(scope="module")

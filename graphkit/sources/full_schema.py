@@ -1,6 +1,6 @@
 """Every source as full ``ai_gateway_messages`` rows (``graphkit rows``).
 
-Where :func:`graphkit.sources.rows.read_sources` reads only what a contract
+Where :func:`graphkit.sources.read.read_sources` reads only what a contract
 needs, this reads the whole schema, so the rows graphkit projects from
 transcripts can be written out and used elsewhere (or built again later).
 """
@@ -8,24 +8,18 @@ transcripts can be written out and used elsewhere (or built again later).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
-from graphkit.core.errors import SourceError
+from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
-from graphkit.sources.rows import (
-    SourceRows,
-    _first_line,
-    _read_error,
-    _row_files,
-    file_format,
-    gather_sources,
-    since_filter,
-)
+from graphkit.sources.read import SourceRows, gather_sources, since_filter
+from graphkit.sources.row_files import read_whole_files
 
 # Output schema: the table's types, every column nullable, so a row a source
 # got wrong (say, no session) is written as it is rather than refused here.
@@ -46,23 +40,22 @@ def _to_schema(table: pa.Table, source: str) -> pa.Table:
                 col = col.cast(f.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise SourceError(f"column {f.name!r} cannot be read as {f.type}: "
-                                  f"{_first_line(exc)}", path=source, column=f.name) from None
+                                  f"{first_line(exc)}", path=source, column=f.name) from None
         arrays.append(col)
     return pa.Table.from_arrays(arrays, schema=OUT_SCHEMA)
 
 
-def _row_file_table(path: Path) -> list[tuple[str, pa.Table]]:
-    files = [path] if path.is_file() else [f for fs in _row_files(path).values() for f in fs]
-    out = []
-    for f in files:
-        fmt = file_format(f)
-        try:
-            out.append((str(f), ds.dataset(str(f), format=fmt).to_table()))
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise _read_error(f, fmt, exc) from None
-    if not out:
-        raise SourceError("no rows found", path=str(path))
-    return out
+@dataclass
+class MessageRows:
+    """Full-schema rows of all sources, and the account of reading them."""
+
+    table: pa.Table
+    account: SourceRows
+
+    @property
+    def skipped(self) -> list[dict[str, Any]]:
+        """Every line (or whole file, line 0) that gave no rows: ``{"path", "line", "reason"}``."""
+        return self.account.skipped
 
 
 def read_message_rows(
@@ -72,14 +65,15 @@ def read_message_rows(
     since: datetime | None = None,
     cache_dir: Path | None = None,
     include_content: bool = False,
-) -> SourceRows:
+) -> MessageRows:
     """All rows of all sources in the ``ai_gateway_messages`` schema.
 
     Content columns are written as nulls unless ``include_content`` is set.
     """
-    result = SourceRows(table=pa.table({}))
-    pieces = gather_sources(paths, result, read_rows=_row_file_table, iceberg_columns=None,
-                            strict=strict, since=since, cache_dir=cache_dir)
+    read = SourceRows()
+    gather_sources(paths, read, read_rows=read_whole_files, iceberg_columns=None,
+                   strict=strict, since=since, cache_dir=cache_dir)
+    pieces, read.pieces = read.pieces, []
     if not pieces:
         raise SourceError("no sources given", hint="name at least one file or folder")
     table = since_filter(pa.concat_tables([_to_schema(t, label) for label, t in pieces]), since)
@@ -88,5 +82,4 @@ def read_message_rows(
             i = table.schema.get_field_index(name)
             table = table.set_column(i, OUT_SCHEMA.field(name),
                                      pa.nulls(table.num_rows, OUT_SCHEMA.field(name).type))
-    result.table = table
-    return result
+    return MessageRows(table, read)

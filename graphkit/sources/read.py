@@ -1,0 +1,184 @@
+"""Read any mix of sources by their kind: the one entry point, :func:`read_sources`.
+
+A source is a row file or folder (:mod:`.row_files`), a HypAware Iceberg cache
+(:mod:`.iceberg`) or Claude Code / Codex transcripts (:mod:`.transcripts`). Each comes
+back as raw *pieces* (a label and an Arrow table, in the source's own types), plus the
+account of the reading: skipped lines, input fingerprints, notes. Shaping the pieces to a
+contract and joining them is the contract layer's job
+(:func:`graphkit.contract.validate.conform_sources`): sources know nothing of contracts,
+only the :class:`ReadSpec` they are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphkit.core.errors import SourceError
+from graphkit.core.schema import CONTENT_COLUMNS
+from graphkit.sources.row_files import Piece, fingerprint, read_row_files, row_files
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    """What to read from each source.
+
+    ``columns``: the columns wanted (others are left on disk where the format allows).
+    ``text_columns``: those of them holding text (plain or JSON): read from Parquet
+    dictionary-encoded, as Parquet stores ids and names, unless they hold content.
+    ``include_content``: read the content columns (``CONTENT_COLUMNS``) too; they are the
+    bulk of the bytes, so by default they stay on disk.
+
+    >>> spec = ReadSpec(("session_id", "content_text"), text_columns=("session_id",))
+    >>> sorted(spec.wanted()), spec.dictionary_columns()
+    (['session_id'], ['session_id'])
+    """
+
+    columns: tuple[str, ...]
+    text_columns: tuple[str, ...] = ()
+    include_content: bool = False
+
+    def wanted(self) -> set[str]:
+        """The columns to read."""
+        cols = set(self.columns)
+        return cols if self.include_content else cols - set(CONTENT_COLUMNS)
+
+    def dictionary_columns(self) -> list[str]:
+        """Text columns to read dictionary-encoded: ids and names repeat across rows, so
+        reading Parquet's dictionary and int32 indices skips building a string per row.
+        Content is mostly distinct, so it stays plain."""
+        return sorted(n for n in self.text_columns if n not in CONTENT_COLUMNS)
+
+
+@dataclass
+class SourceRows:
+    """What reading the sources gave: raw pieces, and the account of the reading.
+
+    ``pieces``: ``(label, table)`` per row file, Iceberg cache and transcript set, in the
+    order read; each table in its source's own types.
+    ``skipped``: every line (or, with ``line`` 0, whole file) that gave no rows, as
+    ``{"path", "line", "reason"}``.
+    ``fingerprints``: size, mtime and SHA-256 of each input file.
+    ``notes``: one-line remarks for the summary.
+    """
+
+    pieces: list[Piece] = field(default_factory=list)
+    fingerprints: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_sources(
+    paths: Sequence[Path],
+    spec: ReadSpec,
+    *,
+    strict: bool = False,
+    since: datetime | None = None,
+    cache_dir: Path | None = None,
+    progress: Progress | None = None,
+    fingerprints: bool = True,
+) -> SourceRows:
+    """Read every source into pieces holding the columns ``spec`` asks for.
+
+    ``strict`` fails on the first skipped transcript line; ``since`` lets transcripts
+    skip older rows early (the caller still filters all rows); ``cache_dir`` holds the
+    incremental transcript index; ``fingerprints`` hashes each input file.
+    """
+    result = SourceRows()
+    wanted = spec.wanted()
+    dictionary = spec.dictionary_columns()
+    gather_sources(
+        paths, result,
+        read_rows=lambda path: read_row_files(path, wanted, dictionary),
+        iceberg_columns=sorted(wanted),
+        strict=strict, since=since, cache_dir=cache_dir, progress=progress,
+        fingerprints=fingerprints)
+    return result
+
+
+def since_filter(table: pa.Table, since: datetime | None) -> pa.Table:
+    """Rows of ``table`` at or after ``since`` (all rows if ``since`` is None)."""
+    if since is None or "message_created_at" not in table.column_names:
+        return table
+    bound = pa.scalar(since, pa.timestamp("us", tz="UTC"))
+    return table.filter(
+        pc.fill_null(pc.greater_equal(table.column("message_created_at"), bound), False))
+
+
+def gather_sources(
+    paths: Sequence[Path],
+    result: SourceRows,
+    *,
+    read_rows: Callable[[Path], list[Piece]],
+    iceberg_columns: Sequence[str] | None,
+    strict: bool = False,
+    since: datetime | None = None,
+    cache_dir: Path | None = None,
+    progress: Progress | None = None,
+    fingerprints: bool = False,
+) -> None:
+    """Read each source by its kind into ``result.pieces``.
+
+    Row files go through ``read_rows``; Iceberg caches are read with
+    ``iceberg_columns`` (None: all); all transcripts are read together (their
+    cross-file links need it), their skipped lines, fingerprints and a note landing in
+    ``result``.
+    """
+    say = progress or (lambda _msg: None)
+    transcript_paths: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.exists():
+            raise SourceError("no such file or folder", path=str(path),
+                              hint="check the path")
+        kind = source_kind(path)
+        say(f"reading {path} ({kind})")
+        if kind == "iceberg":
+            from graphkit.sources.iceberg import read_iceberg
+
+            result.pieces.append((str(path), read_iceberg(path, columns=iceberg_columns)))
+        elif kind in ("claude", "codex"):
+            transcript_paths.append(path)
+        else:
+            result.pieces.extend(read_rows(path))
+        if fingerprints and kind == "rows":
+            files = [path] if path.is_file() else [
+                f for fs in row_files(path).values() for f in fs]
+            result.fingerprints.extend(fingerprint(f) for f in files)
+    if transcript_paths:
+        _read_transcripts(transcript_paths, result, strict=strict, since=since,
+                          cache_dir=cache_dir)
+
+
+def _read_transcripts(paths: list[Path], result: SourceRows, *, strict: bool,
+                      since: datetime | None, cache_dir: Path | None) -> None:
+    from graphkit.sources.transcripts import read_transcripts
+
+    tr = read_transcripts(paths, strict=strict, since=since, cache_dir=cache_dir)
+    result.skipped.extend(
+        {"path": s.path, "line": s.line, "reason": s.reason} for s in tr.skipped)
+    result.fingerprints.extend(tr.fingerprints)
+    result.notes.append(
+        f"transcripts: {tr.files_read} file(s) parsed, {tr.files_reused} reused from the "
+        f"index, {len(tr.skipped)} line(s) skipped")
+    result.pieces.append((",".join(str(p) for p in paths), tr.table))
+
+
+def source_kind(path: Path) -> str:
+    """``iceberg``, ``claude``, ``codex`` or ``rows``."""
+    # Imported here: plain row files never need the transcript/Iceberg readers.
+    from graphkit.sources.iceberg import is_iceberg_source
+    from graphkit.sources.transcripts import transcript_kind
+
+    if is_iceberg_source(path):
+        return "iceberg"
+    kind = transcript_kind(path)
+    return kind or "rows"

@@ -1,0 +1,107 @@
+"""Every shortcut of the projection gives the same tables as the plain way,
+wherever both apply (``graphkit.contract.project.Shortcuts``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from graphkit.contract.loader import load_contract
+from graphkit.contract.project import Shortcuts
+from tests.builders import row, spawned, table
+from tests.contract.builders import (
+    ALL_SHORTCUTS,
+    assert_same,
+    contract_from,
+    dictionary_coded,
+    run,
+    session_rows,
+)
+
+PLAIN = Shortcuts(overlap_json=False, dedupe_on_dictionary=False, group_by_key_columns=False)
+
+
+@pytest.mark.parametrize("granularity", ["thread", "message"])
+@pytest.mark.parametrize("coded", [False, True], ids=["plain-text", "dictionary-text"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_default_contract_same_tables_every_way(granularity: str, coded: bool,
+                                                seed: int) -> None:
+    c = load_contract()
+    rows = table(session_rows(seed))
+    if coded:
+        rows = dictionary_coded(rows)
+    base = run(c, rows, granularity=granularity)
+    assert base.rows_rejected == 2 and base.duplicates > 0
+    assert base.graph.edges["PARENT_THREAD"].table.num_rows > 0
+    for shortcuts in ALL_SHORTCUTS[1:]:
+        assert_same(base, run(c, rows, granularity=granularity, shortcuts=shortcuts))
+
+
+def test_dedupe_keeps_every_row_without_a_key(tmp_path: Path) -> None:
+    c = load_contract()
+    rows = [row("s", message_id="m1", part_id="p"), row("s", message_id="m2", part_id="p"),
+            row("s", message_id="m3", part_id=None), row("s", message_id="m4", part_id=None)]
+    for coded in (False, True):
+        t = dictionary_coded(table(rows)) if coded else table(rows)
+        fast, plain = run(c, t), run(c, t, shortcuts=PLAIN)
+        assert_same(fast, plain)
+        assert (fast.rows_used, fast.duplicates) == (3, 1)
+
+
+# A reject rule that reads a JSON-derived column: rejects, dedupe and order
+# must wait for the JSON paths ("late"), however the shortcuts are set.
+LATE = """\
+contract: late-reject
+version: 1
+input:
+  session_id: {type: string}
+  message_id: {type: string}
+  part_id: {type: string}
+  attributes: {type: json}
+  message_created_at: {type: timestamp}
+derive:
+  spawned_by: {json: attributes, path: [claude, spawned_by_tool_use_id]}
+reject:
+  - when: {equals: {spawned_by: forbidden}}
+    column: attributes
+    reason: spawned by a forbidden call
+  - when: {is_null: [session_id]}
+    reason: no session
+dedupe: part_id
+order_by: [message_created_at, part_id]
+nodes:
+  - type: Session
+    key: [session_id]
+    properties:
+      parts: {count: "*"}
+      first_spawn: {first: spawned_by}
+"""
+
+
+def test_late_reject_on_a_json_derived_column(tmp_path: Path) -> None:
+    c = contract_from(tmp_path, LATE)
+    rows = table([row("s1", message_id="a", attributes=spawned("ok")),
+                  row("s1", message_id="b", attributes=spawned("forbidden")),
+                  row(None, message_id="c", attributes=spawned("forbidden")),
+                  row(None, message_id="d"),
+                  row("s2", message_id="e", part_id="dup"),
+                  row("s2", message_id="f", part_id="dup")])
+    base = run(c, rows)
+    assert [(r["message_id"], r["__reason"]) for r in base.rejects.to_pylist()] == [
+        ("b", "spawned by a forbidden call"), ("c", "spawned by a forbidden call"),
+        ("d", "no session")]
+    assert (base.rows_used, base.duplicates) == (2, 1)
+    sessions = {r["session_id"]: r for r in base.graph.nodes["Session"].table.to_pylist()}
+    assert sessions["s1"]["parts"] == 1 and sessions["s1"]["first_spawn"] == "ok"
+    for shortcuts in ALL_SHORTCUTS[1:]:
+        assert_same(base, run(c, rows, shortcuts=shortcuts))
+
+
+def test_rejects_are_the_same_from_plain_and_dictionary_text() -> None:
+    c = load_contract()
+    rows = table(session_rows(5))
+    a, b = run(c, rows), run(c, dictionary_coded(rows))
+    assert a.rejects.equals(b.rejects)
+    assert all(not pa.types.is_dictionary(f.type) for f in a.rejects.schema)
