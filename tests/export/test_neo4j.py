@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from graphkit.cli import cli
 from graphkit.core.errors import QueryError
-from graphkit.core.graph import GraphTables
+from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
 from graphkit.export import export_graph
 from graphkit.export.from_neo4j import read_neo4j_graph
 from graphkit.queries.lineage import lineage, session_tree, sessions
@@ -112,6 +112,7 @@ def merged(config: Neo4jConfig) -> tuple[GraphTables, dict[str, Any], GraphTable
 
 
 def _empty_strings_absent(g: GraphTables) -> GraphTables:
+    """A copy of ``g`` with every empty string null (``g`` is shared: not changed)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -122,11 +123,11 @@ def _empty_strings_absent(g: GraphTables) -> GraphTables:
                 table = table.set_column(i, f, pc.if_else(pc.equal(col, ""), None, col))
         return table
 
-    for nt in g.nodes.values():
-        object.__setattr__(nt, "table", fix(nt.table))
-    for et in g.edges.values():
-        object.__setattr__(et, "table", fix(et.table))
-    return g
+    out = GraphTables(g.contract_name, g.contract_version, g.id_recipe, g.granularity)
+    out.nodes = {t: NodeTable(t, nt.key, fix(nt.table)) for t, nt in g.nodes.items()}
+    out.edges = {t: EdgeTable(t, et.source_type, et.target_type, fix(et.table))
+                 for t, et in g.edges.items()}
+    return out
 
 
 @pytest.mark.parametrize("fmt", ["neo4j-csv", "neo4j-parquet"])
