@@ -168,6 +168,10 @@ def build_snapshot(
     if store == "neo4j" and neo4j is None:
         raise GraphkitError("--store neo4j needs a Neo4j connection",
                             hint="set NEO4J_URI (and NEO4J_USERNAME/NEO4J_PASSWORD)")
+    if snapshot_dir is not None:
+        from graphkit.snapshot.io import check_snapshot_target
+
+        check_snapshot_target(snapshot_dir)  # a file in the way fails now, not after the build
     say = progress or (lambda _msg: None)
     include_content = bool(build_options.get("include_content"))
     build_options.setdefault("cache_dir", default_cache_dir(snapshot_dir))
@@ -276,12 +280,12 @@ def check(sources: str | Path | Sequence[str | Path], *,
           contract: str | LoadedContract = DEFAULT_CONTRACT) -> tuple[int, list[Finding]]:
     """Identity checks of ``sources`` without building: the number of rows read
     and the findings (empty when all is well)."""
-    from graphkit.contract.checks import check_rows
+    from graphkit.contract.checks import check_rows, reading_findings
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    table = conform_sources(c, read_sources(as_paths(sources), read_spec(c),
-                                            fingerprints=False))
-    return table.num_rows, check_rows(c, table)
+    rows = read_sources(as_paths(sources), read_spec(c), fingerprints=False)
+    table = conform_sources(c, rows)
+    return table.num_rows, reading_findings(rows) + check_rows(c, table)
 
 
 def graph_from_records(
