@@ -520,17 +520,6 @@ class Neo4jStore:
             return StoreError(f"Neo4j driver error for {where}: {detail}")
         return None
 
-
-def driver_module() -> Any:
-    """The ``neo4j`` driver package, or a one-line :class:`StoreError` saying how
-    to install it (never an ImportError traceback)."""
-    try:
-        import neo4j
-    except ImportError as exc:
-        raise StoreError(f"the Neo4j driver cannot be imported ({first_line(exc, 300)})",
-                         hint=INSTALL_HINT) from None
-    return neo4j
-
     # --- reading a whole graph back (graphkit snapshot --neo4j) --------------
 
     def read_graph(self, labels: Sequence[str] | None = None,
@@ -608,6 +597,17 @@ def driver_module() -> Any:
         table = _property_table({EDGE_SOURCE: pa.array(src, pa.string()),
                                  EDGE_TARGET: pa.array(dst, pa.string())}, props)
         return EdgeTable(rel_type, source_type, target_type, table)
+
+
+def driver_module() -> Any:
+    """The ``neo4j`` driver package, or a one-line :class:`StoreError` saying how
+    to install it (never an ImportError traceback)."""
+    try:
+        import neo4j
+    except ImportError as exc:
+        raise StoreError(f"the Neo4j driver cannot be imported ({first_line(exc, 300)})",
+                         hint=INSTALL_HINT) from None
+    return neo4j
 
 
 # --- rows ---------------------------------------------------------------------
