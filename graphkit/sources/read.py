@@ -23,6 +23,8 @@ import pyarrow.compute as pc
 from graphkit.core.errors import SourceError
 from graphkit.core.schema import CONTENT_COLUMNS
 from graphkit.sources.row_files import Piece, fingerprint, read_row_files, row_files
+from graphkit.sources.touched import NEEDS as TOUCHED_NEEDS
+from graphkit.sources.touched import TOUCHED_FILES, with_touched_files
 
 Progress = Callable[[str], None]
 
@@ -47,9 +49,13 @@ class ReadSpec:
     include_content: bool = False
 
     def wanted(self) -> set[str]:
-        """The columns to read."""
+        """The columns to read (with ``touched_files``, also what computes it)."""
         cols = set(self.columns)
-        return cols if self.include_content else cols - set(CONTENT_COLUMNS)
+        if not self.include_content:
+            cols -= set(CONTENT_COLUMNS)
+        if TOUCHED_FILES in cols:
+            cols |= set(TOUCHED_NEEDS)
+        return cols
 
     def dictionary_columns(self) -> list[str]:
         """Text columns to read dictionary-encoded: ids and names repeat across rows, so
@@ -98,9 +104,14 @@ def read_sources(
     gather_sources(
         paths, result,
         read_rows=lambda path: read_row_files(path, wanted, dictionary),
-        iceberg_columns=sorted(wanted),
+        # An Iceberg table refuses columns outside its schema; touched_files is computed.
+        iceberg_columns=sorted(wanted - {TOUCHED_FILES}),
         strict=strict, since=since, cache_dir=cache_dir, progress=progress,
         fingerprints=fingerprints)
+    if TOUCHED_FILES in wanted:
+        keep = "tool_args" in (set(spec.columns) if spec.include_content else set())
+        result.pieces = [(label, with_touched_files(t, keep_args=keep))
+                         for label, t in result.pieces]
     return result
 
 
