@@ -8,6 +8,7 @@ twice leaves one node and one edge per id — a rerun converges.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import networkx as nx
@@ -29,6 +30,7 @@ from graphkit.stores.base import (
     LoadReport,
     SessionSummary,
     ThreadInfo,
+    plain,
     require_vocabulary,
 )
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
@@ -233,6 +235,47 @@ class NetworkXStore:
                 messages=int(a.get("messages") or 0),
                 first_seen=_iso(a.get("first_seen")), last_seen=_iso(a.get("last_seen"))))
         return out
+
+
+    # -- generic tables ------------------------------------------------------
+    def node_rows(self, node_type: str, columns: Sequence[str],
+                  where: tuple[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
+        """The nodes of one type with ``columns``, ordered by id (see
+        :meth:`graphkit.stores.base.LineageReader.node_rows`)."""
+        prop, wanted = (where[0], set(where[1])) if where is not None else ("", None)
+        out = []
+        for nid, a in self.graph.nodes(data=True):
+            if a.get(TYPE) != node_type:
+                continue
+            if wanted is not None and (nid if prop == NODE_ID else a.get(prop)) not in wanted:
+                continue
+            out.append({NODE_ID: nid, **{c: plain(a.get(c)) for c in columns}})
+        return sorted(out, key=lambda r: r[NODE_ID])
+
+    def edge_rows(self, edge_type: str, source_type: str, target_type: str,
+                  columns: Sequence[str], sources: Sequence[str] | None = None,
+                  targets: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The edges of one type with ``columns``, ordered by (source, target)."""
+        G = self.graph
+        if sources is None and targets is not None:
+            starts = list(dict.fromkeys(u for t in targets if t in G for u in G.pred[t]))
+        elif sources is not None:
+            starts = [n for n in dict.fromkeys(sources) if n in G]
+        else:
+            starts = [n for n, a in G.nodes(data=True) if a.get(TYPE) == source_type]
+        ends = set(targets) if targets is not None else None
+        out = []
+        for u in starts:
+            if G.nodes[u].get(TYPE) != source_type:
+                continue
+            for v, keys in G.succ[u].items():
+                attrs = keys.get(edge_type)
+                if attrs is None or G.nodes[v].get(TYPE) != target_type or (
+                        ends is not None and v not in ends):
+                    continue
+                out.append({EDGE_SOURCE: u, EDGE_TARGET: v,
+                            **{c: plain(attrs.get(c)) for c in columns}})
+        return sorted(out, key=lambda r: (r[EDGE_SOURCE], r[EDGE_TARGET]))
 
 
 def _vocabulary(G: nx.MultiDiGraph) -> LineageVocabulary | None:
