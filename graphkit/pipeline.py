@@ -80,6 +80,7 @@ def build(
     granularity: str = "thread",
     strict: bool = False,
     since: datetime | None = None,
+    until: datetime | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
     fingerprints: bool = True,
@@ -108,7 +109,7 @@ def build(
         rows = read_sources(as_paths(sources), read_spec(c, include_content), strict=strict,
                             since=since, cache_dir=cache_dir, progress=progress,
                             fingerprints=fingerprints)
-        held = [conform_sources(c, rows, since=since)]
+        held = [conform_sources(c, rows, since=since, until=until)]
     t1 = time.perf_counter()
     if progress:
         progress(f"projecting {held[0].num_rows} rows with {c.name} v{c.version}")
@@ -269,14 +270,15 @@ def _write_parquet(table: pa.Table, out: Path | str) -> None:
 
 
 def check(sources: str | Path | Sequence[str | Path], *,
-          contract: str | LoadedContract = DEFAULT_CONTRACT) -> tuple[int, list[Finding]]:
-    """Identity checks of ``sources`` without building: the number of rows read
-    and the findings (empty when all is well)."""
+          contract: str | LoadedContract = DEFAULT_CONTRACT, since: datetime | None = None,
+          until: datetime | None = None) -> tuple[int, list[Finding]]:
+    """Identity checks of ``sources`` without building (rows from ``since`` to
+    ``until`` only): the number of rows read and the findings (empty when all is well)."""
     from graphkit.contract.checks import check_rows
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    table = conform_sources(c, read_sources(as_paths(sources), read_spec(c),
-                                            fingerprints=False))
+    table = conform_sources(c, read_sources(as_paths(sources), read_spec(c), since=since,
+                                            fingerprints=False), since=since, until=until)
     return table.num_rows, check_rows(c, table)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from graphkit.cli.app import cli, echo_json, open_reader, store_options
+from graphkit.cli.app import cli, echo_json, open_reader, store_options, time_options, window
 from graphkit.queries.model import TreeNode
 
 
@@ -20,9 +20,10 @@ def _tsv(cells: list[object]) -> str:
 @cli.command()
 @store_options
 @click.option("--limit", type=click.IntRange(min=1), help="Show only the N most recent sessions.")
+@time_options
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: int | None,
-             as_json: bool) -> None:
+             since: str | None, until: str | None, as_json: bool) -> None:
     """List sessions with their thread, agent and message counts.
 
     "agents" counts the session's threads other than its main loop: Claude
@@ -32,9 +33,11 @@ def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: 
     Example: graphkit sessions --snapshot out/graph --json
     """
     from graphkit.queries.lineage import sessions as list_sessions
+    from graphkit.queries.window import Window
 
+    w = Window(*window(since, until))
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
-        rows = list_sessions(reader)
+        rows = [s for s in list_sessions(reader) if w.overlaps(s.first_seen, s.last_seen)]
     if limit is not None:
         rows = rows[-limit:]
     if as_json:
@@ -82,8 +85,12 @@ def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
             continue
         up = " → ".join(f"{r.type} {r.id}" for r in a.ancestors) or "(none)"
         down = ", ".join(r.id for r in a.descendants) or "(none)"
-        click.echo(f"{a.id}  (session {a.session_id})\n  ancestors:   {up}\n"
-                   f"  descendants: {down}")
+        text = (f"{a.id}  (session {a.session_id})\n  ancestors:   {up}\n"
+                f"  descendants: {down}")
+        if a.continues:
+            text += "\n  continues:   " + " → ".join(f"{c.id} ({c.how or '?'})"
+                                                    for c in a.continues)
+        click.echo(text)
 
 
 def tree_label(node: TreeNode, *, markup: bool) -> str:
@@ -128,15 +135,22 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
 
     Example: graphkit tree 5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01 --snapshot out/graph
     """
+    from graphkit.queries.continuations import continued_by, continues
     from graphkit.queries.lineage import session_tree
 
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         root = session_tree(reader, session_id)
+        before, after = continues(reader, session_id), continued_by(reader, session_id)
+    links = ([f"continues {c.id} ({c.how or '?'})" for c in before]
+             + [f"continued by {c.id} ({c.how or '?'})" for c in after])
     if as_json:
-        echo_json(root.to_json())
+        out = root.to_json()
+        out["continues"] = [c.to_json() for c in before]
+        out["continued_by"] = [c.to_json() for c in after]
+        echo_json(out)
         return
     if not sys.stdout.isatty():
-        click.echo("\n".join(_plain_tree(root)))
+        click.echo("\n".join(_plain_tree(root) + [f"  {x}" for x in links]))
         return
     from rich.console import Console
     from rich.tree import Tree
@@ -149,3 +163,5 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
 
     add(view, root)
     Console(highlight=False).print(view)
+    for x in links:
+        click.echo(f"  {x}")

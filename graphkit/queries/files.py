@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from graphkit.queries.window import Window
 from graphkit.stores.base import LineageReader
 
 TOUCHED = "TOUCHED"
@@ -58,9 +59,11 @@ def matches(path: str, pattern: str) -> bool:
 
 
 def touches(reader: LineageReader, session_ids: Sequence[str] | None = None,
-            pattern: str | None = None) -> list[FileTouch]:
+            pattern: str | None = None, window: Window | None = None) -> list[FileTouch]:
     """Every (thread, file) pair of the given sessions (all sessions if None),
-    only files matching ``pattern`` if given; ordered by session, thread, path."""
+    only files matching ``pattern`` if given, only pairs active in ``window``;
+    ordered by session, thread, path."""
+    window = window or Window()
     v = reader.vocabulary
     where = ((v.thread_session, list(session_ids)) if session_ids is not None else None)
     threads = {r["id"]: r for r in reader.node_rows(
@@ -74,6 +77,8 @@ def touches(reader: LineageReader, session_ids: Sequence[str] | None = None,
         t = threads.get(e["source"])
         path = paths.get(e["target"])
         if t is None or path is None or (pattern is not None and not matches(path, pattern)):
+            continue
+        if not window.overlaps(e["first_seen"], e["last_seen"]):
             continue
         out.append(FileTouch(str(t[v.thread_session]), str(t[v.thread_key]), str(path),
                              int(e["reads"] or 0), int(e["writes"] or 0),

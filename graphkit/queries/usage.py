@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphkit.core.errors import QueryError
-from graphkit.queries.lineage import session_tree
+from graphkit.queries.lineage import session_tree, sessions
 from graphkit.queries.model import TreeNode
+from graphkit.queries.window import Window
 from graphkit.stores.base import LineageReader
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
@@ -133,19 +134,24 @@ def _walk(node: TreeNode, parent: str | None, depth: int,
         _walk(c, c.ref.id, depth + 1, out)
 
 
-def _thread_usage(reader: LineageReader, session_id: str) -> list[ThreadUsage]:
-    """The threads of a session in tree order with their own usage and by model."""
+def _thread_usage(reader: LineageReader, session_id: str,
+                  window: Window) -> list[ThreadUsage]:
+    """The threads of a session in tree order with their own usage and by model
+    (a thread not active in ``window`` spent nothing in it)."""
     v = reader.vocabulary
     order: list[tuple[TreeNode, str | None, int]] = []
     _walk(session_tree(reader, session_id), None, 0, order)
     ids = [n.info.node_id for n, _, _ in order if n.info is not None]
-    own = {r["id"]: Tokens.of(r)
-           for r in reader.node_rows(v.thread, TOKEN_FIELDS, where=("id", ids))}
+    own = {r["id"]: Tokens.of(r) for r in reader.node_rows(
+        v.thread, [*TOKEN_FIELDS, "first_seen", "last_seen"], where=("id", ids))
+        if window.overlaps(r["first_seen"], r["last_seen"])}
     edges = reader.edge_rows(USED_MODEL, v.thread, MODEL, TOKEN_FIELDS, sources=ids)
     names = {r["id"]: r[MODEL_KEY] for r in reader.node_rows(
         MODEL, [MODEL_KEY], where=("id", sorted({e["target"] for e in edges})))}
     models: dict[str, dict[str, Tokens]] = {}
     for e in edges:
+        if e["source"] not in own:
+            continue
         per = models.setdefault(e["source"], {})
         name = str(names.get(e["target"]) or UNKNOWN_MODEL)
         per[name] = per.get(name, Tokens()) + Tokens.of(e)
@@ -176,33 +182,34 @@ def _subtrees(threads: list[ThreadUsage]) -> None:
         t.subtree = total
 
 
-def session_usage(reader: LineageReader, session_ids: Sequence[str]) -> list[SessionUsage]:
-    """Usage of each session in ``session_ids`` (in that order).
+def session_usage(reader: LineageReader, session_ids: Sequence[str],
+                  window: Window | None = None) -> list[SessionUsage]:
+    """Usage of each session in ``session_ids`` (in that order); with ``window``,
+    only the threads active in it count (each whole: see :mod:`.window`), and
+    threads that spent nothing there, themselves or below, are left out.
 
     Raises :class:`QueryError` for an id that names no session.
     """
+    window = window or Window()
     out = []
     for sid in session_ids:
-        threads = _thread_usage(reader, sid)
+        threads = _thread_usage(reader, sid, window)
         _subtrees(threads)
+        if not window.open:
+            threads = [t for t in threads if t.subtree.total()]
         own = add_all(t.own for t in threads
                       if t.depth == 0 and t.kind not in CHILD_KINDS)
         out.append(SessionUsage(sid, own, add_all(t.own for t in threads), threads))
     return out
 
 
-def all_session_ids(reader: LineageReader) -> list[str]:
-    """Every session id, oldest first."""
-    from graphkit.queries.lineage import sessions
-
-    return [s.session_id for s in sessions(reader)]
-
-
-def require_sessions(reader: LineageReader, session_ids: Sequence[str]) -> list[str]:
-    """``session_ids`` as given, or every session when none is; an id naming no
-    session is a :class:`QueryError`."""
+def require_sessions(reader: LineageReader, session_ids: Sequence[str],
+                     window: Window | None = None) -> list[str]:
+    """``session_ids`` as given, or every session (active in ``window``, oldest
+    first) when none is; an id naming no session is a :class:`QueryError`."""
     if not session_ids:
-        return all_session_ids(reader)
+        w = window or Window()
+        return [s.session_id for s in sessions(reader) if w.overlaps(s.first_seen, s.last_seen)]
     v = reader.vocabulary
     for sid in session_ids:
         if not any(h.type == v.session for h in reader.resolve(sid)):

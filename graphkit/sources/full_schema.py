@@ -63,6 +63,7 @@ def read_message_rows(
     *,
     strict: bool = False,
     since: datetime | None = None,
+    until: datetime | None = None,
     cache_dir: Path | None = None,
     include_content: bool = False,
 ) -> MessageRows:
@@ -76,7 +77,8 @@ def read_message_rows(
     pieces, read.pieces = read.pieces, []
     if not pieces:
         raise SourceError("no sources given", hint="name at least one file or folder")
-    table = since_filter(pa.concat_tables([_to_schema(t, label) for label, t in pieces]), since)
+    table = since_filter(pa.concat_tables([_to_schema(t, label) for label, t in pieces]),
+                         since, until)
     if not include_content:
         for name in CONTENT_COLUMNS:
             i = table.schema.get_field_index(name)

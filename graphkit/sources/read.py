@@ -115,13 +115,19 @@ def read_sources(
     return result
 
 
-def since_filter(table: pa.Table, since: datetime | None) -> pa.Table:
-    """Rows of ``table`` at or after ``since`` (all rows if ``since`` is None)."""
-    if since is None or "message_created_at" not in table.column_names:
+def since_filter(table: pa.Table, since: datetime | None,
+                 until: datetime | None = None) -> pa.Table:
+    """Rows of ``table`` whose ``message_created_at`` is at or after ``since`` and
+    at or before ``until`` (either bound may be None: open)."""
+    if (since is None and until is None) or "message_created_at" not in table.column_names:
         return table
-    bound = pa.scalar(since, pa.timestamp("us", tz="UTC"))
-    return table.filter(
-        pc.fill_null(pc.greater_equal(table.column("message_created_at"), bound), False))
+    ts = table.column("message_created_at")
+    for bound, test in ((since, pc.greater_equal), (until, pc.less_equal)):
+        if bound is not None:
+            table = table.filter(pc.fill_null(
+                test(ts, pa.scalar(bound, pa.timestamp("us", tz="UTC"))), False))
+            ts = table.column("message_created_at")
+    return table
 
 
 def gather_sources(
