@@ -22,7 +22,7 @@ from graphkit.contract.validate import conform_sources, conform_table, read_spec
 from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import GraphTables
 from graphkit.core.schema import MESSAGES_SCHEMA
-from graphkit.sources.read import Progress, SourceRows, read_sources
+from graphkit.sources.read import Progress, SourceRows, computed_columns, read_sources
 from graphkit.stores.base import IfExists
 
 if TYPE_CHECKING:
@@ -104,7 +104,8 @@ def build(
     t0 = time.perf_counter()
     if isinstance(sources, pa.Table):
         rows = SourceRows()
-        held = [conform_table(c, sources, "<table>")]
+        held = [conform_table(c, computed_columns(sources, read_spec(c, include_content)),
+                              "<table>")]
     else:
         rows = read_sources(as_paths(sources), read_spec(c, include_content), strict=strict,
                             since=since, cache_dir=cache_dir, progress=progress,

@@ -108,11 +108,17 @@ def read_sources(
         iceberg_columns=sorted(wanted - {TOUCHED_FILES}),
         strict=strict, since=since, cache_dir=cache_dir, progress=progress,
         fingerprints=fingerprints)
-    if TOUCHED_FILES in wanted:
-        keep = "tool_args" in (set(spec.columns) if spec.include_content else set())
-        result.pieces = [(label, with_touched_files(t, keep_args=keep))
-                         for label, t in result.pieces]
+    result.pieces = [(label, computed_columns(t, spec)) for label, t in result.pieces]
     return result
+
+
+def computed_columns(table: pa.Table, spec: ReadSpec) -> pa.Table:
+    """``table`` with the columns sources compute (``touched_files``) when ``spec``
+    asks for them; what only computed them (``tool_args`` without content) is dropped."""
+    if TOUCHED_FILES not in spec.wanted():
+        return table
+    keep = spec.include_content and "tool_args" in spec.columns
+    return with_touched_files(table, keep_args=keep)
 
 
 def since_filter(table: pa.Table, since: datetime | None,
