@@ -30,6 +30,11 @@ import pyarrow.compute as pc
 
 from graphkit.core.schema import MESSAGES_SCHEMA, SCHEMA_VERSION
 from graphkit.sources._rows import PRE_SCHEMA, FileParse, dumps
+from graphkit.sources.transcript_extras import (
+    claude_continuations,
+    drop_branch_copies,
+    with_extras,
+)
 
 GATEWAY_ID = "graphkit-local"
 _TS = pa.timestamp("us", tz="UTC")
@@ -222,6 +227,8 @@ def _resolve_claude(files: list[ParsedFile], table: pa.Table | None = None) -> p
     table = _concat(files) if table is None else table
     if table is None:
         return MESSAGES_SCHEMA.empty_table()
+    file_facts = [f.parse.facts for f in files]
+    table = drop_branch_copies(table, file_facts)
     table, resumed_from = _settle_duplicates(table)
 
     meta_of: dict[tuple[str, str], dict[str, Any]] = {}
@@ -273,8 +280,10 @@ def _resolve_claude(files: list[ParsedFile], table: pa.Table | None = None) -> p
             }
             claude = {k: v for k, v in claude.items() if v is not None}
         attrs_of[(sess, agent)] = dumps({"claude": claude}) if claude else None
+    attributes = with_extras([attrs_of[k] for k in threads], table, file_facts,
+                             claude_continuations(table, file_facts))
     return _finish(table, "anthropic", "claude", index,
-                   [start[k] for k in threads], [attrs_of[k] for k in threads])
+                   [start[k] for k in threads], attributes)
 
 
 def _resolve_codex(files: list[ParsedFile], table: pa.Table | None = None) -> pa.Table:
@@ -311,8 +320,9 @@ def _resolve_codex(files: list[ParsedFile], table: pa.Table | None = None) -> pa
         attrs_of[conv] = dumps({"codex": attrs}) if attrs else None
     table = table.set_column(table.schema.get_field_index("session_id"), "session_id",
                              pa.array([session_of[c] for c in convs], pa.string()))
-    return _finish(table, "openai", "codex", index,
-                   [start[c] for c in convs], [attrs_of[c] for c in convs])
+    attributes = with_extras([attrs_of[c] for c in convs], table,
+                             [f.parse.facts for f in files])
+    return _finish(table, "openai", "codex", index, [start[c] for c in convs], attributes)
 
 
 def _finish(table: pa.Table, provider: str, client: str, index: list[int],

@@ -39,6 +39,7 @@ from graphkit.sources._rows import (
     json_lines,
     parse_timestamp,
 )
+from graphkit.sources.transcript_extras import ClaudeUsage, claude_links
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
 _ROW_TYPES = frozenset({"user", "assistant", "system"})
@@ -144,6 +145,7 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
     spawn_windows: dict[str, list[int]] = {}   # main-loop Task/Agent id -> [call ts, result ts]
     link_of_call: dict[str, str] = {}
     last_ts: int | None = None
+    usage = ClaudeUsage()
 
     for line, e in _entries(path, data, skipped):
         etype = e.get("type")
@@ -214,6 +216,8 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
                 groups[native_mid] = (message, next_part)
         if uuid is not None:
             uuid_to_mid[uuid] = message[_MID_POS]
+        usage.note(e, message[-1])  # keyed by the line the message starts on
+        claude_links(e, message[-1], facts)
         first_row = len(buf)
         tur = e.get("toolUseResult")
         named = tur.get("agentId") if isinstance(tur, dict) else None
@@ -277,6 +281,7 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
             side_lines.append((uuid, e.get("parentUuid"), agent, ts, first_row, len(buf)))
 
     facts["sessions"] = list(sessions)
+    facts["usage"] = usage.facts()
     agent_ids = None
     if any(a is None for _, _, a, _, _, _ in side_lines):
         agent_ids = _infer_inline_agents(buf, side_lines, spawn_windows, link_of_call, facts)

@@ -35,6 +35,7 @@ from graphkit.sources._rows import (
     json_text,
     parse_timestamp,
 )
+from graphkit.sources.transcript_extras import codex_usage
 
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
@@ -184,8 +185,10 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
                 status = STATUS_ERROR if err else STATUS_SUCCESS
             buf.add(message, (index, ptype_out, prov_type, prov_sub, text, name, call_id, args,
                               result_for, None, None, err, status))
-    facts = {**meta, "inherited_lines": len(inherited)}
-    return FileParse("codex", buf.table(), facts, skipped)
+    table = buf.table()
+    facts = {**meta, "inherited_lines": len(inherited),
+             "usage": codex_usage(lines, inherited, table, thread)}
+    return FileParse("codex", table, facts, skipped)
 
 
 def _inherited(lines: list[tuple[int, dict[str, Any]]], meta: dict[str, Any],

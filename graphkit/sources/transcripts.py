@@ -34,7 +34,7 @@ from graphkit.sources.claude import claude_layout, parse_claude
 from graphkit.sources.codex import parse_codex
 
 # Bump when parsing changes what a file yields: older cache entries are then ignored.
-PARSER_VERSION = 1
+PARSER_VERSION = 2  # 2: usage and continuation facts
 INDEX_NAME = "transcripts-index.json"
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
                           "compacted"})
