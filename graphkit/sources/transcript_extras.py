@@ -138,14 +138,6 @@ def claude_links(entry: dict[str, Any], line: int, facts: dict[str, Any]) -> Non
         facts.setdefault("teams", {}).setdefault(team, name if isinstance(name, str) else "")
 
 
-def _first_session(sessions: list[str], files: list[int], lines: list[int]) -> dict[
-        tuple[int, int], str]:
-    out: dict[tuple[int, int], str] = {}
-    for s, f, ln in zip(sessions, files, lines, strict=True):
-        out.setdefault((f, ln), s)
-    return out
-
-
 def drop_branch_copies(table: pa.Table, facts: Sequence[dict[str, Any]]) -> pa.Table:
     """Rows a ``/branch`` copied from another session (the line says
     ``forkedFrom`` and the origin holds the same message) are the origin's:
@@ -173,11 +165,12 @@ def claude_continuations(table: pa.Table, facts: Sequence[dict[str, Any]]) -> di
     out: dict[str, tuple[str, str]] = {}
     sessions = table.column("session_id").to_pylist()
     files = table.column("_file").to_pylist()
-    lines = table.column("_line").to_pylist()
-    for (f, ln), s in _first_session(sessions, files, lines).items():
-        origin = facts[f].get("forked", {}).get(str(ln))
-        if origin and origin != s:
-            out.setdefault(s, (origin, "branch"))
+    # The copies themselves are gone (drop_branch_copies): the file says who it copied.
+    for fact in facts:
+        for origin in sorted(set(fact.get("forked", {}).values())):
+            for s in fact.get("sessions", []):
+                if origin != s:
+                    out.setdefault(s, (origin, "branch"))
     holders: dict[str, list[str]] = {}  # uuid -> sessions holding it, first holder first
     for s, u in zip(sessions, table.column("provider_uuid").to_pylist(), strict=True):
         if u and s not in holders.setdefault(u, []):

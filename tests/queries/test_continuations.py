@@ -12,12 +12,13 @@ from click.testing import CliRunner
 from graphkit.cli import cli
 from graphkit.pipeline import build
 from graphkit.queries.continuations import continued_by, continues
-from graphkit.queries.lineage import lineage
+from graphkit.queries.lineage import lineage, sessions
 from graphkit.snapshot import write_snapshot
 from graphkit.snapshot.reader import SnapshotReader
 from graphkit.stores.base import LineageReader
 from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import row, table
+from tests.queries.transcript_builders import generate as generate_transcripts
 from tests.queries.usage_builders import PLAN, claude_id, generate
 
 
@@ -93,3 +94,33 @@ def test_a_missing_origin_is_dropped_and_counted() -> None:
 
 def test_plan_covers_every_claude_kind() -> None:
     assert {how for _, how in PLAN.values()} == {"resume", "branch", "compaction", "teammate"}
+
+
+# --- from transcripts -------------------------------------------------------------------
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
+
+
+def test_transcript_continuations_of_every_kind(tmp_path: Path) -> None:
+    truth = generate_transcripts(tmp_path)
+    store = NetworkXStore()
+    store.load(build([tmp_path / "claude", tmp_path / "codex"], fingerprints=False).graph)
+    found = {}
+    for s in sessions(store):
+        chain = continues(store, s.session_id)
+        if chain:
+            found[s.session_id] = (chain[0].id, chain[0].how)
+    assert found == truth.continues
+    assert {how for _, how in found.values()} == {"resume", "branch", "compaction",
+                                                  "teammate", "fork"}
+
+
+def test_real_fixtures_continue_nothing(tmp_path: Path) -> None:
+    # A plain copy of a session (same uuids, adds nothing), an in-session compaction,
+    # and a Codex subagent forked from its parent thread are no continuations.
+    log = FIXTURES / "claude-code-log"
+    graph = build([log / "dag_compact_after_rewind.jsonl",
+                   log / "dag_compact_after_rewind_preserved.jsonl", log / "codex"],
+                  fingerprints=False).graph
+    assert graph.edge_counts()["CONTINUES"] == 0
+    assert graph.node_counts()["Session"] >= 4

@@ -18,6 +18,7 @@ from graphkit.snapshot.reader import SnapshotReader
 from graphkit.sources.touched import normalise, touched, with_touched_files
 from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import row, table
+from tests.queries.transcript_builders import generate as generate_transcripts
 from tests.queries.usage_builders import generate
 
 FIXTURE_CACHE = Path(__file__).parents[1] / "fixtures" / "hypaware-cache" / "cache"
@@ -140,3 +141,32 @@ def test_matches() -> None:
     assert matches("/a/src/app.py", "/a/src/app.py")
     assert matches("C:\\w\\src\\app.py", "src\\app.py")
     assert not matches("/a/src/app.py", "app.p")
+
+
+# --- from transcripts -------------------------------------------------------------------
+
+TRANSCRIPTS = Path(__file__).parents[1] / "fixtures" / "transcripts"
+
+
+def test_transcript_files_are_exact(tmp_path: Path) -> None:
+    truth = generate_transcripts(tmp_path)
+    store = NetworkXStore()
+    store.load(build([tmp_path / "claude", tmp_path / "codex"], fingerprints=False).graph)
+    got = [(f.session_id, f.thread, f.path, f.reads, f.writes) for f in touches(store)]
+    assert got == sorted((s, t, p, rw[0], rw[1]) for (s, t, p), rw in truth.files.items())
+
+
+def test_real_transcript_fixtures(tmp_path: Path) -> None:
+    # claude-code-transcripts' sample: Write and Edit of one file, Glob and Grep over
+    # patterns and folders (no file); claude-code-log's Codex rollout: a custom apply_patch.
+    graph = build([TRANSCRIPTS / "claude-code-transcripts" / "sample_session.json",
+                   TRANSCRIPTS / "claude-code-log" / "codex" / "sessions" / "2026" / "01"
+                   / "02"], fingerprints=False).graph
+    store = NetworkXStore()
+    store.load(graph)
+    got = [(f.session_id, f.thread, f.path, f.reads, f.writes) for f in touches(store)]
+    codex = "11111111-1111-4111-8111-111111111111"
+    assert got == [
+        (codex, codex, "/workspace/synthetic-project/gamma.txt", 0, 1),  # cwd + patch header
+        ("sample_session", "sample_session", "/project/math_utils.py", 0, 3),  # Write, 2 Edits
+        ("sample_session", "sample_session", "/project/tests/test_math.py", 0, 1)]

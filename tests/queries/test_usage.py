@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from graphkit.cli import cli
 from graphkit.pipeline import build
+from graphkit.queries.lineage import sessions
 from graphkit.queries.prices import Cost, load_prices, usage_groups
 from graphkit.queries.usage import TOKEN_FIELDS, Tokens, require_sessions, session_usage
 from graphkit.queries.window import Window
@@ -23,6 +24,8 @@ from graphkit.sources.iceberg import read_iceberg
 from graphkit.stores.base import LineageReader
 from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import table
+from tests.queries.transcript_builders import Truth as TranscriptTruth
+from tests.queries.transcript_builders import generate as generate_transcripts
 from tests.queries.usage_builders import FIELDS, Truth, generate
 
 FIXTURE_CACHE = Path(__file__).parents[1] / "fixtures" / "hypaware-cache" / "cache"
@@ -276,3 +279,67 @@ def test_table_and_tsv_output(fixture_snapshot: Path) -> None:
     assert [ln.split("\t")[1] for ln in lines[1:]] == [
         "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "c1aa11bb22cc33dd", "c2ee44ff55aa66bb"]
     assert lines[3].split("\t")[2] == "c1aa11bb22cc33dd"
+
+
+# --- from transcripts: Claude Code sessions and Codex rollouts ------------------------
+
+
+@pytest.fixture(scope="module")
+def transcripts(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[LineageReader],
+                                                                   TranscriptTruth]:
+    root = tmp_path_factory.mktemp("transcripts")
+    truth = generate_transcripts(root)
+    graph = build([root / "claude", root / "codex"], fingerprints=False).graph
+    return list(_stores(graph, root)), truth
+
+
+def test_transcript_usage_is_exact(transcripts: tuple[list[LineageReader],
+                                                      TranscriptTruth]) -> None:
+    # Split responses counted once with their last line's numbers, a missing requestId
+    # still a pair, Codex cumulative totals as deltas with cached input as cache reads,
+    # a repeated token_count adding nothing, a fork's copied prefix not counted again.
+    stores, truth = transcripts
+    for store in stores:
+        got, subtree = {}, {}
+        for u in session_usage(store, require_sessions(store, [])):
+            for t in u.threads:
+                got[(u.session_id, t.id)] = t.own.to_json()
+                subtree[(u.session_id, t.id)] = t.subtree.to_json()
+                assert t.parent == truth.parents[(u.session_id, t.id)]
+        assert got == {k: dict(v) for k, v in truth.own.items()}
+        for (sid, tid), sub in subtree.items():
+            below = [k for k in truth.own if k[0] == sid and _under(truth, k, tid)]
+            assert sub == {f: sum(truth.own[k][f] for k in below) for f in FIELDS}
+
+
+def _under(truth: TranscriptTruth, key: tuple[str, str], top: str) -> bool:
+    cur: str | None = key[1]
+    while cur is not None:
+        if cur == top:
+            return True
+        cur = truth.parents[(key[0], cur)]
+    return False
+
+
+def test_replayed_prefixes_count_once_in_messages_and_tokens(
+        transcripts: tuple[list[LineageReader], TranscriptTruth]) -> None:
+    stores, truth = transcripts
+    for store in stores:
+        messages = {s.session_id: s.messages for s in sessions(store)}
+        assert messages == truth.messages
+        every = Tokens()
+        for u in session_usage(store, require_sessions(store, [])):
+            every = every + u.total
+        assert every.to_json() == {f: sum(v[f] for v in truth.by_model.values())
+                                   for f in FIELDS}
+
+
+def test_transcript_usage_by_model(transcripts: tuple[list[LineageReader],
+                                                      TranscriptTruth]) -> None:
+    stores, truth = transcripts
+    per: dict[str, Tokens] = {}
+    for u in session_usage(stores[1], require_sessions(stores[1], [])):
+        for m, tok in u.by_model().items():
+            per[m] = per.get(m, Tokens()) + tok
+    assert {m: t.to_json() for m, t in per.items()} == {
+        m: {f: v.get(f, 0) for f in FIELDS} for m, v in truth.by_model.items()}
