@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -12,7 +13,7 @@ from graphkit.queries.prices import Cost, PriceTable, UsageGroup
 from graphkit.queries.usage import SessionUsage, ThreadUsage, Tokens
 
 
-def _tsv(cells: list[object]) -> str:
+def _tsv(cells: Sequence[object]) -> str:
     return "\t".join("" if c is None else str(c).replace("\t", " ").replace("\n", " ")
                      for c in cells)
 

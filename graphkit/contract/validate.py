@@ -184,8 +184,8 @@ def conform_table(contract: LoadedContract, table: pa.Table, label: str) -> pa.T
 def conform_sources(contract: LoadedContract, rows: SourceRows, *,
                     since: datetime | None = None, until: datetime | None = None) -> pa.Table:
     """The pieces of ``rows`` conformed to ``contract``, tagged and joined into one table
-    (rows from ``since`` to ``until`` only, each bound optional). Takes the pieces out of ``rows`` so their memory
-    goes once they are joined."""
+    (rows from ``since`` to ``until`` only, each bound optional). Takes the pieces out
+    of ``rows`` so their memory goes once they are joined."""
     pieces, rows.pieces = rows.pieces, []
     tables = [conform_table(contract, table, label) for label, table in pieces]
     if not tables:

@@ -56,11 +56,15 @@ class ClaudeUsage:
     def note(self, entry: dict[str, Any], message_line: int) -> None:
         """Record an entry's usage for the message starting at ``message_line``."""
         msg = entry.get("message")
-        usage = msg.get("usage") if isinstance(msg, dict) else None
-        if not isinstance(usage, dict) or entry.get("type") != "assistant":
+        if not isinstance(msg, dict) or entry.get("type") != "assistant":
             return
-        mid = msg.get("id") if isinstance(msg.get("id"), str) else f"line-{message_line}"
-        rid = entry.get("requestId") if isinstance(entry.get("requestId"), str) else None
+        usage = msg.get("usage")
+        if not isinstance(usage, dict):
+            return
+        raw = msg.get("id")
+        mid = raw if isinstance(raw, str) else f"line-{message_line}"
+        req = entry.get("requestId")
+        rid = req if isinstance(req, str) else None
         self.pairs[(mid, rid)] = (message_line, {k: _int(usage.get(k)) for k in TOKEN_KEYS})
 
     def facts(self) -> list[list[Any]]:
@@ -187,7 +191,7 @@ def claude_continuations(table: pa.Table, facts: Sequence[dict[str, Any]]) -> di
     for team in members.values():
         leads = sorted(s for s, name in team.items() if not name or name in _LEAD_NAMES)
         if len(leads) == 1:
-            for s, name in team.items():
+            for s in team:
                 if s != leads[0]:
                     out.setdefault(s, (leads[0], "teammate"))
     return out
@@ -230,7 +234,8 @@ def with_extras(attributes: list[str | None], table: pa.Table,
         return attributes
     out = list(attributes)
     for i, add in extra.items():
-        doc = json.loads(out[i]) if out[i] else {}
+        text = out[i]
+        doc = json.loads(text) if text else {}
         doc.update(add)
         out[i] = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
     return out
