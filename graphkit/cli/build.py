@@ -163,10 +163,15 @@ def check(sources: tuple[Path, ...], contract: str, since: str | None, until: st
 
     Example: graphkit check samples/rows
     """
+    from graphkit.contract.checks import unchecked
+    from graphkit.contract.loader import load_contract
     from graphkit.pipeline import check as run_check
 
     lo, hi = window(since, until)
-    n_rows, findings = run_check(list(sources), contract=contract, since=lo, until=hi)
+    c = load_contract(contract)
+    n_rows, findings = run_check(list(sources), contract=c, since=lo, until=hi)
+    for note in unchecked(c):
+        click.echo(f"note: {note}", err=True)
     if as_json:
         echo_json([f.to_json() for f in findings])
     else:

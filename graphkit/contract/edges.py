@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.expr import any_valid, filter_mask
-from graphkit.contract.groups import aggregate, decoded, single
+from graphkit.contract.groups import aggregate, decoded, dictionary_sizes, key_codes, single
 from graphkit.contract.model import Aggregation, EdgeRule, Filter
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
 from graphkit.core.ids import key_texts, parts_split_back
@@ -29,11 +29,27 @@ _DST_RANK = "__dst_rank"
 class NodeIndex:
     """Key text → id of every node of one type."""
 
-    keys: pa.Array  # key text per node, aligned with ids
-    ids: pa.Array
-    # Position of each node in the node table (sorted by id): sorting edges by
-    # these int ranks gives the order sorting by the id texts would.
+    keys: pa.Array  # key text per node
+    # Position of each node in the node table (sorted by id), aligned with
+    # keys: sorting edges by these int ranks gives the order sorting by the id
+    # texts would, and the table's ids taken at a rank are the node's id.
     ranks: pa.Array
+    sorted_ids: pa.Array
+    # Where the nodes were grouped by dictionary-coded key columns whose texts
+    # tell keys apart: those columns, their dictionary sizes and each node's
+    # key code (groups.key_codes). An edge end grouped by the same columns of
+    # the same rows is looked up by code (int64), not by key text.
+    code_columns: tuple[str, ...] = ()
+    code_sizes: tuple[int, ...] = ()
+    codes: pa.Array | None = None
+
+    def codes_of(self, end: list[str | None], groups: pa.Table,
+                 sizes: tuple[int, ...] | None) -> pa.Array | None:
+        """The key codes of an edge end's groups, where they compare with the
+        nodes' codes (the same key columns, dictionaries of the same sizes)."""
+        if self.codes is None or tuple(end) != self.code_columns or sizes != self.code_sizes:
+            return None
+        return key_codes(groups, self.code_columns, self.code_sizes)
 
 
 def _end_text(table: pa.Table, cols: list[str | None]) -> pa.Array:
@@ -81,7 +97,18 @@ def texts_tell_apart(rows: pa.Table, groups: pa.Table, cols: list[str]) -> bool:
     return True
 
 
-def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
+def _end_key(groups: pa.Table, end: list[str | None], index: NodeIndex,
+             rows: pa.Table) -> pa.Array:
+    """Per group, the key code of an edge end (int64) if ``index`` takes codes
+    for it, else its key text."""
+    cols = [k for k in end if k is not None]
+    codes = index.codes_of(end, groups, dictionary_sizes(rows, cols)
+                           if len(cols) == len(end) else None)
+    return codes if codes is not None else _end_text(groups, end)
+
+
+def _grouped_fast(rule: EdgeRule, rows: pa.Table,
+                  indexes: dict[str, NodeIndex]) -> pa.Table | None:
     """(``__src``, ``__dst``, properties..., ``__rows``) per edge, grouping rows by
     their end key columns first; ``None`` where that would not equal grouping by
     key text."""
@@ -90,12 +117,18 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table) -> pa.Table | None:
     if rule.join is None:
         ends = sorted({*from_cols, *to_cols})
         t = narrow(rows, {*ends, *_prop_cols(rule)}, rule.where)
-        g = aggregate(t, ends, {**rule.properties, _ROWS: Aggregation(count="*")})
+        g = aggregate(t, ends, {**rule.properties, _ROWS: Aggregation(count="*")},
+                      key_indices=True)
         g = g.filter(pc.and_(any_valid(g, list(rule.from_.key)),
                              any_valid(g, list(rule.to.key))))
-        src, dst = _end_text(g, rule.from_.key), _end_text(g, rule.to.key)
+        # An end is named by its key code where the node type allows, else by
+        # key text; groups then map to distinct (source, target) pairs unless
+        # two groups share a key text.
+        src = _end_key(g, rule.from_.key, indexes[rule.from_.type], t)
+        dst = _end_key(g, rule.to.key, indexes[rule.to.type], t)
         pairs = pa.table({"__src": src, "__dst": dst})
-        if not texts_tell_apart(t, g, ends) and pairs.group_by(
+        texts = pa.types.is_string(src.type) or pa.types.is_string(dst.type)
+        if texts and not texts_tell_apart(t, g, ends) and pairs.group_by(
                 ["__src", "__dst"], use_threads=False).aggregate([]).num_rows != pairs.num_rows:
             return None
         out = pairs
@@ -215,10 +248,12 @@ def _chain_keys(rule: EdgeRule, rows: pa.Table) -> pa.Table:
     return pa.table({"__src": nodes.slice(0, n - 1), "__dst": nodes.slice(1)}).filter(same)
 
 
-def _lookup(keys: pa.ChunkedArray | pa.Array, index: NodeIndex) -> tuple[pa.Array, pa.Array]:
-    """Node ids of ``keys`` (null where there is no such node), and their ranks."""
-    pos = pc.index_in(keys, value_set=index.keys)
-    return pc.take(index.ids, pos), pc.take(index.ranks, pos)
+def _rank(keys: pa.ChunkedArray | pa.Array, index: NodeIndex) -> pa.Array:
+    """The rank of the node each of ``keys`` names (key texts, or key codes where
+    the index has them), null where there is no such node."""
+    by_code = pa.types.is_int64(keys.type)
+    pos = pc.index_in(keys, value_set=index.codes if by_code else index.keys)
+    return pc.take(index.ranks, pos)
 
 
 def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
@@ -226,13 +261,14 @@ def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
     return int(pc.sum(counts.filter(mask)).as_py() or 0)
 
 
-def _grouped(rule: EdgeRule, rows: pa.Table, by_columns: bool) -> pa.Table:
+def _grouped(rule: EdgeRule, rows: pa.Table, by_columns: bool,
+             indexes: dict[str, NodeIndex]) -> pa.Table:
     """(``__src``, ``__dst``, properties..., ``__rows``), one row per key-text pair."""
     if rule.chain is not None:
         keyed = _chain_keys(rule, rows)
         props: dict[str, Aggregation] = {}
     else:
-        fast = _grouped_fast(rule, rows) if by_columns else None
+        fast = _grouped_fast(rule, rows, indexes) if by_columns else None
         if fast is not None:
             return fast
         keyed = _edge_keys(rule, rows)
@@ -256,31 +292,38 @@ def project_edges(
     parts = []
     dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
     for rule in rules:
-        grouped = _grouped(rule, rows, by_columns)
-        src, src_rank = _lookup(grouped.column("__src"), indexes[rule.from_.type])
-        dst, dst_rank = _lookup(grouped.column("__dst"), indexes[rule.to.type])
+        grouped = _grouped(rule, rows, by_columns, indexes)
+        # Ends are carried as ranks (ints) and made id texts once, at the end.
+        src_rank = _rank(grouped.column("__src"), indexes[rule.from_.type])
+        dst_rank = _rank(grouped.column("__dst"), indexes[rule.to.type])
         n = grouped.column(_ROWS)
-        grouped = grouped.drop_columns(["__src", "__dst", _ROWS])
-        keyed = grouped.add_column(0, EDGE_SOURCE, src).add_column(1, EDGE_TARGET, dst) \
+        keyed = grouped.drop_columns(["__src", "__dst", _ROWS]) \
             .append_column(_SRC_RANK, src_rank).append_column(_DST_RANK, dst_rank)
-        src_ok = pc.is_valid(src)
-        dst_ok = pc.is_valid(dst)
+        src_ok = pc.is_valid(src_rank)
+        dst_ok = pc.is_valid(dst_rank)
         dropped["missing_source"] += _rows_where(n, pc.invert(src_ok))
         dropped["missing_target"] += _rows_where(n, pc.and_(src_ok, pc.invert(dst_ok)))
         both = pc.and_(src_ok, dst_ok)
         keyed = keyed.filter(both)
         n = n.filter(both)
-        loops = pc.equal(keyed.column(EDGE_SOURCE), keyed.column(EDGE_TARGET))
-        dropped["self_loop"] += _rows_where(n, loops)
-        parts.append(keyed.filter(pc.invert(loops)))
+        if rule.from_.type == rule.to.type:
+            # One node table: the same rank is the same node.
+            loops = pc.equal(keyed.column(_SRC_RANK), keyed.column(_DST_RANK))
+            dropped["self_loop"] += _rows_where(n, loops)
+            keyed = keyed.filter(pc.invert(loops))
+        parts.append(keyed)
     table = pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
     if len(parts) > 1:
         # Two rules can find the same edge (e.g. both lineage rules); keep one.
-        table = aggregate(table, [EDGE_SOURCE, EDGE_TARGET],
-                          {c: Aggregation(first=c) for c in table.column_names[2:]})
+        table = aggregate(table, [_SRC_RANK, _DST_RANK],
+                          {c: Aggregation(first=c) for c in table.column_names[:-2]})
     # The same order as sorting by (source, target) text: ranks follow the id
     # order within each node type, and an edge type has one type per end.
     order = pc.sort_indices(table, sort_keys=[(_SRC_RANK, "ascending"),
                                               (_DST_RANK, "ascending")])
-    table = table.drop_columns([_SRC_RANK, _DST_RANK]).take(order)
+    table = table.take(order)
+    source = pc.take(indexes[first.from_.type].sorted_ids, table.column(_SRC_RANK))
+    target = pc.take(indexes[first.to.type].sorted_ids, table.column(_DST_RANK))
+    table = table.drop_columns([_SRC_RANK, _DST_RANK]) \
+        .add_column(0, EDGE_SOURCE, source).add_column(1, EDGE_TARGET, target)
     return EdgeTable(first.type, first.from_.type, first.to.type, table), dropped

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.model import Filter
+from graphkit.core.schema import json_as_text
 
 
 class Expr:
@@ -280,7 +281,7 @@ def json_path(col: pa.ChunkedArray | pa.Array, path: tuple[str, ...]) -> pa.Arra
             if not pa.types.is_struct(cur.type) or cur.type.get_field_index(key) < 0:
                 return pa.nulls(len(col), pa.string())
             cur = pc.struct_field(cur, key)
-        return as_text(cur)
+        return json_as_text(cur)
     if pa.types.is_null(col.type):
         return pa.nulls(len(col), pa.string())
     out = json_paths(col, [path])[0]
@@ -439,16 +440,3 @@ def _walk(cur: Any, path: tuple[str, ...]) -> str | None:
     if cur is None:
         return None
     return cur if isinstance(cur, str) else json.dumps(cur, sort_keys=True)
-
-
-def as_text(arr: pa.Array) -> pa.Array:
-    """``arr`` as text: nested values (structs, lists) as sorted-key JSON."""
-    if pa.types.is_string(arr.type):
-        return arr
-    if pa.types.is_struct(arr.type) or pa.types.is_list(arr.type):
-        return pa.array(
-            [None if v is None else json.dumps(v, sort_keys=True, default=str)
-             for v in arr.to_pylist()],
-            pa.string(),
-        )
-    return arr.cast(pa.string())

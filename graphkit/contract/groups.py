@@ -11,6 +11,7 @@ need the values (a dictionary is not sorted), so those read them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -96,11 +97,21 @@ def _is_number(v: object) -> bool:
     return True
 
 
-def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation]) -> pa.Table:
+def index_column(key: str) -> str:
+    """The name :func:`aggregate` gives a key column's dictionary indices."""
+    return "__index_" + key
+
+
+def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation], *,
+              key_indices: bool = False) -> pa.Table:
     """Group ``table`` by ``keys``: the key columns (as values), then one column per
     property, named for it. ``first``/``last`` skip nulls. The order of the groups
     is fixed by the rows (first-row order, except that Arrow may place a group
-    with a null key later); callers that need an order sort."""
+    with a null key later); callers that need an order sort.
+
+    With ``key_indices``, each dictionary-coded key column also comes as the
+    group's dictionary index, in a last column named by :func:`index_column`.
+    """
     work: dict[str, pa.Array] = {}
     dicts: dict[str, pa.Array] = {}
 
@@ -144,4 +155,46 @@ def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation]) -
         if src in dicts and op in ("first", "last"):
             v = pc.take(dicts[src], v)
         cols.append(v)
-    return pa.Table.from_arrays(cols, names=[*keys, *(o[0] for o in out_cols)])
+    out_names = [*keys, *(o[0] for o in out_cols)]
+    if key_indices:
+        for k, name in zip(keys, key_names, strict=True):
+            if name in dicts:
+                cols.append(single(grouped.column(name)))
+                out_names.append(index_column(k))
+    return pa.Table.from_arrays(cols, names=out_names)
+
+
+def dictionary_sizes(table: pa.Table, cols: Sequence[str]) -> tuple[int, ...] | None:
+    """The dictionary length of each of ``cols``; ``None`` unless all are
+    dictionary-coded text in one chunk."""
+    sizes = []
+    for c in cols:
+        col = table.column(c)
+        if not pa.types.is_dictionary(col.type) or col.num_chunks != 1:
+            return None
+        sizes.append(len(col.chunk(0).dictionary))
+    return tuple(sizes)
+
+
+def key_codes(groups: pa.Table, cols: Sequence[str], sizes: Sequence[int]) -> pa.Array | None:
+    """One int64 per group naming its key parts by their dictionary indices (from
+    :func:`aggregate` with ``key_indices``; ``sizes`` from :func:`dictionary_sizes`):
+    equal codes mean equal parts, for groups of tables whose key columns share
+    their dictionaries. ``None`` if the codes would not fit in 62 bits or a
+    column's indices are missing.
+    """
+    import numpy as np
+
+    if any(index_column(c) not in groups.column_names for c in cols):
+        return None
+    total = 1
+    for size in sizes:
+        total *= size + 1
+    if total >= 1 << 62:
+        return None
+    code = np.zeros(groups.num_rows, dtype=np.int64)
+    for c, size in zip(cols, sizes, strict=True):
+        # A null part is one past the dictionary's last index.
+        idx = pc.fill_null(single(groups.column(index_column(c))), size)
+        code = code * (size + 1) + idx.to_numpy(zero_copy_only=False).astype(np.int64)
+    return pa.array(code)

@@ -296,8 +296,3 @@ def lineage_vocabulary(c: LoadedContract) -> LineageVocabulary | None:
     data = lin.model_dump()
     data["thread_aliases"] = tuple(data["thread_aliases"])
     return LineageVocabulary(**data)
-
-
-def required_columns(c: LoadedContract) -> list[str]:
-    """Input columns rows must have (``required: true``)."""
-    return [n for n, col in c.spec.input.items() if col.required]

@@ -19,7 +19,15 @@ import pyarrow.compute as pc
 
 from graphkit.contract.edges import NodeIndex, narrow, project_edges, texts_tell_apart
 from graphkit.contract.expr import JsonPath, all_valid, any_valid, filter_mask, json_paths
-from graphkit.contract.groups import aggregate, decode, decoded, encode, single
+from graphkit.contract.groups import (
+    aggregate,
+    decode,
+    decoded,
+    dictionary_sizes,
+    encode,
+    key_codes,
+    single,
+)
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
 from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule, Unnest
 from graphkit.contract.unnest import unnest_rows
@@ -82,14 +90,19 @@ def _project_nodes(rule: NodeRule, rows: pa.Table,
     t = narrow(rows, used, rule.where).select([c for c in rows.column_names if c in used])
     t = t.filter(any_valid(t, key))
     grouped = None
+    codes = None
+    sizes = dictionary_sizes(t, key)
     if by_columns:
-        grouped = aggregate(t, key, rule.properties)
+        grouped = aggregate(t, key, rule.properties, key_indices=True)
         ktext = key_texts([grouped.column(k) for k in key], grouped.num_rows)
         if not texts_tell_apart(t, grouped, key) and \
                 pc.count_distinct(ktext).as_py() != grouped.num_rows:
             grouped = None
+        elif sizes is not None:
+            codes = key_codes(grouped, key, sizes)
     if grouped is None:
         grouped, ktext = _group_by_key_text(t, key, rule.properties)
+    grouped = grouped.select([*key, *rule.properties])
     ids = hash_key_texts(rule.type, ktext)
     table = grouped.add_column(0, NODE_ID, ids)
     order = pc.sort_indices(table, sort_keys=[(NODE_ID, "ascending")])
@@ -98,7 +111,11 @@ def _project_nodes(rule: NodeRule, rows: pa.Table,
 
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order.to_numpy()] = np.arange(len(order))
-    return NodeTable(rule.type, tuple(key), table), NodeIndex(ktext, ids, pa.array(ranks))
+    coded = codes is not None and sizes is not None
+    index = NodeIndex(ktext, pa.array(ranks), single(table.column(NODE_ID)),
+                      tuple(key) if coded else (),
+                      (sizes or ()) if coded else (), codes)
+    return NodeTable(rule.type, tuple(key), table), index
 
 
 def _group_by_key_text(t: pa.Table, key: list[str],
@@ -151,6 +168,13 @@ def _plain(table: pa.Table) -> pa.Table:
     cols = [c if name == FILE_COL else decode(c)
             for name, c in zip(table.column_names, table.columns, strict=True)]
     return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def derive(contract: LoadedContract, rows: pa.Table) -> pa.Table:
+    """``rows`` with the contract's derived columns appended, in contract order."""
+    for name, expr in contract.derived.items():
+        rows = rows.append_column(name, expr.evaluate(rows))
+    return rows
 
 
 def content_columns(contract: LoadedContract) -> set[str]:

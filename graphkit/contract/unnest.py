@@ -15,9 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.expr import as_text
 from graphkit.contract.groups import single
 from graphkit.contract.model import Unnest
+from graphkit.core.schema import json_as_text
 
 
 def _elements(doc: str | None) -> list[Any]:
@@ -52,7 +52,7 @@ def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
     col = single(rows.column(spec.column))
     if not (pa.types.is_dictionary(col.type) or pa.types.is_string(col.type)
             or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
-        col = as_text(col)  # a JSON Lines source may hold the array as a list
+        col = json_as_text(col)  # a JSON Lines source may hold the array as a list
     if pa.types.is_null(col.type):
         col = col.cast(pa.string())
     coded = col if pa.types.is_dictionary(col.type) else col.dictionary_encode()

@@ -96,7 +96,6 @@ MESSAGES_SCHEMA = pa.schema(
     ]
 )
 
-COLUMNS = tuple(MESSAGES_SCHEMA.names)
 
 # Row-locator columns: every row read from a source carries the source it came
 # from and its 1-based row number there, so a reject or an error can point at

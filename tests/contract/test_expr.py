@@ -17,7 +17,6 @@ from graphkit.contract.expr import (
     JsonPath,
     all_valid,
     any_valid,
-    as_text,
     filter_mask,
     json_path,
     json_paths,
@@ -238,10 +237,3 @@ def test_json_path_of_a_null_column_and_of_chunks() -> None:
 def test_json_path_refuses_a_number_column() -> None:
     with pytest.raises(TypeError, match="cannot read a JSON path"):
         json_paths(pa.array([1, 2]), [("a",)])
-
-
-def test_as_text() -> None:
-    assert as_text(pa.array(["a"])).to_pylist() == ["a"]
-    assert as_text(pa.array([{"b": 1, "a": [1]}, None])).to_pylist() == [
-        '{"a": [1], "b": 1}', None]
-    assert as_text(pa.array([1, None])).to_pylist() == ["1", None]

@@ -16,11 +16,11 @@ import pytest
 from graphkit.core.errors import SourceError
 from graphkit.sources.iceberg import read_iceberg
 from graphkit.sources.transcripts import (
-    INDEX_NAME,
     default_transcript_roots,
     read_transcripts,
     transcript_kind,
 )
+from graphkit.sources.transcripts.index import INDEX_NAME
 from tests.sources.builders import assistant, fixtures, text, user, write_jsonl
 from tests.sources.test_claude import assert_well_formed
 

@@ -2,7 +2,7 @@
 
 The parsers call these as they read (:class:`ClaudeUsage`, :func:`codex_usage`,
 :func:`claude_links`) and keep what they find in a file's *facts*, keyed by the
-line a message starts on; the resolver then writes it into the rows'
+line a message starts on; :mod:`.links` then writes it into the rows'
 ``attributes`` (:func:`with_extras`), after replays are settled, so a replayed
 message's usage is counted once, in the session that first had it.
 
@@ -86,17 +86,14 @@ def _codex_tokens(total: dict[str, Any]) -> dict[str, int]:
 
 
 def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int],
-                table: pa.Table, thread: str) -> list[list[Any]]:
+                assistant_lines: Sequence[int], thread: str) -> list[list[Any]]:
     """Per-turn usage of one rollout: ``[message line, key, usage]`` facts.
 
     ``lines`` are the rollout's (line, object) pairs, ``inherited`` the lines a
-    fork copied from its parent (they only set the baseline), ``table`` the
-    pre-rows parsed from the rest (its ``_line`` and ``role`` columns say where
-    assistant messages start).
+    fork copied from its parent (they only set the baseline), ``assistant_lines``
+    the lines where the rollout's own assistant messages start.
     """
-    starts = sorted({ln for ln, role in zip(table.column("_line").to_pylist(),
-                                            table.column("role").to_pylist(), strict=True)
-                     if role == "assistant"})
+    starts = sorted(set(assistant_lines))
     keys = CODEX_KEYS
     out: dict[int, dict[str, int]] = {}
     prev = dict.fromkeys(keys, 0)
@@ -156,7 +153,7 @@ def drop_branch_copies(table: pa.Table, facts: Sequence[dict[str, Any]]) -> pa.T
             holders.setdefault(u, set()).add(s)
     mask = []
     for s, u, f, ln in zip(sessions, uuids, table.column("_file").to_pylist(),
-                           table.column("_line").to_pylist(), strict=True):
+                           table.column("line").to_pylist(), strict=True):
         origin = facts[f].get("forked", {}).get(str(ln))
         mask.append(not (origin and origin != s and u and origin in holders.get(u, ())))
     return table.filter(pa.array(mask))
@@ -206,7 +203,7 @@ def with_extras(attributes: list[str | None], table: pa.Table,
     session's main thread."""
     where: dict[tuple[int, int], tuple[int, int]] = {}  # (file, line) -> (row, part_index)
     files = table.column("_file").to_pylist()
-    lines = table.column("_line").to_pylist()
+    lines = table.column("line").to_pylist()
     parts = table.column("part_index").to_pylist()
     for i, (f, ln, p) in enumerate(zip(files, lines, parts, strict=True)):
         if (f, ln) not in where or p >= where[(f, ln)][1]:

@@ -29,8 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.core.schema import MESSAGES_SCHEMA, SCHEMA_VERSION
-from graphkit.sources._rows import PRE_SCHEMA, FileParse, dumps
-from graphkit.sources.transcript_extras import (
+from graphkit.sources.transcripts.buffer import FileParse, dumps, rows_table
+from graphkit.sources.transcripts.extras import (
     claude_continuations,
     drop_branch_copies,
     with_extras,
@@ -49,16 +49,15 @@ class ParsedFile:
     meta: dict[str, Any] | None = None
 
 
-def resolve(files: list[ParsedFile], combined: Combiner | None = None) -> pa.Table:
+def link_files(files: list[ParsedFile], combined: Combiner) -> pa.Table:
     """Return schema rows for all files: Claude rows first, then Codex, each in file order.
 
-    ``combined``, when given, holds the files' rows already concatenated (the
-    files' own tables were handed to it as they were read).
+    ``combined`` holds the files' pre-rows, handed to it as they were read.
     """
-    claude = _resolve_claude([f for f in files if f.parse.kind == "claude"],
-                             combined.table("claude") if combined else None)
-    codex = _resolve_codex([f for f in files if f.parse.kind == "codex"],
-                           combined.table("codex") if combined else None)
+    claude = _link_claude([f for f in files if f.parse.kind == "claude"],
+                          combined.table("claude"))
+    codex = _link_codex([f for f in files if f.parse.kind == "codex"],
+                        combined.table("codex"))
     table = pa.concat_tables([claude, codex])
     part_ids = table["part_id"].to_pylist()
     if len(set(part_ids)) == len(part_ids):
@@ -71,55 +70,59 @@ def resolve(files: list[ParsedFile], combined: Combiner | None = None) -> pa.Tab
     return table.filter(pa.array(mask))
 
 
-def _concat(files: list[ParsedFile]) -> pa.Table | None:
-    tables = [
-        f.parse.table.append_column("_file", pa.array([i] * f.parse.table.num_rows, pa.int32()))
-        for i, f in enumerate(files) if f.parse.table.num_rows
-    ]
-    return pa.concat_tables(tables) if tables else None
-
-
 class Combiner:
     """Per-file pre-rows joined into a few large tables as the files are read.
 
-    What :func:`_concat` gives at the end, but built along the way: thousands of
-    small per-file tables cost far more memory in Arrow objects (an array, its
-    buffers and their bookkeeping per column and file) than in data.
+    Thousands of small per-file tables would cost far more in Arrow objects (an array,
+    its buffers and their bookkeeping per column and file) and in conversion calls than
+    in data; so parsed rows wait here as tuples and are converted a batch at a time, and
+    tables read back from the index are joined a batch at a time. Each row gets
+    ``_file``: its file's position among the files of its kind.
     """
 
-    _EMPTY = PRE_SCHEMA.empty_table()
-
-    def __init__(self, batch_rows: int = 50_000, batch_files: int = 256) -> None:
-        self.batch_rows, self.batch_files = batch_rows, batch_files
+    def __init__(self, batch_rows: int = 20_000, batch_tables: int = 256) -> None:
+        self.batch_rows, self.batch_tables = batch_rows, batch_tables
         self._files: dict[str, int] = {}
-        self._pending: dict[str, list[pa.Table]] = {}
-        self._rows: dict[str, int] = {}
+        self._rows: dict[str, list[tuple[Any, ...]]] = {}   # parsed, not yet converted
+        self._row_files: dict[str, list[int]] = {}
+        self._tables: dict[str, list[pa.Table]] = {}        # converted, not yet joined
         self._done: dict[str, list[pa.Table]] = {}
 
     def add(self, parse: FileParse) -> None:
-        """Take ``parse``'s rows (its table is left empty)."""
+        """Take ``parse``'s pre-rows (it is left without them)."""
         kind = parse.kind
         i = self._files.get(kind, 0)
         self._files[kind] = i + 1
-        n = parse.table.num_rows
-        if n:
-            pending = self._pending.setdefault(kind, [])
-            pending.append(parse.table.append_column(
-                "_file", pa.repeat(pa.scalar(i, pa.int32()), n)))
-            self._rows[kind] = self._rows.get(kind, 0) + n
-            if self._rows[kind] >= self.batch_rows or len(pending) >= self.batch_files:
-                self._flush(kind)
-        parse.table = self._EMPTY
+        if parse.table is not None:
+            if parse.table.num_rows:
+                self._convert(kind)  # rows of earlier files first: keep the file order
+                self._tables.setdefault(kind, []).append(parse.table.append_column(
+                    "_file", pa.repeat(pa.scalar(i, pa.int32()), parse.table.num_rows)))
+        elif parse.rows:
+            self._rows.setdefault(kind, []).extend(parse.rows)
+            self._row_files.setdefault(kind, []).extend([i] * len(parse.rows))
+            if len(self._rows[kind]) >= self.batch_rows:
+                self._convert(kind)
+        parse.rows, parse.table = [], None
+        tables = self._tables.get(kind, [])
+        if len(tables) >= self.batch_tables or sum(t.num_rows for t in tables) >= self.batch_rows:
+            self._flush(kind)
+
+    def _convert(self, kind: str) -> None:
+        rows = self._rows.pop(kind, [])
+        files = self._row_files.pop(kind, [])
+        if rows:
+            table = rows_table(rows).append_column("_file", pa.array(files, pa.int32()))
+            self._tables.setdefault(kind, []).append(table)
 
     def _flush(self, kind: str) -> None:
-        pending = self._pending.pop(kind, [])
-        self._rows[kind] = 0
-        if pending:
-            self._done.setdefault(kind, []).append(pa.concat_tables(pending).combine_chunks())
+        tables = self._tables.pop(kind, [])
+        if tables:
+            self._done.setdefault(kind, []).append(pa.concat_tables(tables).combine_chunks())
 
     def table(self, kind: str) -> pa.Table | None:
-        """All rows of ``kind`` with their ``_file`` (the file's position among that
-        kind's files), or None if there are none."""
+        """All rows of ``kind`` with their ``_file``, or None if there are none."""
+        self._convert(kind)
         self._flush(kind)
         done = self._done.get(kind)
         return pa.concat_tables(done) if done else None
@@ -223,8 +226,7 @@ def _settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
     return table.filter(pa.array(mask)), {s: o for s, (_, o) in latest.items()}
 
 
-def _resolve_claude(files: list[ParsedFile], table: pa.Table | None = None) -> pa.Table:
-    table = _concat(files) if table is None else table
+def _link_claude(files: list[ParsedFile], table: pa.Table | None) -> pa.Table:
     if table is None:
         return MESSAGES_SCHEMA.empty_table()
     file_facts = [f.parse.facts for f in files]
@@ -282,12 +284,11 @@ def _resolve_claude(files: list[ParsedFile], table: pa.Table | None = None) -> p
         attrs_of[(sess, agent)] = dumps({"claude": claude}) if claude else None
     attributes = with_extras([attrs_of[k] for k in threads], table, file_facts,
                              claude_continuations(table, file_facts))
-    return _finish(table, "anthropic", "claude", index,
-                   [start[k] for k in threads], attributes)
+    return _finish(table, "anthropic", "claude", index, [start[k] for k in threads],
+                   attributes)
 
 
-def _resolve_codex(files: list[ParsedFile], table: pa.Table | None = None) -> pa.Table:
-    table = _concat(files) if table is None else table
+def _link_codex(files: list[ParsedFile], table: pa.Table | None) -> pa.Table:
     if table is None:
         return MESSAGES_SCHEMA.empty_table()
     facts_of: dict[str, dict[str, Any]] = {}

@@ -1,0 +1,243 @@
+"""The row buffer shared by the Claude and Codex transcript parsers, and their helpers.
+
+A parser emits one :class:`Message` (the columns every part of it shares) and then its
+:class:`Part` records. Both are ``NamedTuple``s, fields named after the schema columns:
+readable by name, and still tuples, so the buffer joins each pair into one row tuple;
+rows of many files are then converted to Arrow in one call (:func:`rows_table`), far
+cheaper than a dict per row or a conversion per small file.
+
+The per-file table ("pre-rows", :data:`PRE_SCHEMA`) is not yet schema rows: cross-file
+facts (which session a replayed message belongs to, a subagent's spawning tool call, a
+Codex thread's root) and the per-thread numbering are filled in by
+:mod:`graphkit.sources.transcripts.links` over all files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_ONE_US = dt.timedelta(microseconds=1)
+
+
+class Message(NamedTuple):
+    """The columns a message shares with all its parts (``line``: where it starts)."""
+
+    session_id: str
+    conversation_id: str | None
+    model: str | None
+    cwd: str | None
+    git_branch: str | None
+    git_remote: str | None
+    head_sha: str | None
+    client_version: str | None
+    entrypoint: str | None
+    user_type: str | None
+    permission_mode: str | None
+    is_sidechain: bool | None
+    agent_id: str | None
+    parent_thread_id: str | None
+    message_id: str
+    previous_message_id: str
+    provider_uuid: str | None
+    parent_uuid: str | None
+    logical_parent_uuid: str | None
+    source_tool_assistant_uuid: str | None
+    request_id: str | None
+    prompt_id: str | None
+    message_created_at: int
+    role: str
+    hook_event: str | None
+    is_compact_summary: bool | None
+    compact_metadata: str | None
+    line: int
+
+
+class Part(NamedTuple):
+    """The columns of one part of a message."""
+
+    part_index: int
+    part_type: str
+    provider_type: str | None
+    provider_subtype: str | None
+    content_text: str | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    tool_args: str | None = None
+    tool_result_for: str | None = None
+    thinking_signature: str | None = None
+    attachment_type: str | None = None
+    is_error: bool | None = None
+    status: str | None = None
+
+
+MESSAGE_COLUMNS: tuple[str, ...] = Message._fields
+PART_COLUMNS: tuple[str, ...] = Part._fields
+
+_TS = pa.timestamp("us", tz="UTC")
+_TYPES: dict[str, pa.DataType] = {
+    "is_sidechain": pa.bool_(), "is_compact_summary": pa.bool_(), "is_error": pa.bool_(),
+    "message_created_at": _TS, "part_index": pa.int32(), "line": pa.int32(),
+}
+PRE_SCHEMA = pa.schema(
+    [pa.field(name, _TYPES.get(name, pa.string())) for name in MESSAGE_COLUMNS + PART_COLUMNS]
+)
+
+_STRUCT = pa.struct(list(PRE_SCHEMA))
+_AGENT_AT = MESSAGE_COLUMNS.index("agent_id")
+
+STATUS_SUCCESS = '{"tool_status":"success"}'
+STATUS_ERROR = '{"tool_status":"error"}'
+
+
+def parse_timestamp(value: Any) -> int | None:
+    """Return microseconds since the epoch for an ISO 8601 string, or None if it is not one.
+
+    Naive timestamps are taken as UTC (transcripts write ``Z``; a bare time is UTC there too).
+
+    >>> parse_timestamp("1970-01-01T00:00:01.5Z")
+    1500000
+    >>> parse_timestamp("yesterday") is None
+    True
+    """
+    if not isinstance(value, str):
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return (when - _EPOCH) // _ONE_US
+
+
+def dumps(value: Any) -> str:
+    """Return compact JSON text (UTF-8 kept as is) for a JSON column."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def id_list(message_id: str | None) -> str:
+    r"""Return the JSON array text of ``previous_message_id``: ``[]`` or ``["<id>"]``.
+
+    >>> id_list(None), id_list("a1"), id_list('odd"id')
+    ('[]', '["a1"]', '["odd\\"id"]')
+    """
+    if not message_id:
+        return "[]"
+    if '"' in message_id or "\\" in message_id or not message_id.isprintable():
+        return dumps([message_id])
+    return f'["{message_id}"]'  # ids are plain tokens; skip json.dumps on the hot path
+
+
+def json_lines(data: bytes, skipped: list[tuple[int, str]]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) per JSONL line; note lines that are not JSON objects.
+
+    The file is decoded once (json.loads on bytes re-detects the encoding every line); a
+    file that is not valid UTF-8 throughout falls back to line by line, so only the bad
+    lines are lost.
+    """
+    try:
+        lines: list[Any] = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = data.split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            skipped.append((number, "not valid JSON"))
+            continue
+        if isinstance(obj, dict):
+            yield number, obj
+        else:
+            skipped.append((number, "line is not a JSON object"))
+
+
+def json_text(value: Any) -> str | None:
+    """Return ``value`` as JSON text; a string already holding a JSON document stays as is.
+
+    >>> json_text('{"a": 1}'), json_text("plain words"), json_text(None)
+    ('{"a": 1}', '"plain words"', None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        head = value.lstrip()[:1]
+        if head in ("{", "["):
+            try:
+                json.loads(value)
+                return value
+            except ValueError:
+                pass
+        return dumps(value)
+    return dumps(value)
+
+
+def rows_table(rows: list[tuple[Any, ...]]) -> pa.Table:
+    """Pre-rows (tuples in :data:`PRE_SCHEMA` order) as a table, in one conversion call: a
+    call per column costs a fixed few microseconds each, which adds up over many files."""
+    if not rows:
+        return PRE_SCHEMA.empty_table()
+    arrays = pa.array(rows, type=_STRUCT).flatten()
+    # The shared schema object: a schema per table would be thousands of copies.
+    return pa.Table.from_arrays(arrays, schema=PRE_SCHEMA)
+
+
+@dataclass
+class FileParse:
+    """What one transcript file yields on its own, before cross-file linking.
+
+    Its pre-rows are ``rows`` (tuples, as parsed) or ``table`` (as read back from the
+    index); :meth:`to_table` gives a table either way.
+    """
+
+    kind: str
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    table: pa.Table | None = None
+
+    @property
+    def num_rows(self) -> int:
+        return self.table.num_rows if self.table is not None else len(self.rows)
+
+    def to_table(self) -> pa.Table:
+        """The pre-rows as a table (converted once, then kept instead of the tuples)."""
+        if self.table is None:
+            self.table, self.rows = rows_table(self.rows), []
+        return self.table
+
+
+class RowBuffer:
+    """Collects (message, part) pairs for one file as pre-row tuples."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+
+    def add(self, message: Message, part: Part) -> None:
+        # One plain tuple per row, message columns first: the shape Arrow converts fastest.
+        self.rows.append(message + part)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def agent_ids(self) -> list[str | None]:
+        """The ``agent_id`` of each row so far, in order."""
+        return [row[_AGENT_AT] for row in self.rows]
+
+    def take(self, agent_ids: list[str | None] | None = None) -> list[tuple[Any, ...]]:
+        """The rows (emptying the buffer); ``agent_ids`` overrides their agents (late
+        inference of inline sidechains)."""
+        rows, self.rows = self.rows, []
+        if agent_ids is None:
+            return rows
+        at = _AGENT_AT
+        return [row if row[at] == agent else (*row[:at], agent, *row[at + 1:])
+                for row, agent in zip(rows, agent_ids, strict=True)]

@@ -1,0 +1,415 @@
+"""Claude Code transcripts (``~/.claude/projects/...``) → pre-rows of one file.
+
+Handled layouts, all under one project folder:
+
+- ``<session>.jsonl``: the main loop; also holds *inline* sidechain entries in older versions
+  (``isSidechain: true`` lines written between main-loop lines, see ``sidechain_integrated``).
+- ``<session>/subagents/agent-<id>.jsonl`` (+ sidecar ``agent-<id>.meta.json``, read by
+  :mod:`graphkit.sources.transcripts.read`), and the older ``agent-<id>.jsonl`` beside the sessions.
+- ``<session>/subagents/workflows/<runId>/agent-<id>.jsonl``: Workflow-tool agents, whose
+  ``sessionId`` reads ``<session>#agent-<id>``.
+- ``{"loglines": [...]}`` JSON exports (claude-code-transcripts).
+
+``agent-acompact-*`` files are compaction runs, deliberately NOT read: Claude spawns them
+itself to summarise a session (no Task/Agent call, so no parent link), their input replays
+the session (its messages would count twice), and their output already lands in the main
+file as the ``isCompactSummary`` user message.
+
+What one file cannot know (resume duplicates, the spawning call named in another file) is
+returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` over all files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from graphkit.sources.transcripts.buffer import (
+    STATUS_ERROR,
+    STATUS_SUCCESS,
+    FileParse,
+    Message,
+    Part,
+    RowBuffer,
+    dumps,
+    id_list,
+    json_lines,
+    parse_timestamp,
+)
+from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
+
+SPAWN_TOOLS = frozenset({"Task", "Agent"})
+_ROW_TYPES = frozenset({"user", "assistant", "system"})
+_FOOTER = "agentId: "
+_OPEN = 2**62  # a spawn call whose result never came: its window stays open
+
+
+@dataclass(frozen=True)
+class ClaudeLayout:
+    """Where a file sits in the projects tree, and what its path alone says."""
+
+    session_hint: str          # session id for lines that carry none
+    agent_id: str | None       # from ``agent-<id>.jsonl``
+    workflow_run_id: str | None
+    compaction: bool
+
+
+def claude_layout(path: Path) -> ClaudeLayout:
+    """Return what the path of a Claude transcript says about its session and agent."""
+    stem = path.name.split(".", 1)[0]
+    if not stem.startswith("agent-"):
+        return ClaudeLayout(stem, None, None, False)
+    agent = stem[len("agent-"):]
+    compaction = agent.startswith("acompact")
+    parent = path.parent
+    if parent.parent.name == "workflows" and parent.parent.parent.name == "subagents":
+        return ClaudeLayout(parent.parent.parent.parent.name, agent, parent.name, compaction)
+    if parent.name == "subagents":
+        return ClaudeLayout(parent.parent.name, agent, None, compaction)
+    return ClaudeLayout(stem, agent, None, compaction)
+
+
+def _entries(path: Path, data: bytes, skipped: list[tuple[int, str]]) -> Iterator[
+        tuple[int, dict[str, Any]]]:
+    """Yield (line number, entry) for a JSONL file or a ``{"loglines": [...]}`` document."""
+    if path.suffix == ".json":
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            skipped.append((1, "not valid JSON"))
+            return
+        lines = doc.get("loglines") if isinstance(doc, dict) else None
+        if not isinstance(lines, list):
+            skipped.append((1, "JSON document without a 'loglines' list"))
+            return
+        for number, entry in enumerate(lines, 1):
+            if isinstance(entry, dict):
+                yield number, entry
+            else:
+                skipped.append((number, "logline is not a JSON object"))
+        return
+    for number, entry in json_lines(data, skipped):
+        yield number, entry
+
+
+def _result_text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        return "\n".join(t for t in texts if isinstance(t, str))
+    return None
+
+
+def _footer_agent(text: str | None) -> str | None:
+    """Return the agent id of an ``agentId: <id> (use SendMessage ...)`` result footer."""
+    if not text:
+        return None
+    at = text.find(_FOOTER)
+    if at < 0:
+        return None
+    tokens = text[at + len(_FOOTER):].split(None, 1)
+    if not tokens:
+        return None
+    return tokens[0].strip("),.;'\"") or None
+
+
+def _synthetic_id(*parts: object) -> str:
+    return hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:16]
+
+
+class _Content(NamedTuple):
+    """What an entry says before its parts: its blocks and the message-level fields."""
+
+    blocks: list[Any]
+    role: str
+    model: str | None = None
+    native_id: str | None = None   # ``message.id``: shared by the lines of a split message
+    subtype: str | None = None
+
+
+def _system_content(e: dict[str, Any]) -> _Content | None:
+    """A ``system`` entry as one text block; None for bookkeeping with nothing to show."""
+    text = e.get("content")
+    subtype = e.get("subtype")
+    if subtype != "compact_boundary" and not (isinstance(text, str) and text):
+        return None  # hook/duration bookkeeping
+    return _Content([{"type": "text", "text": text if isinstance(text, str) else None}],
+                    "system", subtype=subtype)
+
+
+def _message_content(etype: str, e: dict[str, Any]) -> _Content | str:
+    """A ``user``/``assistant`` entry's content, or why it gives no rows."""
+    msg = e.get("message")
+    if not isinstance(msg, dict):
+        return f"{etype} entry without a 'message' object"
+    content = msg.get("content")
+    if isinstance(content, str):
+        blocks: list[Any] = [{"type": "text", "text": content}]
+    elif isinstance(content, list):
+        blocks = content
+    else:
+        return f"{etype} message without content"
+    if etype == "assistant":
+        return _Content(blocks, msg.get("role") or etype, msg.get("model"), msg.get("id"))
+    return _Content(blocks, msg.get("role") or etype)
+
+
+class _SideLine(NamedTuple):
+    """An inline sidechain line of a main file, and the rows it gave."""
+
+    uuid: str | None
+    parent: Any          # ``parentUuid`` as written
+    agent: str | None    # ``agentId``, when the line names it
+    ts: int
+    first_row: int
+    end_row: int
+
+
+def _result_links(e: dict[str, Any], side: bool) -> tuple[str | None, str | None]:
+    """The agent and Workflow run an entry's ``toolUseResult`` names (for its first result)."""
+    tur = e.get("toolUseResult")
+    named = tur.get("agentId") if isinstance(tur, dict) else None
+    run_id = tur.get("runId") if isinstance(tur, dict) else None
+    if not named and not side and isinstance(e.get("agentId"), str):
+        named = e.get("agentId")  # v2.0 wrote the spawned agent beside the result
+    return named, run_id
+
+
+@dataclass(slots=True)
+class _ClaudeFile:
+    """The state of parsing one Claude transcript; :meth:`add` takes one self."""
+
+    layout: ClaudeLayout
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    buf: RowBuffer = field(default_factory=RowBuffer)
+    facts: dict[str, Any] = field(default_factory=dict)
+    sessions: dict[str, None] = field(default_factory=dict)
+    # message.id -> (message, next part index) for assistant messages split over lines
+    groups: dict[str, tuple[Message, list[int]]] = field(default_factory=dict)
+    uuid_to_mid: dict[str, str] = field(default_factory=dict)
+    tool_names: dict[str, str] = field(default_factory=dict)
+    side_lines: list[_SideLine] = field(default_factory=list)
+    spawn_windows: dict[str, list[int]] = field(default_factory=dict)  # call -> [ts, result ts]
+    link_of_call: dict[str, str] = field(default_factory=dict)
+    last_ts: int | None = None
+    usage: ClaudeUsage = field(default_factory=ClaudeUsage)
+    in_agent_file: bool = False
+    # The entry being turned into rows, as its parts need it (set per entry rather than
+    # passed around: this runs for every line of every transcript).
+    e: dict[str, Any] = field(default_factory=dict)
+    etype: str = ""
+    ts: int = 0
+    session: str = ""
+    side: bool = False
+    subtype: str | None = None
+    results: int = 0   # tool results of the entry so far: only the first reads toolUseResult
+
+    def __post_init__(self) -> None:
+        self.in_agent_file = self.layout.agent_id is not None
+        self.facts = {
+            "agent_id": self.layout.agent_id, "workflow_run_id": self.layout.workflow_run_id,
+            "sessions": [], "agent_links": [], "run_links": [], "spawns": {},
+            "inline_agents": {},
+        }
+
+    def add(self, line: int, e: dict[str, Any]) -> None:
+        """Turn one entry into rows (or a skipped line, or nothing for other types)."""
+        etype = e.get("type")
+        if etype not in _ROW_TYPES:
+            return  # summary, queue-operation, progress, ...: tolerated, not messages
+        raw_ts = e.get("timestamp")
+        ts = parse_timestamp(raw_ts) if raw_ts is not None else self.last_ts
+        if ts is None:
+            self.skipped.append((line, "timestamp missing or not ISO 8601"))
+            return
+        self.last_ts = ts
+        content = _system_content(e) if etype == "system" else _message_content(etype, e)
+        if content is None:
+            return
+        if isinstance(content, str):
+            self.skipped.append((line, content))
+            return
+        self._add_message(line, e, etype, ts, content)
+
+    def _add_message(self, line: int, e: dict[str, Any], etype: str, ts: int,
+                     content: _Content) -> None:
+        raw_session = e.get("sessionId")
+        # Workflow agents write ``<session>#agent-<id>``.
+        session = (raw_session.partition("#agent-")[0] if isinstance(raw_session, str)
+                   and raw_session else self.layout.session_hint)
+        self.sessions[session] = None
+        side = self.in_agent_file or bool(e.get("isSidechain"))
+        if self.in_agent_file:
+            agent = e.get("agentId") or self.layout.agent_id
+        else:
+            agent = e.get("agentId") if side else None
+        uuid = e.get("uuid") if isinstance(e.get("uuid"), str) else None
+        if uuid is not None and uuid in self.uuid_to_mid:
+            return  # the same entry written twice in one file: count it once
+        group = self.groups.get(content.native_id) if content.native_id else None
+        if group is not None:
+            # A later content block of an assistant message split one block per line.
+            message, next_part = group
+        else:
+            message = self._message(line, e, ts, session, side, agent, uuid, content)
+            next_part = [0]
+            if content.native_id:
+                self.groups[content.native_id] = (message, next_part)
+        if uuid is not None:
+            self.uuid_to_mid[uuid] = message.message_id
+        self.usage.note(e, message.line)  # keyed by the line the message starts on
+        claude_links(e, message.line, self.facts)
+        first_row = len(self.buf)
+        self.e, self.etype, self.ts, self.session = e, etype, ts, session
+        self.side, self.subtype, self.results = side, content.subtype, 0
+        for block in content.blocks:
+            if not isinstance(block, dict):
+                continue
+            index = next_part[0]
+            next_part[0] += 1
+            self.buf.add(message, self._part(block, index))
+        if side and not self.in_agent_file:
+            self.side_lines.append(_SideLine(uuid, e.get("parentUuid"), agent, ts, first_row,
+                                             len(self.buf)))
+
+    def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
+                 agent: str | None, uuid: str | None, content: _Content) -> Message:
+        parent = e.get("parentUuid")
+        prev = self.uuid_to_mid.get(parent, parent) if isinstance(parent, str) else None
+        cm = e.get("compactMetadata")
+        return Message(
+            session_id=session, conversation_id=None, model=content.model, cwd=e.get("cwd"),
+            git_branch=e.get("gitBranch"), git_remote=None, head_sha=None,
+            client_version=e.get("version"), entrypoint=e.get("entrypoint"),
+            user_type=e.get("userType"), permission_mode=e.get("permissionMode"),
+            is_sidechain=side, agent_id=agent, parent_thread_id=None,
+            message_id=uuid or _synthetic_id(session, agent or "", line),
+            previous_message_id=id_list(prev), provider_uuid=uuid, parent_uuid=parent,
+            logical_parent_uuid=e.get("logicalParentUuid"),
+            source_tool_assistant_uuid=e.get("sourceToolAssistantUUID"),
+            request_id=e.get("requestId"), prompt_id=e.get("promptId"),
+            message_created_at=ts, role=content.role, hook_event=e.get("hookEvent"),
+            is_compact_summary=True if e.get("isCompactSummary") else None,
+            compact_metadata=dumps(cm) if cm else None, line=line,
+        )
+
+    def _part(self, block: dict[str, Any], index: int) -> Part:
+        btype = block.get("type")
+        if btype == "text":
+            return Part(index, "text", self.etype, self.subtype or "text", block.get("text"))
+        if btype in ("tool_use", "server_tool_use"):
+            return self._tool_call(block, index)
+        if btype == "tool_result" or (isinstance(btype, str) and btype.endswith("_tool_result")):
+            return self._tool_result(block, index)
+        if btype in ("thinking", "redacted_thinking"):
+            return Part(index, "thinking", self.etype, btype, block.get("thinking"),
+                        thinking_signature=block.get("signature"))
+        if btype in ("image", "document"):
+            source = block.get("source")
+            media = source.get("media_type") if isinstance(source, dict) else None
+            return Part(index, btype, self.etype, btype, attachment_type=media or btype)
+        return Part(index, str(btype or "unknown"), self.etype, btype)
+
+    def _tool_call(self, block: dict[str, Any], index: int) -> Part:
+        call_id, name, args = block.get("id"), block.get("name"), block.get("input")
+        if isinstance(call_id, str) and isinstance(name, str):
+            self.tool_names[call_id] = name
+            if name in SPAWN_TOOLS and isinstance(args, dict):
+                self.facts["spawns"][call_id] = [args.get("subagent_type"),
+                                                 args.get("description")]
+                if not self.side:
+                    self.spawn_windows[call_id] = [self.ts, _OPEN]
+        return Part(index, "tool_call", self.etype, block.get("type"), tool_name=name,
+                    tool_call_id=call_id, tool_args=dumps(args) if args is not None else None)
+
+    def _tool_result(self, block: dict[str, Any], index: int) -> Part:
+        for_id = block.get("tool_use_id")
+        text = _result_text(block.get("content"))
+        err = block.get("is_error")
+        if isinstance(for_id, str):
+            self.results += 1
+            named, run_id = (_result_links(self.e, self.side) if self.results == 1
+                             else (None, None))
+            agent_named = _footer_agent(text) or named
+            if agent_named:
+                self.facts["agent_links"].append([self.session, agent_named, for_id])
+                self.link_of_call[for_id] = agent_named
+            if run_id:
+                self.facts["run_links"].append([self.session, run_id, for_id])
+            if for_id in self.spawn_windows:
+                self.spawn_windows[for_id][1] = self.ts
+        return Part(index, "tool_result", self.etype, block.get("type"), text,
+                    tool_name=self.tool_names.get(str(for_id)), tool_call_id=for_id,
+                    tool_result_for=for_id, is_error=err if isinstance(err, bool) else None,
+                    status=STATUS_ERROR if err else STATUS_SUCCESS)
+
+    def finish(self) -> FileParse:
+        """The file's pre-rows and facts, inline sidechains given their agents."""
+        self.facts["sessions"] = list(self.sessions)
+        self.facts["usage"] = self.usage.facts()
+        agent_ids = None
+        if any(side.agent is None for side in self.side_lines):
+            agent_ids = _infer_inline_agents(self.buf, self.side_lines, self.spawn_windows,
+                                             self.link_of_call, self.facts)
+        return FileParse("claude", self.buf.take(agent_ids), self.facts, self.skipped)
+
+
+def parse_claude(path: Path, data: bytes) -> FileParse:
+    """Parse one Claude transcript into pre-rows plus the cross-file facts it holds."""
+    state = _ClaudeFile(claude_layout(path))
+    if state.layout.compaction:
+        return FileParse("claude", [], state.facts, state.skipped)
+    for line, entry in _entries(path, data, state.skipped):
+        state.add(line, entry)
+    return state.finish()
+
+
+def _infer_inline_agents(
+    buf: RowBuffer,
+    side_lines: list[_SideLine],
+    spawn_windows: dict[str, list[int]],
+    link_of_call: dict[str, str],
+    facts: dict[str, Any],
+) -> list[str | None]:
+    """Give inline sidechain lines that lack ``agentId`` the agent of their chain.
+
+    Lines chained by ``parentUuid`` share an agent; a chain naming no agent is matched to
+    the one main-loop Task/Agent call whose call..result window holds its first line. With
+    no single match the chain gets its own id, ``sidechain-<first uuid>``, and no parent
+    link: guessing between parallel calls would invent lineage.
+    """
+    by_uuid = {side.uuid: i for i, side in enumerate(side_lines) if side.uuid}
+
+    def root(i: int) -> int:
+        seen = set()
+        while True:
+            p = side_lines[i].parent
+            j = by_uuid.get(p) if p else None
+            if j is None or j in seen:
+                return i
+            seen.add(j)
+            i = j
+
+    chains: dict[int, list[int]] = {}
+    for i in range(len(side_lines)):
+        chains.setdefault(root(i), []).append(i)
+    agent_ids = buf.agent_ids()
+    for head, members in chains.items():
+        named = next((side_lines[i].agent for i in members if side_lines[i].agent), None)
+        if named is None:
+            start = min(side_lines[i].ts for i in members)
+            calls = [c for c, (lo, hi) in spawn_windows.items() if lo <= start <= hi]
+            if len(calls) == 1:
+                named = link_of_call.get(calls[0]) or f"sidechain-{calls[0]}"
+                facts["inline_agents"][named] = calls[0]
+            else:
+                named = f"sidechain-{side_lines[head].uuid or head}"
+        for i in members:
+            for r in range(side_lines[i].first_row, side_lines[i].end_row):
+                agent_ids[r] = named
+    return agent_ids

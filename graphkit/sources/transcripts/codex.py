@@ -1,0 +1,349 @@
+"""Codex rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) → pre-rows of one file.
+
+One rollout is one *thread*: ``session_meta.payload.id`` → ``conversation_id``. The session
+(the root thread) may need other files (a child names only its parent), so it is settled in
+:mod:`graphkit.sources.transcripts.links`; this module records the thread's own facts.
+
+Formats handled:
+
+- the envelope ``{timestamp, type, payload}`` with ``session_meta``, ``response_item``,
+  ``event_msg``, ``turn_context`` and ``compacted`` lines (unknown types are ignored);
+- very old rollouts: a bare ``{id, timestamp}`` first line, then bare response items;
+- forks and spawned sub-threads: the first ``session_meta`` owns the file; the parent's lines
+  copied in before the child's own content are not the child's (see ``_inherited``).
+
+Codex writes each user/agent message twice, as a ``response_item`` message and as an
+``event_msg`` (``user_message``/``agent_message``). Response items are the richer record,
+so event messages are used only for a rollout that has no response-item messages at all
+(older or minimal writers).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from graphkit.sources.transcripts.buffer import (
+    STATUS_ERROR,
+    STATUS_SUCCESS,
+    FileParse,
+    Message,
+    Part,
+    RowBuffer,
+    dumps,
+    id_list,
+    json_lines,
+    json_text,
+    parse_timestamp,
+)
+from graphkit.sources.transcripts.extras import codex_usage
+
+_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+_OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
+_TEXT_ITEMS = {"input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal"}
+_MESSAGE_KINDS = ("response_item", "event_msg", "compacted")
+
+Lines = list[tuple[int, dict[str, Any]]]
+
+
+def _thread_id_from_name(path: Path) -> str:
+    stem = path.name.split(".", 1)[0]
+    return stem[-36:] if len(stem) >= 36 and stem[-28] == "-" else stem
+
+
+def _texts(items: Any) -> str | None:
+    if not isinstance(items, list):
+        return None
+    out = [i.get("text") for i in items if isinstance(i, dict) and i.get("type") in _TEXT_ITEMS]
+    return "\n".join(t for t in out if isinstance(t, str)) if out else None
+
+
+def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
+    source = meta.get("source")
+    spawn: dict[str, Any] = {}
+    if isinstance(source, dict):
+        sub = source.get("subagent")
+        found = sub.get("thread_spawn") if isinstance(sub, dict) else None
+        spawn = found if isinstance(found, dict) else {}
+        source_name = "subagent" if "subagent" in source else next(iter(source), None)
+    else:
+        source_name = source if isinstance(source, str) else None
+    parent = spawn.get("parent_thread_id") or meta.get("parent_thread_id")
+    git: dict[str, Any] = meta["git"] if isinstance(meta.get("git"), dict) else {}
+    started = parse_timestamp(meta.get("timestamp"))
+    attrs = {
+        "thread_id": meta.get("id"),
+        "forked_from_id": meta.get("forked_from_id") or spawn.get("forked_from_id"),
+        "spawn_call_id": spawn.get("spawn_call_id"),
+        "depth": spawn.get("depth"),
+        "agent_nickname": spawn.get("agent_nickname") or meta.get("agent_nickname"),
+        "agent_role": spawn.get("agent_role") or meta.get("agent_role"),
+        "thread_source": meta.get("thread_source"),
+        "source": source_name,
+        "originator": meta.get("originator"),
+        "model_provider": meta.get("model_provider"),
+        "cli_version": meta.get("cli_version"),
+    }
+    return {
+        "thread_id": meta.get("id"),
+        "session_id": meta.get("session_id") or None,
+        "parent_thread_id": parent or None,
+        "started_at": started if started is not None else line_ts,
+        "cwd": meta.get("cwd"),
+        "git_branch": git.get("branch"),
+        "git_remote": git.get("repository_url"),
+        "head_sha": git.get("commit_hash"),
+        "attributes": {k: v for k, v in attrs.items() if v is not None},
+    }
+
+
+class _Record(NamedTuple):
+    """A message-bearing line, with the turn context in force when it was written."""
+
+    line: int
+    ts: int
+    kind: str
+    payload: dict[str, Any]
+    model: Any
+    cwd: Any
+    sandbox: Any
+
+
+def _header(path: Path, lines: Lines) -> tuple[dict[str, Any], bool]:
+    """The thread's facts from its first line, and whether the file is a legacy rollout
+    (a bare ``{id, timestamp}`` header, bare items after it)."""
+    meta: dict[str, Any] | None = None
+    legacy = False
+    if lines:
+        first = lines[0][1]
+        if first.get("type") == "session_meta" and isinstance(first.get("payload"), dict):
+            meta = _meta_facts(first["payload"], parse_timestamp(first.get("timestamp")))
+        elif "type" not in first and "id" in first:
+            legacy = True
+            meta = _meta_facts(first, None)
+    if meta is None or not meta.get("thread_id"):
+        meta = _meta_facts({"id": _thread_id_from_name(path)}, None)
+    return meta, legacy
+
+
+def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[int],
+             skipped: list[tuple[int, str]]) -> list[_Record]:
+    """The thread's own message-bearing lines in file order; ``turn_context`` lines set
+    the model, cwd and sandbox of the lines after them."""
+    records: list[_Record] = []
+    model = sandbox = None
+    cwd = meta["cwd"]
+    last_ts = meta["started_at"]
+    kind: Any
+    payload: Any
+    for line, obj in lines:
+        if legacy:
+            kind, payload, raw_ts = "response_item", obj, obj.get("timestamp")
+        else:
+            kind, payload, raw_ts = obj.get("type"), obj.get("payload"), obj.get("timestamp")
+        ts = parse_timestamp(raw_ts) if raw_ts is not None else last_ts
+        if kind == "turn_context" and isinstance(payload, dict):
+            model = payload.get("model") or model
+            cwd = payload.get("cwd") or cwd
+            policy = payload.get("sandbox_policy")
+            sandbox = (policy.get("type") if isinstance(policy, dict) else policy) or sandbox
+            continue
+        if line in inherited or kind not in _MESSAGE_KINDS:
+            continue
+        if not isinstance(payload, dict):
+            skipped.append((line, f"{kind} line without a payload object"))
+            continue
+        if ts is None:
+            skipped.append((line, "timestamp missing or not ISO 8601"))
+            continue
+        last_ts = ts
+        records.append(_Record(line, ts, kind, payload, model, cwd, sandbox))
+    return records
+
+
+def parse_codex(path: Path, data: bytes) -> FileParse:
+    """Parse one Codex rollout into pre-rows plus the thread facts it holds."""
+    skipped: list[tuple[int, str]] = []
+    lines = list(json_lines(data, skipped))
+    meta, legacy = _header(path, lines)
+    inherited = _inherited(lines, meta, legacy)
+    records = _records(lines, meta, legacy, inherited, skipped)
+    # Event messages repeat the response-item ones; used only when there are none.
+    has_items = any(r.kind == "response_item" and r.payload.get("type") == "message"
+                    for r in records)
+    buf = RowBuffer()
+    tool_names: dict[str, str] = {}
+    prev_mid: str | None = None
+    answers: list[int] = []  # where assistant messages start: usage goes on them
+    for record in records:
+        got = _parts(record, has_items, tool_names)
+        if got is None:
+            continue
+        role, parts = got
+        message = _message(record, meta, role, prev_mid)
+        prev_mid = message.message_id
+        if role == "assistant":
+            answers.append(record.line)
+        for part in parts:
+            buf.add(message, part)
+    facts = {**meta, "inherited_lines": len(inherited),
+             "usage": codex_usage(lines, inherited, answers, meta["thread_id"])}
+    return FileParse("codex", buf.take(), facts, skipped)
+
+
+def _message(record: _Record, meta: dict[str, Any], role: str,
+             prev_mid: str | None) -> Message:
+    thread = meta["thread_id"]
+    parent = meta["parent_thread_id"]
+    attrs = meta["attributes"]
+    native = record.payload.get("id") if isinstance(record.payload.get("id"), str) else None
+    return Message(
+        session_id=meta["session_id"] or thread, conversation_id=thread, model=record.model,
+        cwd=record.cwd, git_branch=meta["git_branch"], git_remote=meta["git_remote"],
+        head_sha=meta["head_sha"], client_version=attrs.get("cli_version"),
+        entrypoint=attrs.get("originator"),
+        user_type=attrs.get("thread_source") or ("subagent" if parent else None),
+        permission_mode=record.sandbox, is_sidechain=parent is not None, agent_id=None,
+        parent_thread_id=parent,
+        message_id=native or hashlib.sha256(f"{thread}:{record.line}".encode()).hexdigest()[:16],
+        previous_message_id=id_list(prev_mid), provider_uuid=native, parent_uuid=None,
+        logical_parent_uuid=None, source_tool_assistant_uuid=None, request_id=None,
+        prompt_id=None, message_created_at=record.ts, role=role, hook_event=None,
+        is_compact_summary=True if record.kind == "compacted" else None,
+        compact_metadata=None, line=record.line,
+    )
+
+
+def _parts(record: _Record, has_items: bool,
+           tool_names: dict[str, str]) -> tuple[str, list[Part]] | None:
+    """(role, parts) of a record; None for a record that is not a message."""
+    payload = record.payload
+    if record.kind == "event_msg":
+        return None if has_items else _event_message(payload)
+    if record.kind == "compacted":
+        return "system", [Part(0, "text", "compacted", "compact_summary",
+                               payload.get("message"))]
+    ptype = payload.get("type")
+    if ptype == "message":
+        return (payload.get("role") or "assistant"), _message_item(payload)
+    if ptype == "reasoning":
+        return "assistant", [_reasoning_item(payload)]
+    if ptype in _CALLS:
+        return "assistant", [_call_item(payload, tool_names)]
+    if ptype in _OUTPUTS:
+        return "tool", [_output_item(payload, tool_names)]
+    return None
+
+
+def _event_message(payload: dict[str, Any]) -> tuple[str, list[Part]] | None:
+    """A ``user_message``/``agent_message`` event (other events are not messages)."""
+    ptype = payload.get("type")
+    if ptype not in ("user_message", "agent_message"):
+        return None
+    text = payload.get("message")
+    role = "user" if ptype == "user_message" else "assistant"
+    return role, [Part(0, "text", "event_msg", ptype, text if isinstance(text, str) else None)]
+
+
+def _message_item(payload: dict[str, Any]) -> list[Part]:
+    """A ``message`` response item: one part per text or image item."""
+    parts: list[Part] = []
+    content = payload.get("content")
+    for item in content if isinstance(content, list) else []:
+        if not isinstance(item, dict):
+            continue
+        itype = item.get("type")
+        if itype in _TEXT_ITEMS:
+            parts.append(Part(len(parts), "text", "message", "text", item.get("text")))
+        elif itype == "input_image":
+            parts.append(Part(len(parts), "image", "message", itype))
+    if isinstance(content, str):
+        parts.append(Part(len(parts), "text", "message", "text", content))
+    return parts
+
+
+def _reasoning_item(payload: dict[str, Any]) -> Part:
+    """A ``reasoning`` item: its summary and content texts as one thinking part."""
+    summary = _texts(payload.get("summary"))
+    body = _texts(payload.get("content"))
+    joined = "\n".join(t for t in (summary, body) if t) or None
+    return Part(0, "reasoning", "reasoning", "thinking", joined)
+
+
+def _call_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
+    """A tool call (function, custom tool, local shell, web search)."""
+    ptype = payload["type"]
+    call_id = payload.get("call_id") or payload.get("id")
+    name = payload.get("name") or ptype.removesuffix("_call")
+    if ptype == "function_call":
+        args = json_text(payload.get("arguments"))
+    elif ptype == "custom_tool_call":
+        args = json_text(payload.get("input"))
+    else:
+        action = payload.get("action")
+        args = dumps(action) if action is not None else None
+    if isinstance(call_id, str):
+        tool_names[call_id] = name
+    return Part(0, "tool_call", ptype, "tool_use", tool_name=name, tool_call_id=call_id,
+                tool_args=args)
+
+
+def _output_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
+    """A tool call's output; a ``{"success": false}`` output is an error."""
+    call_id = payload.get("call_id")
+    output = payload.get("output")
+    err = None
+    text: str | None
+    if isinstance(output, str):
+        text = output
+    elif isinstance(output, list):
+        text = _texts(output)
+    elif isinstance(output, dict):
+        inner = output.get("content")
+        text = inner if isinstance(inner, str) else dumps(output)
+        err = True if output.get("success") is False else None
+    else:
+        text = None
+    return Part(0, "tool_result", payload["type"], "tool_result", text,
+                tool_name=tool_names.get(str(call_id)), tool_call_id=call_id,
+                tool_result_for=call_id, is_error=err,
+                status=STATUS_ERROR if err else STATUS_SUCCESS)
+
+
+def _inherited(lines: Lines, meta: dict[str, Any], legacy: bool) -> set[int]:
+    """Return the line numbers a forked/spawned rollout copied from its parent.
+
+    The copy sits right after the owner's ``session_meta`` (sometimes behind the parent's own
+    ``session_meta``). It ends with the parent's spawn call when the owner names it
+    (``spawn_call_id``); otherwise at the first line stamped no earlier than the owner's
+    start, since copied lines keep their original, earlier timestamps.
+    """
+    attrs = meta["attributes"]
+    forked = bool(meta["parent_thread_id"] or attrs.get("forked_from_id"))
+    second_meta = any(o.get("type") == "session_meta" for _, o in lines[1:])
+    if legacy or not (forked or second_meta):
+        return set()
+    spawn_call = attrs.get("spawn_call_id")
+    has_spawn_line = spawn_call is not None and any(
+        isinstance(o.get("payload"), dict) and o["payload"].get("call_id") == spawn_call
+        and o["payload"].get("type") in _CALLS for _, o in lines[1:])
+    start = meta["started_at"]
+    out: set[int] = set()
+    for line, obj in lines[1:]:
+        if obj.get("type") == "session_meta":
+            out.add(line)
+            continue
+        if obj.get("type") == "turn_context":
+            continue
+        payload = obj.get("payload")
+        if has_spawn_line:
+            out.add(line)
+            if isinstance(payload, dict) and payload.get("call_id") == spawn_call:
+                break
+            continue
+        ts = parse_timestamp(obj.get("timestamp"))
+        if start is None or ts is None or ts >= start:
+            break
+        out.add(line)
+    return out

@@ -1,0 +1,168 @@
+"""Finding transcript files and telling Claude Code from Codex by their content.
+
+Nothing here parses a whole transcript: the kind of a file is decided from its first few
+lines (not its folder), so a rollout copied anywhere is still read as a rollout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from graphkit.core.errors import SourceError
+
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
+                          "compacted"})
+_CLAUDE_KEYS = ("sessionId", "parentUuid", "isSidechain", "leafUuid")
+_SNIFF_LINES = 5
+
+
+def _kind_of_object(obj: Any) -> str | None:
+    if not isinstance(obj, dict):
+        return None
+    if isinstance(obj.get("loglines"), list):
+        return "claude"
+    if obj.get("type") in _CODEX_TYPES and "payload" in obj:
+        return "codex"
+    if "type" not in obj and "id" in obj and "timestamp" in obj and len(obj) <= 4:
+        return "codex"  # the bare {id, timestamp} header of very old rollouts
+    if any(k in obj for k in _CLAUDE_KEYS):
+        return "claude"
+    return None
+
+
+def sniff_kind(name: str, data: bytes) -> str | None:
+    """Return "claude", "codex" or None for a file's name and (leading) bytes."""
+    if name.endswith(".json"):
+        try:
+            return _kind_of_object(json.loads(data))
+        except ValueError:
+            return None
+    for raw in data.split(b"\n", _SNIFF_LINES)[:_SNIFF_LINES]:
+        try:
+            kind = _kind_of_object(json.loads(raw))
+        except ValueError:
+            continue
+        if kind is not None:
+            return kind
+    return None
+
+
+def file_kind(path: Path) -> str | None:
+    try:
+        if path.suffix == ".json":
+            return sniff_kind(path.name, path.read_bytes())
+        with path.open("rb") as fh:
+            head = b"".join(fh.readline() for _ in range(_SNIFF_LINES))
+        return sniff_kind(path.name, head)
+    except OSError:
+        return None
+
+
+def candidates(root: Path) -> Iterator[Path]:
+    """Yield transcript-looking files below ``root`` in a stable (sorted) order.
+
+    Skipped on purpose: sidecars (``*.meta.json``, read with their agent file), workflow
+    journals and other non-agent files inside ``subagents/``, and ``agent-acompact-*``
+    compaction runs (see :mod:`graphkit.sources.claude`).
+    """
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        in_subagents = "subagents" in Path(dirpath).relative_to(root).parts or (
+            Path(dirpath).name == "subagents")
+        for name in sorted(filenames):
+            if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
+                continue
+            if name.startswith("agent-acompact"):
+                continue
+            if in_subagents and not name.startswith("agent-"):
+                continue
+            yield Path(dirpath) / name
+
+
+def transcript_kind(path: Path) -> str | None:
+    """Return "claude" or "codex" when ``path`` (a file or folder) holds transcripts, else None.
+
+    A folder holding both kinds reports the kind of most of its first 50 transcripts;
+    :func:`read_transcripts` detects every file on its own either way.
+    """
+    path = Path(path)
+    if path.is_file():
+        return file_kind(path)
+    if not path.is_dir():
+        return None
+    counts = {"claude": 0, "codex": 0}
+    seen = 0
+    for candidate in candidates(path):
+        kind = file_kind(candidate)
+        if kind is not None:
+            counts[kind] += 1
+            seen += 1
+            if seen >= 50:
+                break
+    if not seen:
+        return None
+    return "codex" if counts["codex"] > counts["claude"] else "claude"
+
+
+def default_transcript_roots() -> list[Path]:
+    """Return the transcript folders of the current user that exist (honours ``$HOME``)."""
+    home = Path(os.environ.get("HOME") or Path.home())
+    roots = [home / ".claude" / "projects", home / ".codex" / "sessions",
+             home / ".codex" / "archived_sessions"]
+    return [r for r in roots if r.is_dir()]
+
+
+def read_meta(agent_file: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Return the sidecar ``agent-<id>.meta.json`` of an agent file and its fingerprint."""
+    meta_path = agent_file.with_name(agent_file.name.split(".", 1)[0] + ".meta.json")
+    try:
+        data = meta_path.read_bytes()
+        stat = meta_path.stat()
+    except OSError:
+        return None, None
+    try:
+        meta = json.loads(data)
+    except ValueError:
+        meta = None
+    fingerprint = {"path": str(meta_path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+                   "sha256": hashlib.sha256(data).hexdigest()}
+    return (meta if isinstance(meta, dict) else None), fingerprint
+
+
+def transcript_files(paths: Sequence[Path]) -> list[Path]:
+    """Return the transcript files under the user's paths, each once, in path order."""
+    found: dict[str, Path] = {}
+    for given in paths:
+        path = Path(given).expanduser()
+        if path.is_file():
+            resolved = path.resolve()
+            found.setdefault(str(resolved), resolved)
+        elif path.is_dir():
+            # Resolve the root once; files found below it are then absolute already.
+            for candidate in candidates(path.resolve()):
+                found.setdefault(str(candidate), candidate)
+        else:
+            raise SourceError("no such file or folder", path=str(path),
+                              hint="pass a Claude projects folder, a Codex sessions folder "
+                                   "or a transcript file")
+    return [found[k] for k in sorted(found)]
+
+
+def not_a_transcript(path: Path, data: bytes) -> str:
+    app = None
+    if path.suffix == ".json":
+        try:
+            doc = json.loads(data)
+            app = doc.get("app") if isinstance(doc, dict) else None
+        except ValueError:
+            return "not valid JSON; not a Claude Code or Codex transcript, file ignored"
+    if isinstance(app, str):
+        what = f"{'an' if app[:1] in 'AEIOU' else 'a'} {app} export"
+    else:
+        what = "not a Claude Code or Codex transcript"
+    return f"{what} (no Claude entries or Codex session lines found); file ignored"

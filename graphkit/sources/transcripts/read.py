@@ -1,0 +1,155 @@
+"""Read users' local agent history (Claude Code transcripts, Codex rollouts) as message rows.
+
+:func:`read_transcripts` walks the given files/folders (:mod:`.files`), parses each file
+(:mod:`.claude`, :mod:`.codex`) or takes its rows from the incremental index
+(:mod:`.index`), and settles cross-file facts (:mod:`.links`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphkit.core.errors import SourceError
+from graphkit.sources.transcripts.buffer import FileParse
+from graphkit.sources.transcripts.claude import claude_layout, parse_claude
+from graphkit.sources.transcripts.codex import parse_codex
+from graphkit.sources.transcripts.files import (
+    not_a_transcript,
+    read_meta,
+    sniff_kind,
+    transcript_files,
+)
+from graphkit.sources.transcripts.index import TranscriptIndex, check_cache_dir
+from graphkit.sources.transcripts.links import Combiner, ParsedFile, link_files
+
+
+@dataclass
+class SkippedLine:
+    """A line (or, with line 0, a whole file) that gave no rows, and why."""
+
+    path: str
+    line: int
+    reason: str
+
+
+@dataclass
+class TranscriptRows:
+    """Rows read from transcripts, with what was skipped and what the cache saved."""
+
+    table: pa.Table
+    skipped: list[SkippedLine] = field(default_factory=list)
+    files_read: int = 0
+    files_reused: int = 0
+    fingerprints: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _parse(path: Path, kind: str, data: bytes) -> FileParse:
+    parse = parse_claude(path, data) if kind == "claude" else parse_codex(path, data)
+    # Facts go through JSON in the cache; do the same here so fresh and cached agree.
+    parse.facts = json.loads(json.dumps(parse.facts, sort_keys=True))
+    return parse
+
+
+def read_transcripts(
+    paths: Sequence[Path],
+    *,
+    strict: bool = False,
+    since: dt.datetime | None = None,
+    cache_dir: Path | None = None,
+) -> TranscriptRows:
+    """Return message rows (``MESSAGES_SCHEMA``) for Claude and Codex transcripts under ``paths``.
+
+    ``strict`` turns the first skipped line into a :class:`SourceError`; ``since`` keeps rows
+    created at or after it (a naive datetime is UTC); ``cache_dir`` holds the incremental
+    index (must lie outside the transcript folders).
+    """
+    if cache_dir is not None:
+        check_cache_dir(Path(cache_dir), paths)
+    files = transcript_files(paths)
+    index = TranscriptIndex(Path(cache_dir)) if cache_dir is not None else None
+    result = TranscriptRows(table=pa.table({}))
+    parsed: list[ParsedFile] = []
+    combined = Combiner()
+
+    for path in files:
+        got = _load_or_parse(path, index, result, strict)
+        if got is None:
+            continue
+        parse, fingerprint = got
+        result.fingerprints.append(fingerprint)
+        for line, reason in parse.skipped:
+            _skip(result, strict, SkippedLine(str(path), line, reason))
+        meta = None
+        if parse.kind == "claude" and claude_layout(path).agent_id:
+            meta, meta_print = read_meta(path)
+            if meta_print:
+                result.fingerprints.append(meta_print)
+        parsed.append(ParsedFile(str(path), parse, meta))
+        combined.add(parse)
+
+    if index:
+        index.save()
+    table = link_files(parsed, combined)
+    if since is not None:
+        when = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
+        table = table.filter(pc.greater_equal(
+            table["message_created_at"], pa.scalar(when, pa.timestamp("us", tz="UTC"))))
+    result.table = table
+    return result
+
+
+def _load_or_parse(path: Path, index: TranscriptIndex | None, result: TranscriptRows,
+                   strict: bool) -> tuple[FileParse, dict[str, Any]] | None:
+    """Return a file's parse (from the index when unchanged) and fingerprint; None if unread."""
+    key = str(path)
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        _skip(result, strict, SkippedLine(str(path), 0, f"cannot read file: {exc.strerror}"))
+        return None
+    entry = index.entries.get(key) if index else None
+    if index and entry and (entry["size"], entry["mtime_ns"]) == (stat.st_size,
+                                                                 stat.st_mtime_ns):
+        cached = index.load(key)
+        if cached is not None:
+            result.files_reused += 1
+            return cached, {"path": str(path), "size": stat.st_size,
+                            "mtime_ns": stat.st_mtime_ns, "sha256": entry["sha256"]}
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        _skip(result, strict, SkippedLine(str(path), 0, f"cannot read file: {exc.strerror}"))
+        return None
+    fingerprint = {"path": str(path), "size": len(data), "mtime_ns": stat.st_mtime_ns,
+                   "sha256": hashlib.sha256(data).hexdigest()}
+    if index and entry and entry["sha256"] == fingerprint["sha256"]:
+        cached = index.load(key)  # touched but unchanged: no need to parse again
+        if cached is not None:
+            index.touch(key, fingerprint)
+            result.files_reused += 1
+            return cached, fingerprint
+    kind = sniff_kind(path.name, data)
+    if kind is None:
+        _skip(result, strict, SkippedLine(str(path), 1, not_a_transcript(path, data)))
+        return None
+    parse = _parse(path, kind, data)
+    result.files_read += 1
+    if index:
+        index.store(key, fingerprint, parse)
+    return parse, fingerprint
+
+
+def _skip(result: TranscriptRows, strict: bool, skipped: SkippedLine) -> None:
+    if strict:
+        raise SourceError(skipped.reason, path=skipped.path, line=skipped.line or None,
+                          hint="fix or remove that line, or read without --strict to skip it")
+    result.skipped.append(skipped)
