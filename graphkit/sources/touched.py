@@ -52,6 +52,9 @@ SEARCHES = frozenset({"Glob", "Grep"})
 PATCHES = frozenset({"apply_patch"})
 SHELLS = frozenset({"shell", "exec_command", "local_shell", "container.exec", "shell_command"})
 
+_quote = json.encoder.encode_basestring
+_FILE_TOOLS = pa.array(sorted({*READS, *WRITES, *SEARCHES, *PATCHES}))
+_SHELL_TOOLS = pa.array(sorted(SHELLS))
 _HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$",
                      re.MULTILINE)
 _WILDCARD = re.compile(r"[*?\[\]{}]")
@@ -155,8 +158,10 @@ def touched_json(tool_name: str | None, tool_args: str | None, cwd: str | None) 
     items = touched(tool_name, tool_args, cwd)
     if not items:
         return None
-    return json.dumps([{"path": p, "reads": int(op == "read"), "writes": int(op == "write")}
-                       for op, p in items])
+    # Built by hand: json.dumps of the list costs more than finding the paths did.
+    return "[" + ", ".join(
+        f'{{"path": {_quote(p)}, "reads": {int(op == "read")}, "writes": {int(op == "write")}}}'
+        for op, p in items) + "]"
 
 
 def _text(col: pa.ChunkedArray | pa.Array) -> pa.Array:
@@ -177,18 +182,23 @@ def with_touched_files(table: pa.Table, keep_args: bool) -> pa.Table:
         have = set(table.column_names)
         values: list[str | None] = [None] * n
         if {"tool_name", "tool_args"} <= have and n:
-            calls = pc.is_valid(table.column("tool_name"))
+            # Only calls of the tools above can name a file: JSON is parsed for them
+            # alone (a shell call only when its arguments mention apply_patch).
+            names = _text(table.column("tool_name"))
+            args = _text(table.column("tool_args"))
+            calls = pc.or_kleene(pc.is_in(names, value_set=_FILE_TOOLS), pc.and_kleene(
+                pc.is_in(names, value_set=_SHELL_TOOLS),
+                pc.match_substring(args, "apply_patch")))
             if "part_type" in have:
-                calls = pc.and_(calls, pc.fill_null(pc.not_equal(
+                calls = pc.and_kleene(calls, pc.fill_null(pc.not_equal(
                     _text(table.column("part_type")), "tool_result"), True))
             at = pc.indices_nonzero(pc.fill_null(calls, False)).to_pylist()
             if at:
                 sel = pa.array(at)
-                names = pc.take(_text(table.column("tool_name")), sel).to_pylist()
-                args = pc.take(_text(table.column("tool_args")), sel).to_pylist()
                 cwds = (pc.take(_text(table.column("cwd")), sel).to_pylist()
                         if "cwd" in have else [None] * len(at))
-                for i, name, a, cwd in zip(at, names, args, cwds, strict=True):
+                for i, name, a, cwd in zip(at, pc.take(names, sel).to_pylist(),
+                                           pc.take(args, sel).to_pylist(), cwds, strict=True):
                     values[i] = touched_json(name, a, cwd)
         table = table.append_column(TOUCHED_FILES, pa.array(values, pa.string()))
     if not keep_args and "tool_args" in table.column_names:
