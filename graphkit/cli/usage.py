@@ -8,7 +8,15 @@ from pathlib import Path
 
 import click
 
-from graphkit.cli.app import cli, echo_json, open_reader, store_options, time_options, window
+from graphkit.cli.app import (
+    cli,
+    echo_json,
+    err,
+    open_reader,
+    store_options,
+    time_options,
+    window,
+)
 from graphkit.queries.prices import Cost, PriceTable, UsageGroup
 from graphkit.queries.usage import SessionUsage, ThreadUsage, Tokens
 
@@ -141,8 +149,12 @@ def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
             _print_tsv(u)
         else:
             _print_session(u, table)
+    if answers and not any(u.total.total() for u in answers):
+        # All zero is what a graph built before usage was on it looks like, too.
+        err("note: no thread of these sessions carries token usage (rows need "
+            "attributes.usage; a snapshot built by an older graphkit has none: rebuild it)")
     if not as_json and sys.stdout.isatty():
-        click.echo(f"prices: {table.path} (as of {table.as_of})", err=True)
+        err(f"prices: {table.path} (as of {table.as_of})")
 
 
 _TSV_HEADER = ("session_id", "thread", "parent", "depth", "kind", "agent_type",
