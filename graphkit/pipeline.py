@@ -192,6 +192,10 @@ def build_snapshot(
         write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
                        summary=summary, include_content=include_content)
         summary["snapshot"] = str(snapshot_dir)
+        if not isinstance(sources, pa.Table):  # rows in memory have no source set to index
+            from graphkit.snapshot.index import remember_snapshot
+
+            summary.update(remember_snapshot(snapshot_dir, as_paths(sources), result.graph))
     if store == "networkx":
         from graphkit.stores.networkx_store import NetworkXStore
 
@@ -275,12 +279,12 @@ def check(sources: str | Path | Sequence[str | Path], *,
           until: datetime | None = None) -> tuple[int, list[Finding]]:
     """Identity checks of ``sources`` without building (rows from ``since`` to
     ``until`` only): the number of rows read and the findings (empty when all is well)."""
-    from graphkit.contract.checks import check_rows
+    from graphkit.contract.checks import check_rows, reading_findings
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    table = conform_sources(c, read_sources(as_paths(sources), read_spec(c), since=since,
-                                            fingerprints=False), since=since, until=until)
-    return table.num_rows, check_rows(c, table)
+    rows = read_sources(as_paths(sources), read_spec(c), since=since, fingerprints=False)
+    table = conform_sources(c, rows, since=since, until=until)
+    return table.num_rows, reading_findings(rows) + check_rows(c, table)
 
 
 def graph_from_records(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -53,18 +56,48 @@ def test_build_custom_rejects_path_and_message_granularity(tmp_path: Path, built
     assert out.exists()
 
 
+def json_lines(r: Result) -> list[dict[str, Any]]:
+    """--json output: every line one object naming its record kind first."""
+    assert r.exit_code == 0, r.output
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert all(next(iter(x)) == "record" for x in lines)
+    return lines
+
+
+def csv_rows(r: Result) -> list[dict[str, str]]:
+    assert r.exit_code == 0, r.output
+    return list(csv.DictReader(io.StringIO(r.stdout)))
+
+
 def test_sessions(built: Path) -> None:
-    got = json.loads(invoke("sessions", "--snapshot", built, "--json").output)
+    got = json_lines(invoke("sessions", "--snapshot", built, "--json"))
+    assert {s["record"] for s in got} == {"session"}
     by_id = {s["session_id"]: s for s in got}
     assert {k: by_id[CLAUDE][k] for k in ("threads", "agents", "messages")} == {
         "threads": 3, "agents": 2, "messages": 4}
     assert by_id[CODEX_ROOT]["threads"] == 2
     assert CLAUDE in invoke("sessions", "--snapshot", built).output
+    # CSV: the same fields, one row per session; --limit keeps the most recent.
+    rows = csv_rows(invoke("sessions", "--snapshot", built, "--csv"))
+    assert [{k: str(v) for k, v in s.items() if k != "record"} for s in got] == [
+        {k: v for k, v in r.items()} for r in rows]
+    last = json_lines(invoke("sessions", "--snapshot", built, "--json", "--limit", "1"))
+    assert last == got[-1:]
+    # Piped (as here) without --json/--csv: TSV with a header line.
+    tsv = invoke("sessions", "--snapshot", built).stdout.splitlines()
+    assert tsv[0].split("\t")[0] == "session_id" and len(tsv) == len(got) + 1
+
+
+def test_json_and_csv_together_are_refused(built: Path) -> None:
+    for cmd in (["sessions"], ["lineage", "agentA"], ["tree", CLAUDE]):
+        r = CliRunner().invoke(cli, [*cmd, "--snapshot", str(built), "--json", "--csv"])
+        assert r.exit_code == 2 and "not both" in r.output
 
 
 def test_lineage_json_one_object_per_line(built: Path) -> None:
     r = invoke("lineage", "agentB", CODEX_CHILD, CLAUDE, "--snapshot", built, "--json")
-    lines = [json.loads(x) for x in r.output.splitlines()]
+    lines = json_lines(r)
+    assert [x["record"] for x in lines] == ["lineage"] * 3
     assert [x["id"] for x in lines] == ["agentB", CODEX_CHILD, CLAUDE]
     assert lines[0]["ancestors"][-1] == {"type": "Session", "id": CLAUDE}
     assert lines[1]["ancestors"] == [{"type": "Thread", "id": CODEX_ROOT},
@@ -72,6 +105,14 @@ def test_lineage_json_one_object_per_line(built: Path) -> None:
     assert lines[2]["descendants"] == [{"type": "Thread", "id": "agentA"},
                                        {"type": "Thread", "id": "agentB"}]
     assert "ancestors:" in invoke("lineage", "agentA", "--snapshot", built).output
+    # CSV in long form: one row per ancestor/descendant, numbered from the nearest.
+    rows = csv_rows(invoke("lineage", "agentB", CODEX_CHILD, CLAUDE, "--snapshot", built,
+                           "--csv"))
+    for line in lines:
+        for relation in ("ancestor", "descendant"):
+            mine = [r for r in rows if r["id"] == line["id"] and r["relation"] == relation]
+            assert [{"type": r["type"], "id": r["node"]} for r in mine] == line[relation + "s"]
+            assert [int(r["step"]) for r in mine] == list(range(1, len(mine) + 1))
 
 
 def test_lineage_unknown_id_exits_nonzero_without_traceback(built: Path) -> None:
@@ -87,8 +128,19 @@ def test_tree(built: Path) -> None:
     out = r.output
     assert out.index("agentA") < out.index("agentB")
     assert "Explore" in out
-    data = json.loads(invoke("tree", CLAUDE, "--snapshot", built, "--json").output)
-    assert data["children"][0]["children"][0]["id"] == "agentA"
+    nodes = json_lines(invoke("tree", CLAUDE, "--snapshot", built, "--json"))
+    assert [(n["type"], n["id"], n["depth"], n["parent_id"]) for n in nodes] == [
+        ("Session", CLAUDE, 0, None), ("Thread", CLAUDE, 1, CLAUDE),
+        ("Thread", "agentA", 2, CLAUDE), ("Thread", "agentB", 3, "agentA")]
+    assert nodes[2]["agent_type"] == "Explore" and nodes[2]["kind"] == "subagent"
+    assert nodes[1]["parent_type"] == "Session" and nodes[2]["parent_type"] == "Thread"
+    # The plain (piped) drawing lists the same nodes in the same order.
+    plain = invoke("tree", CLAUDE, "--snapshot", built).stdout.splitlines()
+    assert [line.lstrip("│├└─ ").split(" ")[0] for line in plain[1:]] == [
+        n["id"] for n in nodes[1:]]
+    rows = csv_rows(invoke("tree", CLAUDE, "--snapshot", built, "--csv"))
+    assert [(r["id"], int(r["depth"]), r["parent_id"]) for r in rows] == [
+        (n["id"], n["depth"], n["parent_id"] or "") for n in nodes]
 
 
 def test_check_finds_identity_problems(tmp_path: Path) -> None:

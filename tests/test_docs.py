@@ -41,3 +41,19 @@ def test_readme_contract_example_builds(tmp_path, sample_rows) -> None:  # type:
     graph = build([sample_rows], contract=str(tmp_path / "repos.yaml")).graph
     assert set(graph.nodes) == {"Session", "Repo"}
     assert graph.edge_counts()["TOUCHED"] == graph.node_counts()["Session"]
+
+
+READ_COMMANDS = ("sessions", "lineage", "tree", "diff")
+
+
+@pytest.mark.parametrize("name", READ_COMMANDS)
+def test_read_commands_offer_json_lines_and_csv(name: str) -> None:
+    """Every read command takes --json (JSON Lines in one envelope) and --csv, and
+    its README row says so."""
+    opts = {o for p in cli.commands[name].params for o in getattr(p, "opts", [])}
+    assert {"--json", "--csv"} <= opts, name
+    help_text = {p.name: getattr(p, "help", "") for p in cli.commands[name].params}
+    assert '"record"' in (help_text["as_json"] or ""), name
+    row = next(line for line in README.splitlines()
+               if line.startswith(f"| `graphkit {name} "))
+    assert "--json\\|--csv" in row, name

@@ -63,8 +63,8 @@ def test_cache_lineage_matches_its_readme(cache_fixture: Path, tmp_path: Path) -
     root = "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01"
     assert codex["ancestors"] == [{"type": "Thread", "id": root},
                                   {"type": "Session", "id": root}]
-    sessions = {s["session_id"]: s for s in json.loads(CliRunner().invoke(
-        cli, ["sessions", "--snapshot", str(snap), "--json"]).output)}
+    sessions = {s["session_id"]: s for s in map(json.loads, CliRunner().invoke(
+        cli, ["sessions", "--snapshot", str(snap), "--json"]).stdout.splitlines())}
     assert {k: sessions[c][k] for k in ("threads", "agents", "messages")} == {
         "threads": 3, "agents": 2, "messages": 10}
     assert sessions[root]["threads"] == 2 and sessions[root]["messages"] == 11

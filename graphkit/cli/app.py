@@ -11,7 +11,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -78,6 +78,53 @@ def progress(enabled: bool) -> Iterator[Callable[[str], None]]:
 def echo_json(obj: Any) -> None:
     """One JSON document on one line of stdout."""
     click.echo(json.dumps(obj, default=str))
+
+
+# Read commands print JSON Lines: one object per line, every object shaped
+# {"record": KIND, ...that record's fields} (KIND is session, lineage, tree,
+# node, edge or diff), so a pipe can mix and filter them by one key.
+def format_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--json`` (JSON Lines) and ``--csv`` (a header row, then one row per record)."""
+    f = click.option("--csv", "as_csv", is_flag=True,
+                     help="Print CSV: a header row, then one row per record.")(f)
+    return click.option("--json", "as_json", is_flag=True,
+                        help='Print JSON Lines: one {"record": KIND, ...} object per line.')(f)
+
+
+def output_format(as_json: bool, as_csv: bool) -> str:
+    """``json``, ``csv`` or ``text`` from the two flags (never both)."""
+    if as_json and as_csv:
+        raise UserError("give --json or --csv, not both")
+    return "json" if as_json else "csv" if as_csv else "text"
+
+
+def echo_records(records: Iterable[dict[str, Any]]) -> None:
+    """JSON Lines on stdout, one record per line."""
+    for rec in records:
+        click.echo(json.dumps(rec, default=str))
+
+
+def echo_csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
+    """CSV on stdout: ``columns`` as the header, then each row's values (lists and
+    maps as JSON text, missing values empty)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+
+    def flush() -> None:  # row by row, so a large answer streams
+        click.echo(buf.getvalue(), nl=False)
+        buf.seek(0)
+        buf.truncate()
+
+    w.writerow(columns)
+    flush()
+    for r in rows:
+        w.writerow(["" if r.get(c) is None else
+                    json.dumps(r[c], default=str) if isinstance(r[c], dict | list)
+                    else r[c] for c in columns])
+        flush()
 
 
 _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}
@@ -175,7 +222,9 @@ def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Ask the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
                           "NEO4J_PASSWORD/NEO4J_DATABASE instead of a snapshot.")(f)
     return click.option("--snapshot", "snapshot_dir", type=click.Path(path_type=Path),
-                        help="The snapshot folder to read.")(f)
+                        help="The snapshot folder to read (default: the latest snapshot "
+                             "built from your own ~/.claude and ~/.codex history, from "
+                             "the snapshot index).")(f)
 
 
 @contextmanager
@@ -189,12 +238,33 @@ def open_reader(snapshot_dir: Path | None, neo4j: bool,
             yield neo
         return
     if snapshot_dir is None:
-        raise UserError("give --snapshot DIR (or --neo4j) to say which graph to ask")
+        snapshot_dir = latest_own_snapshot()
     from graphkit.snapshot.reader import SnapshotReader
 
     # Straight from the Arrow tables, not through NetworkX: a user at the
     # prompt asking about one id should not wait for a whole graph to load.
     yield SnapshotReader(snapshot_dir)
+
+
+def latest_own_snapshot() -> Path:
+    """The latest snapshot built from the user's own transcript folders, from the
+    snapshot index (named on stderr, so the answer's source is never a guess)."""
+    from graphkit.snapshot.index import SnapshotIndex
+    from graphkit.sources.transcripts import default_transcript_roots
+
+    idx = SnapshotIndex.load()
+    if idx.problem:
+        err(idx.problem)
+    roots = default_transcript_roots()
+    entry = idx.latest(roots) if roots else None
+    if entry is None:
+        mine = ", ".join(str(p) for p in roots) or "~/.claude/projects, ~/.codex/sessions"
+        raise UserError(f"give --snapshot DIR (or --neo4j): the snapshot index ({idx.path}) "
+                        f"has no build of your own history ({mine}) yet; "
+                        "`graphkit build --snapshot DIR` makes one")
+    err(f"using {entry['snapshot']} (built {entry.get('built_at', '?')} from "
+        + ", ".join(entry["sources"]) + ")")
+    return Path(entry["snapshot"])
 
 
 def default_sources() -> list[Path]:

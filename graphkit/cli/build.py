@@ -74,6 +74,8 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
             if_exists=if_exists, batch_size=batch_size, progress=say, contract=contract,
             granularity=granularity, strict=strict, since=lo, until=hi,
             include_content=include_content, cache_dir=cache_dir)
+    if summary.get("index_note"):
+        err(summary["index_note"])
     if as_json:
         echo_json(summary)
         return

@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
-from graphkit.cli.app import cli, echo_json, open_reader, store_options, time_options, window
-from graphkit.queries.model import TreeNode
+from graphkit.cli.app import (
+    cli,
+    echo_csv,
+    echo_records,
+    format_options,
+    open_reader,
+    output_format,
+    store_options,
+    time_options,
+    window,
+)
+from graphkit.queries.model import Lineage, TreeNode
+
+SESSION_COLUMNS = ("session_id", "threads", "agents", "messages", "first_seen", "last_seen")
+LINEAGE_CSV_COLUMNS = ("id", "session_id", "relation", "step", "type", "node")
+TREE_COLUMNS = ("type", "id", "depth", "parent_type", "parent_id", "kind", "agent_type",
+                "description", "messages", "first_seen", "cycle")
 
 
 def _tsv(cells: list[object]) -> str:
@@ -21,29 +38,34 @@ def _tsv(cells: list[object]) -> str:
 @store_options
 @click.option("--limit", type=click.IntRange(min=1), help="Show only the N most recent sessions.")
 @time_options
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@format_options
 def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: int | None,
-             since: str | None, until: str | None, as_json: bool) -> None:
-    """List sessions with their thread, agent and message counts.
+             since: str | None, until: str | None, as_json: bool, as_csv: bool) -> None:
+    """List sessions with their thread, agent and message counts, oldest first.
 
     "agents" counts the session's threads other than its main loop: Claude
     subagents and Codex child threads. On a terminal a table; piped, plain TSV
-    with a header line (ids and dates never truncated).
+    with a header line (ids and dates never truncated); --json one
+    {"record": "session", ...} line per session; --csv the same columns as CSV.
 
-    Example: graphkit sessions --snapshot out/graph --json
+    Example: graphkit sessions --snapshot out/graph --limit 5 --json
     """
     from graphkit.queries.lineage import sessions as list_sessions
     from graphkit.queries.window import Window
 
+    fmt = output_format(as_json, as_csv)
     w = Window(*window(since, until))
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         rows = [s for s in list_sessions(reader) if w.overlaps(s.first_seen, s.last_seen)]
     if limit is not None:
         rows = rows[-limit:]
-    if as_json:
-        echo_json([s.to_json() for s in rows])
+    if fmt == "json":
+        echo_records({"record": "session", **s.to_json()} for s in rows)
         return
-    cols = ("session_id", "threads", "agents", "messages", "first_seen", "last_seen")
+    if fmt == "csv":
+        echo_csv(SESSION_COLUMNS, (s.to_json() for s in rows))
+        return
+    cols = SESSION_COLUMNS
     if not sys.stdout.isatty():
         lines = [_tsv(list(cols))]
         lines += [_tsv([s.session_id, s.threads, s.agents, s.messages, s.first_seen,
@@ -66,23 +88,32 @@ def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: 
 @cli.command()
 @click.argument("ids", nargs=-1, required=True)
 @store_options
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line per ID.")
+@format_options
 def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
-            ask_password: bool, as_json: bool) -> None:
+            ask_password: bool, as_json: bool, as_csv: bool) -> None:
     """Show who spawned a thread or subagent, up to its session, and all it spawned.
 
-    ID is an agent_id, a thread id (conversation_id) or a session_id.
+    ID is an agent_id, a thread id (conversation_id) or a session_id. --json
+    prints one {"record": "lineage", "id", "session_id", "ancestors",
+    "descendants", "continues"} line per ID (continues: the sessions its
+    session continues, nearest first, with how: resume, fork, branch,
+    compaction or teammate); --csv one row per ancestor, descendant or
+    continued session (relation, step from 1 nearest, type, node).
 
     Example: graphkit lineage a1f0c3e2b4d5a6a7 --snapshot out/graph --json
     """
     from graphkit.queries.lineage import lineage_many
 
+    fmt = output_format(as_json, as_csv)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         answers = lineage_many(reader, ids)
+    if fmt == "json":
+        echo_records({"record": "lineage", **a.to_json()} for a in answers)
+        return
+    if fmt == "csv":
+        echo_csv(LINEAGE_CSV_COLUMNS, _lineage_rows(answers))
+        return
     for a in answers:
-        if as_json:
-            echo_json(a.to_json())
-            continue
         up = " → ".join(f"{r.type} {r.id}" for r in a.ancestors) or "(none)"
         down = ", ".join(r.id for r in a.descendants) or "(none)"
         text = (f"{a.id}  (session {a.session_id})\n  ancestors:   {up}\n"
@@ -91,6 +122,38 @@ def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
             text += "\n  continues:   " + " → ".join(f"{c.id} ({c.how or '?'})"
                                                     for c in a.continues)
         click.echo(text)
+
+
+def _lineage_rows(answers: list[Lineage]) -> Iterator[dict[str, Any]]:
+    """Lineage in long form: one row per (id, ancestor, descendant or continued session)."""
+    for a in answers:
+        groups: list[tuple[str, list[tuple[str, str]]]] = [
+            ("ancestor", [(r.type, r.id) for r in a.ancestors]),
+            ("descendant", [(r.type, r.id) for r in a.descendants]),
+            ("continues", [(c.type, c.id) for c in a.continues])]
+        for relation, refs in groups:
+            for step, (kind, node) in enumerate(refs, 1):
+                yield {"id": a.id, "session_id": a.session_id, "relation": relation,
+                       "step": step, "type": kind, "node": node}
+
+
+def tree_records(root: TreeNode) -> Iterator[dict[str, Any]]:
+    """The tree flattened in drawing order: one ``{"record": "tree", ...}`` per
+    node with its depth (the session is 0) and its parent's type and id."""
+    stack: list[tuple[TreeNode, TreeNode | None, int]] = [(root, None, 0)]
+    while stack:
+        node, parent, depth = stack.pop()
+        info = node.info
+        yield {"record": "tree", "type": node.ref.type, "id": node.ref.id, "depth": depth,
+               "parent_type": parent.ref.type if parent else None,
+               "parent_id": parent.ref.id if parent else None,
+               "kind": info.kind if info else None,
+               "agent_type": info.agent_type if info else None,
+               "description": info.description if info else None,
+               "messages": info.messages if info else None,
+               "first_seen": info.first_seen if info else None,
+               "cycle": node.cycle}
+        stack.extend((c, node, depth + 1) for c in reversed(node.children))
 
 
 def tree_label(node: TreeNode, *, markup: bool) -> str:
@@ -127,30 +190,38 @@ def _plain_tree(node: TreeNode, prefix: str = "", last: bool = True,
 @cli.command()
 @click.argument("session_id")
 @store_options
-@click.option("--json", "as_json", is_flag=True, help="Print the tree as nested JSON.")
+@format_options
 def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: bool,
-         as_json: bool) -> None:
+         as_json: bool, as_csv: bool) -> None:
     """Draw a session's threads and subagents as a tree: the main thread first,
-    children by start time. Colour on a terminal, plain text when piped.
+    children by start time, then the sessions it continues and those that
+    continue it. Colour on a terminal, plain text when piped; --json one
+    {"record": "tree", ...} line per node in drawing order, with its depth and
+    parent, then one {"record": "continuation", "session_id", "direction",
+    "type", "id", "how", "depth"} line per continuing or continued session;
+    --csv the tree nodes as CSV.
 
     Example: graphkit tree 5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01 --snapshot out/graph
     """
     from graphkit.queries.continuations import continued_by, continues
     from graphkit.queries.lineage import session_tree
 
+    fmt = output_format(as_json, as_csv)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         root = session_tree(reader, session_id)
-        before, after = continues(reader, session_id), continued_by(reader, session_id)
-    links = ([f"continues {c.id} ({c.how or '?'})" for c in before]
-             + [f"continued by {c.id} ({c.how or '?'})" for c in after])
-    if as_json:
-        out = root.to_json()
-        out["continues"] = [c.to_json() for c in before]
-        out["continued_by"] = [c.to_json() for c in after]
-        echo_json(out)
+        links = ([("continues", c) for c in continues(reader, session_id)]
+                 + [("continued_by", c) for c in continued_by(reader, session_id)])
+    if fmt == "json":
+        echo_records(tree_records(root))
+        echo_records({"record": "continuation", "session_id": session_id, "direction": d,
+                      **c.to_json(), "depth": c.depth} for d, c in links)
         return
+    if fmt == "csv":
+        echo_csv(TREE_COLUMNS, tree_records(root))
+        return
+    lines = [f"  {d.replace('_', ' ')} {c.id} ({c.how or '?'})" for d, c in links]
     if not sys.stdout.isatty():
-        click.echo("\n".join(_plain_tree(root) + [f"  {x}" for x in links]))
+        click.echo("\n".join(_plain_tree(root) + lines))
         return
     from rich.console import Console
     from rich.tree import Tree
@@ -163,5 +234,5 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
 
     add(view, root)
     Console(highlight=False).print(view)
-    for x in links:
-        click.echo(f"  {x}")
+    for line in lines:
+        click.echo(line)

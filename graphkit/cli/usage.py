@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
 from graphkit.cli.app import (
     cli,
-    echo_json,
+    echo_csv,
+    echo_records,
     err,
+    format_options,
     open_reader,
+    output_format,
     store_options,
     time_options,
     window,
@@ -99,6 +103,35 @@ def _print_groups(sid: str, by: str, groups: list[UsageGroup]) -> None:
     Console(highlight=False).print(t)
 
 
+THREAD_COLUMNS = ("session_id", "thread", "parent", "depth", "kind", "agent_type",
+                  "own_input", "own_output", "own_cache_write", "own_cache_read",
+                  "subtree_input", "subtree_output", "subtree_cache_write",
+                  "subtree_cache_read")
+GROUP_COLUMNS = ("session_id", "by", "key", "input_tokens", "output_tokens",
+                 "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd",
+                 "unpriced_models")
+FILE_COLUMNS = ("session_id", "thread", "path", "reads", "writes", "first_seen", "last_seen")
+
+
+def _thread_rows(answers: list[SessionUsage]) -> Iterator[dict[str, Any]]:
+    for u in answers:
+        for t in u.threads:
+            yield dict(zip(THREAD_COLUMNS, (u.session_id, t.id, t.parent, t.depth, t.kind,
+                                            t.agent_type, *t.own.astuple(),
+                                            *t.subtree.astuple()), strict=True))
+
+
+def _group_records(answers: list[SessionUsage], by: str,
+                   table: PriceTable) -> Iterator[dict[str, Any]]:
+    from graphkit.queries.prices import usage_groups
+
+    for u in answers:
+        for g in usage_groups(u, by, table):
+            yield {"record": "usage_group", "session_id": u.session_id, "by": by,
+                   "key": g.key, **g.tokens.to_json(), "cost_usd": g.cost.known,
+                   "unpriced_models": sorted(g.cost.unpriced)}
+
+
 @cli.command()
 @click.argument("session_ids", nargs=-1)
 @store_options
@@ -107,65 +140,56 @@ def _print_groups(sid: str, by: str, groups: list[UsageGroup]) -> None:
 @click.option("--prices", "prices_path", type=click.Path(path_type=Path),
               help="A price table (JSON) instead of the shipped one.")
 @time_options
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line per session.")
+@format_options
 def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
           ask_password: bool, by: str | None, prices_path: Path | None, since: str | None,
-          until: str | None, as_json: bool) -> None:
+          until: str | None, as_json: bool, as_csv: bool) -> None:
     """Token usage per session: each thread's own, its subtree (itself and
     every subagent below it) and the session total, with cost in USD from a
     dated price table shipped with graphkit (a model it lacks is unpriced,
     never zero). No SESSION_ID: every session.
 
-    --json prints {"session_id", "own", "total", "threads": [{"id", "parent",
-    "own", "subtree"}]} per session; with --by, {"session_id", "by", "groups",
-    "cost_usd", "unpriced_models"}.
+    --json prints one {"record": "usage", "session_id", "own", "total",
+    "threads": [{"id", "parent", "own", "subtree"}]} line per session (token
+    counts as {"input_tokens", "output_tokens", "cache_creation_input_tokens",
+    "cache_read_input_tokens"}); with --by, one {"record": "usage_group",
+    "session_id", "by", "key", <counts>, "cost_usd", "unpriced_models"} line per
+    model or agent type. --csv: one row per thread (or group).
 
     Example: graphkit usage 5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01 --snapshot out/graph
     """
-    from graphkit.queries.prices import load_prices, session_cost, usage_groups
+    from graphkit.queries.prices import load_prices, usage_groups
     from graphkit.queries.usage import require_sessions, session_usage
     from graphkit.queries.window import Window
 
+    fmt = output_format(as_json, as_csv)
     lo, hi = window(since, until)
     table = load_prices(prices_path)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         w = Window(lo, hi)
         answers = session_usage(reader, require_sessions(reader, session_ids, w), w)
-    tsv = not as_json and by is None and not sys.stdout.isatty()
-    if tsv:
-        click.echo(_tsv(list(_TSV_HEADER)))
-    for u in answers:
-        if by is not None:
-            groups = usage_groups(u, by, table)
-            if as_json:
-                echo_json({"session_id": u.session_id, "by": by,
-                           "groups": [g.to_json(by.replace("-", "_")) for g in groups],
-                           **session_cost(u, table).to_json()})
-            else:
-                _print_groups(u.session_id, by, groups)
-        elif as_json:
-            echo_json(u.to_json())
-        elif tsv:
-            _print_tsv(u)
-        else:
-            _print_session(u, table)
     if answers and not any(u.total.total() for u in answers):
         # All zero is what a graph built before usage was on it looks like, too.
         err("note: no thread of these sessions carries token usage (rows need "
             "attributes.usage; a snapshot built by an older graphkit has none: rebuild it)")
-    if not as_json and sys.stdout.isatty():
+    if by is not None and fmt != "text":
+        groups = _group_records(answers, by, table)
+        echo_records(groups) if fmt == "json" else echo_csv(GROUP_COLUMNS, groups)
+    elif fmt == "json":
+        echo_records({"record": "usage", **u.to_json()} for u in answers)
+    elif fmt == "csv":
+        echo_csv(THREAD_COLUMNS, _thread_rows(answers))
+    elif not sys.stdout.isatty():
+        rows = _group_records(answers, by, table) if by else _thread_rows(answers)
+        cols = GROUP_COLUMNS if by else THREAD_COLUMNS
+        click.echo("\n".join([_tsv(cols), *(_tsv([r.get(c) for c in cols]) for r in rows)]))
+    else:
+        for u in answers:
+            if by is not None:
+                _print_groups(u.session_id, by, usage_groups(u, by, table))
+            else:
+                _print_session(u, table)
         err(f"prices: {table.path} (as of {table.as_of})")
-
-
-_TSV_HEADER = ("session_id", "thread", "parent", "depth", "kind", "agent_type",
-               "own_input", "own_output", "own_cache_write", "own_cache_read",
-               "subtree_input", "subtree_output", "subtree_cache_write", "subtree_cache_read")
-
-
-def _print_tsv(u: SessionUsage) -> None:
-    click.echo("\n".join(_tsv([u.session_id, t.id, t.parent, t.depth, t.kind, t.agent_type,
-                                *t.own.astuple(), *t.subtree.astuple()])
-                          for t in u.threads))
 
 
 @cli.command()
@@ -175,16 +199,17 @@ def _print_tsv(u: SessionUsage) -> None:
               help="Only files matching this: a glob over the whole path (*/src/*.py) or "
                    "a path ending (src/app.py). Without SESSION_IDs: across all sessions.")
 @time_options
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line per "
-                                                      "(thread, file).")
+@format_options
 def files(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
           ask_password: bool, pattern: str | None, since: str | None, until: str | None,
-          as_json: bool) -> None:
+          as_json: bool, as_csv: bool) -> None:
     """Files each thread read or wrote (Read/Edit/Write/MultiEdit/NotebookEdit,
     Glob/Grep naming a file, Codex apply_patch), paths made absolute against
     the session's cwd. --path answers "which agents changed this file".
 
-    --json prints {"session_id", "thread", "path", "reads", "writes"} per line.
+    --json prints one {"record": "file", "session_id", "thread", "path",
+    "reads", "writes"} line per (thread, file); --csv the same with first and
+    last time.
 
     Example: graphkit files --path src/routes/auth.ts --snapshot out/graph
     """
@@ -192,26 +217,29 @@ def files(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     from graphkit.queries.usage import require_sessions
     from graphkit.queries.window import Window
 
+    fmt = output_format(as_json, as_csv)
     lo, hi = window(since, until)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         ids = require_sessions(reader, session_ids) if session_ids else None
         found = touches(reader, ids, pattern, Window(lo, hi))
-    if as_json:
-        for f in found:
-            echo_json(f.to_json())
+    if fmt == "json":
+        echo_records({"record": "file", **f.to_json()} for f in found)
         return
-    cols = ["session_id", "thread", "path", "reads", "writes", "first_seen", "last_seen"]
-    rows = [[f.session_id, f.thread, f.path, f.reads, f.writes, f.first_seen, f.last_seen]
-            for f in found]
+    rows = [dict(zip(FILE_COLUMNS, (f.session_id, f.thread, f.path, f.reads, f.writes,
+                                    f.first_seen, f.last_seen), strict=True)) for f in found]
+    if fmt == "csv":
+        echo_csv(FILE_COLUMNS, rows)
+        return
     if not sys.stdout.isatty():
-        click.echo("\n".join([_tsv(list(cols)), *(_tsv(r) for r in rows)]))
+        click.echo("\n".join([_tsv(FILE_COLUMNS), *(_tsv([r[c] for c in FILE_COLUMNS])
+                                                    for r in rows)]))
         return
     from rich.console import Console
     from rich.table import Table
 
     t = Table(show_header=True, header_style="bold")
-    for c in cols:
+    for c in FILE_COLUMNS:
         t.add_column(c, justify="right" if c in ("reads", "writes") else "left")
     for r in rows:
-        t.add_row(*("" if v is None else str(v) for v in r))
+        t.add_row(*("" if r[c] is None else str(r[c]) for c in FILE_COLUMNS))
     Console(highlight=False).print(t)

@@ -7,7 +7,9 @@ What is checked comes from the contract, so the checks work on any contract:
 * a contract with a ``lineage`` section also gets the lineage checks: a thread
   (or agent) reached from more than one session (``<type>-in-two-sessions``),
   parent links that name nothing (``missing-parent``), and threads that are
-  their own parent or ancestor (``cycle``).
+  their own parent or ancestor (``cycle``);
+* what reading the sources found (:func:`reading_findings`): skipped lines and the
+  sources' own findings.
 
 :func:`unchecked` says what a contract's shape leaves out.
 """
@@ -30,6 +32,7 @@ from graphkit.contract.project import Projection, derive, project
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
 from graphkit.core.ids import key_texts
 from graphkit.core.schema import FILE_COL, ROW_COL
+from graphkit.sources.read import SourceRows
 
 SAMPLE = 5  # examples listed per finding
 
@@ -47,6 +50,22 @@ class Finding:
         """The finding as printed by ``graphkit check --json``."""
         return {"check": self.check, "count": self.count, "message": self.message,
                 "examples": self.examples}
+
+
+def reading_findings(rows: SourceRows) -> list[Finding]:
+    """What reading the sources found, as findings: lines skipped (the same ones a build
+    skips, so ``check`` and ``build`` agree) and the sources' own findings (e.g. Claude
+    subagents with no spawning call, or whose session transcript is missing)."""
+    out = []
+    if rows.skipped:
+        n = len(rows.skipped)
+        out.append(Finding("skipped-lines", n, f"{n} transcript line(s) or file(s) gave no "
+                           "rows (line 0: the whole file)", [
+                               {"file": s["path"], "line": s["line"], "reason": s["reason"]}
+                               for s in rows.skipped[:SAMPLE]]))
+    out.extend(Finding(f["check"], f["count"], f["message"], f["examples"])
+               for f in rows.findings)
+    return out
 
 
 def unchecked(contract: LoadedContract) -> list[str]:

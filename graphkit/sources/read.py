@@ -74,12 +74,16 @@ class SourceRows:
     ``{"path", "line", "reason"}``.
     ``fingerprints``: size, mtime and SHA-256 of each input file.
     ``notes``: one-line remarks for the summary.
+    ``findings``: problems the reading found that a user should hear of, shaped like
+    ``graphkit check`` findings (``check``, ``count``, ``message``, ``examples``): e.g.
+    subagents with no spawning call, or whose session transcript is missing.
     """
 
     pieces: list[Piece] = field(default_factory=list)
     fingerprints: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
 
 
 def read_sources(
@@ -189,9 +193,13 @@ def _read_transcripts(paths: list[Path], result: SourceRows, *, strict: bool,
     result.skipped.extend(
         {"path": s.path, "line": s.line, "reason": s.reason} for s in tr.skipped)
     result.fingerprints.extend(tr.fingerprints)
+    result.findings.extend(tr.findings)
     result.notes.append(
         f"transcripts: {tr.files_read} file(s) parsed, {tr.files_reused} reused from the "
         f"index, {len(tr.skipped)} line(s) skipped")
+    if tr.agents:
+        result.notes.append("transcript subagent threads: " + ", ".join(
+            f"{n} {kind}" for kind, n in tr.agents.items()))
     result.pieces.append((",".join(str(p) for p in paths), tr.table))
 
 

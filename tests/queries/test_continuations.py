@@ -79,10 +79,19 @@ def test_cli_lineage_and_tree_show_continuations(snapshot: Path) -> None:
     tree = CliRunner().invoke(cli, ["tree", claude_id(1), "--snapshot", str(snapshot)])
     assert f"continues {claude_id(0)} (resume)" in tree.output
     assert f"continued by {claude_id(2)} (branch)" in tree.output
-    tj = json.loads(CliRunner().invoke(cli, ["tree", claude_id(1), "--snapshot",
-                                             str(snapshot), "--json"]).output)
-    assert tj["continues"][0]["id"] == claude_id(0)
-    assert [c["id"] for c in tj["continued_by"]] == [claude_id(2), claude_id(3)]
+    records = [json.loads(x) for x in CliRunner().invoke(cli, [
+        "tree", claude_id(1), "--snapshot", str(snapshot), "--json"]).output.splitlines()]
+    links = [(r["direction"], r["id"], r["how"], r["depth"]) for r in records
+             if r["record"] == "continuation"]
+    assert links == [("continues", claude_id(0), "resume", 1),
+                     ("continued_by", claude_id(2), "branch", 1),
+                     ("continued_by", claude_id(3), "compaction", 2)]
+    assert records[0]["record"] == "tree"
+    rows = CliRunner().invoke(cli, ["lineage", claude_id(3), "--snapshot", str(snapshot),
+                                    "--csv"]).output.splitlines()
+    assert [r.split(",")[2:6] for r in rows if ",continues," in r] == [
+        ["continues", "1", "Session", claude_id(2)], ["continues", "2", "Session", claude_id(1)],
+        ["continues", "3", "Session", claude_id(0)]]
 
 
 def test_a_missing_origin_is_dropped_and_counted() -> None:

@@ -114,8 +114,8 @@ def test_path_pattern_answers_which_agents_changed_a_file(tmp_path: Path) -> Non
                                  "src/util.py", "--json"])
     assert r.exit_code == 0, r.output
     got = [json.loads(x) for x in r.output.splitlines()]
-    assert got and all(list(o) == ["session_id", "thread", "path", "reads", "writes"]
-                       for o in got)
+    assert got and all(list(o) == ["record", "session_id", "thread", "path", "reads",
+                                   "writes"] and o["record"] == "file" for o in got)
     writers = {(t.session_id, tid) for tid, t in truth.threads.items()
                if t.files.get("/home/dev/src/app/src/util.py", [0, 0])[1]}
     assert {(o["session_id"], o["thread"]) for o in got if o["writes"]} == writers
@@ -129,12 +129,18 @@ def test_hypaware_fixture_files(tmp_path: Path) -> None:
     write_snapshot(build(FIXTURE_CACHE).graph, tmp_path / "snap")
     r = CliRunner().invoke(cli, ["files", "--snapshot", str(tmp_path / "snap"), "--json"])
     assert [json.loads(x) for x in r.output.splitlines()] == [{
-        "session_id": "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01",
+        "record": "file", "session_id": "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01",
         "thread": "019a7b10-5f6e-7d8c-9b0a-1f2e3d4c5b02",
         "path": "/home/dev/src/webapp/tests/test_export_stream.py", "reads": 0, "writes": 1}]
     # Grep over the folder src named no file.
     piped = CliRunner().invoke(cli, ["files", "--snapshot", str(tmp_path / "snap")])
     assert piped.output.splitlines()[0].startswith("session_id\tthread\tpath")
+    csv_out = CliRunner().invoke(cli, ["files", "--snapshot", str(tmp_path / "snap"), "--csv"])
+    assert csv_out.output.splitlines() == [
+        "session_id,thread,path,reads,writes,first_seen,last_seen",
+        "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01,019a7b10-5f6e-7d8c-9b0a-1f2e3d4c5b02,"
+        "/home/dev/src/webapp/tests/test_export_stream.py,0,1,2026-11-23T16:00:14+00:00,"
+        "2026-11-23T16:00:14+00:00"]
 
 
 def test_matches() -> None:

@@ -149,8 +149,9 @@ def test_cli_json_has_the_issue_shape(fixture_snapshot: Path) -> None:
     assert r.exit_code == 0, r.output
     lines = [json.loads(x) for x in r.output.splitlines()]
     assert len(lines) == 4
-    for obj in lines:
-        assert list(obj) == ["session_id", "own", "total", "threads"]
+    for obj in lines:  # the issue's shape, after the record kind every read command names
+        assert list(obj) == ["record", "session_id", "own", "total", "threads"]
+        assert obj["record"] == "usage"
         for t in (obj["own"], obj["total"]):
             assert list(t) == list(TOKEN_FIELDS)
         for th in obj["threads"]:
@@ -172,29 +173,30 @@ def test_by_model_costs_from_the_shipped_table_and_unknown_models_are_unpriced(
         fixture_snapshot: Path) -> None:
     r = _run(["usage", "--snapshot", str(fixture_snapshot), "--by", "model", "--json"])
     assert r.exit_code == 0, r.output
-    by = {o["session_id"]: o for o in map(json.loads, r.output.splitlines())}
+    by: dict[str, list[dict[str, Any]]] = {}
+    for o in map(json.loads, r.output.splitlines()):
+        assert o["record"] == "usage_group" and o["by"] == "model"
+        by.setdefault(o["session_id"], []).append(o)
     prices = load_prices()
-    a = by["5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01"]
-    expected = 0.0
-    for g in a["groups"]:
-        p = prices.models[g["model"]]
+    for g in by["5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01"]:
+        p = prices.models[g["key"]]
         cost = sum(g[f] * rate for f, rate in zip(TOKEN_FIELDS, p, strict=True)) / 1e6
-        assert g["cost_usd"] == pytest.approx(cost)
-        expected += cost
-    assert a["cost_usd"] == pytest.approx(expected) and a["unpriced_models"] == []
-    codex = by["019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01"]
-    mini = next(g for g in codex["groups"] if g["model"] == "gpt-5-codex-mini")
+        assert g["cost_usd"] == pytest.approx(cost) and g["unpriced_models"] == []
+    codex = {g["key"]: g for g in by["019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01"]}
+    mini = codex["gpt-5-codex-mini"]
     assert mini["cost_usd"] is None and mini["input_tokens"] == 1052  # unpriced, not zero
-    assert codex["cost_usd"] is None and codex["unpriced_models"] == ["gpt-5-codex-mini"]
-    assert codex["priced_usd"] > 0
+    assert mini["unpriced_models"] == ["gpt-5-codex-mini"]
+    assert codex["gpt-5-codex"]["cost_usd"] > 0
+    csv_out = _run(["usage", "--snapshot", str(fixture_snapshot), "--by", "model", "--csv"])
+    assert csv_out.output.splitlines()[0].startswith("session_id,by,key,input_tokens")
 
 
 def test_by_agent_type_groups_threads(fixture_snapshot: Path) -> None:
     r = _run(["usage", "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01", "--snapshot",
               str(fixture_snapshot), "--by", "agent-type", "--json"])
-    obj = json.loads(r.output)
-    assert obj["by"] == "agent-type"
-    assert {g["agent_type"]: g["output_tokens"] for g in obj["groups"]} == {
+    groups = [json.loads(x) for x in r.output.splitlines()]
+    assert {g["by"] for g in groups} == {"agent-type"}
+    assert {g["key"]: g["output_tokens"] for g in groups} == {
         "thread": 410, "child-thread": 220}
 
 
@@ -205,9 +207,11 @@ def test_prices_file_overrides_and_bad_file_is_exit_2(fixture_snapshot: Path,
         "gpt-5-codex-mini": {"input": 1.0, "output": 1.0, "cache_read": 1.0}}}))
     r = _run(["usage", "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01", "--snapshot",
               str(fixture_snapshot), "--by", "model", "--json", "--prices", str(mine)])
-    obj = json.loads(r.output)
-    assert obj["unpriced_models"] == ["gpt-5-codex"]  # the shipped table is not merged in
-    mini = next(g for g in obj["groups"] if g["model"] == "gpt-5-codex-mini")
+    groups = {g["key"]: g for g in map(json.loads, r.output.splitlines())}
+    # The shipped table is not merged in: gpt-5-codex is unpriced now.
+    assert groups["gpt-5-codex"]["unpriced_models"] == ["gpt-5-codex"]
+    assert groups["gpt-5-codex"]["cost_usd"] is None
+    mini = groups["gpt-5-codex-mini"]
     assert mini["cost_usd"] == pytest.approx((1052 + 220 + 2048) / 1e6)
     (tmp_path / "bad.json").write_text("{not json")
     bad = CliRunner().invoke(cli, ["usage", "--snapshot", str(fixture_snapshot), "--prices",
@@ -276,6 +280,9 @@ def test_table_and_tsv_output(fixture_snapshot: Path) -> None:
               str(fixture_snapshot)])
     lines = r.output.splitlines()  # piped: TSV with one header
     assert lines[0].startswith("session_id\tthread\tparent\tdepth")
+    rows = _run(["usage", "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "--snapshot",
+                 str(fixture_snapshot), "--csv"]).output.splitlines()
+    assert rows[0].startswith("session_id,thread,parent,depth") and len(rows) == 4
     assert [ln.split("\t")[1] for ln in lines[1:]] == [
         "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "c1aa11bb22cc33dd", "c2ee44ff55aa66bb"]
     assert lines[3].split("\t")[2] == "c1aa11bb22cc33dd"

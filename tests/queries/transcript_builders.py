@@ -241,9 +241,10 @@ class Codex:
         cumulative ``total``; the truth gets the difference."""
         ts = self._ts()
         self.truth.messages[session] = self.truth.messages.get(session, 0) + (3 if patch else 2)
+        ask = f"do {n} ({thread[-2:]})"  # threads say different things: no copy
         out.append(self.line(ts, "response_item", {"type": "message", "role": "user",
                                                    "content": [{"type": "input_text",
-                                                                "text": f"do {n}"}]}))
+                                                                "text": ask}]}))
         if patch:
             out.append(self.line(self._ts(), "response_item", {
                 "type": "custom_tool_call", "name": "apply_patch", "call_id": f"c{n}{thread}",
@@ -252,7 +253,7 @@ class Codex:
             self.truth.files.setdefault(key, [0, 0])[1] += 1
         out.append(self.line(self._ts(), "response_item", {
             "type": "message", "role": "assistant",
-            "content": [{"type": "output_text", "text": f"done {n}"}]}))
+            "content": [{"type": "output_text", "text": f"done {n} ({thread[-2:]})"}]}))
         grown = {"input_tokens": total["input_tokens"] + 4000 + 100 * n,
                  "cached_input_tokens": total["cached_input_tokens"] + 3000 + 10 * n,
                  "output_tokens": total["output_tokens"] + 250 + n,

@@ -306,8 +306,11 @@ def _subagent_session(root: Path, meta: bool, layout: str) -> None:
 def test_subagents_link_to_their_spawning_call(tmp_path: Path, meta: bool, layout: str) -> None:
     _subagent_session(tmp_path, meta, layout)
     got = threads(read(tmp_path))
-    # Subagent lines repeat the parent's sessionId: one session, three threads.
-    assert set(got) == {(S1, None), (S1, "aaa111"), (S1, "bbb222")}
+    # Subagent lines repeat the parent's sessionId: one session, three threads, and the
+    # compaction run shown as what it is (no spawning call, not an orphan).
+    assert set(got) == {(S1, None), (S1, "aaa111"), (S1, "bbb222"), (S1, "acompact-1f2e")}
+    assert got[(S1, "acompact-1f2e")]["claude"] == {"agent_type": "compaction",
+                                                   "agent_kind": "compaction"}
     assert got[(S1, "aaa111")]["claude"]["spawned_by_tool_use_id"] == "toolu_A"
     assert got[(S1, "aaa111")]["claude"]["agent_type"] == "Explore"
     # Nested spawn: the Agent call and its footer-naming result live in aaa111's file.

@@ -114,6 +114,8 @@ def test_transcript_kind_and_default_roots(tmp_path: Path,
     (tmp_path / ".claude" / "projects").mkdir(parents=True)
     (tmp_path / ".codex" / "archived_sessions").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     assert default_transcript_roots() == [tmp_path / ".claude" / "projects",
                                           tmp_path / ".codex" / "archived_sessions"]
 

@@ -10,10 +10,11 @@ Handled layouts, all under one project folder:
   ``sessionId`` reads ``<session>#agent-<id>``.
 - ``{"loglines": [...]}`` JSON exports (claude-code-transcripts).
 
-``agent-acompact-*`` files are compaction runs, deliberately NOT read: Claude spawns them
-itself to summarise a session (no Task/Agent call, so no parent link), their input replays
-the session (its messages would count twice), and their output already lands in the main
-file as the ``isCompactSummary`` user message.
+``agent-acompact-*`` files are compaction runs: Claude spawns them itself to summarise a
+session (no Task/Agent call). They are read as threads of their session and classified
+``compaction`` by :mod:`graphkit.sources.transcripts.claude_links`; lines they replay from
+the session (same ``uuid``) are kept once, in the session's own file. 2.0.x "Warmup" agent
+files are recognised by their first prompt and classified ``warmup`` there too.
 
 What one file cannot know (resume duplicates, the spawning call named in another file) is
 returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` over all files.
@@ -21,9 +22,8 @@ returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` o
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -41,11 +41,16 @@ from graphkit.sources.transcripts.buffer import (
     parse_timestamp,
 )
 from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
+from graphkit.sources.transcripts.sidechains import (
+    SideLine,
+    Spawn,
+    inline_chain_agents,
+    synthetic_id,
+)
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
 _ROW_TYPES = frozenset({"user", "assistant", "system"})
 _FOOTER = "agentId: "
-_OPEN = 2**62  # a spawn call whose result never came: its window stays open
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class ClaudeLayout:
     agent_id: str | None       # from ``agent-<id>.jsonl``
     workflow_run_id: str | None
     compaction: bool
+    folder_session: str | None = None  # the session a ``<session>/subagents/`` folder names
 
 
 def claude_layout(path: Path) -> ClaudeLayout:
@@ -67,9 +73,10 @@ def claude_layout(path: Path) -> ClaudeLayout:
     compaction = agent.startswith("acompact")
     parent = path.parent
     if parent.parent.name == "workflows" and parent.parent.parent.name == "subagents":
-        return ClaudeLayout(parent.parent.parent.parent.name, agent, parent.name, compaction)
+        session = parent.parent.parent.parent.name
+        return ClaudeLayout(session, agent, parent.name, compaction, session)
     if parent.name == "subagents":
-        return ClaudeLayout(parent.parent.name, agent, None, compaction)
+        return ClaudeLayout(parent.parent.name, agent, None, compaction, parent.parent.name)
     return ClaudeLayout(stem, agent, None, compaction)
 
 
@@ -118,8 +125,13 @@ def _footer_agent(text: str | None) -> str | None:
     return tokens[0].strip("),.;'\"") or None
 
 
-def _synthetic_id(*parts: object) -> str:
-    return hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:16]
+def _prompt_text(blocks: list[Any]) -> str | None:
+    """The text a user entry says (its first text block): a sidechain's task prompt."""
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text":
+            value = block.get("text")
+            return value if isinstance(value, str) else None
+    return None
 
 
 class _Content(NamedTuple):
@@ -159,17 +171,6 @@ def _message_content(etype: str, e: dict[str, Any]) -> _Content | str:
     return _Content(blocks, msg.get("role") or etype)
 
 
-class _SideLine(NamedTuple):
-    """An inline sidechain line of a main file, and the rows it gave."""
-
-    uuid: str | None
-    parent: Any          # ``parentUuid`` as written
-    agent: str | None    # ``agentId``, when the line names it
-    ts: int
-    first_row: int
-    end_row: int
-
-
 def _result_links(e: dict[str, Any], side: bool) -> tuple[str | None, str | None]:
     """The agent and Workflow run an entry's ``toolUseResult`` names (for its first result)."""
     tur = e.get("toolUseResult")
@@ -192,9 +193,12 @@ class _ClaudeFile:
     # message.id -> (message, next part index) for assistant messages split over lines
     groups: dict[str, tuple[Message, list[int]]] = field(default_factory=dict)
     uuid_to_mid: dict[str, str] = field(default_factory=dict)
+    uuid_line: dict[str, int] = field(default_factory=dict)
+    # The entry on a given line, read again only to compare a repeated uuid.
+    entry_at: Callable[[int], dict[str, Any] | None] = lambda _line: None
     tool_names: dict[str, str] = field(default_factory=dict)
-    side_lines: list[_SideLine] = field(default_factory=list)
-    spawn_windows: dict[str, list[int]] = field(default_factory=dict)  # call -> [ts, result ts]
+    side_lines: list[SideLine] = field(default_factory=list)
+    spawns: dict[str, Spawn] = field(default_factory=dict)  # main-loop Task/Agent calls
     link_of_call: dict[str, str] = field(default_factory=dict)
     last_ts: int | None = None
     usage: ClaudeUsage = field(default_factory=ClaudeUsage)
@@ -214,7 +218,7 @@ class _ClaudeFile:
         self.facts = {
             "agent_id": self.layout.agent_id, "workflow_run_id": self.layout.workflow_run_id,
             "sessions": [], "agent_links": [], "run_links": [], "spawns": {},
-            "inline_agents": {},
+            "inline_agents": {}, "orphan_chains": [], "warmup": None,
         }
 
     def add(self, line: int, e: dict[str, Any]) -> None:
@@ -242,6 +246,9 @@ class _ClaudeFile:
         # Workflow agents write ``<session>#agent-<id>``.
         session = (raw_session.partition("#agent-")[0] if isinstance(raw_session, str)
                    and raw_session else self.layout.session_hint)
+        if session.startswith("agent-") and self.layout.folder_session:
+            # Some versions stamp a subagent's own id as its session: the folder knows.
+            session = self.layout.folder_session
         self.sessions[session] = None
         side = self.in_agent_file or bool(e.get("isSidechain"))
         if self.in_agent_file:
@@ -250,7 +257,8 @@ class _ClaudeFile:
             agent = e.get("agentId") if side else None
         uuid = e.get("uuid") if isinstance(e.get("uuid"), str) else None
         if uuid is not None and uuid in self.uuid_to_mid:
-            return  # the same entry written twice in one file: count it once
+            self._repeated(line, uuid, e)  # the same entry written twice: count it once
+            return
         group = self.groups.get(content.native_id) if content.native_id else None
         if group is not None:
             # A later content block of an assistant message split one block per line.
@@ -262,6 +270,7 @@ class _ClaudeFile:
                 self.groups[content.native_id] = (message, next_part)
         if uuid is not None:
             self.uuid_to_mid[uuid] = message.message_id
+            self.uuid_line[uuid] = line
         self.usage.note(e, message.line)  # keyed by the line the message starts on
         claude_links(e, message.line, self.facts)
         first_row = len(self.buf)
@@ -273,9 +282,24 @@ class _ClaudeFile:
             index = next_part[0]
             next_part[0] += 1
             self.buf.add(message, self._part(block, index))
+        if self.in_agent_file and etype == "user" and self.facts["warmup"] is None:
+            # 2.0.x started "Warmup" agents of its own: first prompt "Warmup", no caller.
+            first = _prompt_text(content.blocks)
+            self.facts["warmup"] = first is not None and first.strip() == "Warmup"
         if side and not self.in_agent_file:
-            self.side_lines.append(_SideLine(uuid, e.get("parentUuid"), agent, ts, first_row,
-                                             len(self.buf)))
+            prompt = _prompt_text(content.blocks) if etype == "user" else None
+            self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
+                                            prompt, first_row, len(self.buf)))
+
+    def _repeated(self, line: int, uuid: str, e: dict[str, Any]) -> None:
+        """A uuid seen before in this file: fine if it says the same, else a conflict,
+        reported as a skipped line (the first copy is the one kept)."""
+        first = self.uuid_line.get(uuid)
+        if first is None or first == line:
+            return
+        if _said(self.entry_at(first)) != _said(e):
+            self.skipped.append((line, f"uuid {uuid} written again with other content than "
+                                       f"line {first}; the first is kept"))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
                  agent: str | None, uuid: str | None, content: _Content) -> Message:
@@ -288,7 +312,7 @@ class _ClaudeFile:
             client_version=e.get("version"), entrypoint=e.get("entrypoint"),
             user_type=e.get("userType"), permission_mode=e.get("permissionMode"),
             is_sidechain=side, agent_id=agent, parent_thread_id=None,
-            message_id=uuid or _synthetic_id(session, agent or "", line),
+            message_id=uuid or synthetic_id(session, agent or "", line),
             previous_message_id=id_list(prev), provider_uuid=uuid, parent_uuid=parent,
             logical_parent_uuid=e.get("logicalParentUuid"),
             source_tool_assistant_uuid=e.get("sourceToolAssistantUUID"),
@@ -323,7 +347,9 @@ class _ClaudeFile:
                 self.facts["spawns"][call_id] = [args.get("subagent_type"),
                                                  args.get("description")]
                 if not self.side:
-                    self.spawn_windows[call_id] = [self.ts, _OPEN]
+                    prompt = args.get("prompt")
+                    self.spawns[call_id] = Spawn(
+                        self.ts, prompts={prompt} if isinstance(prompt, str) else set())
         return Part(index, "tool_call", self.etype, block.get("type"), tool_name=name,
                     tool_call_id=call_id, tool_args=dumps(args) if args is not None else None)
 
@@ -341,8 +367,14 @@ class _ClaudeFile:
                 self.link_of_call[for_id] = agent_named
             if run_id:
                 self.facts["run_links"].append([self.session, run_id, for_id])
-            if for_id in self.spawn_windows:
-                self.spawn_windows[for_id][1] = self.ts
+            spawn = self.spawns.get(for_id)
+            if spawn is not None:
+                spawn.result_ts = self.ts
+                if self.results == 1:  # the result echoes the prompt it ran (some versions)
+                    tur = self.e.get("toolUseResult")
+                    prompt = tur.get("prompt") if isinstance(tur, dict) else None
+                    if isinstance(prompt, str):
+                        spawn.prompts.add(prompt)
         return Part(index, "tool_result", self.etype, block.get("type"), text,
                     tool_name=self.tool_names.get(str(for_id)), tool_call_id=for_id,
                     tool_result_for=for_id, is_error=err if isinstance(err, bool) else None,
@@ -354,62 +386,51 @@ class _ClaudeFile:
         self.facts["usage"] = self.usage.facts()
         agent_ids = None
         if any(side.agent is None for side in self.side_lines):
-            agent_ids = _infer_inline_agents(self.buf, self.side_lines, self.spawn_windows,
-                                             self.link_of_call, self.facts)
+            agent_ids = self.buf.agent_ids()
+            for chain in inline_chain_agents(self.side_lines, self.spawns, self.link_of_call):
+                if chain.call is not None:
+                    self.facts["inline_agents"][chain.agent] = chain.call
+                elif chain.orphan:
+                    self.facts["orphan_chains"].append([chain.session, chain.agent, chain.line])
+                for r in chain.rows:
+                    agent_ids[r] = chain.agent
         return FileParse("claude", self.buf.take(agent_ids), self.facts, self.skipped)
+
+
+def _said(e: dict[str, Any] | None) -> tuple[Any, ...]:
+    """What an entry says, for telling a repeat from a conflict (not where it sits)."""
+    if e is None:
+        return (None,)
+    msg = e.get("message")
+    if isinstance(msg, dict):
+        return e.get("type"), msg.get("role"), msg.get("content")
+    return e.get("type"), e.get("subtype"), e.get("content")
+
+
+def _entry_reader(path: Path, data: bytes) -> Callable[[int], dict[str, Any] | None]:
+    """A function giving the entry on a line (1-based), reading only that line again."""
+    cache: list[Any] = []
+
+    def entry_at(line: int) -> dict[str, Any] | None:
+        if not cache:  # split once, on the first repeat (repeats are rare)
+            if path.suffix == ".json":
+                doc = json.loads(data)
+                cache.append([json.dumps(x) for x in doc.get("loglines", [])])
+            else:
+                cache.append(data.split(b"\n"))
+        try:
+            got = json.loads(cache[0][line - 1])
+        except (IndexError, ValueError):
+            return None
+        return got if isinstance(got, dict) else None
+
+    return entry_at
 
 
 def parse_claude(path: Path, data: bytes) -> FileParse:
     """Parse one Claude transcript into pre-rows plus the cross-file facts it holds."""
     state = _ClaudeFile(claude_layout(path))
-    if state.layout.compaction:
-        return FileParse("claude", [], state.facts, state.skipped)
+    state.entry_at = _entry_reader(path, data)
     for line, entry in _entries(path, data, state.skipped):
         state.add(line, entry)
     return state.finish()
-
-
-def _infer_inline_agents(
-    buf: RowBuffer,
-    side_lines: list[_SideLine],
-    spawn_windows: dict[str, list[int]],
-    link_of_call: dict[str, str],
-    facts: dict[str, Any],
-) -> list[str | None]:
-    """Give inline sidechain lines that lack ``agentId`` the agent of their chain.
-
-    Lines chained by ``parentUuid`` share an agent; a chain naming no agent is matched to
-    the one main-loop Task/Agent call whose call..result window holds its first line. With
-    no single match the chain gets its own id, ``sidechain-<first uuid>``, and no parent
-    link: guessing between parallel calls would invent lineage.
-    """
-    by_uuid = {side.uuid: i for i, side in enumerate(side_lines) if side.uuid}
-
-    def root(i: int) -> int:
-        seen = set()
-        while True:
-            p = side_lines[i].parent
-            j = by_uuid.get(p) if p else None
-            if j is None or j in seen:
-                return i
-            seen.add(j)
-            i = j
-
-    chains: dict[int, list[int]] = {}
-    for i in range(len(side_lines)):
-        chains.setdefault(root(i), []).append(i)
-    agent_ids = buf.agent_ids()
-    for head, members in chains.items():
-        named = next((side_lines[i].agent for i in members if side_lines[i].agent), None)
-        if named is None:
-            start = min(side_lines[i].ts for i in members)
-            calls = [c for c, (lo, hi) in spawn_windows.items() if lo <= start <= hi]
-            if len(calls) == 1:
-                named = link_of_call.get(calls[0]) or f"sidechain-{calls[0]}"
-                facts["inline_agents"][named] = calls[0]
-            else:
-                named = f"sidechain-{side_lines[head].uuid or head}"
-        for i in members:
-            for r in range(side_lines[i].first_row, side_lines[i].end_row):
-                agent_ids[r] = named
-    return agent_ids

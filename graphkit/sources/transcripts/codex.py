@@ -43,6 +43,7 @@ _CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_c
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
 _TEXT_ITEMS = {"input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal"}
 _MESSAGE_KINDS = ("response_item", "event_msg", "compacted")
+OPEN = 2**62  # a review that never ended: its window stays open
 
 Lines = list[tuple[int, dict[str, Any]]]
 
@@ -62,11 +63,16 @@ def _texts(items: Any) -> str | None:
 def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
     source = meta.get("source")
     spawn: dict[str, Any] = {}
+    subagent = None  # what kind of subagent run, when not a plain thread spawn
     if isinstance(source, dict):
-        sub = source.get("subagent")
+        sub = source.get("subagent", source.get("subAgent"))
         found = sub.get("thread_spawn") if isinstance(sub, dict) else None
         spawn = found if isinstance(found, dict) else {}
-        source_name = "subagent" if "subagent" in source else next(iter(source), None)
+        if isinstance(sub, str):
+            subagent = sub                      # {"subagent": "review"}, "compact", ...
+        elif isinstance(sub, dict) and not spawn:
+            subagent = next(iter(sub), None)    # {"subagent": {"other": "guardian"}}
+        source_name = "subagent" if sub is not None else next(iter(source), None)
     else:
         source_name = source if isinstance(source, str) else None
     parent = spawn.get("parent_thread_id") or meta.get("parent_thread_id")
@@ -81,13 +87,20 @@ def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
         "agent_role": spawn.get("agent_role") or meta.get("agent_role"),
         "thread_source": meta.get("thread_source"),
         "source": source_name,
+        "subagent": subagent,
         "originator": meta.get("originator"),
         "model_provider": meta.get("model_provider"),
         "cli_version": meta.get("cli_version"),
     }
+    base = meta.get("history_base")
+    history_start = meta.get("subagent_history_start_ordinal")
+    if not isinstance(history_start, int) and isinstance(base, dict):
+        history_start = base.get("end_ordinal_exclusive")
     return {
         "thread_id": meta.get("id"),
         "session_id": meta.get("session_id") or None,
+        # Records before this ordinal are the parent's history, copied in.
+        "history_start": history_start if isinstance(history_start, int) else None,
         "parent_thread_id": parent or None,
         "started_at": started if started is not None else line_ts,
         "cwd": meta.get("cwd"),
@@ -187,9 +200,30 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
             answers.append(record.line)
         for part in parts:
             buf.add(message, part)
-    facts = {**meta, "inherited_lines": len(inherited),
+    facts = {**meta, "inherited_lines": len(inherited), **_thread_events(lines, inherited),
              "usage": codex_usage(lines, inherited, answers, meta["thread_id"])}
     return FileParse("codex", buf.take(), facts, skipped)
+
+
+def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:
+    """What the thread's own events say about other threads: the threads it spawned
+    (``new_thread_id``) and when it ran reviews (entered/exited review mode)."""
+    spawned: list[str] = []
+    reviews: list[list[int]] = []
+    for line, obj in lines:
+        payload = obj.get("payload")
+        if line in inherited or not isinstance(payload, dict):
+            continue
+        if isinstance(payload.get("new_thread_id"), str):
+            spawned.append(payload["new_thread_id"])
+        kind = payload.get("type")
+        ts = parse_timestamp(obj.get("timestamp"))
+        if kind == "entered_review_mode" and ts is not None:
+            reviews.append([ts, OPEN])
+        elif kind == "exited_review_mode" and ts is not None and reviews and (
+                reviews[-1][1] == OPEN):
+            reviews[-1][1] = ts
+    return {"spawned_threads": spawned, "review_windows": reviews}
 
 
 def _message(record: _Record, meta: dict[str, Any], role: str,
@@ -314,11 +348,20 @@ def _output_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
 def _inherited(lines: Lines, meta: dict[str, Any], legacy: bool) -> set[int]:
     """Return the line numbers a forked/spawned rollout copied from its parent.
 
-    The copy sits right after the owner's ``session_meta`` (sometimes behind the parent's own
-    ``session_meta``). It ends with the parent's spawn call when the owner names it
+    Newer rollouts say where the child's own history starts
+    (``subagent_history_start_ordinal`` or ``history_base.end_ordinal_exclusive``): records
+    before that ordinal (a record's ``ordinal``, else its position) are the copy. Otherwise
+    the copy sits right after the owner's ``session_meta`` (sometimes behind the parent's
+    own ``session_meta``). It ends with the parent's spawn call when the owner names it
     (``spawn_call_id``); otherwise at the first line stamped no earlier than the owner's
-    start, since copied lines keep their original, earlier timestamps.
+    start, when copied lines keep their original, earlier timestamps. A copy stamped at
+    fork time is found later, against the parent's own rollout (:mod:`.codex_links`).
     """
+    start_ordinal = meta.get("history_start")
+    if start_ordinal is not None and not legacy:
+        return {line for position, (line, obj) in enumerate(lines) if position and (
+            obj["ordinal"] if isinstance(obj.get("ordinal"), int) else position)
+            < start_ordinal}
     attrs = meta["attributes"]
     forked = bool(meta["parent_thread_id"] or attrs.get("forked_from_id"))
     second_meta = any(o.get("type") == "session_meta" for _, o in lines[1:])

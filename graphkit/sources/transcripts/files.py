@@ -18,7 +18,11 @@ from graphkit.core.errors import SourceError
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
                           "compacted"})
 _CLAUDE_KEYS = ("sessionId", "parentUuid", "isSidechain", "leafUuid")
-_SNIFF_LINES = 5
+# Line types only Claude Code writes; files often open with many file-history-snapshot
+# lines, which carry none of the keys above.
+_CLAUDE_TYPES = frozenset({"file-history-snapshot", "summary", "custom-title", "ai-title",
+                           "queue-operation"})
+_SNIFF_LINES = 20
 
 
 def _kind_of_object(obj: Any) -> str | None:
@@ -30,7 +34,7 @@ def _kind_of_object(obj: Any) -> str | None:
         return "codex"
     if "type" not in obj and "id" in obj and "timestamp" in obj and len(obj) <= 4:
         return "codex"  # the bare {id, timestamp} header of very old rollouts
-    if any(k in obj for k in _CLAUDE_KEYS):
+    if any(k in obj for k in _CLAUDE_KEYS) or obj.get("type") in _CLAUDE_TYPES:
         return "claude"
     return None
 
@@ -67,8 +71,7 @@ def candidates(root: Path) -> Iterator[Path]:
     """Yield transcript-looking files below ``root`` in a stable (sorted) order.
 
     Skipped on purpose: sidecars (``*.meta.json``, read with their agent file), workflow
-    journals and other non-agent files inside ``subagents/``, and ``agent-acompact-*``
-    compaction runs (see :mod:`graphkit.sources.claude`).
+    journals and other non-agent files inside ``subagents/``.
     """
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -76,8 +79,6 @@ def candidates(root: Path) -> Iterator[Path]:
             Path(dirpath).name == "subagents")
         for name in sorted(filenames):
             if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
-                continue
-            if name.startswith("agent-acompact"):
                 continue
             if in_subagents and not name.startswith("agent-"):
                 continue
@@ -110,10 +111,15 @@ def transcript_kind(path: Path) -> str | None:
 
 
 def default_transcript_roots() -> list[Path]:
-    """Return the transcript folders of the current user that exist (honours ``$HOME``)."""
+    """Return the transcript folders of the current user that exist.
+
+    Claude Code keeps its data in ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``), Codex in
+    ``$CODEX_HOME`` (default ``~/.codex``); ``~`` is ``$HOME``.
+    """
     home = Path(os.environ.get("HOME") or Path.home())
-    roots = [home / ".claude" / "projects", home / ".codex" / "sessions",
-             home / ".codex" / "archived_sessions"]
+    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser()
+    codex = Path(os.environ.get("CODEX_HOME") or home / ".codex").expanduser()
+    roots = [claude / "projects", codex / "sessions", codex / "archived_sessions"]
     return [r for r in roots if r.is_dir()]
 
 

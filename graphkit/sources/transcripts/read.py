@@ -21,7 +21,9 @@ import pyarrow.compute as pc
 from graphkit.core.errors import SourceError
 from graphkit.sources.transcripts.buffer import FileParse
 from graphkit.sources.transcripts.claude import claude_layout, parse_claude
+from graphkit.sources.transcripts.claude_links import link_claude
 from graphkit.sources.transcripts.codex import parse_codex
+from graphkit.sources.transcripts.codex_links import link_codex
 from graphkit.sources.transcripts.files import (
     not_a_transcript,
     read_meta,
@@ -29,7 +31,7 @@ from graphkit.sources.transcripts.files import (
     transcript_files,
 )
 from graphkit.sources.transcripts.index import TranscriptIndex, check_cache_dir
-from graphkit.sources.transcripts.links import Combiner, ParsedFile, link_files
+from graphkit.sources.transcripts.links import Combiner, LinkReport, ParsedFile
 
 
 @dataclass
@@ -43,13 +45,20 @@ class SkippedLine:
 
 @dataclass
 class TranscriptRows:
-    """Rows read from transcripts, with what was skipped and what the cache saved."""
+    """Rows read from transcripts, with what was skipped and what the cache saved.
+
+    ``agents`` counts subagent threads by kind (``subagent``, ``warmup``, ``compaction``,
+    ``orphan``); ``findings`` are problems a user should hear of (``graphkit check``
+    shape: ``check``, ``count``, ``message``, ``examples``).
+    """
 
     table: pa.Table
     skipped: list[SkippedLine] = field(default_factory=list)
     files_read: int = 0
     files_reused: int = 0
     fingerprints: list[dict[str, Any]] = field(default_factory=list)
+    agents: dict[str, int] = field(default_factory=dict)
+    findings: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _parse(path: Path, kind: str, data: bytes) -> FileParse:
@@ -88,6 +97,8 @@ def read_transcripts(
         result.fingerprints.append(fingerprint)
         for line, reason in parse.skipped:
             _skip(result, strict, SkippedLine(str(path), line, reason))
+        if not parse.num_rows and not parse.skipped:
+            _skip(result, strict, SkippedLine(str(path), 0, _no_messages(parse.kind)))
         meta = None
         if parse.kind == "claude" and claude_layout(path).agent_id:
             meta, meta_print = read_meta(path)
@@ -98,13 +109,34 @@ def read_transcripts(
 
     if index:
         index.save()
-    table = link_files(parsed, combined)
+    report = LinkReport()
+    table = _link(parsed, combined, report)
+    result.agents = dict(sorted(report.kinds.items()))
+    result.findings = report.findings
     if since is not None:
         when = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
         table = table.filter(pc.greater_equal(
             table["message_created_at"], pa.scalar(when, pa.timestamp("us", tz="UTC"))))
     result.table = table
     return result
+
+
+def _link(files: list[ParsedFile], combined: Combiner, report: LinkReport) -> pa.Table:
+    """Return schema rows for all files: Claude rows first, then Codex, each in file order."""
+    claude = link_claude([f for f in files if f.parse.kind == "claude"],
+                         combined.table("claude"), report)
+    codex = link_codex([f for f in files if f.parse.kind == "codex"],
+                       combined.table("codex"), report)
+    table = pa.concat_tables([claude, codex])
+    part_ids = table["part_id"].to_pylist()
+    if len(set(part_ids)) == len(part_ids):
+        return table
+    seen: set[str] = set()
+    mask = []
+    for pid in part_ids:  # part_id is the row key: a part read twice is kept once
+        mask.append(pid not in seen)
+        seen.add(pid)
+    return table.filter(pa.array(mask))
 
 
 def _load_or_parse(path: Path, index: TranscriptIndex | None, result: TranscriptRows,
@@ -150,6 +182,15 @@ def _load_or_parse(path: Path, index: TranscriptIndex | None, result: Transcript
 
 def _skip(result: TranscriptRows, strict: bool, skipped: SkippedLine) -> None:
     if strict:
+        what = "that line" if skipped.line else "that file"
         raise SourceError(skipped.reason, path=skipped.path, line=skipped.line or None,
-                          hint="fix or remove that line, or read without --strict to skip it")
+                          hint=f"fix or remove {what}, or read without --strict to skip it")
     result.skipped.append(skipped)
+
+
+def _no_messages(kind: str) -> str:
+    """Why a transcript that parsed cleanly gave no rows."""
+    if kind == "codex":
+        return "a Codex rollout with a session header but no messages; file skipped (0 rows)"
+    return ("no messages in this Claude transcript (only summaries or bookkeeping entries); "
+            "file skipped (0 rows)")

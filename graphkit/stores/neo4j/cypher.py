@@ -231,6 +231,16 @@ def session_threads(v: LineageVocabulary) -> str:
             "ORDER BY id, node_id")
 
 
+def node_properties(label: str, key: str) -> str:
+    """Every property of the ``label`` nodes whose ``key`` is in ``$values``.
+
+    >>> node_properties("Thread", "id")
+    'MATCH (n:`Thread`) WHERE n.`id` IN $values RETURN properties(n) AS p ORDER BY n.id'
+    """
+    return (f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(key, 'property')} IN $values "
+            "RETURN properties(n) AS p ORDER BY n.id")
+
+
 def sessions(v: LineageVocabulary) -> str:
     """One row per session: threads, agents (threads with a parent or an agent
     node: Claude subagents and Codex child threads), messages, first/last seen."""

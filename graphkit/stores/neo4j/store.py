@@ -360,6 +360,14 @@ class Neo4jStore:
         # Python's string order, as the other stores (Cypher's may differ).
         return sorted(out, key=lambda r: (r[EDGE_SOURCE], r[EDGE_TARGET]))
 
+    def node_properties(self, label: str, key: str,
+                        values: Sequence[str]) -> list[dict[str, Any]]:
+        """All properties of the ``label`` nodes whose ``key`` is one of ``values``
+        (times as ISO text, as the other stores give them)."""
+        rows = self._read(cypher.node_properties(label, key), values=list(values))
+        return [{k: _iso(v) if hasattr(v, "to_native") else v for k, v in r["p"].items()}
+                for r in rows]
+
     # --- driver plumbing ----------------------------------------------------
 
     def _write_batches(self, query: str, batches: Iterator[dict[str, list[Any]]]) -> int:

@@ -39,7 +39,7 @@ def test_build_to_neo4j_then_same_answers_as_snapshot(
     sessions_snap = run(neo4j_config, "sessions", "--snapshot", snap, "--json").output
     sessions_neo = run(neo4j_config, "sessions", "--neo4j", "--json").output
     assert sessions_neo == sessions_snap
-    ids = [s["session_id"] for s in json.loads(sessions_snap)]
+    ids = [json.loads(line)["session_id"] for line in sessions_snap.splitlines()]
     threads = store.node_counts(["Thread"])["Thread"]
     assert threads == summary["nodes"]["Thread"]
     tid = "818d8962058765a6"  # the quick start's depth-4 subagent

@@ -1,0 +1,146 @@
+"""``graphkit diff`` and ``graphkit view``: comparing snapshots and looking at a session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from graphkit.cli.app import (
+    cli,
+    echo_csv,
+    echo_records,
+    format_options,
+    open_reader,
+    output_format,
+    store_options,
+)
+
+if TYPE_CHECKING:
+    from graphkit.snapshot.diff import GraphDiff
+
+# How many changes of one type the text output lists before summarising the rest.
+_TEXT_LIMIT = 20
+DIFF_CSV_COLUMNS = ("record", "change", "type", "id", "key", "source_id", "source_key",
+                    "target_id", "target_key", "property", "old", "new")
+_MARK = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow")}
+
+
+@cli.command()
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("--include-content", is_flag=True,
+              help="Allow snapshots that hold message content (their text is printed).")
+@format_options
+def diff(old: Path, new: Path, include_content: bool, as_json: bool, as_csv: bool) -> None:
+    """Show the nodes and edges added, removed and changed from snapshot OLD to
+    NEW, by type, with ids, user-facing keys and changed properties, and the
+    sessions that gained subagents or child threads.
+
+    --json prints one {"record": "node"|"edge", ...} line per change and a
+    closing {"record": "diff", ...} line with the counts; --csv one row per
+    changed property. A snapshot compared with itself prints no changes.
+
+    Example: graphkit diff out/graph-last-week out/graph --json
+    """
+    from graphkit.snapshot.diff import diff_snapshots
+
+    fmt = output_format(as_json, as_csv)
+    d = diff_snapshots(old, new, include_content=include_content)
+    if fmt == "json":
+        echo_records(d.records())
+        echo_records([d.summary()])
+    elif fmt == "csv":
+        echo_csv(DIFF_CSV_COLUMNS, _diff_csv_rows(d))
+    else:
+        _print_diff(d)
+
+
+def _diff_csv_rows(d: GraphDiff) -> Iterator[dict[str, Any]]:
+    """Changes in long form: one row per changed property (added and removed
+    nodes or edges are one row with no property)."""
+    for rec in d.records():
+        base = {k: rec.get(k) for k in ("record", "change", "type", "id", "key")}
+        for end in ("source", "target"):
+            if end in rec:
+                base[f"{end}_id"] = rec[end]["id"]
+                base[f"{end}_key"] = rec[end]["key"]
+        if not rec["changes"]:
+            yield base
+        for prop, ch in rec["changes"].items():
+            yield {**base, "property": prop, "old": ch["old"], "new": ch["new"]}
+
+
+def _print_diff(d: GraphDiff) -> None:
+    if d.is_empty():
+        click.echo("no differences")
+        return
+    for element, diffs in (("nodes", d.nodes), ("edges", d.edges)):
+        changed = {t: td for t, td in diffs.items() if not td.is_empty()}
+        if not changed:
+            continue
+        click.echo(f"{element}:")
+        for t, td in changed.items():
+            c = td.counts()
+            click.echo(f"  {t}: " + ", ".join(f"{n} {k}" for k, n in c.items() if n))
+    children = d.new_child_threads()
+    if children:
+        click.echo("sessions that gained subagents or child threads:")
+        for sid, threads in children.items():
+            more = f", … {len(threads) - 5} more" if len(threads) > 5 else ""
+            click.echo(f"  {sid}: {len(threads)} ({', '.join(threads[:5])}{more})")
+    shown: dict[tuple[str, str], int] = {}
+    for rec in d.records():
+        group = (rec["record"], rec["type"])
+        shown[group] = shown.get(group, 0) + 1
+        if shown[group] > _TEXT_LIMIT:
+            continue
+        mark, colour = _MARK[rec["change"]]
+        what = (rec["key"] if rec["record"] == "node"
+                else f"{rec['source']['key']} -> {rec['target']['key']}")
+        line = f"{mark} {rec['type']} {what}"
+        if rec["changes"]:
+            line += ": " + ", ".join(f"{p} {c['old']} -> {c['new']}"
+                                     for p, c in rec["changes"].items())
+        click.secho(line, fg=colour)
+    for (element, t), n in shown.items():
+        if n > _TEXT_LIMIT:
+            click.echo(f"… and {n - _TEXT_LIMIT} more {element} changes of {t} "
+                       "(--json or --csv lists all)")
+
+
+@cli.command()
+@click.argument("session_id")
+@store_options
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+              help="The HTML file to write (- for stdout).")
+@click.option("--include-content", is_flag=True,
+              help="Show message text (from a snapshot built with --granularity message "
+                   "--include-content).")
+def view(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: bool,
+         out: Path, include_content: bool) -> None:
+    """Write one session as a self-contained HTML page: its threads and
+    subagents as a collapsible tree beside a timeline (who spawned whom, agent
+    type, model, message and token counts, start and end times); clicking a
+    thread shows its lineage up to the session. The page works offline and
+    loads nothing; message text only with --include-content.
+
+    Example: graphkit view 8299ed6e-811c-4fa7-b124-c205cd625a7f --out session.html
+    """
+    from graphkit.view import render_html, session_view, write_html
+
+    with open_reader(snapshot_dir, neo4j, ask_password) as reader:
+        directory = getattr(reader, "directory", None)
+        config = getattr(reader, "config", None)
+        source = (f"snapshot {directory}" if directory is not None
+                  else f"Neo4j {config.display_uri}" if config is not None else "")
+        data = session_view(reader, session_id, include_content=include_content, source=source)
+    page = render_html(data)
+    if str(out) == "-":
+        click.echo(page, nl=False)
+        return
+    write_html(page, out)
+    n = len(data["threads"])
+    click.echo(f"wrote {out}: session {session_id}, {n} thread{'s' if n != 1 else ''}")

@@ -1,0 +1,228 @@
+"""Claude rows across files: resumed sessions, subagents' spawning calls and kinds.
+
+- ``--resume``: a resumed session replays earlier entries (same ``uuid`` and timestamp)
+  under its new ``sessionId``. Each message is kept once, in the session that first had
+  it, and the new session records ``attributes.claude.resumed_from``. "First had it" =
+  among the sessions holding the message, the one that ended earliest (the original is a
+  prefix of every resume of it), then the one with fewer messages, then the smaller id.
+  See :func:`settle_duplicates` for ids shared without a replay.
+- A subagent's ``spawned_by_tool_use_id``: from the sidecar meta, else from a tool result
+  naming the agent (``toolUseResult.agentId`` / ``agentId:`` footer, possibly in another
+  file, e.g. a nested spawn's result lives in the parent agent's file), else from the
+  Workflow run that launched it, else from inline-sidechain inference.
+- Threads that are not spawned subagents say what they are in
+  ``attributes.claude.agent_kind``: ``warmup`` (2.0.x startup agents, first prompt
+  "Warmup"), ``compaction`` (``agent-acompact-*`` runs summarising the session) or
+  ``orphan`` (no spawning call found, reported).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from graphkit.core.schema import MESSAGES_SCHEMA
+from graphkit.sources.transcripts.buffer import dumps
+from graphkit.sources.transcripts.extras import (
+    claude_continuations,
+    drop_branch_copies,
+    with_extras,
+)
+from graphkit.sources.transcripts.links import (
+    LinkReport,
+    ParsedFile,
+    finish_rows,
+    number_messages,
+)
+
+
+def settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
+    """Keep each Claude message once; return the table and session → resumed_from.
+
+    A message id held by several (session, file) pairs has one owner: the session that
+    ended earliest (then fewer messages, smaller id, earlier file). Another holder's copy is
+
+    - dropped when it is the same session (one session, two files), or a *replay*: same
+      timestamp as the owner's, in a session that owns messages of its own (it continued,
+      as a ``--resume`` does); that session then records ``resumed_from``;
+    - otherwise kept under ``<session>:<id>`` (ids reused by unrelated sessions, or a plain
+      copy of a session that added nothing), so ``part_id`` stays unique.
+    """
+    sessions = table["session_id"].to_pylist()
+    mids = table["message_id"].to_pylist()
+    files = table["_file"].to_pylist()
+    ts = table["message_created_at"].cast(pa.int64()).to_pylist()
+    first: dict[str, tuple[str, int]] = {}
+    dups: dict[str, dict[tuple[str, int], int]] = {}
+    for mid, sess, f, t in zip(mids, sessions, files, ts, strict=True):
+        seen = first.get(mid)
+        if seen is None:
+            first[mid] = (sess, f)
+        elif seen != (sess, f):
+            holders = dups.setdefault(mid, {})
+            holders.setdefault(seen, -1)
+            holders.setdefault((sess, f), t)
+    if not dups:
+        return table, {}
+    own = {sess for mid, sess in zip(mids, sessions, strict=True) if mid not in dups}
+    stats = table.group_by("session_id").aggregate(
+        [("message_created_at", "max"), ("message_id", "count_distinct")])
+    rank = {
+        s: (int(end.value), n, s) for s, end, n in zip(
+            stats["session_id"].to_pylist(), stats["message_created_at_max"],
+            stats["message_id_count_distinct"].to_pylist(), strict=True)
+    }
+    first_ts: dict[tuple[str, str, int], int] = {}
+    for mid, sess, f, t in zip(mids, sessions, files, ts, strict=True):
+        if mid in dups:
+            first_ts.setdefault((mid, sess, f), t)
+    owners = {mid: min(holders, key=lambda sf: (*rank[sf[0]], sf[1]))
+              for mid, holders in dups.items()}
+    own.update(owner[0] for owner in owners.values())  # sessions that added something
+    action: dict[tuple[str, str, int], str] = {}  # (mid, session, file) -> drop|qualify
+    latest: dict[str, tuple[int, str]] = {}
+    for mid, holders in dups.items():
+        owner = owners[mid]
+        owner_ts = first_ts[(mid, *owner)]
+        for sess, f in holders:
+            if (sess, f) == owner:
+                continue
+            t = first_ts[(mid, sess, f)]
+            if sess == owner[0]:
+                action[(mid, sess, f)] = "drop"
+            elif t == owner_ts and sess in own:
+                action[(mid, sess, f)] = "drop"
+                # The latest replayed message names the session this one continues.
+                if sess not in latest or t > latest[sess][0]:
+                    latest[sess] = (t, owner[0])
+            else:
+                action[(mid, sess, f)] = "qualify"
+    qualified = {(sess, mid) for (mid, sess, _), a in action.items() if a == "qualify"}
+    requalify = {sess for sess, _ in qualified}
+    prevs = table["previous_message_id"].to_pylist()
+    mask, new_mids, new_prevs = [], [], []
+    for mid, sess, f, prev in zip(mids, sessions, files, prevs, strict=True):
+        a = action.get((mid, sess, f))
+        mask.append(a != "drop")
+        new_mids.append(f"{sess}:{mid}" if a == "qualify" else mid)
+        if sess in requalify and prev and prev != "[]":
+            ids = [f"{sess}:{p}" if (sess, p) in qualified else p for p in json.loads(prev)]
+            prev = dumps(ids)
+        new_prevs.append(prev)
+    table = table.set_column(table.schema.get_field_index("message_id"), "message_id",
+                             pa.array(new_mids, pa.string()))
+    table = table.set_column(table.schema.get_field_index("previous_message_id"),
+                             "previous_message_id", pa.array(new_prevs, pa.string()))
+    return table.filter(pa.array(mask)), {s: o for s, (_, o) in latest.items()}
+
+
+@dataclass
+class _Facts:
+    """The cross-file facts of all Claude files, keyed by (session, agent) or call."""
+
+    meta_of: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    run_of: dict[tuple[str, str], str] = field(default_factory=dict)
+    agent_link: dict[tuple[str, str], str] = field(default_factory=dict)
+    run_link: dict[tuple[str, str], str] = field(default_factory=dict)
+    inline: dict[tuple[str, str], str] = field(default_factory=dict)
+    spawns: dict[str, list[Any]] = field(default_factory=dict)
+    warmups: set[tuple[str, str]] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, files: list[ParsedFile]) -> _Facts:
+        out = cls()
+        for f in files:
+            facts = f.parse.facts
+            agent = facts.get("agent_id")
+            for sess in facts.get("sessions", []):
+                if agent and f.meta:
+                    out.meta_of.setdefault((sess, agent), f.meta)
+                if agent and facts.get("workflow_run_id"):
+                    out.run_of.setdefault((sess, agent), facts["workflow_run_id"])
+                if agent and facts.get("warmup"):
+                    out.warmups.add((sess, agent))
+                for named, call in facts.get("inline_agents", {}).items():
+                    out.inline.setdefault((sess, named), call)
+            for sess, named, call in facts.get("agent_links", []):
+                out.agent_link.setdefault((sess, named), call)
+            for sess, run, call in facts.get("run_links", []):
+                out.run_link.setdefault((sess, run), call)
+            for call, info in facts.get("spawns", {}).items():
+                out.spawns.setdefault(call, info)
+        return out
+
+    def agent_attributes(self, sess: str, agent: str) -> dict[str, Any]:
+        """``attributes.claude`` of a subagent thread: its spawning call, type, kind."""
+        meta = self.meta_of.get((sess, agent)) or {}
+        run = self.run_of.get((sess, agent))
+        call = (meta.get("toolUseId") or self.agent_link.get((sess, agent))
+                or (self.run_link.get((sess, run)) if run else None)
+                or self.inline.get((sess, agent)))
+        info = self.spawns.get(call, [None, None]) if call else [None, None]
+        kind = None
+        if agent.startswith("acompact"):
+            kind = "compaction"  # Claude's own summarising run: no spawning call
+        elif call is None:
+            kind = "warmup" if (sess, agent) in self.warmups else "orphan"
+        claude = {
+            "spawned_by_tool_use_id": call,
+            "agent_type": meta.get("agentType") or info[0] or (
+                kind if kind != "orphan" else None),
+            "description": meta.get("description") or info[1],
+            "workflow_run_id": run,
+            "agent_kind": kind,
+        }
+        return {k: v for k, v in claude.items() if v is not None}
+
+
+def link_claude(files: list[ParsedFile], table: pa.Table | None,
+                report: LinkReport) -> pa.Table:
+    """Claude pre-rows of all files as schema rows, linked; what was found goes to ``report``."""
+    if table is None:
+        return MESSAGES_SCHEMA.empty_table()
+    file_facts = [f.parse.facts for f in files]
+    table = drop_branch_copies(table, file_facts)
+    table, resumed_from = settle_duplicates(table)
+    facts = _Facts.of(files)
+    sessions = table["session_id"].to_pylist()
+    agents = table["agent_id"].to_pylist()
+    threads = list(zip(sessions, agents, strict=True))
+    ts = table["message_created_at"].cast(pa.int64()).to_pylist()
+    index, start = number_messages(threads, table["message_id"].to_pylist(), ts)
+
+    attrs_of: dict[tuple[str, str | None], str | None] = {}
+    for sess, agent in start:
+        if agent is None:
+            claude = {"resumed_from": resumed_from[sess]} if sess in resumed_from else {}
+        else:
+            claude = facts.agent_attributes(sess, agent)
+            report.kinds[claude.get("agent_kind", "subagent")] += 1
+        attrs_of[(sess, agent)] = dumps({"claude": claude}) if claude else None
+    _report_threads(start, attrs_of, report)
+    attributes = with_extras([attrs_of[k] for k in threads], table, file_facts,
+                             claude_continuations(table, file_facts))
+    return finish_rows(table, "anthropic", "claude", index, [start[k] for k in threads],
+                       attributes)
+
+
+def _report_threads(threads: dict[tuple[str, str | None], int],
+                    attrs_of: dict[tuple[str, str | None], str | None],
+                    report: LinkReport) -> None:
+    """Findings: subagents with no spawning call, subagents whose session has no main
+    transcript among the inputs."""
+    mains = {sess for sess, agent in threads if agent is None}
+    orphans, lost = [], []
+    for (sess, agent), attrs in sorted(attrs_of.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        if agent is None:
+            continue
+        if sess not in mains:
+            lost.append({"session_id": sess, "agent_id": agent})
+        elif attrs and '"agent_kind":"orphan"' in attrs:
+            orphans.append({"session_id": sess, "agent_id": agent})
+    report.add("missing-session", "{n} Claude subagent(s) whose session transcript "
+               "(<session>.jsonl) is not among the inputs", lost)
+    report.add("orphan-subagent", "{n} Claude subagent(s) with no spawning call found (no "
+               "sidecar toolUseId, no result naming the agent, no matching prompt)", orphans)

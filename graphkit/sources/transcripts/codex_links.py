@@ -1,0 +1,189 @@
+"""Codex rows across files: each thread's session and parent.
+
+``session_id`` = the thread's own ``session_id``, else the root reached through
+``parent_thread_id`` links, else the thread itself. ``conversation_started_at`` is the
+``session_meta`` time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from graphkit.core.schema import MESSAGES_SCHEMA
+from graphkit.sources.transcripts.buffer import dumps
+from graphkit.sources.transcripts.extras import with_extras
+from graphkit.sources.transcripts.links import (
+    LinkReport,
+    ParsedFile,
+    finish_rows,
+    number_messages,
+)
+
+
+def link_codex(files: list[ParsedFile], table: pa.Table | None,
+               report: LinkReport) -> pa.Table:
+    """Codex pre-rows of all files as schema rows, each thread under its session and parent;
+    subagent threads with no parent found are marked and reported to ``report``."""
+    if table is None:
+        return MESSAGES_SCHEMA.empty_table()
+    facts_of: dict[str, dict[str, Any]] = {}
+    for f in files:
+        facts_of.setdefault(f.parse.facts["thread_id"], f.parse.facts)
+    table = _drop_replayed(table, facts_of)
+    convs = table["conversation_id"].to_pylist()
+    ts = table["message_created_at"].cast(pa.int64()).to_pylist()
+    index, start = number_messages(convs, table["message_id"].to_pylist(), ts)
+    found = _find_parents(facts_of, _spans(convs, ts))
+    parents = {t: f["parent_thread_id"] for t, f in facts_of.items() if f.get("parent_thread_id")}
+    parents.update(found)
+    attrs_of, orphans = {}, []
+    for conv in start:
+        facts = facts_of.get(conv, {})
+        if facts.get("started_at") is not None:
+            start[conv] = min(start[conv], facts["started_at"])
+        attrs = dict(facts.get("attributes") or {})
+        if conv in parents:
+            report.kinds["subagent"] += 1
+        elif _is_subagent(facts):
+            attrs["agent_kind"] = "orphan"
+            report.kinds["orphan"] += 1
+            orphans.append({"thread_id": conv, "source": attrs.get("source"),
+                            "subagent": attrs.get("subagent")})
+        attrs_of[conv] = dumps({"codex": attrs}) if attrs else None
+    report.add("orphan-subagent", "{n} Codex subagent thread(s) whose parent thread was "
+               "not found (no parent id, spawn event, review call or timing matches)", orphans)
+    table = _set_links(table, convs, {c: _root(c, facts_of, parents) for c in start}, found,
+                       {c for c in start if _is_subagent(facts_of.get(c, {}))})
+    attributes = with_extras([attrs_of[c] for c in convs], table,
+                             [f.parse.facts for f in files])
+    return finish_rows(table, "openai", "codex", index, [start[c] for c in convs], attributes)
+
+
+def _is_subagent(facts: dict[str, Any]) -> bool:
+    attrs = facts.get("attributes") or {}
+    return bool(facts.get("parent_thread_id")) or "subagent" in (
+        attrs.get("source"), attrs.get("thread_source"))
+
+
+def _root(thread: str, facts_of: dict[str, dict[str, Any]], parents: dict[str, str]) -> str:
+    """The session of a thread: its own ``session_id``, else its root through parents."""
+    seen: set[str] = set()
+    current = thread
+    while True:
+        facts = facts_of.get(current)
+        if facts is not None and facts.get("session_id"):
+            return str(facts["session_id"])
+        parent = parents.get(current)
+        if not parent or parent in seen:
+            return current
+        seen.add(current)
+        current = parent
+
+
+def _spans(convs: list[str], ts: list[int]) -> dict[str, tuple[int, int]]:
+    """Each thread's first and last message time."""
+    out: dict[str, tuple[int, int]] = {}
+    for conv, t in zip(convs, ts, strict=True):
+        lo, hi = out.get(conv, (t, t))
+        out[conv] = (min(lo, t), max(hi, t))
+    return out
+
+
+def _find_parents(facts_of: dict[str, dict[str, Any]],
+                  spans: dict[str, tuple[int, int]]) -> dict[str, str]:
+    """Parents of subagent threads whose rollout names none, by the first rule that
+    singles one out: a spawn event naming the thread, its ``session_id`` naming another
+    thread, a review the other thread ran when this one started, that thread being at work
+    (same cwd) when this one started."""
+    spawner: dict[str, set[str]] = {}
+    for thread, facts in facts_of.items():
+        for child in facts.get("spawned_threads", []):
+            spawner.setdefault(child, set()).add(thread)
+    found: dict[str, str] = {}
+    for thread, facts in facts_of.items():
+        if facts.get("parent_thread_id") or not _is_subagent(facts):
+            continue
+        began, cwd = facts.get("started_at"), facts.get("cwd")
+        others = [t for t in facts_of if t != thread]
+        rules = [
+            sorted(spawner.get(thread, set()) - {thread}),
+            [s for s in [facts.get("session_id")] if s and s != thread and s in facts_of],
+            [t for t in others if began is not None and any(
+                lo <= began <= hi for lo, hi in facts_of[t].get("review_windows", []))],
+            [t for t in others if began is not None and t in spans
+             and spans[t][0] <= began <= spans[t][1] and facts_of[t].get("cwd") == cwd
+             and not _is_subagent(facts_of[t])],
+        ]
+        for candidates in rules:
+            if len(candidates) == 1:
+                found[thread] = candidates[0]
+                break
+    return found
+
+
+def _set_links(table: pa.Table, convs: list[str], session_of: dict[str, str],
+               found: dict[str, str], subagents: set[str]) -> pa.Table:
+    """Rows with their session, the parents found here, and subagent threads marked."""
+    def put(t: pa.Table, name: str, values: list[Any], kind: pa.DataType) -> pa.Table:
+        return t.set_column(t.schema.get_field_index(name), name, pa.array(values, kind))
+
+    table = put(table, "session_id", [session_of[c] for c in convs], pa.string())
+    if not subagents:
+        return table
+    parents = table["parent_thread_id"].to_pylist()
+    sidechain = table["is_sidechain"].to_pylist()
+    user_type = table["user_type"].to_pylist()
+    table = put(table, "parent_thread_id", [found.get(c, p) for c, p in zip(
+        convs, parents, strict=True)], pa.string())
+    table = put(table, "is_sidechain", [True if c in subagents else s for c, s in zip(
+        convs, sidechain, strict=True)], pa.bool_())
+    return put(table, "user_type", [(u or "subagent") if c in subagents else u for c, u in zip(
+        convs, user_type, strict=True)], pa.string())
+
+
+def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.Table:
+    """A forked or spawned thread without the messages it replayed from its source thread.
+
+    Codex writes a fork's copy of the source's history into the new rollout, stamped at
+    fork time; when no ordinal or spawn call marks where it ends, the copy is found by
+    content: the fork's leading messages (role and text) that run in step with a stretch
+    of the source's messages belong to the source, which has them already.
+    """
+    sources = {}
+    for thread, facts in facts_of.items():
+        source = (facts.get("attributes") or {}).get("forked_from_id") or facts.get(
+            "parent_thread_id")
+        if source and source != thread and source in facts_of:
+            sources[thread] = source
+    if not sources:
+        return table
+    convs = table["conversation_id"].to_pylist()
+    mids = table["message_id"].to_pylist()
+    said = list(zip(table["role"].to_pylist(), table["content_text"].to_pylist(), strict=True))
+    messages: dict[str, list[tuple[str, Any]]] = {}
+    seen: set[tuple[str, str]] = set()
+    for conv, mid, what in zip(convs, mids, said, strict=True):
+        if (conv, mid) not in seen:  # a message once, by its first part
+            seen.add((conv, mid))
+            messages.setdefault(conv, []).append((mid, what))
+    drop: set[tuple[str, str]] = set()
+    for thread, source in sources.items():
+        mine = [what for _, what in messages.get(thread, [])]
+        theirs = [what for _, what in messages.get(source, [])]
+        replayed = max((_run(mine, theirs, j) for j, what in enumerate(theirs)
+                        if mine and what == mine[0]), default=0)
+        drop.update((thread, mid) for mid, _ in messages.get(thread, [])[:replayed])
+    if not drop:
+        return table
+    return table.filter(pa.array([(c, m) not in drop for c, m in zip(convs, mids,
+                                                                      strict=True)]))
+
+
+def _run(mine: list[Any], theirs: list[Any], at: int) -> int:
+    """How many of ``mine`` match ``theirs`` from position ``at`` on, in step."""
+    n = 0
+    while n < len(mine) and at + n < len(theirs) and mine[n] == theirs[at + n]:
+        n += 1
+    return n

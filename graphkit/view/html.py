@@ -1,0 +1,84 @@
+"""One self-contained HTML file: the page, its CSS and script inline, the data as JSON.
+
+The page loads nothing: its Content-Security-Policy allows no network at all
+and runs only the page's own script and style (by hash), so even markup that
+slipped into the page could not run or fetch. The data is embedded as
+``<script type="application/json">`` with ``<``, ``>``, ``&`` and U+2028/2029
+written as JSON escapes: no transcript string can close the element or be
+read as markup, and ``JSON.parse`` gives the exact strings back.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import os
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import graphkit
+
+_ASSETS = resources.files("graphkit.view") / "assets"
+# What JSON text must not contain inside a <script> element, and the escape
+# JSON.parse reads back as the same character.
+_JSON_ESCAPES: dict[str, str | int | None] = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                                               "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def embed_json(data: Any) -> str:
+    """``data`` as JSON text safe inside a ``<script type="application/json">``.
+
+    >>> print(embed_json({"s": "</script><img src=x>&\u2028"}))
+    {"s":"\\u003c/script\\u003e\\u003cimg src=x\\u003e\\u0026\\u2028"}
+    >>> json.loads(embed_json({"s": "<b>&</b>"}))["s"]
+    '<b>&</b>'
+    """
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    # These characters only occur inside JSON strings, where an escape means the same.
+    return text.translate(str.maketrans(_JSON_ESCAPES))
+
+
+def _asset(name: str) -> str:
+    return (_ASSETS / name).read_text(encoding="utf-8")
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() \
+        + "'"
+
+
+def render_html(data: dict[str, Any]) -> str:
+    """The page for ``data`` (from :func:`graphkit.view.data.session_view`)."""
+    css, js = _asset("view.css"), _asset("view.js")
+    for name, text, end in (("view.css", css, "</style"), ("view.js", js, "</script")):
+        # Our own assets are inlined verbatim, so they must not end their element.
+        if end in text.lower():
+            raise AssertionError(f"{name} contains {end!r}")
+    csp = ("default-src 'none'; "
+           f"script-src {_sha256(js)}; style-src {_sha256(css)}; img-src data:; "
+           "base-uri 'none'; form-action 'none'")
+    session = str(data.get("session", {}).get("id", ""))
+    values = {"CSP": html.escape(csp),
+              "GENERATOR": html.escape(f"graphkit {graphkit.__version__}"),
+              "TITLE": html.escape(f"graphkit view · session {session}"),
+              "CSS": css, "JS": js, "DATA": embed_json(data)}
+    # One pass over the template: inserted text (a session id, the data) is
+    # never scanned again, so nothing in it can be taken for a placeholder.
+    return re.sub(r"@@([A-Z]+)@@", lambda m: values[m.group(1)], _asset("view.html"))
+
+
+def write_html(page: str, out: Path) -> None:
+    """Write ``page`` to ``out`` atomically (a temporary file renamed into place)."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
