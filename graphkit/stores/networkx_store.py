@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from collections.abc import Sequence
 from datetime import date, datetime
 from datetime import time as dtime
 from decimal import Decimal
@@ -34,6 +35,7 @@ from graphkit.stores.base import (
     LoadReport,
     SessionSummary,
     ThreadInfo,
+    plain,
     require_vocabulary,
 )
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
@@ -79,18 +81,18 @@ def value_encoding(t: pa.DataType) -> str | None:
                      hint="cast it to text or a number in the contract")
 
 
-def plain(value: Any, t: pa.DataType) -> Any:
+def json_value(value: Any, t: pa.DataType) -> Any:
     """``value`` (a Python value of Arrow type ``t``) as JSON-able data."""
     if value is None:
         return None
     if pa.types.is_dictionary(t):
         t = t.value_type
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return [plain(v, t.value_type) for v in value]
+        return [json_value(v, t.value_type) for v in value]
     if pa.types.is_struct(t):
-        return {f.name: plain(value.get(f.name), f.type) for f in t}
+        return {f.name: json_value(value.get(f.name), f.type) for f in t}
     if pa.types.is_map(t):
-        return [[plain(k, t.key_type), plain(v, t.item_type)] for k, v in value]
+        return [[json_value(k, t.key_type), json_value(v, t.item_type)] for k, v in value]
     kind = value_encoding(t)
     if kind == ISO8601:
         return value.isoformat()
@@ -134,9 +136,9 @@ def encode_column(column: pa.ChunkedArray | pa.Array) -> list[Any]:
     if kind is None:
         return values
     if kind == JSON:
-        return [None if v is None else json.dumps(plain(v, t), ensure_ascii=False)
+        return [None if v is None else json.dumps(json_value(v, t), ensure_ascii=False)
                 for v in values]
-    return [plain(v, t) for v in values]
+    return [json_value(v, t) for v in values]
 
 
 def decode_column(values: list[Any], field: pa.Field, kind: str | None = None) -> pa.Array:
@@ -453,6 +455,47 @@ class NetworkXStore:
                 messages=int(a.get("messages") or 0),
                 first_seen=_iso(a.get("first_seen")), last_seen=_iso(a.get("last_seen"))))
         return out
+
+
+    # -- generic tables ------------------------------------------------------
+    def node_rows(self, node_type: str, columns: Sequence[str],
+                  where: tuple[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
+        """The nodes of one type with ``columns``, ordered by id (see
+        :meth:`graphkit.stores.base.LineageReader.node_rows`)."""
+        prop, wanted = (where[0], set(where[1])) if where is not None else ("", None)
+        out = []
+        for nid, a in self.graph.nodes(data=True):
+            if a.get(TYPE) != node_type:
+                continue
+            if wanted is not None and (nid if prop == NODE_ID else a.get(prop)) not in wanted:
+                continue
+            out.append({NODE_ID: nid, **{c: plain(a.get(c)) for c in columns}})
+        return sorted(out, key=lambda r: r[NODE_ID])
+
+    def edge_rows(self, edge_type: str, source_type: str, target_type: str,
+                  columns: Sequence[str], sources: Sequence[str] | None = None,
+                  targets: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The edges of one type with ``columns``, ordered by (source, target)."""
+        G = self.graph
+        if sources is None and targets is not None:
+            starts = list(dict.fromkeys(u for t in targets if t in G for u in G.pred[t]))
+        elif sources is not None:
+            starts = [n for n in dict.fromkeys(sources) if n in G]
+        else:
+            starts = [n for n, a in G.nodes(data=True) if a.get(TYPE) == source_type]
+        ends = set(targets) if targets is not None else None
+        out = []
+        for u in starts:
+            if G.nodes[u].get(TYPE) != source_type:
+                continue
+            for v, keys in G.succ[u].items():
+                attrs = keys.get(edge_type)
+                if attrs is None or G.nodes[v].get(TYPE) != target_type or (
+                        ends is not None and v not in ends):
+                    continue
+                out.append({EDGE_SOURCE: u, EDGE_TARGET: v,
+                            **{c: plain(attrs.get(c)) for c in columns}})
+        return sorted(out, key=lambda r: (r[EDGE_SOURCE], r[EDGE_TARGET]))
 
 
 def _vocabulary(G: nx.MultiDiGraph) -> LineageVocabulary | None:

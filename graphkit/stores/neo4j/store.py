@@ -50,6 +50,7 @@ from graphkit.stores.base import (
     LoadReport,
     SessionSummary,
     ThreadInfo,
+    plain,
     require_vocabulary,
 )
 from graphkit.stores.neo4j import cypher
@@ -430,6 +431,30 @@ class Neo4jStore:
             )
             for r in self._read(cypher.sessions(self.vocabulary))
         ]
+
+    def node_rows(self, node_type: str, columns: Sequence[str],
+                  where: tuple[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
+        """The nodes of one type with ``columns``, ordered by id."""
+        query = cypher.node_rows(node_type, columns, where[0] if where else None)
+        rows = self._read(query, values=list(where[1]) if where else [])
+        out = [{NODE_ID: r["id"], **{c: plain(v) for c, v in zip(columns, r["vals"],
+                                                                  strict=True)}}
+               for r in rows]
+        return sorted(out, key=lambda r: r[NODE_ID])
+
+    def edge_rows(self, edge_type: str, source_type: str, target_type: str,
+                  columns: Sequence[str], sources: Sequence[str] | None = None,
+                  targets: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The edges of one type with ``columns``, ordered by (source, target)."""
+        query = cypher.edge_rows(edge_type, source_type, target_type, columns,
+                                 from_sources=sources is not None,
+                                 to_targets=targets is not None)
+        rows = self._read(query, sources=list(sources or []), targets=list(targets or []))
+        out = [{EDGE_SOURCE: r["source"], EDGE_TARGET: r["target"],
+                **{c: plain(v) for c, v in zip(columns, r["vals"], strict=True)}}
+               for r in rows]
+        # Python's string order, as the other stores (Cypher's may differ).
+        return sorted(out, key=lambda r: (r[EDGE_SOURCE], r[EDGE_TARGET]))
 
     def node_properties(self, label: str, key: str,
                         values: Sequence[str]) -> list[dict[str, Any]]:
