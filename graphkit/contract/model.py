@@ -12,14 +12,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from graphkit.core.names import NAME_RULE, is_name
+
 # Labels and relationship types reach Cypher as identifiers, so the contract
-# refuses anything but a plain identifier here, at load time.
-IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
-COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+# refuses anything but a plain identifier here, at load time, with the very
+# pattern the Cypher builders use (graphkit.core.names).
+# Column names: fullmatch (a "$" would let a trailing newline through).
+COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}", re.ASCII)
 
 ColumnType = Literal["string", "int", "float", "bool", "timestamp", "json"]
 Granularity = Literal["thread", "message"]
-AGGREGATIONS = ("first", "last", "min", "max", "count", "count_distinct")
+AGGREGATIONS = ("first", "last", "min", "max", "count", "count_distinct", "sum")
 
 
 class _Strict(BaseModel):
@@ -38,6 +41,8 @@ class Filter(_Strict):
 
     not_null: list[str] = Field(default_factory=list)
     is_null: list[str] = Field(default_factory=list)
+    # Null, empty or only whitespace: how writers spell "none" in an id column.
+    blank: list[str] = Field(default_factory=list)
     equals: dict[str, str | int | bool] = Field(default_factory=dict)
     not_equals: dict[str, str | int | bool] = Field(default_factory=dict)
     in_: dict[str, list[str | int]] = Field(default_factory=dict, alias="in")
@@ -46,7 +51,7 @@ class Filter(_Strict):
     def columns(self) -> set[str]:
         """Every column the filter reads."""
         return {
-            *self.not_null, *self.is_null, *self.equals, *self.not_equals,
+            *self.not_null, *self.is_null, *self.blank, *self.equals, *self.not_equals,
             *self.in_, *self.less_than,
         }
 
@@ -60,6 +65,7 @@ class Aggregation(_Strict):
     max: str | None = None
     count: str | None = None  # a column (non-null values) or "*" (rows)
     count_distinct: str | None = None
+    sum: str | None = None  # numbers, or text holding them (a JSON path's value)
 
     @model_validator(mode="after")
     def _one(self) -> Aggregation:
@@ -79,6 +85,27 @@ class Aggregation(_Strict):
         return str(getattr(self, self.op))
 
 
+class Unnest(_Strict):
+    """A rule that sees one row per element of a JSON array: ``column`` holds the
+    array (JSON text, e.g. ``[{"path": "/a", "reads": 1}]``), and each entry of
+    ``fields`` names a new column and the element key it takes (as text; null
+    where the element lacks it). Rows whose column is null or not an array give
+    no rows to the rule."""
+
+    column: str
+    fields: dict[str, str]
+
+    @field_validator("fields")
+    @classmethod
+    def _fields(cls, v: dict[str, str]) -> dict[str, str]:
+        if not v:
+            raise ValueError("`unnest.fields` names at least one column")
+        for name in v:
+            if not COLUMN.match(name):
+                raise ValueError(f"unnest field {name!r} is not a plain column name")
+        return v
+
+
 class NodeRule(_Strict):
     """Nodes of one type: grouped by key, properties aggregated per group."""
 
@@ -89,12 +116,13 @@ class NodeRule(_Strict):
     index: list[str] = Field(default_factory=list)
     properties: dict[str, Aggregation] = Field(default_factory=dict)
     description: str | None = None
+    unnest: Unnest | None = None
 
     @field_validator("type")
     @classmethod
     def _label(cls, v: str) -> str:
-        if not IDENTIFIER.match(v):
-            raise ValueError(f"node type {v!r} must match {IDENTIFIER.pattern}")
+        if not is_name(v):
+            raise ValueError(f"node type {v!r} must match {NAME_RULE}")
         return v
 
     @field_validator("key")
@@ -150,18 +178,21 @@ class EdgeRule(_Strict):
     granularity: Granularity = "thread"
     properties: dict[str, Aggregation] = Field(default_factory=dict)
     description: str | None = None
+    unnest: Unnest | None = None
 
     @field_validator("type")
     @classmethod
     def _rel(cls, v: str) -> str:
-        if not IDENTIFIER.match(v):
-            raise ValueError(f"edge type {v!r} must match {IDENTIFIER.pattern}")
+        if not is_name(v):
+            raise ValueError(f"edge type {v!r} must match {NAME_RULE}")
         return v
 
     @model_validator(mode="after")
     def _modes(self) -> EdgeRule:
         if self.join and self.chain:
             raise ValueError("an edge rule takes `join` or `chain`, not both")
+        if self.unnest and (self.join or self.chain):
+            raise ValueError("an edge rule with `unnest` takes no `join` or `chain`")
         if self.chain and (self.from_.type != self.to.type or self.from_.key != self.to.key):
             raise ValueError("a `chain` edge links nodes of one type and key")
         return self
@@ -198,13 +229,15 @@ class LineageSpec(_Strict):
     parent: str
     agent: str | None = None
     has_agent: str | None = None
+    continues: str | None = None  # Session -> Session it continues
 
-    @field_validator("session", "thread", "has_thread", "parent", "agent", "has_agent")
+    @field_validator("session", "thread", "has_thread", "parent", "agent", "has_agent",
+                     "continues")
     @classmethod
     def _names(cls, v: str | None) -> str | None:
-        if v is not None and not IDENTIFIER.fullmatch(v):
+        if v is not None and not is_name(v):
             raise ValueError(f"{v!r} is not a valid label or relationship type "
-                             "(letters, digits and '_', starting with a letter)")
+                             f"(it must match {NAME_RULE})")
         return v
 
 
@@ -227,7 +260,7 @@ class Contract(_Strict):
     @field_validator("contract")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not re.match(r"^[a-z0-9][a-z0-9._-]{0,63}$", v):
+        if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", v):
             raise ValueError("a contract name is lower-case letters, digits, '.', '_' or '-'")
         return v
 
@@ -235,6 +268,6 @@ class Contract(_Strict):
     @classmethod
     def _inputs(cls, v: dict[str, InputColumn]) -> dict[str, InputColumn]:
         for name in v:
-            if not COLUMN.match(name):
+            if not COLUMN.fullmatch(name):
                 raise ValueError(f"input column {name!r} is not a plain column name")
         return v

@@ -2,7 +2,8 @@
 
 Labels, relationship types and property names cannot be Cypher parameters, so
 they are the only names spliced into query text: each is checked against
-:data:`NAME_PATTERN` and backtick-quoted. Every value travels as a parameter
+:data:`~graphkit.core.names.NAME_PATTERN` (the contract's own pattern) and
+backtick-quoted. Every value travels as a parameter
 (``$ids``, ``$c0``, ``$id``, ``$limit``). Keeping the builders free of I/O lets the
 tests check injection attempts without a server.
 
@@ -12,15 +13,12 @@ transaction per thousands of rows instead of one per row.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import LineageVocabulary
-
-# ASCII letter first, then letters, digits, underscore; at most 64 characters.
-# fullmatch (not match + "$") so a trailing newline cannot sneak through.
-NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+from graphkit.core.names import NAME_PATTERN as NAME_PATTERN  # re-exported
+from graphkit.core.names import NAME_RULE, is_name
 
 
 def quote_name(name: str, what: str = "label") -> str:
@@ -29,11 +27,9 @@ def quote_name(name: str, what: str = "label") -> str:
     >>> quote_name("Thread")
     '`Thread`'
     """
-    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
-        raise StoreError(
-            f"refusing {what} {name!r} for Neo4j",
-            hint="names must match [A-Za-z][A-Za-z0-9_]{0,63}",
-        )
+    if not is_name(name):
+        raise StoreError(f"refusing {what} {name!r} for Neo4j",
+                         hint=f"names must match {NAME_RULE}")
     # The pattern already excludes backticks; quoting still keeps reserved
     # words (e.g. a label called `Match`) from being parsed as keywords.
     return f"`{name}`"
@@ -143,6 +139,17 @@ def delete_nodes_batch(label: str) -> str:
         f"MATCH (n:{quote_name(label)}) WITH n LIMIT $limit"
         " DETACH DELETE n RETURN count(*) AS deleted"
     )
+
+
+def create_load_marker(label: str) -> str:
+    """One marker node saying a replace-load of ``$labels`` is under way."""
+    return (f"CREATE (m:{quote_name(label)} {{labels: $labels, started_at: datetime()}})"
+            " RETURN count(m) AS written")
+
+
+def delete_load_markers(label: str) -> str:
+    """Remove every load marker: the load they announced is complete."""
+    return f"MATCH (m:{quote_name(label)}) DELETE m RETURN count(*) AS deleted"
 
 
 def _string_literal(name: str) -> str:
@@ -258,3 +265,40 @@ def sessions(v: LineageVocabulary) -> str:
             "       coalesce(s.messages, 0) AS messages,\n"
             "       s.first_seen AS first_seen, s.last_seen AS last_seen\n"
             "ORDER BY session_id")
+
+
+# --- generic tables: a node type's or an edge type's properties ---------------
+
+
+def node_rows(label: str, columns: Sequence[str], where: str | None = None) -> str:
+    """Nodes of ``label`` as ``id`` plus ``vals`` (the ``columns``' values, in
+    order); with ``where`` (a property name) only those whose value is in ``$values``.
+
+    >>> print(node_rows("File", ["file_path"], where="id"))
+    MATCH (n:`File`) WHERE n.`id` IN $values
+    RETURN n.id AS id, [n.`file_path`] AS vals ORDER BY id
+    """
+    cond = f" WHERE n.{quote_name(where, 'property')} IN $values" if where else ""
+    vals = ", ".join(f"n.{quote_name(c, 'property')}" for c in columns)
+    return (f"MATCH (n:{quote_name(label)}){cond}\n"
+            f"RETURN n.id AS id, [{vals}] AS vals ORDER BY id")
+
+
+def edge_rows(rel_type: str, source_label: str, target_label: str, columns: Sequence[str],
+              from_sources: bool = False, to_targets: bool = False) -> str:
+    """Relationships of ``rel_type`` between the two labels as ``source``,
+    ``target`` (node ids) and ``vals``; with ``from_sources`` only those from
+    the node ids in ``$sources``, with ``to_targets`` only those to the ids in
+    ``$targets`` (index seeks).
+
+    >>> print(edge_rows("TOUCHED", "Thread", "File", ["reads"], from_sources=True))
+    MATCH (a:`Thread`)-[r:`TOUCHED`]->(b:`File`) WHERE a.id IN $sources
+    RETURN a.id AS source, b.id AS target, [r.`reads`] AS vals ORDER BY source, target
+    """
+    conds = (["a.id IN $sources"] if from_sources else []) + (
+        ["b.id IN $targets"] if to_targets else [])
+    cond = " WHERE " + " AND ".join(conds) if conds else ""
+    vals = ", ".join(f"r.{quote_name(c, 'property')}" for c in columns)
+    return (f"MATCH (a:{quote_name(source_label)})-[r:{quote_name(rel_type, 'relationship type')}]"
+            f"->(b:{quote_name(target_label)}){cond}\n"
+            f"RETURN a.id AS source, b.id AS target, [{vals}] AS vals ORDER BY source, target")
