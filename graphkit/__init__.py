@@ -8,7 +8,7 @@ nothing a user calls needs a private module.
 >>> import graphkit
 >>> result = graphkit.build("samples/rows")
 >>> sorted(result.graph.node_counts())[:3]
-['Agent', 'Model', 'Session']
+['Agent', 'File', 'Model']
 >>> store = graphkit.NetworkXStore(); _ = store.load(result.graph)
 >>> [r.type for r in graphkit.ancestors(store, "818d8962058765a6")][-1]
 'Session'

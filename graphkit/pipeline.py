@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,7 +23,13 @@ from graphkit.contract.validate import conform_sources, conform_table, read_spec
 from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import GraphTables
 from graphkit.core.schema import MESSAGES_SCHEMA
-from graphkit.sources.read import Progress, SourceRows, read_sources
+from graphkit.sources.read import (
+    Progress,
+    SourceRows,
+    computed_columns,
+    read_sources,
+    row_file_fingerprints,
+)
 from graphkit.stores.base import IfExists
 
 if TYPE_CHECKING:
@@ -80,6 +87,7 @@ def build(
     granularity: str = "thread",
     strict: bool = False,
     since: datetime | None = None,
+    until: datetime | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
     fingerprints: bool = True,
@@ -101,21 +109,32 @@ def build(
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     t0 = time.perf_counter()
-    if isinstance(sources, pa.Table):
-        rows = SourceRows()
-        held = [conform_table(c, sources, "<table>")]
-    else:
-        rows = read_sources(as_paths(sources), read_spec(c, include_content), strict=strict,
-                            since=since, cache_dir=cache_dir, progress=progress,
-                            fingerprints=fingerprints)
-        held = [conform_sources(c, rows, since=since)]
-    t1 = time.perf_counter()
-    if progress:
-        progress(f"projecting {held[0].num_rows} rows with {c.name} v{c.version}")
-    # Hand the table over instead of keeping a reference here: project() drops
-    # the columns it does not need early, and the originals can be freed then.
-    proj = project(c, held.pop(), granularity=granularity, include_content=include_content)
-    t2 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=1) as background:
+        hashing = None
+        if isinstance(sources, pa.Table):
+            rows = SourceRows()
+            held = [conform_table(c, computed_columns(sources, read_spec(c, include_content)),
+                                  "<table>")]
+        else:
+            paths = as_paths(sources)
+            if fingerprints:
+                # Hashing the input files reads every byte of them (content
+                # columns too) but holds no GIL: it runs beside read and projection.
+                hashing = background.submit(row_file_fingerprints, paths)
+            rows = read_sources(paths, read_spec(c, include_content), strict=strict,
+                                since=since, cache_dir=cache_dir, progress=progress,
+                                fingerprints=False)
+            held = [conform_sources(c, rows, since=since, until=until)]
+        t1 = time.perf_counter()
+        if progress:
+            progress(f"projecting {held[0].num_rows} rows with {c.name} v{c.version}")
+        # Hand the table over instead of keeping a reference here: project() drops
+        # the columns it does not need early, and the originals can be freed then.
+        proj = project(c, held.pop(), granularity=granularity, include_content=include_content)
+        t2 = time.perf_counter()
+        if hashing is not None:
+            # Row files first, then the transcripts' own: the order read_sources gives.
+            rows.fingerprints[:0] = hashing.result()
     return BuildResult(c, proj, rows, {"read": t1 - t0, "project": t2 - t1})
 
 
@@ -277,14 +296,15 @@ def _write_parquet(table: pa.Table, out: Path | str) -> None:
 
 
 def check(sources: str | Path | Sequence[str | Path], *,
-          contract: str | LoadedContract = DEFAULT_CONTRACT) -> tuple[int, list[Finding]]:
-    """Identity checks of ``sources`` without building: the number of rows read
-    and the findings (empty when all is well)."""
+          contract: str | LoadedContract = DEFAULT_CONTRACT, since: datetime | None = None,
+          until: datetime | None = None) -> tuple[int, list[Finding]]:
+    """Identity checks of ``sources`` without building (rows from ``since`` to
+    ``until`` only): the number of rows read and the findings (empty when all is well)."""
     from graphkit.contract.checks import check_rows, reading_findings
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    rows = read_sources(as_paths(sources), read_spec(c), fingerprints=False)
-    table = conform_sources(c, rows)
+    rows = read_sources(as_paths(sources), read_spec(c), since=since, fingerprints=False)
+    table = conform_sources(c, rows, since=since, until=until)
     return table.num_rows, reading_findings(rows) + check_rows(c, table)
 
 

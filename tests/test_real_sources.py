@@ -41,8 +41,8 @@ def test_cache_graph_equals_transcript_graph(cache_fixture: Path) -> None:
     home = cache_fixture / "home"
     from_transcripts = build([home / ".claude" / "projects", home / ".codex" / "sessions"],
                              fingerprints=False).graph
-    assert from_cache.node_counts() == {"Agent": 4, "Model": 4, "Session": 4, "Thread": 9,
-                                        "Tool": 5, "Workspace": 2}
+    assert from_cache.node_counts() == {"Agent": 4, "File": 1, "Model": 4, "Session": 4,
+                                        "Thread": 9, "Tool": 5, "Workspace": 2}
     assert from_cache.edge_counts()["PARENT_THREAD"] == 5
     assert_same_graph(from_cache, from_transcripts, skip=NOT_IN_CACHE)
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -126,16 +127,74 @@ def echo_csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
         flush()
 
 
-def parse_since(value: str | None) -> datetime | None:
-    """``--since``'s date or ISO timestamp, UTC when no zone is given."""
+_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}
+_AGO = re.compile(r"^(\d+|an?|one)\s*(second|minute|hour|day|week)s?\s+ago$")
+
+
+def parse_when(value: str | None, option: str = "--since", *, end: bool = False,
+               now: datetime | None = None) -> datetime | None:
+    """A ``--since``/``--until`` value as a UTC instant: an ISO date or timestamp
+    (UTC when no zone is given), ``now``, ``today``, ``yesterday`` or ``N
+    minutes|hours|days|weeks ago``. A bare day (a date, today, yesterday) means
+    its start, or with ``end`` its last microsecond, so ``--until 2026-11-20``
+    keeps that whole day.
+
+    >>> n = datetime(2026, 12, 1, 15, 30, tzinfo=UTC)
+    >>> parse_when("yesterday", now=n).isoformat()
+    '2026-11-30T00:00:00+00:00'
+    >>> parse_when("7 days ago", now=n).isoformat()
+    '2026-11-24T15:30:00+00:00'
+    >>> parse_when("2026-11-20", "--until", end=True).isoformat()
+    '2026-11-20T23:59:59.999999+00:00'
+    """
     if value is None:
         return None
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        raise UserError(f"--since {value!r} is not a date; use YYYY-MM-DD or an ISO "
-                        "timestamp") from None
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+    now = now or datetime.now(UTC)
+    text = " ".join(value.strip().lower().split())
+    day: datetime | None = None
+    if text == "now":
+        return now
+    if text in ("today", "yesterday"):
+        day = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(
+            days=text == "yesterday")
+    elif m := _AGO.match(text):
+        n = 1 if m.group(1) in ("a", "an", "one") else int(m.group(1))
+        return now - timedelta(seconds=n * _UNITS[m.group(2)])
+    else:
+        try:
+            when = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise UserError(f"{option} {value!r} is not a time; use YYYY-MM-DD, an ISO "
+                            "timestamp, today, yesterday or '7 days ago'") from None
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        if len(value.strip()) > 10:
+            return when
+        day = when
+    return day + timedelta(days=1, microseconds=-1) if end else day
+
+
+def parse_since(value: str | None) -> datetime | None:
+    """``--since``'s value (see :func:`parse_when`)."""
+    return parse_when(value, "--since")
+
+
+def time_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--since`` and ``--until``: only records (or, of a built graph, nodes
+    and edges active) in that time, on record timestamps."""
+    f = click.option("--until", help="Only records at or before this time: YYYY-MM-DD (the "
+                                     "whole day), an ISO timestamp, today, yesterday, "
+                                     "'2 hours ago' (UTC).")(f)
+    return click.option("--since", help="Only records at or after this time: YYYY-MM-DD, an "
+                                        "ISO timestamp, today, yesterday, '7 days ago' "
+                                        "(UTC).")(f)
+
+
+def window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    """The (since, until) instants of the two options."""
+    lo, hi = parse_when(since, "--since"), parse_when(until, "--until", end=True)
+    if lo is not None and hi is not None and lo > hi:
+        raise UserError(f"--since {since!r} is after --until {until!r}")
+    return lo, hi
 
 
 def password_option(f: Callable[..., Any]) -> Callable[..., Any]:

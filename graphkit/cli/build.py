@@ -16,9 +16,10 @@ from graphkit.cli.app import (
     err,
     is_terminal,
     neo4j_store,
-    parse_since,
     password_option,
     progress,
+    time_options,
+    window,
 )
 
 
@@ -34,7 +35,7 @@ from graphkit.cli.app import (
               help="Where unusable rows go (default: SNAPSHOT.rejects.jsonl).")
 @click.option("--include-content", is_flag=True, help="Keep message content in outputs.")
 @click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
-@click.option("--since", help="Only rows at or after this date/time (UTC).")
+@time_options
 @click.option("--cache-dir", type=click.Path(path_type=Path),
               help="Where the incremental transcript index lives "
                    "(default: beside the snapshot).")
@@ -48,10 +49,16 @@ from graphkit.cli.app import (
 @click.option("--batch-size", type=click.IntRange(min=1), help="Neo4j: rows per UNWIND batch.")
 @password_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True, help="spark: build on Spark (graphkit[spark]).")
+@click.option("--partitions", help="Build partition by partition, bounded in memory: "
+                                   "a count, or auto.")
+@click.option("--spark-master", help="Spark master URL (spark://HOST:7077, local[4], k8s://…).")
 def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
           granularity: str, rejects_path: Path | None, include_content: bool, strict: bool,
-          since: str | None, cache_dir: Path | None, store: str, if_exists: Any,
-          batch_size: int | None, ask_password: bool, as_json: bool) -> None:
+          since: str | None, until: str | None, cache_dir: Path | None, store: str,
+          if_exists: Any, batch_size: int | None, ask_password: bool, as_json: bool,
+          engine: str, partitions: str | None, spark_master: str | None) -> None:
     """Build a session graph from message rows or transcripts.
 
     SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
@@ -62,14 +69,26 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
     """
     from graphkit.pipeline import build_snapshot
 
+    lo, hi = window(since, until)
     paths = list(sources) or default_sources()
+    if engine != "local" or partitions is not None or spark_master:
+        from graphkit.engine.command import engine_build
+
+        with progress(not as_json and is_terminal()) as say:
+            summary, skipped = engine_build(
+                paths, snapshot_dir, engine=engine, partitions=partitions,
+                spark_master=spark_master, contract=contract, granularity=granularity,
+                rejects_path=rejects_path, include_content=include_content, strict=strict,
+                since=lo, cache_dir=cache_dir, store=store, progress=say)
+        echo_json(summary) if as_json else print_summary(summary, skipped)
+        return
     with ExitStack() as stack, progress(not as_json and is_terminal()) as say:
         # Connected (and the credentials checked) before the build, not after it.
         neo = stack.enter_context(neo4j_store(ask_password)) if store == "neo4j" else None
         result, summary = build_snapshot(
             paths, snapshot_dir, rejects_path=rejects_path, store=store, neo4j=neo,
             if_exists=if_exists, batch_size=batch_size, progress=say, contract=contract,
-            granularity=granularity, strict=strict, since=parse_since(since),
+            granularity=granularity, strict=strict, since=lo, until=hi,
             include_content=include_content, cache_dir=cache_dir)
     if summary.get("index_note"):
         err(summary["index_note"])
@@ -122,11 +141,11 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
               help="The Parquet file to write, or - for stdout.")
 @click.option("--include-content", is_flag=True, help="Keep message content columns.")
 @click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
-@click.option("--since", help="Only rows at or after this date/time (UTC).")
+@time_options
 @click.option("--cache-dir", type=click.Path(path_type=Path),
               help="Where the incremental transcript index lives.")
 def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: bool,
-         since: str | None, cache_dir: Path | None) -> None:
+         since: str | None, until: str | None, cache_dir: Path | None) -> None:
     """Write the ai_gateway_messages rows graphkit reads from SOURCES to Parquet.
 
     With no SOURCES, reads ~/.claude/projects and ~/.codex/sessions.
@@ -135,10 +154,11 @@ def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: boo
     """
     from graphkit.pipeline import write_rows
 
+    lo, hi = window(since, until)
     paths = list(sources) or default_sources()
     with progress(is_terminal()) as say:
         result = write_rows(paths, Path(out) if out != "-" else out, progress=say,
-                            strict=strict, since=parse_since(since), cache_dir=cache_dir,
+                            strict=strict, since=lo, until=hi, cache_dir=cache_dir,
                             include_content=include_content)
     # To stderr: with --out - stdout carries the Parquet bytes.
     err(f"wrote {result.rows} rows to {'stdout' if out == '-' else result.out}"
@@ -152,8 +172,10 @@ def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: boo
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--contract", default="ai-gateway-graph", show_default=True,
               help="A shipped contract name or a path to a contract YAML file.")
+@time_options
 @click.option("--json", "as_json", is_flag=True, help="Print findings as a JSON array.")
-def check(sources: tuple[Path, ...], contract: str, as_json: bool) -> None:
+def check(sources: tuple[Path, ...], contract: str, since: str | None, until: str | None,
+          as_json: bool) -> None:
     """Check identity columns without building: null sessions, ids shared by
     sessions, missing parents, cycles, pre-LLP-0030 rows. Exit code 1 if any.
 
@@ -163,8 +185,9 @@ def check(sources: tuple[Path, ...], contract: str, as_json: bool) -> None:
     from graphkit.contract.loader import load_contract
     from graphkit.pipeline import check as run_check
 
+    lo, hi = window(since, until)
     c = load_contract(contract)
-    n_rows, findings = run_check(list(sources), contract=c)
+    n_rows, findings = run_check(list(sources), contract=c, since=lo, until=hi)
     for note in unchecked(c):
         click.echo(f"note: {note}", err=True)
     if as_json:

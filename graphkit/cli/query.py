@@ -17,6 +17,8 @@ from graphkit.cli.app import (
     open_reader,
     output_format,
     store_options,
+    time_options,
+    window,
 )
 from graphkit.queries.model import Lineage, TreeNode
 
@@ -35,9 +37,10 @@ def _tsv(cells: list[object]) -> str:
 @cli.command()
 @store_options
 @click.option("--limit", type=click.IntRange(min=1), help="Show only the N most recent sessions.")
+@time_options
 @format_options
 def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: int | None,
-             as_json: bool, as_csv: bool) -> None:
+             since: str | None, until: str | None, as_json: bool, as_csv: bool) -> None:
     """List sessions with their thread, agent and message counts, oldest first.
 
     "agents" counts the session's threads other than its main loop: Claude
@@ -48,10 +51,12 @@ def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: 
     Example: graphkit sessions --snapshot out/graph --limit 5 --json
     """
     from graphkit.queries.lineage import sessions as list_sessions
+    from graphkit.queries.window import Window
 
     fmt = output_format(as_json, as_csv)
+    w = Window(*window(since, until))
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
-        rows = list_sessions(reader)
+        rows = [s for s in list_sessions(reader) if w.overlaps(s.first_seen, s.last_seen)]
     if limit is not None:
         rows = rows[-limit:]
     if fmt == "json":
@@ -90,8 +95,10 @@ def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
 
     ID is an agent_id, a thread id (conversation_id) or a session_id. --json
     prints one {"record": "lineage", "id", "session_id", "ancestors",
-    "descendants"} line per ID; --csv one row per ancestor or descendant
-    (relation, step from 1 nearest, type, node).
+    "descendants", "continues"} line per ID (continues: the sessions its
+    session continues, nearest first, with how: resume, fork, branch,
+    compaction or teammate); --csv one row per ancestor, descendant or
+    continued session (relation, step from 1 nearest, type, node).
 
     Example: graphkit lineage a1f0c3e2b4d5a6a7 --snapshot out/graph --json
     """
@@ -109,17 +116,25 @@ def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     for a in answers:
         up = " → ".join(f"{r.type} {r.id}" for r in a.ancestors) or "(none)"
         down = ", ".join(r.id for r in a.descendants) or "(none)"
-        click.echo(f"{a.id}  (session {a.session_id})\n  ancestors:   {up}\n"
-                   f"  descendants: {down}")
+        text = (f"{a.id}  (session {a.session_id})\n  ancestors:   {up}\n"
+                f"  descendants: {down}")
+        if a.continues:
+            text += "\n  continues:   " + " → ".join(f"{c.id} ({c.how or '?'})"
+                                                    for c in a.continues)
+        click.echo(text)
 
 
 def _lineage_rows(answers: list[Lineage]) -> Iterator[dict[str, Any]]:
-    """Lineage in long form: one row per (id, ancestor or descendant)."""
+    """Lineage in long form: one row per (id, ancestor, descendant or continued session)."""
     for a in answers:
-        for relation, refs in (("ancestor", a.ancestors), ("descendant", a.descendants)):
-            for step, r in enumerate(refs, 1):
+        groups: list[tuple[str, list[tuple[str, str]]]] = [
+            ("ancestor", [(r.type, r.id) for r in a.ancestors]),
+            ("descendant", [(r.type, r.id) for r in a.descendants]),
+            ("continues", [(c.type, c.id) for c in a.continues])]
+        for relation, refs in groups:
+            for step, (kind, node) in enumerate(refs, 1):
                 yield {"id": a.id, "session_id": a.session_id, "relation": relation,
-                       "step": step, "type": r.type, "node": r.id}
+                       "step": step, "type": kind, "node": node}
 
 
 def tree_records(root: TreeNode) -> Iterator[dict[str, Any]]:
@@ -179,25 +194,34 @@ def _plain_tree(node: TreeNode, prefix: str = "", last: bool = True,
 def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: bool,
          as_json: bool, as_csv: bool) -> None:
     """Draw a session's threads and subagents as a tree: the main thread first,
-    children by start time. Colour on a terminal, plain text when piped;
-    --json one {"record": "tree", ...} line per node in drawing order, with
-    its depth and parent; --csv the same as CSV.
+    children by start time, then the sessions it continues and those that
+    continue it. Colour on a terminal, plain text when piped; --json one
+    {"record": "tree", ...} line per node in drawing order, with its depth and
+    parent, then one {"record": "continuation", "session_id", "direction",
+    "type", "id", "how", "depth"} line per continuing or continued session;
+    --csv the tree nodes as CSV.
 
     Example: graphkit tree 5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01 --snapshot out/graph
     """
+    from graphkit.queries.continuations import continued_by, continues
     from graphkit.queries.lineage import session_tree
 
     fmt = output_format(as_json, as_csv)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         root = session_tree(reader, session_id)
+        links = ([("continues", c) for c in continues(reader, session_id)]
+                 + [("continued_by", c) for c in continued_by(reader, session_id)])
     if fmt == "json":
         echo_records(tree_records(root))
+        echo_records({"record": "continuation", "session_id": session_id, "direction": d,
+                      **c.to_json(), "depth": c.depth} for d, c in links)
         return
     if fmt == "csv":
         echo_csv(TREE_COLUMNS, tree_records(root))
         return
+    lines = [f"  {d.replace('_', ' ')} {c.id} ({c.how or '?'})" for d, c in links]
     if not sys.stdout.isatty():
-        click.echo("\n".join(_plain_tree(root)))
+        click.echo("\n".join(_plain_tree(root) + lines))
         return
     from rich.console import Console
     from rich.tree import Tree
@@ -210,3 +234,5 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
 
     add(view, root)
     Console(highlight=False).print(view)
+    for line in lines:
+        click.echo(line)

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.model import Aggregation
+from graphkit.core.errors import ContractError
 
 # Aggregations that give the same answer on a dictionary's indices as on its values.
 _ON_INDICES = ("first", "last", "count", "count_distinct", "count_all")
@@ -66,6 +67,36 @@ def decoded(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays([decode(c) for c in table.columns], names=table.column_names)
 
 
+def numbers(arr: pa.Array, column: str) -> pa.Array:
+    """``arr`` as numbers for ``sum``: integers stay, text (a JSON path's value,
+    e.g. a token count) becomes int64, or float64 where some value has a fraction.
+    Text that is no number is a :class:`ContractError` naming the column."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    if pa.types.is_null(arr.type):
+        return arr.cast(pa.int64())
+    if pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type):
+        return arr
+    if pa.types.is_boolean(arr.type):
+        return arr.cast(pa.int64())
+    for target in (pa.int64(), pa.float64()):
+        try:
+            return arr.cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+    bad = next(v for v in arr.to_pylist() if v is not None and not _is_number(v))
+    raise ContractError(f"`sum` of column {column!r} met {str(bad)[:40]!r}, which is no number",
+                        hint="sum a column holding numbers (or text holding them)")
+
+
+def _is_number(v: object) -> bool:
+    try:
+        float(str(v))
+    except ValueError:
+        return False
+    return True
+
+
 def index_column(key: str) -> str:
     """The name :func:`aggregate` gives a key column's dictionary indices."""
     return "__index_" + key
@@ -86,6 +117,10 @@ def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation], *
 
     def source(col: str, op: str) -> str:
         arr = single(table.column(col))
+        if op == "sum":
+            name = "__n_" + col
+            work[name] = numbers(arr, col)
+            return name
         if not pa.types.is_dictionary(arr.type):
             work[col] = arr
             return col

@@ -19,7 +19,7 @@ import yaml
 from pydantic import ValidationError
 
 from graphkit.contract.expr import Expr, parse_expr
-from graphkit.contract.model import Contract, Filter
+from graphkit.contract.model import Contract, Filter, Unnest
 from graphkit.core.errors import ContractError
 from graphkit.core.graph import LineageVocabulary
 from graphkit.core.names import NAME_RULE, is_name
@@ -235,8 +235,10 @@ def _check_semantics(c: LoadedContract) -> None:
         c.derived[name] = expr
         known.add(name)
 
+    extra: set[str] = set()  # the unnest fields of the rule being checked
+
     def need(cols: set[str] | list[str], *loc: Any) -> None:
-        missing = {x for x in cols if x is not None and x != "*"} - known
+        missing = {x for x in cols if x is not None and x != "*"} - known - extra
         if missing:
             raise c.error(f"{'.'.join(map(str, loc))} uses unknown column(s) {sorted(missing)}",
                           *loc, hint="declare them under `input:` or `derive:`")
@@ -250,8 +252,21 @@ def _check_semantics(c: LoadedContract) -> None:
     need(spec.order_by, "order_by")
     for i, r in enumerate(spec.reject):
         need_filter(r.when, "reject", i, "when")
+    def unnest_fields(u: Unnest | None, *loc: Any) -> set[str]:
+        if u is None:
+            return set()
+        need([u.column], *loc, "unnest", "column")
+        clash = set(u.fields) & known
+        if clash:
+            raise c.error(f"{'.'.join(map(str, loc))}.unnest.fields names {sorted(clash)}, "
+                          "which are already columns", *loc, "unnest", "fields",
+                          hint="give the element fields new names")
+        return set(u.fields)
+
     keys: dict[str, int] = {}
     for i, n in enumerate(spec.nodes):
+        extra = set()
+        extra = unnest_fields(n.unnest, "nodes", i)
         if n.type in keys:
             raise c.error(f"node type {n.type!r} is defined twice", "nodes", i, "type",
                           hint="one rule per node type")
@@ -264,7 +279,14 @@ def _check_semantics(c: LoadedContract) -> None:
         if bad:
             raise c.error(f"nodes[{i}].index names {sorted(bad)}, not a key or property",
                           "nodes", i, "index")
+    unnest_of: dict[str, Unnest | None] = {}
     for i, e in enumerate(spec.edges):
+        extra = set()
+        extra = unnest_fields(e.unnest, "edges", i)
+        if unnest_of.setdefault(e.type, e.unnest) != e.unnest:
+            raise c.error(f"edges[{i}]: every {e.type} rule must unnest the same way",
+                          "edges", i, "unnest",
+                          hint="give the rules of one edge type the same `unnest` (or none)")
         for end_name, end in (("from", e.from_), ("to", e.to)):
             if end.type not in keys:
                 raise c.error(f"edges[{i}].{end_name} names node type {end.type!r}, "
@@ -334,6 +356,7 @@ def _check_lineage(c: LoadedContract) -> None:
         raise c.error("lineage.agent and lineage.has_agent go together", "lineage",
                       hint="name both, or neither")
     edge(lin.has_agent, "has_agent", lin.thread, lin.agent)
+    edge(lin.continues, "continues", lin.session, lin.session)
 
 
 def lineage_vocabulary(c: LoadedContract) -> LineageVocabulary | None:

@@ -22,7 +22,7 @@ COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}", re.ASCII)
 
 ColumnType = Literal["string", "int", "float", "bool", "timestamp", "json"]
 Granularity = Literal["thread", "message"]
-AGGREGATIONS = ("first", "last", "min", "max", "count", "count_distinct")
+AGGREGATIONS = ("first", "last", "min", "max", "count", "count_distinct", "sum")
 
 
 class _Strict(BaseModel):
@@ -65,6 +65,7 @@ class Aggregation(_Strict):
     max: str | None = None
     count: str | None = None  # a column (non-null values) or "*" (rows)
     count_distinct: str | None = None
+    sum: str | None = None  # numbers, or text holding them (a JSON path's value)
 
     @model_validator(mode="after")
     def _one(self) -> Aggregation:
@@ -84,6 +85,27 @@ class Aggregation(_Strict):
         return str(getattr(self, self.op))
 
 
+class Unnest(_Strict):
+    """A rule that sees one row per element of a JSON array: ``column`` holds the
+    array (JSON text, e.g. ``[{"path": "/a", "reads": 1}]``), and each entry of
+    ``fields`` names a new column and the element key it takes (as text; null
+    where the element lacks it). Rows whose column is null or not an array give
+    no rows to the rule."""
+
+    column: str
+    fields: dict[str, str]
+
+    @field_validator("fields")
+    @classmethod
+    def _fields(cls, v: dict[str, str]) -> dict[str, str]:
+        if not v:
+            raise ValueError("`unnest.fields` names at least one column")
+        for name in v:
+            if not COLUMN.match(name):
+                raise ValueError(f"unnest field {name!r} is not a plain column name")
+        return v
+
+
 class NodeRule(_Strict):
     """Nodes of one type: grouped by key, properties aggregated per group."""
 
@@ -94,6 +116,7 @@ class NodeRule(_Strict):
     index: list[str] = Field(default_factory=list)
     properties: dict[str, Aggregation] = Field(default_factory=dict)
     description: str | None = None
+    unnest: Unnest | None = None
 
     @field_validator("type")
     @classmethod
@@ -155,6 +178,7 @@ class EdgeRule(_Strict):
     granularity: Granularity = "thread"
     properties: dict[str, Aggregation] = Field(default_factory=dict)
     description: str | None = None
+    unnest: Unnest | None = None
 
     @field_validator("type")
     @classmethod
@@ -167,6 +191,8 @@ class EdgeRule(_Strict):
     def _modes(self) -> EdgeRule:
         if self.join and self.chain:
             raise ValueError("an edge rule takes `join` or `chain`, not both")
+        if self.unnest and (self.join or self.chain):
+            raise ValueError("an edge rule with `unnest` takes no `join` or `chain`")
         if self.chain and (self.from_.type != self.to.type or self.from_.key != self.to.key):
             raise ValueError("a `chain` edge links nodes of one type and key")
         return self
@@ -203,8 +229,10 @@ class LineageSpec(_Strict):
     parent: str
     agent: str | None = None
     has_agent: str | None = None
+    continues: str | None = None  # Session -> Session it continues
 
-    @field_validator("session", "thread", "has_thread", "parent", "agent", "has_agent")
+    @field_validator("session", "thread", "has_thread", "parent", "agent", "has_agent",
+                     "continues")
     @classmethod
     def _names(cls, v: str | None) -> str | None:
         if v is not None and not is_name(v):

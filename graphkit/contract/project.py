@@ -29,7 +29,8 @@ from graphkit.contract.groups import (
     single,
 )
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
-from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule
+from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule, Unnest
+from graphkit.contract.unnest import unnest_rows
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE, hash_key_texts, key_texts
@@ -265,11 +266,15 @@ def _used_columns(contract: LoadedContract) -> set[str]:
         used.update(a.column for a in p.values() if a.column != "*")
 
     for n in contract.spec.nodes:
+        if n.unnest is not None:
+            used.add(n.unnest.column)
         used.update(n.key)
         props(n.properties)
         if n.where is not None:
             used |= n.where.columns()
     for e in contract.spec.edges:
+        if e.unnest is not None:
+            used.add(e.unnest.column)
         used.update(k for k in (*e.from_.key, *e.to.key) if k is not None)
         props(e.properties)
         if e.where is not None:
@@ -439,9 +444,24 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
     node_rules = [without_content(r) for r in spec.nodes if r.granularity in active]
     indexes: dict[str, NodeIndex] = {}
     by_columns = shortcuts.group_by_key_columns
+    unnested: dict[tuple[str, tuple[tuple[str, str], ...]], pa.Table] = {}
+
+    def rows_for(spec: Unnest | None) -> pa.Table:
+        # Rules that unnest the same array the same way share one repeated table
+        # (made before the rules run on threads).
+        if spec is None:
+            return rows
+        key = (spec.column, tuple(sorted(spec.fields.items())))
+        if key not in unnested:
+            unnested[key] = unnest_rows(rows, spec)
+        return unnested[key]
+
+    for r in node_rules:
+        rows_for(r.unnest)
     with _pool() as pool:
         for rule, (table, index) in zip(node_rules, pool.map(
-                lambda r: _project_nodes(r, rows, by_columns), node_rules), strict=True):
+                lambda r: _project_nodes(r, rows_for(r.unnest), by_columns), node_rules),
+                strict=True):
             graph.nodes[rule.type] = table
             indexes[rule.type] = index
     by_type: dict[str, list[EdgeRule]] = {}
@@ -449,9 +469,12 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
         if e.granularity in active and e.from_.type in indexes and e.to.type in indexes:
             by_type.setdefault(e.type, []).append(without_content(e))
     dropped: dict[str, dict[str, int]] = {}
+    for rs in by_type.values():
+        rows_for(rs[0].unnest)
     with _pool() as pool:
         for etype, (etable, edrop) in zip(by_type, pool.map(
-                lambda rs: project_edges(rs, rows, indexes, by_columns=by_columns),
+                lambda rs: project_edges(rs, rows_for(rs[0].unnest), indexes,
+                                         by_columns=by_columns),
                 by_type.values()), strict=True):
             graph.edges[etype], dropped[etype] = etable, edrop
     return dropped

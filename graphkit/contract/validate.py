@@ -182,17 +182,17 @@ def conform_table(contract: LoadedContract, table: pa.Table, label: str) -> pa.T
 
 
 def conform_sources(contract: LoadedContract, rows: SourceRows, *,
-                    since: datetime | None = None) -> pa.Table:
+                    since: datetime | None = None, until: datetime | None = None) -> pa.Table:
     """The pieces of ``rows`` conformed to ``contract``, tagged and joined into one table
-    (rows at or after ``since`` only). Takes the pieces out of ``rows`` so their memory
-    goes once they are joined."""
+    (rows from ``since`` to ``until`` only, each bound optional). Takes the pieces out
+    of ``rows`` so their memory goes once they are joined."""
     pieces, rows.pieces = rows.pieces, []
     tables = [conform_table(contract, table, label) for label, table in pieces]
     if not tables:
         raise SourceError("no sources given", hint="name at least one file or folder")
     tables = _unify_text(_unify_json(tables, contract))
     combined = combine_dictionaries(pa.concat_tables(tables, promote_options="permissive"))
-    return since_filter(combined, since)
+    return since_filter(combined, since, until)
 
 
 def _unify_json(tables: list[pa.Table], contract: LoadedContract) -> list[pa.Table]:

@@ -93,6 +93,9 @@ class LineageVocabulary:
     parent: str = "PARENT_THREAD"  # child Thread -> parent Thread
     agent: str | None = "Agent"  # optional: the node describing a subagent run
     has_agent: str | None = "HAS_AGENT"  # Thread -> Agent
+    # optional: Session -> the Session it continues (resume, fork, branch,
+    # compaction, teammate), with the way in its `how` property
+    continues: str | None = "CONTINUES"
 
     def to_json(self) -> dict[str, Any]:
         """The plain dict written into a snapshot manifest."""
@@ -102,6 +105,7 @@ class LineageVocabulary:
             "thread_aliases": list(self.thread_aliases),
             "thread_session": self.thread_session, "has_thread": self.has_thread,
             "parent": self.parent, "agent": self.agent, "has_agent": self.has_agent,
+            "continues": self.continues,
         }
 
     @classmethod
@@ -115,4 +119,4 @@ class LineageVocabulary:
     def names(self) -> list[str]:
         """Every label and relationship type it names (for the allow-list check)."""
         return [n for n in (self.session, self.thread, self.has_thread, self.parent,
-                            self.agent, self.has_agent) if n]
+                            self.agent, self.has_agent, self.continues) if n]

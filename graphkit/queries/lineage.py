@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from graphkit.core.errors import QueryError
+from graphkit.queries.continuations import continues
 from graphkit.queries.model import Lineage, Ref, TreeNode
 from graphkit.stores.base import Hit, LineageReader, SessionSummary, ThreadInfo
 
@@ -82,19 +83,22 @@ def descendants(reader: LineageReader, user_id: str) -> list[Ref]:
 
 
 def lineage(reader: LineageReader, user_id: str) -> Lineage:
-    """Ancestors and descendants of the thread (or session) named by ``user_id``."""
+    """Ancestors and descendants of the thread (or session) named by ``user_id``,
+    and the sessions its session continues."""
     hit = resolve(reader, user_id)
     v = reader.vocabulary
+    chain = continues(reader, hit.session_id)
     if hit.type == v.session:
         threads = reader.session_threads(hit.session_id)
         depth = _depths(threads)
         desc = sorted(threads, key=lambda t: (depth[t.node_id], t.id))
         return Lineage(user_id, hit.session_id, [],
-                       [Ref(v.thread, t.id) for t in desc])
+                       [Ref(v.thread, t.id) for t in desc], chain)
     up = [Ref(v.thread, h.id) for h in reader.parent_chain(hit.node_id)]
     up.append(Ref(v.session, hit.session_id))
     down = sorted(reader.descendant_threads(hit.node_id), key=lambda hd: (hd[1], hd[0].id))
-    return Lineage(user_id, hit.session_id, up, [Ref(v.thread, h.id) for h, _ in down])
+    return Lineage(user_id, hit.session_id, up, [Ref(v.thread, h.id) for h, _ in down],
+                   chain)
 
 
 def lineage_many(reader: LineageReader, user_ids: Iterable[str]) -> list[Lineage]:

@@ -23,6 +23,22 @@ class Ref:
     def to_json(self) -> dict[str, str]:
         """The ``{"type", "id"}`` object used in ``--json`` output."""
         return {"type": self.type, "id": self.id}
+@dataclass(frozen=True)
+class Continuation:
+    """A session on a continuation chain (see :mod:`graphkit.queries.continuations`),
+    ``depth`` steps away, and how it continues: resume, fork, branch, compaction
+    or teammate."""
+
+    type: str
+    id: str
+    how: str | None
+    depth: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"type", "id", "how"}``."""
+        return {"type": self.type, "id": self.id, "how": self.how}
+
+
 @dataclass
 class Lineage:
     """The answer of ``graphkit lineage`` for one id."""
@@ -31,6 +47,8 @@ class Lineage:
     session_id: str
     ancestors: list[Ref]
     descendants: list[Ref]
+    # The sessions this one's session continues, nearest first.
+    continues: list[Continuation] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The object printed per line by ``graphkit lineage --json``."""
@@ -39,6 +57,7 @@ class Lineage:
             "session_id": self.session_id,
             "ancestors": [r.to_json() for r in self.ancestors],
             "descendants": [r.to_json() for r in self.descendants],
+            "continues": [c.to_json() for c in self.continues],
         }
 @dataclass
 class TreeNode:

@@ -38,6 +38,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,6 +57,10 @@ MANIFEST = "manifest.json"
 # 2: a `kind` marker and per-table bytes + sha256. Format 1 (no checksums) is
 # still read; anything newer is refused with its number.
 FORMAT_VERSION = 2
+# Rows per Parquet row group of a snapshot table. Fixed (not Parquet's 1 Mi
+# default) so a writer that streams a table (graphkit.engine) holds at most
+# this many rows of it and still writes the same bytes as a whole-table write.
+ROW_GROUP_ROWS = 128 * 1024
 OLDEST_FORMAT = 1
 MARKER = "graphkit-snapshot"
 # A hidden left-over of a writer on another host (whose pid cannot be asked)
@@ -92,17 +97,41 @@ def write_snapshot(
     touched) a target that is a file, lies under a file, cannot be written, or
     is a folder graphkit did not write.
     """
-    directory = check_snapshot_target(directory)
     for name in [*graph.nodes, *graph.edges]:
         if not is_name(name):  # it becomes a file name
-            raise SnapshotError(f"refusing to write a table named {name!r}", path=str(directory))
-    try:
-        tmp = _make_dir(directory, "tmp")
-    except OSError as exc:
-        raise _os_error(exc, directory) from None
+            raise SnapshotError(f"refusing to write a table named {name!r}",
+                                path=str(directory))
+    directory, tmp = start_snapshot(directory)
     try:
         manifest = _write_tables(graph, tmp, include_content)
         manifest.update(inputs=list(inputs), summary=summary or {})
+        commit_snapshot(tmp, directory, manifest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # gone already unless something failed
+    return manifest
+
+
+def start_snapshot(directory: Path | str) -> tuple[Path, Path]:
+    """Check ``directory`` (see :func:`check_snapshot_target`) and make the hidden
+    sibling folder a snapshot is written into; returns both. Table files go to
+    ``nodes/`` and ``edges/`` in it, each sealed with :func:`table_entry`, then
+    :func:`commit_snapshot` swaps it into place. Writers that stream tables
+    (:mod:`graphkit.engine`) use these three; :func:`write_snapshot` does too."""
+    path = check_snapshot_target(directory)
+    try:
+        tmp = _make_dir(path, "tmp")
+        for sub in ("nodes", "edges"):
+            (tmp / sub).mkdir()
+            os.chmod(tmp / sub, _DIR_MODE)  # mkdir's mode is cut by the umask
+    except OSError as exc:
+        raise _os_error(exc, path) from None
+    return path, tmp
+
+
+def commit_snapshot(tmp: Path, directory: Path, manifest: dict[str, Any]) -> None:
+    """Write ``manifest`` into ``tmp`` and swap ``tmp`` into place at ``directory``
+    (replacing an older graphkit snapshot there, never anything else)."""
+    try:
         _write_file(tmp / MANIFEST,
                     (json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode())
         _fsync_dir(tmp)
@@ -114,9 +143,28 @@ def write_snapshot(
             shutil.rmtree(old, ignore_errors=True)
     except OSError as exc:
         raise _os_error(exc, directory) from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # gone already unless something failed
-    return manifest
+
+
+def manifest_for(*, contract: str, contract_version: int, granularity: str,
+                 lineage: dict[str, Any] | None, include_content: bool,
+                 nodes: dict[str, Any], edges: dict[str, Any]) -> dict[str, Any]:
+    """A manifest's fixed part for tables already written (``nodes``/``edges``:
+    type -> :func:`table_entry` plus key/index or end types)."""
+    return {
+        "kind": MARKER,
+        "format": FORMAT_VERSION,
+        "graphkit_version": graphkit.__version__,
+        "contract": {"name": contract, "version": contract_version},
+        "id_recipe": NODE_ID_RECIPE,
+        "granularity": granularity,
+        "include_content": include_content,
+        "lineage": lineage,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "counts": {"nodes": {t: n["count"] for t, n in sorted(nodes.items())},
+                   "edges": {t: e["count"] for t, e in sorted(edges.items())}},
+        "nodes": dict(sorted(nodes.items())),
+        "edges": dict(sorted(edges.items())),
+    }
 
 
 def check_snapshot_target(directory: Path | str) -> Path:
@@ -153,47 +201,51 @@ def check_snapshot_target(directory: Path | str) -> Path:
 def _write_tables(graph: GraphTables, tmp: Path, include_content: bool) -> dict[str, Any]:
     """Write every table into ``tmp``; the manifest without inputs and summary."""
     content = graph.meta.get("content_properties", {})
-    for sub in ("nodes", "edges"):
-        (tmp / sub).mkdir()
-        os.chmod(tmp / sub, _DIR_MODE)  # mkdir's mode is cut by the umask
-    nodes_meta: dict[str, Any] = {}
+    jobs: list[tuple[pa.Table, str]] = []
     for ntype, nt in sorted(graph.nodes.items()):
         drop = [] if include_content else [c for c in content.get(ntype, [])
                                            if c in nt.table.column_names]
-        table = nt.table.drop_columns(drop)
-        nodes_meta[ntype] = {**_write_table(table, tmp, f"nodes/{ntype}.parquet"),
-                             "key": list(nt.key),
+        jobs.append((nt.table.drop_columns(drop), f"nodes/{ntype}.parquet"))
+    jobs += [(et.table, f"edges/{etype}.parquet") for etype, et in sorted(graph.edges.items())]
+    # Parquet encoding runs in Arrow without the GIL: two files at a time,
+    # largest first, so the biggest table does not start last.
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].nbytes)
+    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+        done = dict(zip(order, pool.map(lambda i: _write_table(jobs[i][0], tmp, jobs[i][1]),
+                                        order), strict=True))
+    written = [done[i] for i in range(len(jobs))]
+    nodes_meta: dict[str, Any] = {}
+    for (ntype, nt), meta in zip(sorted(graph.nodes.items()), written, strict=False):
+        nodes_meta[ntype] = {**meta, "key": list(nt.key),
                              "index": graph.meta.get("indexes", {}).get(ntype, [])}
     edges_meta: dict[str, Any] = {}
-    for etype, et in sorted(graph.edges.items()):
-        edges_meta[etype] = {**_write_table(et.table, tmp, f"edges/{etype}.parquet"),
-                             "source_type": et.source_type, "target_type": et.target_type}
-    return {
-        "kind": MARKER,
-        "format": FORMAT_VERSION,
-        "graphkit_version": graphkit.__version__,
-        "contract": {"name": graph.contract_name, "version": graph.contract_version},
-        "id_recipe": graph.id_recipe,
-        "granularity": graph.granularity,
-        "include_content": include_content,
-        "lineage": graph.lineage.to_json() if graph.lineage else None,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "counts": {"nodes": graph.node_counts(), "edges": graph.edge_counts()},
-        "nodes": nodes_meta,
-        "edges": edges_meta,
-    }
+    for (etype, et), meta in zip(sorted(graph.edges.items()), written[len(graph.nodes):],
+                                 strict=True):
+        edges_meta[etype] = {**meta, "source_type": et.source_type,
+                             "target_type": et.target_type}
+    return manifest_for(
+        contract=graph.contract_name, contract_version=graph.contract_version,
+        granularity=graph.granularity, include_content=include_content,
+        lineage=graph.lineage.to_json() if graph.lineage else None,
+        nodes=nodes_meta, edges=edges_meta)
 
 
 def _write_table(table: pa.Table, tmp: Path, rel: str) -> dict[str, Any]:
+    pq.write_table(table, tmp / rel, row_group_size=ROW_GROUP_ROWS)
+    return table_entry(tmp, rel, table.num_rows)
+
+
+def table_entry(tmp: Path, rel: str, rows: int) -> dict[str, Any]:
+    """Seal a table file written at ``tmp/rel`` (mode, fsync) and return its
+    manifest entry: file, row count, bytes and SHA-256."""
     path = tmp / rel
-    pq.write_table(table, path)
     # Hash what is on disk (in the page cache now): that is what a reader checks.
     with path.open("rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
         os.fchmod(f.fileno(), _FILE_MODE)
         os.fsync(f.fileno())  # the old snapshot is deleted after the swap: this must be on disk
         size = os.fstat(f.fileno()).st_size
-    return {"file": rel, "count": table.num_rows, "bytes": size, "sha256": digest}
+    return {"file": rel, "count": rows, "bytes": size, "sha256": digest}
 
 
 def _write_file(path: Path, data: bytes) -> None:

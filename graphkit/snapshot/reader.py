@@ -10,6 +10,7 @@ ordering rules), without importing networkx. Whole-graph questions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import pyarrow.compute as pc
 
 from graphkit.core.graph import LineageVocabulary
 from graphkit.snapshot.io import manifest_lineage, read_manifest, read_table
-from graphkit.stores.base import Hit, SessionSummary, ThreadInfo, require_vocabulary
+from graphkit.stores.base import Hit, SessionSummary, ThreadInfo, plain, require_vocabulary
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
 # The columns read per role: the vocabulary's names first, display properties after.
@@ -187,6 +188,51 @@ class SnapshotReader:
                 session_id=sid, threads=len(threads), agents=agents,
                 messages=int(messages or 0), first_seen=_iso(first), last_seen=_iso(last)))
         return out
+
+    # -- generic tables: the columns asked for, read in place -----------------
+    def _table(self, kind: str, type_name: str, columns: list[str]) -> pa.Table | None:
+        info = self._manifest[kind].get(type_name)
+        if not info:
+            return None
+        # Checked against the manifest like every other read; absent columns left out.
+        t = read_table(self.directory, info, columns=list(dict.fromkeys(columns)))
+        for c in dict.fromkeys(columns):
+            if c not in t.column_names:
+                t = t.append_column(c, pa.nulls(t.num_rows, pa.string()))
+        return t
+
+    def node_rows(self, node_type: str, columns: Sequence[str],
+                  where: tuple[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
+        """The nodes of one type with ``columns``, ordered by id."""
+        cols = ["id", *columns]
+        t = self._table("nodes", node_type, cols + ([where[0]] if where else []))
+        if t is None:
+            return []
+        if where is not None:
+            values = pa.array(list(where[1]), pa.string())
+            t = t.filter(pc.is_in(t.column(where[0]).cast(pa.string()), value_set=values))
+        t = t.sort_by([("id", "ascending")])
+        return [{c: plain(v) for c, v in zip(cols, r, strict=True)}
+                for r in zip(*(t.column(c).to_pylist() for c in cols), strict=True)]
+
+    def edge_rows(self, edge_type: str, source_type: str, target_type: str,
+                  columns: Sequence[str], sources: Sequence[str] | None = None,
+                  targets: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The edges of one type with ``columns``, ordered by (source, target)."""
+        info = self._manifest["edges"].get(edge_type)
+        if not info or (info.get("source_type", source_type),
+                        info.get("target_type", target_type)) != (source_type, target_type):
+            return []
+        cols = ["source", "target", *columns]
+        t = self._table("edges", edge_type, cols)
+        if t is None:
+            return []
+        for end, ids in (("source", sources), ("target", targets)):
+            if ids is not None:
+                t = t.filter(pc.is_in(t.column(end), value_set=pa.array(list(ids), pa.string())))
+        t = t.sort_by([("source", "ascending"), ("target", "ascending")])
+        return [{c: plain(v) for c, v in zip(cols, r, strict=True)}
+                for r in zip(*(t.column(c).to_pylist() for c in cols), strict=True)]
 
 
 def _iso(value: Any) -> str | None:

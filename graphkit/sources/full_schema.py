@@ -20,6 +20,7 @@ from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
 from graphkit.sources.read import SourceRows, gather_sources, since_filter
 from graphkit.sources.row_files import read_whole_files
+from graphkit.sources.touched import with_touched_files
 
 # Output schema: the table's types, every column nullable, so a row a source
 # got wrong (say, no session) is written as it is rather than refused here.
@@ -63,6 +64,7 @@ def read_message_rows(
     *,
     strict: bool = False,
     since: datetime | None = None,
+    until: datetime | None = None,
     cache_dir: Path | None = None,
     include_content: bool = False,
 ) -> MessageRows:
@@ -76,7 +78,11 @@ def read_message_rows(
     pieces, read.pieces = read.pieces, []
     if not pieces:
         raise SourceError("no sources given", hint="name at least one file or folder")
-    table = since_filter(pa.concat_tables([_to_schema(t, label) for label, t in pieces]), since)
+    table = since_filter(pa.concat_tables([_to_schema(t, label) for label, t in pieces]),
+                         since, until)
+    # The files tool calls touched, computed while the arguments are still here:
+    # rows written without content still build the same File nodes.
+    table = with_touched_files(table, keep_args=True)
     if not include_content:
         for name in CONTENT_COLUMNS:
             i = table.schema.get_field_index(name)

@@ -23,6 +23,8 @@ import pyarrow.compute as pc
 from graphkit.core.errors import SourceError
 from graphkit.core.schema import CONTENT_COLUMNS
 from graphkit.sources.row_files import Piece, fingerprint, read_row_files, row_files
+from graphkit.sources.touched import NEEDS as TOUCHED_NEEDS
+from graphkit.sources.touched import TOUCHED_FILES, with_touched_files
 
 Progress = Callable[[str], None]
 
@@ -47,9 +49,13 @@ class ReadSpec:
     include_content: bool = False
 
     def wanted(self) -> set[str]:
-        """The columns to read."""
+        """The columns to read (with ``touched_files``, also what computes it)."""
         cols = set(self.columns)
-        return cols if self.include_content else cols - set(CONTENT_COLUMNS)
+        if not self.include_content:
+            cols -= set(CONTENT_COLUMNS)
+        if TOUCHED_FILES in cols:
+            cols |= set(TOUCHED_NEEDS)
+        return cols
 
     def dictionary_columns(self) -> list[str]:
         """Text columns to read dictionary-encoded: ids and names repeat across rows, so
@@ -102,19 +108,36 @@ def read_sources(
     gather_sources(
         paths, result,
         read_rows=lambda path: read_row_files(path, wanted, dictionary),
-        iceberg_columns=sorted(wanted),
+        # An Iceberg table refuses columns outside its schema; touched_files is computed.
+        iceberg_columns=sorted(wanted - {TOUCHED_FILES}),
         strict=strict, since=since, cache_dir=cache_dir, progress=progress,
         fingerprints=fingerprints)
+    result.pieces = [(label, computed_columns(t, spec)) for label, t in result.pieces]
     return result
 
 
-def since_filter(table: pa.Table, since: datetime | None) -> pa.Table:
-    """Rows of ``table`` at or after ``since`` (all rows if ``since`` is None)."""
-    if since is None or "message_created_at" not in table.column_names:
+def computed_columns(table: pa.Table, spec: ReadSpec) -> pa.Table:
+    """``table`` with the columns sources compute (``touched_files``) when ``spec``
+    asks for them; what only computed them (``tool_args`` without content) is dropped."""
+    if TOUCHED_FILES not in spec.wanted():
         return table
-    bound = pa.scalar(since, pa.timestamp("us", tz="UTC"))
-    return table.filter(
-        pc.fill_null(pc.greater_equal(table.column("message_created_at"), bound), False))
+    keep = spec.include_content and "tool_args" in spec.columns
+    return with_touched_files(table, keep_args=keep)
+
+
+def since_filter(table: pa.Table, since: datetime | None,
+                 until: datetime | None = None) -> pa.Table:
+    """Rows of ``table`` whose ``message_created_at`` is at or after ``since`` and
+    at or before ``until`` (either bound may be None: open)."""
+    if (since is None and until is None) or "message_created_at" not in table.column_names:
+        return table
+    ts = table.column("message_created_at")
+    for bound, test in ((since, pc.greater_equal), (until, pc.less_equal)):
+        if bound is not None:
+            table = table.filter(pc.fill_null(
+                test(ts, pa.scalar(bound, pa.timestamp("us", tz="UTC"))), False))
+            ts = table.column("message_created_at")
+    return table
 
 
 def gather_sources(
@@ -154,9 +177,7 @@ def gather_sources(
         else:
             result.pieces.extend(read_rows(path))
         if fingerprints and kind == "rows":
-            files = [path] if path.is_file() else [
-                f for fs in row_files(path).values() for f in fs]
-            result.fingerprints.extend(fingerprint(f) for f in files)
+            result.fingerprints.extend(row_file_fingerprints([path]))
     if transcript_paths:
         _read_transcripts(transcript_paths, result, strict=strict, since=since,
                           cache_dir=cache_dir)
@@ -178,6 +199,20 @@ def _read_transcripts(paths: list[Path], result: SourceRows, *, strict: bool,
         result.notes.append("transcript subagent threads: " + ", ".join(
             f"{n} {kind}" for kind, n in tr.agents.items()))
     result.pieces.append((",".join(str(p) for p in paths), tr.table))
+
+
+def row_file_fingerprints(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """Size, mtime and SHA-256 of every row file among ``paths`` (folders walked), in
+    the order :func:`read_sources` lists them; transcripts bring their own, Iceberg
+    caches have none. Reads only bytes, so it can run beside the reading."""
+    out: list[dict[str, Any]] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.exists() and source_kind(path) == "rows":
+            files = [path] if path.is_file() else [
+                f for fs in row_files(path).values() for f in fs]
+            out.extend(fingerprint(f) for f in files)
+    return out
 
 
 def source_kind(path: Path) -> str:

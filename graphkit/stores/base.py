@@ -8,7 +8,9 @@ compose them, sort them and shape them, so every store gives byte-identical
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from typing import Any, Literal, Protocol
 
 from graphkit.core.errors import QueryError
@@ -90,9 +92,20 @@ class SessionSummary:
             "last_seen": self.last_seen,
         }
 
+def plain(value: Any) -> Any:
+    """A property value as every store answers it: times as ISO-8601 text in
+    UTC (``isoformat()``), everything else as it is.
 
-
-
+    >>> plain(datetime(2026, 1, 2, 3, 4, tzinfo=UTC)), plain(7)
+    ('2026-01-02T03:04:00+00:00', 7)
+    """
+    if hasattr(value, "to_native"):  # a neo4j.time value
+        value = value.to_native()
+    if isinstance(value, datetime):
+        return (value.astimezone(UTC) if value.tzinfo is not None else value).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
 
 
 class LineageReader(Protocol):
@@ -125,6 +138,23 @@ class LineageReader(Protocol):
 
     def sessions(self) -> list[SessionSummary]:
         """One summary per Session node."""
+        ...
+
+    def node_rows(self, node_type: str, columns: Sequence[str],
+                  where: tuple[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
+        """The nodes of one type as ``{"id", *columns}`` (a column a node lacks
+        is null), ordered by id; with ``where = (prop, values)`` only those whose
+        ``prop`` (``id`` included) is one of ``values``. Values are plain
+        (:func:`plain`)."""
+        ...
+
+    def edge_rows(self, edge_type: str, source_type: str, target_type: str,
+                  columns: Sequence[str], sources: Sequence[str] | None = None,
+                  targets: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The edges of one type between nodes of the two types as
+        ``{"source", "target", *columns}`` (node ids), ordered by source then
+        target; with ``sources`` only edges from those node ids, with
+        ``targets`` only edges to those."""
         ...
 
 

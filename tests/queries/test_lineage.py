@@ -59,6 +59,7 @@ def test_lineage_json_shape(store: NetworkXStore) -> None:
         "ancestors": [{"type": "Thread", "id": "agentA"}, {"type": "Thread", "id": CLAUDE},
                       {"type": "Session", "id": CLAUDE}],
         "descendants": [],
+        "continues": [],
     }
 
 
@@ -87,7 +88,8 @@ def test_session_id_without_a_thread_of_that_id() -> None:
     ]))
     assert lineage(s, "sess").to_json() == {
         "id": "sess", "session_id": "sess", "ancestors": [],
-        "descendants": [{"type": "Thread", "id": "t1"}, {"type": "Thread", "id": "t2"}]}
+        "descendants": [{"type": "Thread", "id": "t1"}, {"type": "Thread", "id": "t2"}],
+        "continues": []}
 
 
 def test_session_tree(store: NetworkXStore) -> None:

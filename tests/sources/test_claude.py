@@ -55,7 +55,8 @@ def threads(table: pa.Table) -> dict[tuple[str, str | None], dict[str, Any]]:
         t["rows"] += 1
         t["messages"].add(r["message_id"])
         t["sidechain"].add(r["is_sidechain"])
-        t["attrs"].add(r["attributes"])
+        doc = {k: v for k, v in json.loads(r["attributes"] or "{}").items() if k != "usage"}
+        t["attrs"].add(json.dumps(doc, sort_keys=True) if doc else None)  # usage is per row
         assert r["conversation_id"] is None and r["parent_thread_id"] is None
         assert r["provider"] == "anthropic" and r["gateway_id"] == "graphkit-local"
     for t in out.values():

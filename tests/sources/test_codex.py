@@ -40,7 +40,8 @@ def threads(table: pa.Table) -> dict[str, dict[str, Any]]:
         t["parent"].add(r["parent_thread_id"])
         t["rows"] += 1
         t["parts"].append((r["role"], r["part_type"]))
-        t["attrs"].add(r["attributes"])
+        doc = {k: v for k, v in json.loads(r["attributes"] or "{}").items() if k != "usage"}
+        t["attrs"].add(json.dumps(doc, sort_keys=True))  # usage is per row
         assert r["agent_id"] is None
         assert r["is_sidechain"] is (r["parent_thread_id"] is not None)
     for t in out.values():

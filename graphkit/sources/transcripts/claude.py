@@ -40,6 +40,7 @@ from graphkit.sources.transcripts.buffer import (
     json_lines,
     parse_timestamp,
 )
+from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
 from graphkit.sources.transcripts.sidechains import (
     SideLine,
     Spawn,
@@ -200,6 +201,7 @@ class _ClaudeFile:
     spawns: dict[str, Spawn] = field(default_factory=dict)  # main-loop Task/Agent calls
     link_of_call: dict[str, str] = field(default_factory=dict)
     last_ts: int | None = None
+    usage: ClaudeUsage = field(default_factory=ClaudeUsage)
     in_agent_file: bool = False
     # The entry being turned into rows, as its parts need it (set per entry rather than
     # passed around: this runs for every line of every transcript).
@@ -269,6 +271,8 @@ class _ClaudeFile:
         if uuid is not None:
             self.uuid_to_mid[uuid] = message.message_id
             self.uuid_line[uuid] = line
+        self.usage.note(e, message.line)  # keyed by the line the message starts on
+        claude_links(e, message.line, self.facts)
         first_row = len(self.buf)
         self.e, self.etype, self.ts, self.session = e, etype, ts, session
         self.side, self.subtype, self.results = side, content.subtype, 0
@@ -379,6 +383,7 @@ class _ClaudeFile:
     def finish(self) -> FileParse:
         """The file's pre-rows and facts, inline sidechains given their agents."""
         self.facts["sessions"] = list(self.sessions)
+        self.facts["usage"] = self.usage.facts()
         agent_ids = None
         if any(side.agent is None for side in self.side_lines):
             agent_ids = self.buf.agent_ids()

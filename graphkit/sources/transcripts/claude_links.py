@@ -26,6 +26,11 @@ import pyarrow as pa
 
 from graphkit.core.schema import MESSAGES_SCHEMA
 from graphkit.sources.transcripts.buffer import dumps
+from graphkit.sources.transcripts.extras import (
+    claude_continuations,
+    drop_branch_copies,
+    with_extras,
+)
 from graphkit.sources.transcripts.links import (
     LinkReport,
     ParsedFile,
@@ -178,6 +183,8 @@ def link_claude(files: list[ParsedFile], table: pa.Table | None,
     """Claude pre-rows of all files as schema rows, linked; what was found goes to ``report``."""
     if table is None:
         return MESSAGES_SCHEMA.empty_table()
+    file_facts = [f.parse.facts for f in files]
+    table = drop_branch_copies(table, file_facts)
     table, resumed_from = settle_duplicates(table)
     facts = _Facts.of(files)
     sessions = table["session_id"].to_pylist()
@@ -195,8 +202,10 @@ def link_claude(files: list[ParsedFile], table: pa.Table | None,
             report.kinds[claude.get("agent_kind", "subagent")] += 1
         attrs_of[(sess, agent)] = dumps({"claude": claude}) if claude else None
     _report_threads(start, attrs_of, report)
-    return finish_rows(table, "anthropic", "claude", index,
-                       [start[k] for k in threads], [attrs_of[k] for k in threads])
+    attributes = with_extras([attrs_of[k] for k in threads], table, file_facts,
+                             claude_continuations(table, file_facts))
+    return finish_rows(table, "anthropic", "claude", index, [start[k] for k in threads],
+                       attributes)
 
 
 def _report_threads(threads: dict[tuple[str, str | None], int],

@@ -37,6 +37,7 @@ from graphkit.sources.transcripts.buffer import (
     json_text,
     parse_timestamp,
 )
+from graphkit.sources.transcripts.extras import codex_usage
 
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
@@ -187,6 +188,7 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
     buf = RowBuffer()
     tool_names: dict[str, str] = {}
     prev_mid: str | None = None
+    answers: list[int] = []  # where assistant messages start: usage goes on them
     for record in records:
         got = _parts(record, has_items, tool_names)
         if got is None:
@@ -194,9 +196,12 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
         role, parts = got
         message = _message(record, meta, role, prev_mid)
         prev_mid = message.message_id
+        if role == "assistant":
+            answers.append(record.line)
         for part in parts:
             buf.add(message, part)
-    facts = {**meta, "inherited_lines": len(inherited), **_thread_events(lines, inherited)}
+    facts = {**meta, "inherited_lines": len(inherited), **_thread_events(lines, inherited),
+             "usage": codex_usage(lines, inherited, answers, meta["thread_id"])}
     return FileParse("codex", buf.take(), facts, skipped)
 
 

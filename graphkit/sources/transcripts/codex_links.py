@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from graphkit.core.schema import MESSAGES_SCHEMA
 from graphkit.sources.transcripts.buffer import dumps
+from graphkit.sources.transcripts.extras import with_extras
 from graphkit.sources.transcripts.links import (
     LinkReport,
     ParsedFile,
@@ -55,8 +56,9 @@ def link_codex(files: list[ParsedFile], table: pa.Table | None,
                "not found (no parent id, spawn event, review call or timing matches)", orphans)
     table = _set_links(table, convs, {c: _root(c, facts_of, parents) for c in start}, found,
                        {c for c in start if _is_subagent(facts_of.get(c, {}))})
-    return finish_rows(table, "openai", "codex", index,
-                       [start[c] for c in convs], [attrs_of[c] for c in convs])
+    attributes = with_extras([attrs_of[c] for c in convs], table,
+                             [f.parse.facts for f in files])
+    return finish_rows(table, "openai", "codex", index, [start[c] for c in convs], attributes)
 
 
 def _is_subagent(facts: dict[str, Any]) -> bool:

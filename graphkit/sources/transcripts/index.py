@@ -24,7 +24,7 @@ from graphkit.core.errors import SourceError
 from graphkit.sources.transcripts.buffer import PRE_SCHEMA, FileParse
 
 # Bump when parsing changes what a file yields: older cache entries are then ignored.
-PARSER_VERSION = 3
+PARSER_VERSION = 4  # 4: usage and continuation facts
 INDEX_NAME = "transcripts-index.json"
 
 

@@ -265,3 +265,40 @@ def sessions(v: LineageVocabulary) -> str:
             "       coalesce(s.messages, 0) AS messages,\n"
             "       s.first_seen AS first_seen, s.last_seen AS last_seen\n"
             "ORDER BY session_id")
+
+
+# --- generic tables: a node type's or an edge type's properties ---------------
+
+
+def node_rows(label: str, columns: Sequence[str], where: str | None = None) -> str:
+    """Nodes of ``label`` as ``id`` plus ``vals`` (the ``columns``' values, in
+    order); with ``where`` (a property name) only those whose value is in ``$values``.
+
+    >>> print(node_rows("File", ["file_path"], where="id"))
+    MATCH (n:`File`) WHERE n.`id` IN $values
+    RETURN n.id AS id, [n.`file_path`] AS vals ORDER BY id
+    """
+    cond = f" WHERE n.{quote_name(where, 'property')} IN $values" if where else ""
+    vals = ", ".join(f"n.{quote_name(c, 'property')}" for c in columns)
+    return (f"MATCH (n:{quote_name(label)}){cond}\n"
+            f"RETURN n.id AS id, [{vals}] AS vals ORDER BY id")
+
+
+def edge_rows(rel_type: str, source_label: str, target_label: str, columns: Sequence[str],
+              from_sources: bool = False, to_targets: bool = False) -> str:
+    """Relationships of ``rel_type`` between the two labels as ``source``,
+    ``target`` (node ids) and ``vals``; with ``from_sources`` only those from
+    the node ids in ``$sources``, with ``to_targets`` only those to the ids in
+    ``$targets`` (index seeks).
+
+    >>> print(edge_rows("TOUCHED", "Thread", "File", ["reads"], from_sources=True))
+    MATCH (a:`Thread`)-[r:`TOUCHED`]->(b:`File`) WHERE a.id IN $sources
+    RETURN a.id AS source, b.id AS target, [r.`reads`] AS vals ORDER BY source, target
+    """
+    conds = (["a.id IN $sources"] if from_sources else []) + (
+        ["b.id IN $targets"] if to_targets else [])
+    cond = " WHERE " + " AND ".join(conds) if conds else ""
+    vals = ", ".join(f"r.{quote_name(c, 'property')}" for c in columns)
+    return (f"MATCH (a:{quote_name(source_label)})-[r:{quote_name(rel_type, 'relationship type')}]"
+            f"->(b:{quote_name(target_label)}){cond}\n"
+            f"RETURN a.id AS source, b.id AS target, [{vals}] AS vals ORDER BY source, target")

@@ -35,13 +35,22 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from graphkit.core.errors import StoreError, first_line
-from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables, LineageVocabulary
+from graphkit.core.graph import (
+    EDGE_SOURCE,
+    EDGE_TARGET,
+    NODE_ID,
+    EdgeTable,
+    GraphTables,
+    LineageVocabulary,
+    NodeTable,
+)
 from graphkit.stores.base import (
     Hit,
     IfExists,
     LoadReport,
     SessionSummary,
     ThreadInfo,
+    plain,
     require_vocabulary,
 )
 from graphkit.stores.neo4j import cypher
@@ -423,6 +432,30 @@ class Neo4jStore:
             for r in self._read(cypher.sessions(self.vocabulary))
         ]
 
+    def node_rows(self, node_type: str, columns: Sequence[str],
+                  where: tuple[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
+        """The nodes of one type with ``columns``, ordered by id."""
+        query = cypher.node_rows(node_type, columns, where[0] if where else None)
+        rows = self._read(query, values=list(where[1]) if where else [])
+        out = [{NODE_ID: r["id"], **{c: plain(v) for c, v in zip(columns, r["vals"],
+                                                                  strict=True)}}
+               for r in rows]
+        return sorted(out, key=lambda r: r[NODE_ID])
+
+    def edge_rows(self, edge_type: str, source_type: str, target_type: str,
+                  columns: Sequence[str], sources: Sequence[str] | None = None,
+                  targets: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The edges of one type with ``columns``, ordered by (source, target)."""
+        query = cypher.edge_rows(edge_type, source_type, target_type, columns,
+                                 from_sources=sources is not None,
+                                 to_targets=targets is not None)
+        rows = self._read(query, sources=list(sources or []), targets=list(targets or []))
+        out = [{EDGE_SOURCE: r["source"], EDGE_TARGET: r["target"],
+                **{c: plain(v) for c, v in zip(columns, r["vals"], strict=True)}}
+               for r in rows]
+        # Python's string order, as the other stores (Cypher's may differ).
+        return sorted(out, key=lambda r: (r[EDGE_SOURCE], r[EDGE_TARGET]))
+
     def node_properties(self, label: str, key: str,
                         values: Sequence[str]) -> list[dict[str, Any]]:
         """All properties of the ``label`` nodes whose ``key`` is one of ``values``
@@ -511,6 +544,84 @@ class Neo4jStore:
         if isinstance(exc, DriverError | OSError):
             return StoreError(f"Neo4j driver error for {where}: {detail}")
         return None
+
+    # --- reading a whole graph back (graphkit snapshot --neo4j) --------------
+
+    def read_graph(self, labels: Sequence[str] | None = None,
+                   rel_types: Sequence[str] | None = None) -> GraphTables:
+        """Every node and relationship in the database (or only those with
+        ``labels`` / of ``rel_types``) as tables.
+
+        A node's ``id`` property is its id (its ``elementId`` if it has none).
+        Column types come from the values the driver returns: integers int64,
+        floats float64, datetimes ``timestamp[us, tz=UTC]``, local datetimes
+        ``timestamp[us]``, dates ``date32``, lists as lists; a property whose
+        values mix types is text. Keys and the contract are unknown here
+        (empty, ``"neo4j"``): :mod:`graphkit.export.from_neo4j` restores them
+        from a contract.
+        """
+        # The token lists keep names whose nodes were all deleted: keep those in use.
+        if labels is None:
+            labels = [r["label"] for r in self._read(
+                "CALL db.labels() YIELD label RETURN label ORDER BY label")
+                if self._read(f"MATCH (n:{cypher.quote_name(r['label'])}) RETURN 1 LIMIT 1")]
+        if rel_types is None:
+            rel_types = [r["t"] for r in self._read(
+                "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t")
+                if self._read(f"MATCH ()-[:{cypher.quote_name(r['t'], 'relationship type')}]->()"
+                              " RETURN 1 LIMIT 1")]
+        for name in labels:
+            cypher.quote_name(name)
+        for name in rel_types:
+            cypher.quote_name(name, "relationship type")
+        graph = GraphTables("neo4j", 0, 0, "thread")
+        for label in labels:
+            graph.nodes[label] = NodeTable(label, (), self._read_nodes(label))
+        for rel_type in rel_types:
+            graph.edges[rel_type] = self._read_relationships(rel_type)
+        return graph
+
+    def _read_nodes(self, label: str) -> pa.Table:
+        query = (f"MATCH (n:{cypher.quote_name(label)}) "
+                 "RETURN coalesce(n.id, elementId(n)) AS id, properties(n) AS p ORDER BY id")
+
+        def work(tx: Any) -> tuple[list[str], list[dict[str, Any]]]:
+            ids, props = [], []
+            for r in tx.run(query):
+                ids.append(r["id"])
+                props.append({k: v for k, v in r["p"].items() if k != NODE_ID})
+            return ids, props
+
+        with self._errors(), self._session() as session:
+            ids, props = session.execute_read(work)
+        return _property_table({NODE_ID: pa.array(ids, pa.string())}, props)
+
+    def _read_relationships(self, rel_type: str) -> EdgeTable:
+        query = (f"MATCH (a)-[r:{cypher.quote_name(rel_type, 'relationship type')}]->(b) "
+                 "RETURN coalesce(a.id, elementId(a)) AS s, coalesce(b.id, elementId(b)) AS t, "
+                 "labels(a) AS sl, labels(b) AS tl, properties(r) AS p ORDER BY s, t")
+
+        def work(tx: Any) -> tuple[list[str], list[str], set[tuple[str, str]],
+                                   list[dict[str, Any]]]:
+            src, dst, ends, props = [], [], set(), []
+            for r in tx.run(query):
+                src.append(r["s"])
+                dst.append(r["t"])
+                ends.add((":".join(sorted(r["sl"])), ":".join(sorted(r["tl"]))))
+                props.append(dict(r["p"]))
+            return src, dst, ends, props
+
+        with self._errors(), self._session() as session:
+            src, dst, ends, props = session.execute_read(work)
+        if len(ends) > 1:
+            raise StoreError(
+                f"relationships of type {rel_type} join several label pairs "
+                f"({', '.join(f'{a}->{b}' for a, b in sorted(ends))}); a graphkit edge type "
+                "joins one", hint="name the relationship types to read")
+        source_type, target_type = next(iter(ends)) if ends else ("", "")
+        table = _property_table({EDGE_SOURCE: pa.array(src, pa.string()),
+                                 EDGE_TARGET: pa.array(dst, pa.string())}, props)
+        return EdgeTable(rel_type, source_type, target_type, table)
 
 
 def driver_module() -> Any:
@@ -603,3 +714,41 @@ def _iso(value: Any) -> str | None:
     if isinstance(value, date):
         return value.isoformat()
     return str(value)
+
+
+# --- reading back -------------------------------------------------------------
+
+
+def _property_table(first: dict[str, pa.Array], props: list[dict[str, Any]]) -> pa.Table:
+    """``first`` then one column per property name (sorted), typed from the values."""
+    names = sorted({k for p in props for k in p})
+    cols = dict(first)
+    for name in names:
+        cols[name] = _column([p.get(name) for p in props])
+    return pa.table(cols)
+
+
+def _native(value: Any) -> Any:
+    """A driver value as plain Python: temporal types native (aware ones in UTC)."""
+    if isinstance(value, list):
+        return [_native(v) for v in value]
+    if hasattr(value, "to_native"):  # neo4j.time.DateTime / Date / Time
+        value = value.to_native()
+        if isinstance(value, datetime) and value.tzinfo is not None:
+            value = value.astimezone(UTC)
+        return value
+    if value is None or isinstance(value, str | int | float | bool | bytes | date):
+        return value
+    return str(value)  # durations, points: their text
+
+
+def _column(values: list[Any]) -> pa.Array:
+    """An Arrow column for property values, text if they mix types."""
+    native = [_native(v) for v in values]
+    present = [v for v in native if v is not None]
+    if present and all(isinstance(v, datetime) and v.tzinfo is not None for v in present):
+        return pa.array(native, pa.timestamp("us", tz="UTC"))
+    try:
+        return pa.array(native)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        return pa.array([None if v is None else str(v) for v in native], pa.string())

@@ -1,0 +1,79 @@
+"""``unnest``: a node or edge rule that sees one row per element of a JSON array.
+
+One row can name several things of one kind (a patch touching three files), and
+a rule groups rows, not values; so such a rule first repeats each row once per
+element of its array, with the element's fields as new columns. Each distinct
+document is parsed once; the repeat is one Arrow ``take``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphkit.contract.groups import single
+from graphkit.contract.model import Unnest
+from graphkit.core.schema import json_as_text
+
+
+def _elements(doc: str | None) -> list[Any]:
+    """The elements of one JSON array document; nothing for null or a non-array."""
+    if doc is None:
+        return []
+    try:
+        value = json.loads(doc)
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
+    """``rows`` repeated once per element of ``spec.column``'s array, with one
+    text column per ``spec.fields`` entry (the element's value at that key).
+
+    >>> t = pa.table({"k": ["a", "b", "c"],
+    ...               "files": ['[{"path": "/x", "n": 1}, {"path": "/y"}]', None, "[]"]})
+    >>> out = unnest_rows(t, Unnest(column="files", fields={"p": "path", "n": "n"}))
+    >>> out.column("k").to_pylist(), out.column("p").to_pylist(), out.column("n").to_pylist()
+    (['a', 'a'], ['/x', '/y'], ['1', None])
+    """
+    col = single(rows.column(spec.column))
+    if not (pa.types.is_dictionary(col.type) or pa.types.is_string(col.type)
+            or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
+        col = json_as_text(col)  # a JSON Lines source may hold the array as a list
+    if pa.types.is_null(col.type):
+        col = col.cast(pa.string())
+    coded = col if pa.types.is_dictionary(col.type) else col.dictionary_encode()
+    per_doc = [_elements(d) for d in coded.dictionary.to_pylist()]
+    counts = np.array([len(e) for e in per_doc] + [0], dtype=np.int64)  # last: null rows
+    null_at = len(per_doc)
+    doc_of_row = pc.fill_null(coded.indices, null_at).to_numpy(zero_copy_only=False)
+    row_counts = counts[doc_of_row]
+    total = int(row_counts.sum())
+    parents = np.repeat(np.arange(len(doc_of_row), dtype=np.int64), row_counts)
+    # Element k of a row's document sits at doc_start[doc] + k in the flat
+    # element list of all documents.
+    doc_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    row_start = np.concatenate([[0], np.cumsum(row_counts)[:-1]])
+    within = np.arange(total, dtype=np.int64) - np.repeat(row_start, row_counts)
+    at = np.repeat(doc_start[doc_of_row], row_counts) + within
+    flat = [e for elems in per_doc for e in elems]
+    out = rows.take(pa.array(parents))
+    positions = pa.array(at)
+    for name, key in spec.fields.items():
+        values = pa.array([_text(e.get(key)) if isinstance(e, dict) else None for e in flat],
+                          pa.string())
+        out = out.append_column(name, pc.take(values, positions).dictionary_encode())
+    return out

@@ -1,0 +1,86 @@
+"""Which thread read or wrote which file — the same from any store.
+
+The default contract makes a ``File`` node per absolute path a tool call named
+and a ``TOUCHED`` edge from each thread to each file it touched, with
+``reads``/``writes`` counts and first/last time. These functions read them
+back per session, or per path pattern across sessions ("which agents changed
+this file?").
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from graphkit.queries.window import Window
+from graphkit.stores.base import LineageReader
+
+TOUCHED = "TOUCHED"
+FILE = "File"
+FILE_KEY = "file_path"
+_EDGE_COLUMNS = ("reads", "writes", "first_seen", "last_seen")
+
+
+@dataclass(frozen=True, order=True)
+class FileTouch:
+    """One (thread, file) pair: how often the thread read and wrote the file."""
+
+    session_id: str
+    thread: str
+    path: str
+    reads: int
+    writes: int
+    first_seen: str | None = None
+    last_seen: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"session_id", "thread", "path", "reads", "writes"}``."""
+        return {"session_id": self.session_id, "thread": self.thread, "path": self.path,
+                "reads": self.reads, "writes": self.writes}
+
+
+def matches(path: str, pattern: str) -> bool:
+    """Whether ``path`` matches ``pattern``: a shell glob over the whole path
+    (``*/src/*.py``), or, without glob characters, a path ending
+    (``src/app.py`` matches ``/home/dev/web/src/app.py``) or the path itself.
+
+    >>> matches("/w/src/app.py", "src/app.py"), matches("/w/src/app.py", "*.py")
+    (True, True)
+    >>> matches("/w/xsrc/app.py", "src/app.py")
+    False
+    """
+    if any(ch in pattern for ch in "*?["):
+        return fnmatch.fnmatchcase(path, pattern)
+    pattern = pattern.rstrip("/\\")
+    return path == pattern or path.endswith("/" + pattern.lstrip("/")) \
+        or path.endswith("\\" + pattern.lstrip("\\"))
+
+
+def touches(reader: LineageReader, session_ids: Sequence[str] | None = None,
+            pattern: str | None = None, window: Window | None = None) -> list[FileTouch]:
+    """Every (thread, file) pair of the given sessions (all sessions if None),
+    only files matching ``pattern`` if given, only pairs active in ``window``;
+    ordered by session, thread, path."""
+    window = window or Window()
+    v = reader.vocabulary
+    where = ((v.thread_session, list(session_ids)) if session_ids is not None else None)
+    threads = {r["id"]: r for r in reader.node_rows(
+        v.thread, [v.thread_key, v.thread_session], where=where)}
+    edges = reader.edge_rows(TOUCHED, v.thread, FILE, _EDGE_COLUMNS,
+                             sources=sorted(threads) if session_ids is not None else None)
+    paths = {r["id"]: r[FILE_KEY] for r in reader.node_rows(
+        FILE, [FILE_KEY], where=("id", sorted({e["target"] for e in edges})))}
+    out = []
+    for e in edges:
+        t = threads.get(e["source"])
+        path = paths.get(e["target"])
+        if t is None or path is None or (pattern is not None and not matches(path, pattern)):
+            continue
+        if not window.overlaps(e["first_seen"], e["last_seen"]):
+            continue
+        out.append(FileTouch(str(t[v.thread_session]), str(t[v.thread_key]), str(path),
+                             int(e["reads"] or 0), int(e["writes"] or 0),
+                             e["first_seen"], e["last_seen"]))
+    return sorted(out)

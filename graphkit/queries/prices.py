@@ -1,0 +1,160 @@
+"""What tokens cost: a price table shipped with graphkit, never fetched at run time.
+
+``prices.json`` beside this module is dated and names its source; ``--prices
+FILE`` replaces it with a file of the same shape::
+
+    {"as_of": "2026-12-01", "source": "…", "unit": "USD per million tokens",
+     "models": {"claude-sonnet-4-5": {"input": 3.0, "output": 15.0,
+                                      "cache_creation": 3.75, "cache_read": 0.3}}}
+
+A model the table does not name is *unpriced*: its cost is unknown (``None``),
+never zero.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphkit.core.errors import GraphkitError
+from graphkit.queries.usage import SessionUsage, ThreadUsage, Tokens
+
+DEFAULT_PRICES = Path(__file__).with_name("prices.json")
+_KINDS = ("input", "output", "cache_creation", "cache_read")
+_DATE = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """Prices per million tokens by model, with where they come from."""
+
+    models: dict[str, tuple[float, float, float, float]]
+    as_of: str | None = None
+    source: str | None = None
+    path: str | None = None
+
+    def price(self, model: str) -> tuple[float, float, float, float] | None:
+        """The model's (input, output, cache write, cache read) prices, or None.
+
+        The name is tried as given, then without a provider prefix
+        (``anthropic/``) and a date suffix (``-20250929``).
+
+        >>> load_prices().price("claude-sonnet-4-5-20250929")[0]
+        3.0
+        >>> load_prices().price("someone-elses-model") is None
+        True
+        """
+        name = model.strip()
+        for candidate in (name, name.rsplit("/", 1)[-1]):
+            for n in (candidate, _DATE.sub("", candidate)):
+                if n in self.models:
+                    return self.models[n]
+        return None
+
+    def cost(self, model: str, tokens: Tokens) -> float | None:
+        """What ``tokens`` of ``model`` cost in USD, or None if it is unpriced."""
+        p = self.price(model)
+        if p is None:
+            return None
+        return sum(n * rate for n, rate in zip(tokens.astuple(), p, strict=True)) / 1_000_000
+
+
+@dataclass
+class Cost:
+    """A cost added up over models: the priced part, and what could not be priced."""
+
+    usd: float = 0.0
+    unpriced: dict[str, Tokens] = field(default_factory=dict)
+
+    def add(self, table: PriceTable, model: str, tokens: Tokens) -> None:
+        """Add ``tokens`` of ``model``."""
+        if not tokens.total():
+            return
+        c = table.cost(model, tokens)
+        if c is None:
+            self.unpriced[model] = self.unpriced.get(model, Tokens()) + tokens
+        else:
+            self.usd += c
+
+    @property
+    def known(self) -> float | None:
+        """The cost in USD when every model was priced, else None (unknown, not zero)."""
+        return None if self.unpriced else round(self.usd, 6)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"cost_usd", "priced_usd", "unpriced_models"}``."""
+        return {"cost_usd": self.known, "priced_usd": round(self.usd, 6),
+                "unpriced_models": sorted(self.unpriced)}
+
+
+def load_prices(path: Path | None = None) -> PriceTable:
+    """The shipped table, or the one at ``path``; a malformed file is a
+    :class:`GraphkitError` naming it."""
+    where = path or DEFAULT_PRICES
+    try:
+        data = json.loads(Path(where).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise GraphkitError(f"cannot read the price table: {exc.strerror}", path=str(where),
+                            hint="give --prices a JSON file of model prices") from None
+    except ValueError as exc:
+        raise GraphkitError(f"the price table is not JSON ({exc})", path=str(where)) from None
+    models = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(models, dict):
+        raise GraphkitError("the price table has no \"models\" object", path=str(where),
+                            hint='{"models": {"NAME": {"input": 3.0, "output": 15.0, '
+                                 '"cache_creation": 3.75, "cache_read": 0.3}}}')
+    table: dict[str, tuple[float, float, float, float]] = {}
+    for name, p in models.items():
+        if not isinstance(p, dict) or not all(
+                isinstance(p.get(k, 0), int | float) for k in _KINDS) or "input" not in p:
+            raise GraphkitError(f"model {name!r} needs numbers for {', '.join(_KINDS)}",
+                                path=str(where))
+        inp = float(p["input"])
+        table[str(name)] = (inp, float(p.get("output", 0)),
+                            float(p.get("cache_creation", inp)), float(p.get("cache_read", 0)))
+    return PriceTable(table, data.get("as_of"), data.get("source"), str(where))
+
+
+@dataclass
+class UsageGroup:
+    """Tokens and their cost for one model or one agent type of a session."""
+
+    key: str
+    tokens: Tokens
+    cost: Cost
+
+    def to_json(self, by: str) -> dict[str, Any]:
+        """``{<by>, <the four token counts>, "cost_usd", "unpriced_models"}``."""
+        return {by: self.key, **self.tokens.to_json(), "cost_usd": self.cost.known,
+                "unpriced_models": sorted(self.cost.unpriced)}
+
+
+def agent_type(t: ThreadUsage) -> str:
+    """A thread's agent type for ``--by agent-type``: the subagent's type, else
+    its kind (``main``, ``thread``, ``subagent``, ``child-thread``)."""
+    return t.agent_type or t.kind or "thread"
+
+
+def usage_groups(u: SessionUsage, by: str, table: PriceTable) -> list[UsageGroup]:
+    """The session's threads' own usage grouped ``by`` ``model`` or
+    ``agent-type``, each group costed model by model, largest first."""
+    groups: dict[str, UsageGroup] = {}
+    for t in u.threads:
+        for model, tokens in t.by_model.items():
+            key = model if by == "model" else agent_type(t)
+            g = groups.setdefault(key, UsageGroup(key, Tokens(), Cost()))
+            g.tokens = g.tokens + tokens
+            g.cost.add(table, model, tokens)
+    return sorted(groups.values(), key=lambda g: (-g.tokens.total(), g.key))
+
+
+def session_cost(u: SessionUsage, table: PriceTable) -> Cost:
+    """What the whole session cost, model by model."""
+    out = Cost()
+    for t in u.threads:
+        for model, tokens in t.by_model.items():
+            out.add(table, model, tokens)
+    return out

@@ -1,0 +1,218 @@
+"""Token usage per thread, per subagent tree and per session — the same from any store.
+
+Every thread's own usage is four sums on its node (``input_tokens``,
+``output_tokens``, ``cache_creation_input_tokens``, ``cache_read_input_tokens``:
+the default contract's names, summed from ``attributes.usage`` of the rows that
+carry it); its usage by model sits on its ``USED_MODEL`` edges. This module adds
+them up the session tree: a thread's *subtree* is itself and every thread below
+it; a session's *total* is all of its threads (orphans included), its *own* the
+threads that are no one's child and no subagent (the main loop, a Codex root).
+
+>>> from graphkit.pipeline import build, records_table
+>>> from graphkit.stores.networkx_store import NetworkXStore
+>>> import json
+>>> rows = [{"session_id": "s", "message_id": "m1", "part_id": "p1", "role": "assistant",
+...          "attributes": json.dumps({"usage": {"input_tokens": 3, "output_tokens": 5}})}]
+>>> store = NetworkXStore(); _ = store.load(build(records_table(rows)).graph)
+>>> session_usage(store, ["s"])[0].total.to_json()["output_tokens"]
+5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphkit.core.errors import QueryError
+from graphkit.queries.lineage import session_tree, sessions
+from graphkit.queries.model import TreeNode
+from graphkit.queries.window import Window
+from graphkit.stores.base import LineageReader
+
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                "cache_read_input_tokens")
+# The default contract's names for the per-model breakdown.
+USED_MODEL = "USED_MODEL"
+MODEL = "Model"
+MODEL_KEY = "model"
+UNKNOWN_MODEL = "(no model)"
+# Thread kinds that are someone's child even when the parent link is missing.
+CHILD_KINDS = ("subagent", "child-thread")
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Four token counts; adding two adds each."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> Tokens:
+        """The counts in ``values`` (missing or null: 0)."""
+        return cls(*(int(values.get(f) or 0) for f in TOKEN_FIELDS))
+
+    def __add__(self, other: Tokens) -> Tokens:
+        return Tokens(*(a + b for a, b in zip(self.astuple(), other.astuple(), strict=True)))
+
+    def __sub__(self, other: Tokens) -> Tokens:
+        return Tokens(*(a - b for a, b in zip(self.astuple(), other.astuple(), strict=True)))
+
+    def astuple(self) -> tuple[int, int, int, int]:
+        """The counts in :data:`TOKEN_FIELDS` order."""
+        return (self.input_tokens, self.output_tokens, self.cache_creation_input_tokens,
+                self.cache_read_input_tokens)
+
+    def total(self) -> int:
+        """All four added."""
+        return sum(self.astuple())
+
+    def to_json(self) -> dict[str, int]:
+        """``{"input_tokens", "output_tokens", "cache_creation_input_tokens",
+        "cache_read_input_tokens"}``."""
+        return dict(zip(TOKEN_FIELDS, self.astuple(), strict=True))
+
+
+def add_all(items: Iterable[Tokens]) -> Tokens:
+    """The sum of ``items``."""
+    out = Tokens()
+    for t in items:
+        out = out + t
+    return out
+
+
+@dataclass
+class ThreadUsage:
+    """One thread's usage: its own, its subtree's, and its own by model."""
+
+    id: str
+    node_id: str
+    parent: str | None  # the parent thread's id, None at a root or an orphan
+    kind: str | None
+    agent_type: str | None
+    depth: int
+    own: Tokens
+    subtree: Tokens = field(default_factory=Tokens)
+    by_model: dict[str, Tokens] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"id", "parent", "own", "subtree"}``."""
+        return {"id": self.id, "parent": self.parent, "own": self.own.to_json(),
+                "subtree": self.subtree.to_json()}
+
+
+@dataclass
+class SessionUsage:
+    """The answer of ``graphkit usage`` for one session."""
+
+    session_id: str
+    own: Tokens
+    total: Tokens
+    threads: list[ThreadUsage]  # in tree order: the main thread first, depth first
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"session_id", "own", "total", "threads": [...]}``."""
+        return {"session_id": self.session_id, "own": self.own.to_json(),
+                "total": self.total.to_json(), "threads": [t.to_json() for t in self.threads]}
+
+    def by_model(self) -> dict[str, Tokens]:
+        """The session's usage per model (threads' own, added)."""
+        out: dict[str, Tokens] = {}
+        for t in self.threads:
+            for m, tok in t.by_model.items():
+                out[m] = out.get(m, Tokens()) + tok
+        return dict(sorted(out.items()))
+
+
+def _walk(node: TreeNode, parent: str | None, depth: int,
+          out: list[tuple[TreeNode, str | None, int]]) -> None:
+    for c in node.children:
+        out.append((c, parent, depth))
+        _walk(c, c.ref.id, depth + 1, out)
+
+
+def _thread_usage(reader: LineageReader, session_id: str,
+                  window: Window) -> list[ThreadUsage]:
+    """The threads of a session in tree order with their own usage and by model
+    (a thread not active in ``window`` spent nothing in it)."""
+    v = reader.vocabulary
+    order: list[tuple[TreeNode, str | None, int]] = []
+    _walk(session_tree(reader, session_id), None, 0, order)
+    ids = [n.info.node_id for n, _, _ in order if n.info is not None]
+    own = {r["id"]: Tokens.of(r) for r in reader.node_rows(
+        v.thread, [*TOKEN_FIELDS, "first_seen", "last_seen"], where=("id", ids))
+        if window.overlaps(r["first_seen"], r["last_seen"])}
+    edges = reader.edge_rows(USED_MODEL, v.thread, MODEL, TOKEN_FIELDS, sources=ids)
+    names = {r["id"]: r[MODEL_KEY] for r in reader.node_rows(
+        MODEL, [MODEL_KEY], where=("id", sorted({e["target"] for e in edges})))}
+    models: dict[str, dict[str, Tokens]] = {}
+    for e in edges:
+        if e["source"] not in own:
+            continue
+        per = models.setdefault(e["source"], {})
+        name = str(names.get(e["target"]) or UNKNOWN_MODEL)
+        per[name] = per.get(name, Tokens()) + Tokens.of(e)
+    out = []
+    for node, parent, depth in order:
+        info = node.info
+        if info is None:  # pragma: no cover - every child of a session tree is a thread
+            continue
+        mine = own.get(info.node_id, Tokens())
+        per = dict(sorted(models.get(info.node_id, {}).items()))
+        rest = mine - add_all(per.values())
+        if any(rest.astuple()):  # usage on rows naming no model
+            per[UNKNOWN_MODEL] = rest
+        out.append(ThreadUsage(info.id, info.node_id, parent, info.kind, info.agent_type,
+                               depth, mine, by_model=per))
+    return out
+
+
+def _subtrees(threads: list[ThreadUsage]) -> None:
+    """Fill each thread's ``subtree``: threads come depth first, so a thread's
+    subtree is it and the threads after it until depth returns to its own."""
+    for i, t in enumerate(threads):
+        total = t.own
+        for u in threads[i + 1:]:
+            if u.depth <= t.depth:
+                break
+            total = total + u.own
+        t.subtree = total
+
+
+def session_usage(reader: LineageReader, session_ids: Sequence[str],
+                  window: Window | None = None) -> list[SessionUsage]:
+    """Usage of each session in ``session_ids`` (in that order); with ``window``,
+    only the threads active in it count (each whole: see :mod:`.window`), and
+    threads that spent nothing there, themselves or below, are left out.
+
+    Raises :class:`QueryError` for an id that names no session.
+    """
+    window = window or Window()
+    out = []
+    for sid in session_ids:
+        threads = _thread_usage(reader, sid, window)
+        _subtrees(threads)
+        if not window.open:
+            threads = [t for t in threads if t.subtree.total()]
+        own = add_all(t.own for t in threads
+                      if t.depth == 0 and t.kind not in CHILD_KINDS)
+        out.append(SessionUsage(sid, own, add_all(t.own for t in threads), threads))
+    return out
+
+
+def require_sessions(reader: LineageReader, session_ids: Sequence[str],
+                     window: Window | None = None) -> list[str]:
+    """``session_ids`` as given, or every session (active in ``window``, oldest
+    first) when none is; an id naming no session is a :class:`QueryError`."""
+    if not session_ids:
+        w = window or Window()
+        return [s.session_id for s in sessions(reader) if w.overlaps(s.first_seen, s.last_seen)]
+    v = reader.vocabulary
+    for sid in session_ids:
+        if not any(h.type == v.session for h in reader.resolve(sid)):
+            raise QueryError(f"no session has the id {sid!r}",
+                             hint="list sessions with `graphkit sessions`")
+    return list(dict.fromkeys(session_ids))

@@ -1,0 +1,238 @@
+"""Token usage and session continuations from transcripts, for the transcript parsers.
+
+The parsers call these as they read (:class:`ClaudeUsage`, :func:`codex_usage`,
+:func:`claude_links`) and keep what they find in a file's *facts*, keyed by the
+line a message starts on; :mod:`.links` then writes it into the rows'
+``attributes`` (:func:`with_extras`), after replays are settled, so a replayed
+message's usage is counted once, in the session that first had it.
+
+Usage, as the default contract reads it (``attributes.usage``), on the last part
+of one message per model response:
+
+- Claude: each assistant line's ``message.usage``, once per ``(message.id,
+  requestId)`` (a missing ``requestId`` still forms a pair), with the numbers of
+  the pair's *last* line: one response is split one content block a line, and
+  earlier lines may carry partial output counts.
+- Codex: ``token_count`` events hold cumulative totals; the difference between
+  consecutive totals is one turn's usage, put on the last assistant message
+  before the event. ``input_tokens`` there include ``cached_input_tokens``, so
+  the row carries ``input_tokens - cached_input_tokens`` as input and the cached
+  part as cache reads; output includes reasoning. A forked rollout's copied
+  prefix sets the baseline and is not counted again.
+
+Continuations (``attributes.continues``): Claude ``/branch`` copies
+(``forkedFrom.sessionId``: ``branch``), a session started from another's
+compaction (its ``compact_boundary`` names a message of another session as
+``logicalParentUuid``: ``compaction``) and agent-team members (entries naming
+``teamName`` and an ``agentName`` other than the lead's: ``teammate`` of the
+team's lead session). ``--resume`` is found by the resolver's replay rule
+(``attributes.claude.resumed_from``); Codex forks by ``forked_from_id``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+              "cache_read_input_tokens")
+_LEAD_NAMES = frozenset({"team-lead", "lead", "leader"})
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+
+class ClaudeUsage:
+    """``message.usage`` of one Claude file, once per ``(message.id, requestId)``."""
+
+    def __init__(self) -> None:
+        # pair -> (line the message starts on, usage); a later line of the pair replaces it.
+        self.pairs: dict[tuple[str, str | None], tuple[int, dict[str, int]]] = {}
+
+    def note(self, entry: dict[str, Any], message_line: int) -> None:
+        """Record an entry's usage for the message starting at ``message_line``."""
+        msg = entry.get("message")
+        if not isinstance(msg, dict) or entry.get("type") != "assistant":
+            return
+        usage = msg.get("usage")
+        if not isinstance(usage, dict):
+            return
+        raw = msg.get("id")
+        mid = raw if isinstance(raw, str) else f"line-{message_line}"
+        req = entry.get("requestId")
+        rid = req if isinstance(req, str) else None
+        self.pairs[(mid, rid)] = (message_line, {k: _int(usage.get(k)) for k in TOKEN_KEYS})
+
+    def facts(self) -> list[list[Any]]:
+        """``[line, "message.id|requestId", usage]`` per pair, in line order."""
+        return [[line, f"{mid}|{rid or ''}", usage]
+                for (mid, rid), (line, usage) in sorted(self.pairs.items(),
+                                                        key=lambda kv: kv[1][0])]
+
+
+# Codex reports no cache writes: its rows carry no cache_creation_input_tokens
+# (as HypAware's do not), so the graph reads them as none.
+CODEX_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens")
+
+
+def _codex_tokens(total: dict[str, Any]) -> dict[str, int]:
+    inp, cached = _int(total.get("input_tokens")), _int(total.get("cached_input_tokens"))
+    return {"input_tokens": inp - cached, "output_tokens": _int(total.get("output_tokens")),
+            "cache_read_input_tokens": cached}
+
+
+def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int],
+                assistant_lines: Sequence[int], thread: str) -> list[list[Any]]:
+    """Per-turn usage of one rollout: ``[message line, key, usage]`` facts.
+
+    ``lines`` are the rollout's (line, object) pairs, ``inherited`` the lines a
+    fork copied from its parent (they only set the baseline), ``assistant_lines``
+    the lines where the rollout's own assistant messages start.
+    """
+    starts = sorted(set(assistant_lines))
+    keys = CODEX_KEYS
+    out: dict[int, dict[str, int]] = {}
+    prev = dict.fromkeys(keys, 0)
+    pending = dict.fromkeys(keys, 0)
+    at = 0  # index into starts of the first assistant message after the cursor
+    last: int | None = None
+    for line, obj in lines:
+        while at < len(starts) and starts[at] < line:
+            last, at = starts[at], at + 1
+        payload = obj.get("payload")
+        info = payload.get("info") if isinstance(payload, dict) and (
+            payload.get("type") == "token_count") else None
+        total = info.get("total_token_usage") if isinstance(info, dict) else None
+        if not isinstance(total, dict):
+            continue
+        now = _codex_tokens(total)
+        # Totals only grow; one that shrinks started again from zero.
+        base = prev if all(now[k] >= prev[k] for k in keys) else dict.fromkeys(keys, 0)
+        delta = {k: now[k] - base[k] for k in keys}
+        prev = now
+        if line in inherited:
+            continue
+        pending = {k: pending[k] + delta[k] for k in keys}
+        if last is not None and any(pending.values()):
+            acc = out.setdefault(last, dict.fromkeys(keys, 0))
+            out[last] = {k: acc[k] + pending[k] for k in keys}
+            pending = dict.fromkeys(keys, 0)
+    if any(pending.values()) and starts:  # usage before any answer: the first one takes it
+        acc = out.setdefault(starts[0], dict.fromkeys(keys, 0))
+        out[starts[0]] = {k: acc[k] + pending[k] for k in keys}
+    return [[line, f"{thread}|turn-{line}", usage] for line, usage in sorted(out.items())]
+
+
+def claude_links(entry: dict[str, Any], line: int, facts: dict[str, Any]) -> None:
+    """Note an entry's pointers to other sessions in ``facts``: ``/branch`` copies
+    (``forked``: the line is a copy, and of which session) and team membership."""
+    forked = entry.get("forkedFrom")
+    if isinstance(forked, dict) and isinstance(forked.get("sessionId"), str):
+        facts.setdefault("forked", {})[str(line)] = forked["sessionId"]
+    team = entry.get("teamName")
+    if isinstance(team, str) and team:
+        name = entry.get("agentName")
+        facts.setdefault("teams", {}).setdefault(team, name if isinstance(name, str) else "")
+
+
+def drop_branch_copies(table: pa.Table, facts: Sequence[dict[str, Any]]) -> pa.Table:
+    """Rows a ``/branch`` copied from another session (the line says
+    ``forkedFrom`` and the origin holds the same message) are the origin's:
+    dropped here, whatever their timestamps, so they count once."""
+    if not any(f.get("forked") for f in facts):
+        return table
+    sessions = table.column("session_id").to_pylist()
+    uuids = table.column("provider_uuid").to_pylist()
+    holders: dict[str, set[str]] = {}
+    for s, u in zip(sessions, uuids, strict=True):
+        if u:
+            holders.setdefault(u, set()).add(s)
+    mask = []
+    for s, u, f, ln in zip(sessions, uuids, table.column("_file").to_pylist(),
+                           table.column("line").to_pylist(), strict=True):
+        origin = facts[f].get("forked", {}).get(str(ln))
+        mask.append(not (origin and origin != s and u and origin in holders.get(u, ())))
+    return table.filter(pa.array(mask))
+
+
+def claude_continuations(table: pa.Table, facts: Sequence[dict[str, Any]]) -> dict[
+        str, tuple[str, str]]:
+    """Session -> (the session it continues, how) for branches, compactions and
+    teammates (resumes are the resolver's)."""
+    out: dict[str, tuple[str, str]] = {}
+    sessions = table.column("session_id").to_pylist()
+    files = table.column("_file").to_pylist()
+    # The copies themselves are gone (drop_branch_copies): the file says who it copied.
+    for fact in facts:
+        for origin in sorted(set(fact.get("forked", {}).values())):
+            for s in fact.get("sessions", []):
+                if origin != s:
+                    out.setdefault(s, (origin, "branch"))
+    holders: dict[str, list[str]] = {}  # uuid -> sessions holding it, first holder first
+    for s, u in zip(sessions, table.column("provider_uuid").to_pylist(), strict=True):
+        if u and s not in holders.setdefault(u, []):
+            holders[u].append(s)
+    for s, lp in zip(sessions, table.column("logical_parent_uuid").to_pylist(), strict=True):
+        held = holders.get(lp, []) if lp else []
+        # Compacted within the session (the usual case) when it holds the message itself.
+        if held and s not in held:
+            out.setdefault(s, (held[0], "compaction"))
+    members: dict[str, dict[str, str]] = {}  # team -> session -> agent name
+    for f, s in zip(files, sessions, strict=True):
+        for team, name in facts[f].get("teams", {}).items():
+            members.setdefault(team, {}).setdefault(s, name)
+    for team in members.values():
+        leads = sorted(s for s, name in team.items() if not name or name in _LEAD_NAMES)
+        if len(leads) == 1:
+            for s in team:
+                if s != leads[0]:
+                    out.setdefault(s, (leads[0], "teammate"))
+    return out
+
+
+def with_extras(attributes: list[str | None], table: pa.Table,
+                facts: Sequence[dict[str, Any]],
+                continues: dict[str, tuple[str, str]] | None = None) -> list[str | None]:
+    """``attributes`` (JSON text per row) with ``usage`` on the last part of each
+    message a file's ``usage`` facts name (each pair once over all files, the
+    first file holding it), and ``continues`` on the rows of a continuing
+    session's main thread."""
+    where: dict[tuple[int, int], tuple[int, int]] = {}  # (file, line) -> (row, part_index)
+    files = table.column("_file").to_pylist()
+    lines = table.column("line").to_pylist()
+    parts = table.column("part_index").to_pylist()
+    for i, (f, ln, p) in enumerate(zip(files, lines, parts, strict=True)):
+        if (f, ln) not in where or p >= where[(f, ln)][1]:
+            where[(f, ln)] = (i, p)
+    extra: dict[int, dict[str, Any]] = {}
+    seen: set[str] = set()
+    for f, fact in enumerate(facts):
+        for line, key, usage in fact.get("usage", []):
+            spot = where.get((f, line))
+            if spot is None or key in seen:
+                continue  # a replayed copy, dropped: its origin counts it
+            seen.add(key)
+            row = extra.setdefault(spot[0], {})
+            acc = row.get("usage", {})
+            row["usage"] = {k: acc.get(k, 0) + usage.get(k, 0) for k in TOKEN_KEYS
+                            if k in acc or k in usage}
+    if continues:
+        agents = table.column("agent_id").to_pylist()
+        for i, (s, a) in enumerate(zip(table.column("session_id").to_pylist(), agents,
+                                       strict=True)):
+            if a is None and s in continues:
+                origin, how = continues[s]
+                extra.setdefault(i, {})["continues"] = {"session_id": origin, "how": how}
+    if not extra:
+        return attributes
+    out = list(attributes)
+    for i, add in extra.items():
+        text = out[i]
+        doc = json.loads(text) if text else {}
+        doc.update(add)
+        out[i] = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    return out

@@ -1,0 +1,94 @@
+"""The ``sum`` aggregation and ``unnest`` rules of the contract engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from graphkit.contract.loader import load_contract
+from graphkit.contract.model import Unnest
+from graphkit.contract.project import project
+from graphkit.contract.unnest import unnest_rows
+from graphkit.contract.validate import conform_table
+from graphkit.core.errors import ContractError
+
+CONTRACT = """
+contract: files
+version: 1
+input:
+  session_id: {type: string, required: true}
+  n: {type: string}
+  touched: {type: json}
+nodes:
+  - type: Session
+    key: [session_id]
+    properties: {total: {sum: n}}
+  - type: F
+    key: [p]
+    unnest: {column: touched, fields: {p: path, w: writes}}
+    properties: {writes: {sum: w}}
+edges:
+  - type: T
+    from: {type: Session, key: [session_id]}
+    to: {type: F, key: [p]}
+    unnest: {column: touched, fields: {p: path, w: writes}}
+    properties: {writes: {sum: w}, rows: {count: "*"}}
+"""
+
+
+def _build(tmp_path: Path, rows: list[dict[str, object]], text: str = CONTRACT) -> object:
+    (tmp_path / "c.yaml").write_text(text)
+    c = load_contract(str(tmp_path / "c.yaml"))
+    table = pa.Table.from_pylist(rows, schema=pa.schema(
+        [("session_id", pa.string()), ("n", pa.string()), ("touched", pa.string())]))
+    return project(c, conform_table(c, table, "t")).graph
+
+
+def test_sum_and_unnest_build_nodes_and_edges(tmp_path: Path) -> None:
+    two = json.dumps([{"path": "/a", "writes": 1}, {"path": "/b", "writes": 2}])
+    graph = _build(tmp_path, [
+        {"session_id": "s", "n": "5", "touched": two},
+        {"session_id": "s", "n": None, "touched": json.dumps([{"path": "/a", "writes": 3}])},
+        {"session_id": "t", "n": "7", "touched": "not json"},  # no elements: no rows
+        {"session_id": "t", "n": "1", "touched": None},
+    ])
+    sessions = {r["session_id"]: r["total"] for r in
+                graph.nodes["Session"].table.to_pylist()}  # type: ignore[attr-defined]
+    assert sessions == {"s": 5, "t": 8}
+    files = {r["p"]: r["writes"] for r in
+             graph.nodes["F"].table.to_pylist()}  # type: ignore[attr-defined]
+    assert files == {"/a": 4, "/b": 2}
+    edges = graph.edges["T"].table.to_pylist()  # type: ignore[attr-defined]
+    assert sorted((e["writes"], e["rows"]) for e in edges) == [(2, 1), (4, 2)]
+
+
+def test_sum_of_text_that_is_no_number_names_the_column(tmp_path: Path) -> None:
+    with pytest.raises(ContractError, match="`sum` of column 'n' met 'lots'"):
+        _build(tmp_path, [{"session_id": "s", "n": "lots", "touched": None}])
+
+
+def test_unnest_fields_must_be_new_and_one_edge_type_unnests_one_way(tmp_path: Path) -> None:
+    clash = CONTRACT.replace("fields: {p: path, w: writes}}\n    properties: {writes: {sum: w}}",
+                             "fields: {n: path, w: writes}}\n    properties: {writes: {sum: w}}")
+    (tmp_path / "a.yaml").write_text(clash)
+    with pytest.raises(ContractError, match="already columns"):
+        load_contract(str(tmp_path / "a.yaml"))
+    mixed = CONTRACT + """
+  - type: T
+    from: {type: Session, key: [session_id]}
+    to: {type: F, key: [session_id]}
+"""
+    (tmp_path / "b.yaml").write_text(mixed)
+    with pytest.raises(ContractError, match="must unnest the same way"):
+        load_contract(str(tmp_path / "b.yaml"))
+
+
+def test_unnest_rows_keeps_order_and_repeats_each_row() -> None:
+    t = pa.table({"k": pa.array(["a", "b", "a"]).dictionary_encode(),
+                  "arr": ['["x", {"v": 1}]', '[{"v": 2}, {"v": 3}]', '[{"v": 4}]']})
+    out = unnest_rows(t, Unnest(column="arr", fields={"v": "v"}))
+    assert out.column("k").to_pylist() == ["a", "a", "b", "b", "a"]
+    assert out.column("v").to_pylist() == [None, "1", "2", "3", "4"]  # "x" is no object
