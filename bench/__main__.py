@@ -191,6 +191,8 @@ TARGETS = [
     ("cli_lineage_s", "`graphkit lineage` process ≤ 1 s (~100k-thread snapshot)", "<=", 1.0),
     ("transcripts_lines_per_s", "transcripts→rows ≥ 30k Claude lines/s", ">=", 30000.0),
     ("transcripts_rss_mb", "transcripts→rows peak RSS < 500 MB", "<", 500.0),
+    ("rss_growth_1m_10m", "partitioned build peak RSS 1M→10M rows ≤ 1.5×", "<=", 1.5),
+    ("rss_10m_mb", "partitioned build of 10M rows < 2 GB peak RSS", "<", 2048.0),
 ]
 
 
@@ -286,6 +288,10 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     lines += ["", "## Details", "", "```json",
               json.dumps({k: v for k, v in results.items() if k not in ("sizes", "targets")},
                          indent=2, default=str), "```", ""]
+    if results.get("scale"):
+        from bench.scale import markdown
+
+        lines += [markdown(results["scale"])]
     notes = results.get("notes", [])
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
@@ -304,6 +310,9 @@ def main() -> None:
     ap.add_argument("--no-neo4j", action="store_true")
     ap.add_argument("--out", type=Path, default=HERE)
     ap.add_argument("--data", type=Path, default=HERE / ".data")
+    ap.add_argument("--scale-sizes", default="100k,1m,10m",
+                    help="peak RSS vs rows of the partitioned build ('' skips; bench/scale.py)")
+    ap.add_argument("--spark-sizes", default="100k,1m", help="Spark engine beside local")
     args = ap.parse_args()
     started = time.time()
     sizes = [parse_size(s) for s in ("10k,100k" if args.quick else args.sizes).split(",")]
@@ -430,6 +439,15 @@ def main() -> None:
                 say(f"Neo4j run failed: {exc}")
             finally:
                 server.stop()
+
+    if args.scale_sizes:
+        from bench.scale import run as run_scale
+
+        spark_sizes = "" if args.quick else args.spark_sizes
+        results["scale"] = run_scale(
+            sorted(parse_size(x) for x in ("100k" if args.quick else args.scale_sizes).split(",")),
+            [parse_size(x) for x in spark_sizes.split(",") if x], args.data, say)
+        metrics.update(results["scale"]["metrics"])
 
     results["metrics"] = metrics
     results["targets"] = judge(metrics)

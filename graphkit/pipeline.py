@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,7 +23,13 @@ from graphkit.contract.validate import conform_sources, conform_table, read_spec
 from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import GraphTables
 from graphkit.core.schema import MESSAGES_SCHEMA
-from graphkit.sources.read import Progress, SourceRows, computed_columns, read_sources
+from graphkit.sources.read import (
+    Progress,
+    SourceRows,
+    computed_columns,
+    read_sources,
+    row_file_fingerprints,
+)
 from graphkit.stores.base import IfExists
 
 if TYPE_CHECKING:
@@ -102,22 +109,32 @@ def build(
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     t0 = time.perf_counter()
-    if isinstance(sources, pa.Table):
-        rows = SourceRows()
-        held = [conform_table(c, computed_columns(sources, read_spec(c, include_content)),
-                              "<table>")]
-    else:
-        rows = read_sources(as_paths(sources), read_spec(c, include_content), strict=strict,
-                            since=since, cache_dir=cache_dir, progress=progress,
-                            fingerprints=fingerprints)
-        held = [conform_sources(c, rows, since=since, until=until)]
-    t1 = time.perf_counter()
-    if progress:
-        progress(f"projecting {held[0].num_rows} rows with {c.name} v{c.version}")
-    # Hand the table over instead of keeping a reference here: project() drops
-    # the columns it does not need early, and the originals can be freed then.
-    proj = project(c, held.pop(), granularity=granularity, include_content=include_content)
-    t2 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=1) as background:
+        hashing = None
+        if isinstance(sources, pa.Table):
+            rows = SourceRows()
+            held = [conform_table(c, computed_columns(sources, read_spec(c, include_content)),
+                                  "<table>")]
+        else:
+            paths = as_paths(sources)
+            if fingerprints:
+                # Hashing the input files reads every byte of them (content
+                # columns too) but holds no GIL: it runs beside read and projection.
+                hashing = background.submit(row_file_fingerprints, paths)
+            rows = read_sources(paths, read_spec(c, include_content), strict=strict,
+                                since=since, cache_dir=cache_dir, progress=progress,
+                                fingerprints=False)
+            held = [conform_sources(c, rows, since=since, until=until)]
+        t1 = time.perf_counter()
+        if progress:
+            progress(f"projecting {held[0].num_rows} rows with {c.name} v{c.version}")
+        # Hand the table over instead of keeping a reference here: project() drops
+        # the columns it does not need early, and the originals can be freed then.
+        proj = project(c, held.pop(), granularity=granularity, include_content=include_content)
+        t2 = time.perf_counter()
+        if hashing is not None:
+            # Row files first, then the transcripts' own: the order read_sources gives.
+            rows.fingerprints[:0] = hashing.result()
     return BuildResult(c, proj, rows, {"read": t1 - t0, "project": t2 - t1})
 
 
@@ -170,6 +187,10 @@ def build_snapshot(
     if store == "neo4j" and neo4j is None:
         raise GraphkitError("--store neo4j needs a Neo4j connection",
                             hint="set NEO4J_URI (and NEO4J_USERNAME/NEO4J_PASSWORD)")
+    if snapshot_dir is not None:
+        from graphkit.snapshot.io import check_snapshot_target
+
+        check_snapshot_target(snapshot_dir)  # a file in the way fails now, not after the build
     say = progress or (lambda _msg: None)
     include_content = bool(build_options.get("include_content"))
     build_options.setdefault("cache_dir", default_cache_dir(snapshot_dir))

@@ -49,11 +49,16 @@ from graphkit.cli.app import (
 @click.option("--batch-size", type=click.IntRange(min=1), help="Neo4j: rows per UNWIND batch.")
 @password_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True, help="spark: build on Spark (graphkit[spark]).")
+@click.option("--partitions", help="Build partition by partition, bounded in memory: "
+                                   "a count, or auto.")
+@click.option("--spark-master", help="Spark master URL (spark://HOST:7077, local[4], k8s://…).")
 def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
           granularity: str, rejects_path: Path | None, include_content: bool, strict: bool,
           since: str | None, until: str | None, cache_dir: Path | None, store: str,
-          if_exists: Any,
-          batch_size: int | None, ask_password: bool, as_json: bool) -> None:
+          if_exists: Any, batch_size: int | None, ask_password: bool, as_json: bool,
+          engine: str, partitions: str | None, spark_master: str | None) -> None:
     """Build a session graph from message rows or transcripts.
 
     SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
@@ -66,6 +71,17 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     lo, hi = window(since, until)
     paths = list(sources) or default_sources()
+    if engine != "local" or partitions is not None or spark_master:
+        from graphkit.engine.command import engine_build
+
+        with progress(not as_json and is_terminal()) as say:
+            summary, skipped = engine_build(
+                paths, snapshot_dir, engine=engine, partitions=partitions,
+                spark_master=spark_master, contract=contract, granularity=granularity,
+                rejects_path=rejects_path, include_content=include_content, strict=strict,
+                since=lo, cache_dir=cache_dir, store=store, progress=say)
+        echo_json(summary) if as_json else print_summary(summary, skipped)
+        return
     with ExitStack() as stack, progress(not as_json and is_terminal()) as say:
         # Connected (and the credentials checked) before the build, not after it.
         neo = stack.enter_context(neo4j_store(ask_password)) if store == "neo4j" else None

@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from graphkit.cli.app import cli, echo_json, is_terminal, neo4j_store, password_option, progress
+from graphkit.cli.app import (
+    UserError,
+    cli,
+    echo_json,
+    err,
+    is_terminal,
+    neo4j_store,
+    password_option,
+    progress,
+)
 
 
 @cli.command()
@@ -41,23 +50,39 @@ def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, ask_passwor
 @click.option("--port", type=int, default=7687, show_default=True, help="Bolt port on 127.0.0.1.")
 @click.option("--data", "data_dir", type=click.Path(path_type=Path),
               help="Data folder to keep between runs (default: a temporary one).")
-def neo4j_server(port: int, data_dir: Path | None) -> None:
+@click.option("--password-env", metavar="VAR",
+              help="Require user neo4j with the password in environment variable VAR "
+                   "(without it the server has NO authentication).")
+def neo4j_server(port: int, data_dir: Path | None, password_env: str | None) -> None:
     """Run a local Neo4j 5.26 server (from enrich/neo4j-launcher) until Ctrl-C.
 
-    For development and trying graphkit out: Bolt on 127.0.0.1 only, no
-    authentication.
+    For development and trying graphkit out: Bolt on 127.0.0.1 only. Without
+    --password-env there is no authentication: anyone who can reach the port
+    can read and change the database.
 
-    Example: graphkit neo4j-server --port 7687
+    Example: NEO4J_PW=... graphkit neo4j-server --port 7687 --password-env NEO4J_PW
     """
+    import os
     import time
 
     from graphkit.stores.neo4j.server import start_local_neo4j
 
+    password = os.environ.get(password_env) if password_env else None
+    if password_env and not password:
+        raise UserError(f"--password-env {password_env}: that environment variable is empty "
+                        "or not set")
+    if password is None:
+        err("WARNING: this Neo4j has NO authentication: anyone who can reach "
+            f"127.0.0.1:{port} can read and change it. Use --password-env VAR to require a "
+            "password.")
     with progress(is_terminal()) as say:
         say("building/starting Neo4j (first run downloads its jars from Maven Central)")
-        server = start_local_neo4j(data_dir, auth=False, port=port)
+        server = start_local_neo4j(data_dir, password=password, auth=password is not None,
+                                   port=port, say=err)
     with server:
-        click.echo(f"Neo4j is up: export NEO4J_URI={server.uri}  (Ctrl-C stops it)")
+        creds = (f"  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=\"${password_env}\""
+                 if password_env else "")
+        click.echo(f"Neo4j is up: export NEO4J_URI={server.uri}{creds}  (Ctrl-C stops it)")
         try:
             while server.process.poll() is None:
                 time.sleep(1)

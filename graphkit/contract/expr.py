@@ -191,6 +191,8 @@ def filter_mask(table: pa.Table, flt: Filter) -> pa.ChunkedArray | pa.Array:
         masks.append(pc.is_valid(table.column(c)))
     for c in flt.is_null:
         masks.append(pc.is_null(table.column(c)))
+    for c in flt.blank:
+        masks.append(_on_values(table.column(c), _blank))
     for c, v in flt.equals.items():
         masks.append(_on_values(table.column(c), _Test("equal", v)))
     for c, v in flt.not_equals.items():
@@ -244,6 +246,13 @@ class _Test:
         # A null never equals a value, and so always differs from it.
         out = getattr(pc, self.op)(a, pa.scalar(self.value).cast(a.type))
         return pc.fill_null(out, self.op == "not_equal")
+
+
+def _blank(a: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Null, or text that is empty once Unicode whitespace is trimmed."""
+    if not (pa.types.is_string(a.type) or pa.types.is_large_string(a.type)):
+        return pc.is_null(a)
+    return pc.fill_null(pc.equal(pc.utf8_trim_whitespace(a), ""), True)
 
 
 def _on_values(col: pa.ChunkedArray | pa.Array,

@@ -22,8 +22,13 @@ from graphkit.contract.expr import Expr, parse_expr
 from graphkit.contract.model import Contract, Filter, Unnest
 from graphkit.core.errors import ContractError
 from graphkit.core.graph import LineageVocabulary
+from graphkit.core.names import NAME_RULE, is_name
 
 DEFAULT_CONTRACT = "ai-gateway-graph"
+# A contract is a page or two of YAML; these bounds keep a hostile file from
+# costing more than a moment (the shipped contract is ~8 KiB and 5 deep).
+MAX_CONTRACT_BYTES = 1 << 20
+MAX_DEPTH = 64
 
 
 def contract_dirs() -> list[Path]:
@@ -89,7 +94,13 @@ class LoadedContract:
 
     def error(self, message: str, *loc: Any, hint: str | None = None) -> ContractError:
         """A :class:`ContractError` pointing at ``loc`` in the contract file."""
-        return ContractError(message, path=str(self.path), line=self.line_of(*loc), hint=hint)
+        return ContractError(_one_line(message), path=str(self.path), line=self.line_of(*loc),
+                             hint=hint)
+
+
+def _one_line(text: str) -> str:
+    # Names from the file (a key "a\nb") must not break the one-line error.
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _line_map(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
@@ -112,18 +123,17 @@ def load_contract(name_or_path: str = DEFAULT_CONTRACT) -> LoadedContract:
     ('ai-gateway-graph', ['Session', 'Thread', 'Agent'])
     """
     path = find_contract(name_or_path)
+    # libyaml when present: the same documents and marks, several times faster.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        text = path.read_text(encoding="utf-8")
-        # libyaml when present: the same documents and marks, several times faster.
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        text = _read_text(path)
+        _check_events(text, loader, path)
         node = yaml.compose(text, Loader=loader)
         raw = yaml.load(text, Loader=loader)  # a safe loader either way
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ContractError(f"cannot read contract: {exc}", path=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ContractError(
-            f"not valid YAML: {getattr(exc, 'problem', exc)}",
+            _one_line(f"not valid YAML: {getattr(exc, 'problem', exc)}"),
             path=str(path), line=mark.line + 1 if mark else None,
         ) from None
     lines: dict[tuple[Any, ...], int] = {}
@@ -148,7 +158,68 @@ def load_contract(name_or_path: str = DEFAULT_CONTRACT) -> LoadedContract:
     return loaded
 
 
+def _read_text(path: Path) -> str:
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_CONTRACT_BYTES + 1)
+    except OSError as exc:
+        raise ContractError(f"cannot read contract: {exc.strerror or exc}",
+                            path=str(path)) from None
+    if len(data) > MAX_CONTRACT_BYTES:
+        raise ContractError(f"contract file too large (over {MAX_CONTRACT_BYTES >> 20} MiB)",
+                            path=str(path), hint="a contract is a page or two of YAML")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ContractError(f"contract is not UTF-8 text (byte {exc.start})",
+                            path=str(path)) from None
+
+
+def _check_events(text: str, loader: Any, path: Path) -> None:
+    """Refuse anchors, aliases and deep nesting before anything is built.
+
+    An alias makes the document a graph: nine anchors of nine aliases each
+    (a 431-byte "billion laughs") expand to 9**9 values in anything that walks
+    the result, as the line map and the model validation do. A contract has no
+    use for them, so they are refused outright, streaming over parser events
+    (bounded memory), as is nesting deeper than :data:`MAX_DEPTH` (which would
+    otherwise end in a RecursionError in the composer).
+    """
+    depth = 0
+    for event in yaml.parse(text, Loader=loader):
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise ContractError("YAML anchors and aliases (&name, *name) are not allowed in a "
+                                "contract", path=str(path), line=line,
+                                hint="write the value out where it is used")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ContractError(f"YAML nested deeper than {MAX_DEPTH} levels",
+                                    path=str(path), line=line)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _check_names(c: LoadedContract) -> None:
+    """Key columns and property names become Neo4j property names: same pattern as labels."""
+    for i, n in enumerate(c.spec.nodes):
+        for k in n.key:
+            if not is_name(k):
+                raise c.error(f"nodes[{i}].key column {k!r} cannot be a property name; it "
+                              f"must match {NAME_RULE}", "nodes", i, "key",
+                              hint="derive a column with a plain name and key on that")
+    rules = [("nodes", i, r.properties) for i, r in enumerate(c.spec.nodes)]
+    rules += [("edges", i, r.properties) for i, r in enumerate(c.spec.edges)]
+    for part, i, props in rules:
+        for p in props:
+            if not is_name(p):
+                raise c.error(f"{part}[{i}].properties: {p!r} must match {NAME_RULE}",
+                              part, i, "properties", p)
+
+
 def _check_semantics(c: LoadedContract) -> None:
+    _check_names(c)
     spec = c.spec
     known = set(spec.input)
     for name, raw in spec.derive.items():

@@ -12,10 +12,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from graphkit.core.names import NAME_RULE, is_name
+
 # Labels and relationship types reach Cypher as identifiers, so the contract
-# refuses anything but a plain identifier here, at load time.
-IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
-COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+# refuses anything but a plain identifier here, at load time, with the very
+# pattern the Cypher builders use (graphkit.core.names).
+# Column names: fullmatch (a "$" would let a trailing newline through).
+COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}", re.ASCII)
 
 ColumnType = Literal["string", "int", "float", "bool", "timestamp", "json"]
 Granularity = Literal["thread", "message"]
@@ -38,6 +41,8 @@ class Filter(_Strict):
 
     not_null: list[str] = Field(default_factory=list)
     is_null: list[str] = Field(default_factory=list)
+    # Null, empty or only whitespace: how writers spell "none" in an id column.
+    blank: list[str] = Field(default_factory=list)
     equals: dict[str, str | int | bool] = Field(default_factory=dict)
     not_equals: dict[str, str | int | bool] = Field(default_factory=dict)
     in_: dict[str, list[str | int]] = Field(default_factory=dict, alias="in")
@@ -46,7 +51,7 @@ class Filter(_Strict):
     def columns(self) -> set[str]:
         """Every column the filter reads."""
         return {
-            *self.not_null, *self.is_null, *self.equals, *self.not_equals,
+            *self.not_null, *self.is_null, *self.blank, *self.equals, *self.not_equals,
             *self.in_, *self.less_than,
         }
 
@@ -116,8 +121,8 @@ class NodeRule(_Strict):
     @field_validator("type")
     @classmethod
     def _label(cls, v: str) -> str:
-        if not IDENTIFIER.match(v):
-            raise ValueError(f"node type {v!r} must match {IDENTIFIER.pattern}")
+        if not is_name(v):
+            raise ValueError(f"node type {v!r} must match {NAME_RULE}")
         return v
 
     @field_validator("key")
@@ -178,8 +183,8 @@ class EdgeRule(_Strict):
     @field_validator("type")
     @classmethod
     def _rel(cls, v: str) -> str:
-        if not IDENTIFIER.match(v):
-            raise ValueError(f"edge type {v!r} must match {IDENTIFIER.pattern}")
+        if not is_name(v):
+            raise ValueError(f"edge type {v!r} must match {NAME_RULE}")
         return v
 
     @model_validator(mode="after")
@@ -230,9 +235,9 @@ class LineageSpec(_Strict):
                      "continues")
     @classmethod
     def _names(cls, v: str | None) -> str | None:
-        if v is not None and not IDENTIFIER.fullmatch(v):
+        if v is not None and not is_name(v):
             raise ValueError(f"{v!r} is not a valid label or relationship type "
-                             "(letters, digits and '_', starting with a letter)")
+                             f"(it must match {NAME_RULE})")
         return v
 
 
@@ -255,7 +260,7 @@ class Contract(_Strict):
     @field_validator("contract")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not re.match(r"^[a-z0-9][a-z0-9._-]{0,63}$", v):
+        if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", v):
             raise ValueError("a contract name is lower-case letters, digits, '.', '_' or '-'")
         return v
 
@@ -263,6 +268,6 @@ class Contract(_Strict):
     @classmethod
     def _inputs(cls, v: dict[str, InputColumn]) -> dict[str, InputColumn]:
         for name in v:
-            if not COLUMN.match(name):
+            if not COLUMN.fullmatch(name):
                 raise ValueError(f"input column {name!r} is not a plain column name")
         return v

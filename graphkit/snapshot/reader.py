@@ -17,9 +17,9 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from graphkit.core.graph import LineageVocabulary
+from graphkit.snapshot.io import manifest_lineage, read_manifest, read_table
 from graphkit.stores.base import Hit, SessionSummary, ThreadInfo, plain, require_vocabulary
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
@@ -46,8 +46,6 @@ class SnapshotReader:
     """
 
     def __init__(self, directory: Path) -> None:
-        from graphkit.snapshot.io import manifest_lineage, read_manifest
-
         self.directory = Path(directory)
         self._manifest = read_manifest(self.directory)
         self._vocabulary = manifest_lineage(self._manifest)
@@ -68,9 +66,8 @@ class SnapshotReader:
         info = self._manifest["nodes"].get(node_type) if node_type else None
         if not info:
             return pa.table({c: pa.array([], pa.string()) for c in wanted})
-        path = self.directory / info["file"]
-        names = set(pq.read_schema(path).names)
-        t = pq.read_table(path, columns=[c for c in dict.fromkeys(wanted) if c in names])
+        # Checked against the manifest (size, sha256, rows); absent columns left out.
+        t = read_table(self.directory, info, columns=list(dict.fromkeys(wanted)))
         for c in dict.fromkeys(wanted):
             if c not in t.column_names:
                 t = t.append_column(c, pa.nulls(t.num_rows, pa.string()))
@@ -80,7 +77,7 @@ class SnapshotReader:
         info = self._manifest["edges"].get(edge_type) if edge_type else None
         if not info:
             return _EMPTY_EDGES
-        return pq.read_table(self.directory / info["file"], columns=["source", "target"])
+        return read_table(self.directory, info, columns=["source", "target"])
 
     # -- single-id questions: vectorized filters --------------------------
     def _thread_hits(self, mask: pa.ChunkedArray | pa.Array) -> list[Hit]:
@@ -197,9 +194,7 @@ class SnapshotReader:
         info = self._manifest[kind].get(type_name)
         if not info:
             return None
-        path = self.directory / info["file"]
-        names = set(pq.read_schema(path).names)
-        t = pq.read_table(path, columns=[c for c in dict.fromkeys(columns) if c in names])
+        t = read_table(self.directory, info, columns=list(dict.fromkeys(columns)))
         for c in dict.fromkeys(columns):
             if c not in t.column_names:
                 t = t.append_column(c, pa.nulls(t.num_rows, pa.string()))

@@ -177,9 +177,7 @@ def gather_sources(
         else:
             result.pieces.extend(read_rows(path))
         if fingerprints and kind == "rows":
-            files = [path] if path.is_file() else [
-                f for fs in row_files(path).values() for f in fs]
-            result.fingerprints.extend(fingerprint(f) for f in files)
+            result.fingerprints.extend(row_file_fingerprints([path]))
     if transcript_paths:
         _read_transcripts(transcript_paths, result, strict=strict, since=since,
                           cache_dir=cache_dir)
@@ -201,6 +199,20 @@ def _read_transcripts(paths: list[Path], result: SourceRows, *, strict: bool,
         result.notes.append("transcript subagent threads: " + ", ".join(
             f"{n} {kind}" for kind, n in tr.agents.items()))
     result.pieces.append((",".join(str(p) for p in paths), tr.table))
+
+
+def row_file_fingerprints(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """Size, mtime and SHA-256 of every row file among ``paths`` (folders walked), in
+    the order :func:`read_sources` lists them; transcripts bring their own, Iceberg
+    caches have none. Reads only bytes, so it can run beside the reading."""
+    out: list[dict[str, Any]] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.exists() and source_kind(path) == "rows":
+            files = [path] if path.is_file() else [
+                f for fs in row_files(path).values() for f in fs]
+            out.extend(fingerprint(f) for f in files)
+    return out
 
 
 def source_kind(path: Path) -> str:

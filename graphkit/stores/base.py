@@ -30,6 +30,8 @@ class LoadReport:
     seconds: float = 0.0
     skipped_edges: dict[str, int] = field(default_factory=dict)  # an end node was missing
     batch_size: int | None = None  # Neo4j: rows per UNWIND batch
+    # Neo4j: a replace-load had been killed before this one (its marker was found).
+    resumed_replace: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for ``--json`` output."""
@@ -40,6 +42,7 @@ class LoadReport:
             "seconds": round(self.seconds, 3),
             "skipped_edges": dict(self.skipped_edges),
             "batch_size": self.batch_size,
+            "resumed_replace": self.resumed_replace,
         }
 
 

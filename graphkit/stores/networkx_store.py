@@ -7,8 +7,13 @@ twice leaves one node and one edge per id — a rerun converges.
 
 from __future__ import annotations
 
+import base64
+import json
 import time
 from collections.abc import Sequence
+from datetime import date, datetime
+from datetime import time as dtime
+from decimal import Decimal
 from typing import Any
 
 import networkx as nx
@@ -30,24 +35,195 @@ from graphkit.stores.base import (
     LoadReport,
     SessionSummary,
     ThreadInfo,
-    plain,
     require_vocabulary,
 )
+from graphkit.stores.base import plain as plain_value
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
 TYPE = "type"  # the node/edge attribute holding the label or relationship type
 
+# Graph attributes (G.graph) other than these scalars hold JSON text, so that
+# networkx's own writers (GraphML, GEXF, node-link JSON) accept the graph as is.
+ENCODING = "encoding"  # which property keys hold encoded values, and how
+TYPES = "types"  # each node/edge type's key, ends and exact Arrow schema
+LINEAGE = "lineage"
+
+# How a property value that networkx's writers refuse is held on a node/edge.
+ISO8601 = "iso8601"  # timestamps, dates, times: ``isoformat()`` text
+JSON = "json"  # lists, structs, maps: JSON text (times inside as ISO-8601, bytes as base64)
+BASE64 = "base64"  # binary: base64 text
+TEXT = "text"  # decimals: their exact decimal text
 
 
-def _records(table: pa.Table) -> list[dict[str, Any]]:
-    return table.to_pylist()
+def value_encoding(t: pa.DataType) -> str | None:
+    """How a column of Arrow type ``t`` is held as a networkx attribute: None
+    when its values (str, int, float, bool) are kept as they are.
+
+    >>> value_encoding(pa.timestamp("us", tz="UTC")), value_encoding(pa.list_(pa.string()))
+    ('iso8601', 'json')
+    >>> value_encoding(pa.int64()) is None
+    True
+    """
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t):
+        return ISO8601
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return BASE64
+    if pa.types.is_decimal(t):
+        return TEXT
+    if pa.types.is_nested(t):
+        return JSON
+    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
+            or pa.types.is_floating(t) or pa.types.is_boolean(t) or pa.types.is_null(t)):
+        return None
+    raise StoreError(f"a column of Arrow type {t} cannot be held in a networkx graph",
+                     hint="cast it to text or a number in the contract")
+
+
+def plain(value: Any, t: pa.DataType) -> Any:
+    """``value`` (a Python value of Arrow type ``t``) as JSON-able data."""
+    if value is None:
+        return None
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return [plain(v, t.value_type) for v in value]
+    if pa.types.is_struct(t):
+        return {f.name: plain(value.get(f.name), f.type) for f in t}
+    if pa.types.is_map(t):
+        return [[plain(k, t.key_type), plain(v, t.item_type)] for k, v in value]
+    kind = value_encoding(t)
+    if kind == ISO8601:
+        return value.isoformat()
+    if kind == BASE64:
+        return base64.b64encode(value).decode("ascii")
+    if kind == TEXT:
+        return str(value)
+    return value
+
+
+def restore(value: Any, t: pa.DataType) -> Any:
+    """The inverse of :func:`plain`."""
+    if value is None:
+        return None
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return [restore(v, t.value_type) for v in value]
+    if pa.types.is_struct(t):
+        return {f.name: restore(value.get(f.name), f.type) for f in t}
+    if pa.types.is_map(t):
+        return [(restore(k, t.key_type), restore(v, t.item_type)) for k, v in value]
+    if pa.types.is_timestamp(t):
+        return datetime.fromisoformat(value)
+    if pa.types.is_date(t):
+        return date.fromisoformat(value)
+    if pa.types.is_time(t):
+        return dtime.fromisoformat(value)
+    if value_encoding(t) == BASE64:
+        return base64.b64decode(value)
+    if pa.types.is_decimal(t):
+        return Decimal(value)
+    return value
+
+
+def encode_column(column: pa.ChunkedArray | pa.Array) -> list[Any]:
+    """A column's values as networkx attribute values (see :func:`value_encoding`)."""
+    t = column.type
+    values = column.to_pylist()
+    kind = value_encoding(t)
+    if kind is None:
+        return values
+    if kind == JSON:
+        return [None if v is None else json.dumps(plain(v, t), ensure_ascii=False)
+                for v in values]
+    return [plain(v, t) for v in values]
+
+
+def decode_column(values: list[Any], field: pa.Field, kind: str | None = None) -> pa.Array:
+    """The Arrow column of ``field`` from attribute values made by :func:`encode_column`.
+
+    ``kind`` is the encoding recorded for the key (default: the one its type
+    implies); an exporter may have held text as JSON where a format needs it.
+    """
+    t = field.type
+    kind = kind or value_encoding(t)
+    if kind is None:
+        return pa.array(values, type=t)
+    if kind == ISO8601 and pa.types.is_timestamp(t):
+        # Arrow parses ISO-8601 with offsets, vectorized; isoformat() writes
+        # microseconds, which a coarser unit cannot parse directly.
+        parsed = pa.array(values, type=pa.string()).cast(
+            t if t.unit == "ns" else pa.timestamp("us", tz=t.tz))
+        return parsed.cast(t)
+    if kind == JSON:
+        return pa.array([None if v is None else restore(json.loads(v), t) for v in values],
+                        type=t)
+    return pa.array([restore(v, t) for v in values], type=t)
+
+
+def schema_text(schema: pa.Schema) -> str:
+    """``schema`` as base64 of its Arrow IPC form: exact, and JSON-able."""
+    return base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
+
+
+def schema_from_text(text: str) -> pa.Schema:
+    """The inverse of :func:`schema_text`."""
+    return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text)))
+
+
+def graph_json(G: nx.MultiDiGraph, name: str) -> dict[str, Any]:
+    """A graph attribute held as JSON text (see :data:`ENCODING`, :data:`TYPES`),
+    as a dict; ``{}`` if absent."""
+    value = G.graph.get(name)
+    if isinstance(value, str):
+        loaded: dict[str, Any] = json.loads(value)
+        return loaded
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _describe(schema: pa.Schema) -> dict[str, Any]:
+    # Readable column types for people and other tools; "arrow" is what
+    # from_networkx trusts.
+    return {"columns": [[f.name, str(f.type)] for f in schema], "arrow": schema_text(schema)}
+
+
+def _encoded(table: pa.Table, skip: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for f in table.schema:
+        kind = value_encoding(f.type)
+        if kind is not None and f.name not in skip:
+            out[f.name] = kind
+    return out
+
+
+def _attr_dicts(table: pa.Table, skip: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One attribute dict per row, without the ``skip`` columns and without nulls
+    (networkx's writers refuse None; an absent key reads back as null)."""
+    names = [n for n in table.column_names if n not in skip]
+    cols = [encode_column(table.column(n)) for n in names]
+    return [{n: v for n, v in zip(names, row, strict=True) if v is not None}
+            for row in zip(*cols, strict=True)] if names else [{} for _ in range(table.num_rows)]
 
 
 def to_networkx(graph: GraphTables, G: nx.MultiDiGraph | None = None) -> nx.MultiDiGraph:
     """Add ``graph`` to ``G`` (a new ``MultiDiGraph`` if not given) and return it.
 
-    The graph-level attributes remember each table's Arrow schema, so
+    Nodes are keyed by id and carry ``type`` and their non-null properties;
+    edges are keyed by their type. The result is writable as it is by
+    ``nx.write_graphml``, ``nx.write_gexf`` and ``nx.node_link_data``: values
+    those writers refuse are held as text (see :func:`value_encoding`), and
+    ``G.graph["encoding"]`` (JSON text) names which keys of which type hold
+    what. ``G.graph["types"]`` keeps each table's exact Arrow schema, so
     :func:`from_networkx` gives back the same tables.
+
+    >>> from graphkit.pipeline import example_graph
+    >>> G = to_networkx(example_graph())
+    >>> json.loads(G.graph["encoding"])["nodes"]["Session"]
+    {'first_seen': 'iso8601', 'last_seen': 'iso8601'}
+    >>> from_networkx(G).node_counts() == example_graph().node_counts()
+    True
     """
     G = nx.MultiDiGraph() if G is None else G
     meta = G.graph
@@ -55,52 +231,96 @@ def to_networkx(graph: GraphTables, G: nx.MultiDiGraph | None = None) -> nx.Mult
     meta.setdefault("contract_version", graph.contract_version)
     meta.setdefault("id_recipe", graph.id_recipe)
     meta["granularity"] = graph.granularity
-    meta.setdefault("node_schemas", {}).update(
-        {t: n.table.schema for t, n in graph.nodes.items()})
-    meta.setdefault("node_keys", {}).update({t: n.key for t, n in graph.nodes.items()})
-    meta.setdefault("edge_schemas", {}).update(
-        {t: e.table.schema for t, e in graph.edges.items()})
-    meta.setdefault("edge_ends", {}).update(
-        {t: (e.source_type, e.target_type) for t, e in graph.edges.items()})
-    meta.setdefault("indexes", {}).update(graph.meta.get("indexes", {}))
-    if graph.lineage is not None:
-        meta["lineage"] = graph.lineage.to_json()
+    types = graph_json(G, TYPES)
+    encoding = graph_json(G, ENCODING)
+    node_types, edge_types = types.setdefault("nodes", {}), types.setdefault("edges", {})
+    node_enc, edge_enc = encoding.setdefault("nodes", {}), encoding.setdefault("edges", {})
+    indexes = graph.meta.get("indexes", {})
     for ntype, nt in graph.nodes.items():
-        recs = _records(nt.table)
-        G.add_nodes_from((r.pop(NODE_ID), {TYPE: ntype, **r}) for r in recs)
+        node_types[ntype] = {"key": list(nt.key), "index": list(indexes.get(ntype, [])),
+                             **_describe(nt.table.schema)}
+        node_enc[ntype] = _encoded(nt.table, (NODE_ID,))
+        ids = nt.table.column(NODE_ID).to_pylist()
+        attrs = _attr_dicts(nt.table, (NODE_ID,))
+        G.add_nodes_from((i, {TYPE: ntype, **a}) for i, a in zip(ids, attrs, strict=True))
     for etype, et in graph.edges.items():
-        recs = _records(et.table)
-        G.add_edges_from(
-            (r.pop(EDGE_SOURCE), r.pop(EDGE_TARGET), etype, {TYPE: etype, **r}) for r in recs)
+        edge_types[etype] = {"source_type": et.source_type, "target_type": et.target_type,
+                             **_describe(et.table.schema)}
+        edge_enc[etype] = _encoded(et.table, (EDGE_SOURCE, EDGE_TARGET))
+        src = et.table.column(EDGE_SOURCE).to_pylist()
+        dst = et.table.column(EDGE_TARGET).to_pylist()
+        attrs = _attr_dicts(et.table, (EDGE_SOURCE, EDGE_TARGET))
+        G.add_edges_from((u, v, etype, {TYPE: etype, **a})
+                         for u, v, a in zip(src, dst, attrs, strict=True))
+    meta[TYPES] = json.dumps(types, sort_keys=True)
+    meta[ENCODING] = json.dumps({"version": 1, **encoding}, sort_keys=True)
+    if graph.lineage is not None:
+        meta[LINEAGE] = json.dumps(graph.lineage.to_json(), sort_keys=True)
     return G
 
 
+def _table(recs: list[dict[str, Any]], desc: dict[str, Any] | None,
+           kinds: dict[str, str]) -> pa.Table:
+    """A table from attribute dicts, typed by the recorded schema if there is one.
+
+    Attributes the schema does not name (added to ``G`` by hand) become extra
+    columns of an inferred type rather than being dropped.
+    """
+    if desc is None:  # a type added to G by hand: let Arrow infer
+        return pa.Table.from_pylist(recs)
+    schema = schema_from_text(desc["arrow"])
+    cols = [decode_column([r.get(f.name) for r in recs], f, kinds.get(f.name))
+            for f in schema]
+    extra = sorted({k for r in recs for k in r} - set(schema.names))
+    for name in extra:
+        col = pa.array([r.get(name) for r in recs])
+        schema = schema.append(pa.field(name, col.type))
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
 def from_networkx(G: nx.MultiDiGraph) -> GraphTables:
-    """The :class:`GraphTables` held in ``G`` (the inverse of :func:`to_networkx`)."""
+    """The :class:`GraphTables` held in ``G`` (the inverse of :func:`to_networkx`).
+
+    ``G`` may also be a graph read back by ``nx.read_graphml``,
+    ``nx.node_link_graph`` or (with its ``label`` attributes renamed back)
+    ``nx.read_gexf`` from a file written from :func:`to_networkx`'s graph.
+    Edges are grouped by their ``type`` attribute (their key if it has none).
+    """
     meta = G.graph
+    types = graph_json(G, TYPES)
+    encoding = graph_json(G, ENCODING)
+    lineage = graph_json(G, LINEAGE)
     graph = GraphTables(meta.get("contract", "unknown"), int(meta.get("contract_version", 0)),
                         int(meta.get("id_recipe", 0)), meta.get("granularity", "thread"),
-                        lineage=_vocabulary(G))
-    graph.meta["indexes"] = dict(meta.get("indexes", {}))
-    by_type: dict[str, list[dict[str, Any]]] = {t: [] for t in meta.get("node_schemas", {})}
+                        lineage=LineageVocabulary.from_json(lineage) if lineage else None)
+    node_types: dict[str, Any] = types.get("nodes", {})
+    edge_types: dict[str, Any] = types.get("edges", {})
+    node_kinds, edge_kinds = encoding.get("nodes", {}), encoding.get("edges", {})
+    graph.meta["indexes"] = {t: list(d.get("index", [])) for t, d in node_types.items()}
+    by_type: dict[str, list[dict[str, Any]]] = {t: [] for t in node_types}
     for nid, attrs in G.nodes(data=True):
         rec = {NODE_ID: nid, **{k: v for k, v in attrs.items() if k != TYPE}}
         by_type.setdefault(attrs[TYPE], []).append(rec)
     for ntype, recs in by_type.items():
-        schema = meta["node_schemas"][ntype]
         recs.sort(key=lambda r: r[NODE_ID])
-        graph.nodes[ntype] = NodeTable(ntype, tuple(meta["node_keys"][ntype]),
-                                       pa.Table.from_pylist(recs, schema=schema))
-    edges: dict[str, list[dict[str, Any]]] = {t: [] for t in meta.get("edge_schemas", {})}
-    for u, v, k, attrs in G.edges(keys=True, data=True):
+        desc = node_types.get(ntype)
+        graph.nodes[ntype] = NodeTable(ntype, tuple(desc["key"]) if desc else (),
+                                       _table(recs, desc, node_kinds.get(ntype, {})))
+    edges: dict[str, list[dict[str, Any]]] = {t: [] for t in edge_types}
+    # A graph read back by nx.read_gexf without parallel edges is a DiGraph.
+    edge_iter = (G.edges(keys=True, data=True) if G.is_multigraph()
+                 else ((u, v, None, d) for u, v, d in G.edges(data=True)))
+    for u, v, k, attrs in edge_iter:
         rec = {EDGE_SOURCE: u, EDGE_TARGET: v,
                **{a: b for a, b in attrs.items() if a != TYPE}}
-        edges.setdefault(k, []).append(rec)
+        edges.setdefault(attrs.get(TYPE, k), []).append(rec)
     for etype, recs in edges.items():
         recs.sort(key=lambda r: (r[EDGE_SOURCE], r[EDGE_TARGET]))
-        src, dst = meta["edge_ends"][etype]
-        graph.edges[etype] = EdgeTable(etype, src, dst, pa.Table.from_pylist(
-            recs, schema=meta["edge_schemas"][etype]))
+        desc = edge_types.get(etype)
+        src, dst = (desc["source_type"], desc["target_type"]) if desc else ("", "")
+        graph.edges[etype] = EdgeTable(etype, src, dst,
+                                       _table(recs, desc, edge_kinds.get(etype, {})))
     return graph
 
 
@@ -249,7 +469,7 @@ class NetworkXStore:
                 continue
             if wanted is not None and (nid if prop == NODE_ID else a.get(prop)) not in wanted:
                 continue
-            out.append({NODE_ID: nid, **{c: plain(a.get(c)) for c in columns}})
+            out.append({NODE_ID: nid, **{c: plain_value(a.get(c)) for c in columns}})
         return sorted(out, key=lambda r: r[NODE_ID])
 
     def edge_rows(self, edge_type: str, source_type: str, target_type: str,
@@ -274,14 +494,15 @@ class NetworkXStore:
                         ends is not None and v not in ends):
                     continue
                 out.append({EDGE_SOURCE: u, EDGE_TARGET: v,
-                            **{c: plain(attrs.get(c)) for c in columns}})
+                            **{c: plain_value(attrs.get(c)) for c in columns}})
         return sorted(out, key=lambda r: (r[EDGE_SOURCE], r[EDGE_TARGET]))
 
 
 def _vocabulary(G: nx.MultiDiGraph) -> LineageVocabulary | None:
-    data = G.graph.get("lineage")
-    return LineageVocabulary.from_json(data) if isinstance(data, dict) else None
+    data = graph_json(G, LINEAGE)
+    return LineageVocabulary.from_json(data) if data else None
 
 
 def _iso(v: Any) -> str | None:
-    return None if v is None else v.isoformat()
+    # Times are held as ISO-8601 text (to_networkx); a graph built by hand may hold datetimes.
+    return v if v is None or isinstance(v, str) else v.isoformat()

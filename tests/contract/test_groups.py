@@ -8,7 +8,16 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from graphkit.contract.groups import aggregate, decode, decoded, encode, single
+from graphkit.contract.groups import (
+    aggregate,
+    decode,
+    decoded,
+    dictionary_sizes,
+    encode,
+    index_column,
+    key_codes,
+    single,
+)
 from graphkit.contract.model import Aggregation
 
 KEYS = ["k2", "k1", "k2", None, "k1", "k3", "k2"]
@@ -105,3 +114,23 @@ def test_decoded_and_single() -> None:
     assert decoded(plain) is plain
     assert single(pa.chunked_array([pa.array([1]), pa.array([2])])).to_pylist() == [1, 2]
     assert single(pa.chunked_array([], pa.int64())).to_pylist() == []
+
+
+def test_key_codes_name_groups_by_their_dictionary_indices() -> None:
+    a = encode(pa.array(["x", "y", "x", None, "y"]))
+    b = encode(pa.array(["p", "p", "q", "p", "p"]))
+    t = pa.table({"a": a, "b": b, "n": [1, 2, 3, 4, 5]})
+    g = aggregate(t, ["a", "b"], {"rows": Aggregation(count="*")}, key_indices=True)
+    assert g.column_names == ["a", "b", "rows", index_column("a"), index_column("b")]
+    sizes = dictionary_sizes(t, ["a", "b"])
+    assert sizes == (2, 2)
+    codes = key_codes(g, ["a", "b"], sizes)
+    assert codes is not None
+    # Equal codes exactly for equal key parts (a null part has its own code).
+    pairs = list(zip(g.column("a").to_pylist(), g.column("b").to_pylist(), strict=True))
+    by_code = dict(zip(codes.to_pylist(), pairs, strict=True))
+    assert len(by_code) == len(pairs) == 4
+    assert by_code[codes.to_pylist()[pairs.index((None, "p"))]] == (None, "p")
+    # Not every column coded: no sizes, no codes.
+    assert dictionary_sizes(t, ["a", "n"]) is None
+    assert key_codes(g, ["a", "n"], (2, 5)) is None

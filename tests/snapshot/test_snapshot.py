@@ -81,7 +81,7 @@ def test_failed_write_keeps_the_old_snapshot(tmp_path: Path) -> None:
 def test_refuses_to_overwrite_a_non_snapshot_folder(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "notes.txt").write_text("mine")
-    with pytest.raises(SnapshotError, match="not a graphkit snapshot"):
+    with pytest.raises(SnapshotError, match="graphkit did not write"):
         write_snapshot(graph_from_records([row("s", message_id="a")]), tmp_path / "docs")
     assert (tmp_path / "docs" / "notes.txt").read_text() == "mine"
 

@@ -2,7 +2,8 @@
 
 Labels, relationship types and property names cannot be Cypher parameters, so
 they are the only names spliced into query text: each is checked against
-:data:`NAME_PATTERN` and backtick-quoted. Every value travels as a parameter
+:data:`~graphkit.core.names.NAME_PATTERN` (the contract's own pattern) and
+backtick-quoted. Every value travels as a parameter
 (``$ids``, ``$c0``, ``$id``, ``$limit``). Keeping the builders free of I/O lets the
 tests check injection attempts without a server.
 
@@ -12,15 +13,12 @@ transaction per thousands of rows instead of one per row.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import LineageVocabulary
-
-# ASCII letter first, then letters, digits, underscore; at most 64 characters.
-# fullmatch (not match + "$") so a trailing newline cannot sneak through.
-NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+from graphkit.core.names import NAME_PATTERN as NAME_PATTERN  # re-exported
+from graphkit.core.names import NAME_RULE, is_name
 
 
 def quote_name(name: str, what: str = "label") -> str:
@@ -29,11 +27,9 @@ def quote_name(name: str, what: str = "label") -> str:
     >>> quote_name("Thread")
     '`Thread`'
     """
-    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
-        raise StoreError(
-            f"refusing {what} {name!r} for Neo4j",
-            hint="names must match [A-Za-z][A-Za-z0-9_]{0,63}",
-        )
+    if not is_name(name):
+        raise StoreError(f"refusing {what} {name!r} for Neo4j",
+                         hint=f"names must match {NAME_RULE}")
     # The pattern already excludes backticks; quoting still keeps reserved
     # words (e.g. a label called `Match`) from being parsed as keywords.
     return f"`{name}`"
@@ -143,6 +139,17 @@ def delete_nodes_batch(label: str) -> str:
         f"MATCH (n:{quote_name(label)}) WITH n LIMIT $limit"
         " DETACH DELETE n RETURN count(*) AS deleted"
     )
+
+
+def create_load_marker(label: str) -> str:
+    """One marker node saying a replace-load of ``$labels`` is under way."""
+    return (f"CREATE (m:{quote_name(label)} {{labels: $labels, started_at: datetime()}})"
+            " RETURN count(m) AS written")
+
+
+def delete_load_markers(label: str) -> str:
+    """Remove every load marker: the load they announced is complete."""
+    return f"MATCH (m:{quote_name(label)}) DELETE m RETURN count(*) AS deleted"
 
 
 def _string_literal(name: str) -> str:

@@ -4,6 +4,15 @@ The server is ``enrich/neo4j-launcher`` (a Maven project) run with ``java -jar``
 It needs only a JDK 17 and Maven Central, not Docker nor a Neo4j install,
 which is what the tests, the benchmarks and ``graphkit neo4j-server`` need.
 
+In a source checkout the launcher is built in place (``enrich/neo4j-launcher/
+target``). An installed wheel carries the launcher's ``pom.xml`` and Java
+source (``graphkit/_launcher/neo4j-launcher``) and builds it on first use into
+``$XDG_CACHE_HOME/graphkit`` (``~/.cache/graphkit``), saying so: the build
+downloads Neo4j's jars (~125 MB) from Maven Central once.
+
+Without a password the server has no authentication: anyone who can reach its
+port (loopback by default) can read and change the database.
+
 Usage (needs Java, so not a doctest)::
 
     with start_local_neo4j() as server:
@@ -13,21 +22,29 @@ Usage (needs Java, so not a doctest)::
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 from graphkit.core.errors import StoreError
 
-# The repo checkout holds the launcher; an installed wheel does not (hint below).
-LAUNCHER_DIR = Path(__file__).resolve().parents[3] / "enrich" / "neo4j-launcher"
+# A source checkout has the launcher project beside the package; a wheel has
+# a copy of its pom.xml and src/ inside the package (pyproject force-include).
+CHECKOUT_LAUNCHER = Path(__file__).resolve().parents[3] / "enrich" / "neo4j-launcher"
+PACKAGED_LAUNCHER = Path(__file__).resolve().parents[2] / "_launcher" / "neo4j-launcher"
+LAUNCHER_DIR = (CHECKOUT_LAUNCHER if (CHECKOUT_LAUNCHER / "pom.xml").is_file()
+                else PACKAGED_LAUNCHER)
 JAR_NAME = "neo4j-launcher.jar"
 READY_PREFIX = "READY "
 # The launcher reads the password from this variable so it never shows in `ps`.
@@ -99,32 +116,89 @@ class LocalNeo4j:
         self.stop()
 
 
-def launcher_jar(launcher_dir: Path = LAUNCHER_DIR, *, build: bool = True) -> Path:
-    """The launcher jar, built with Maven first if it (or its ``lib/``) is missing."""
-    jar = launcher_dir / "target" / JAR_NAME
-    if jar.is_file() and (launcher_dir / "target" / "lib").is_dir():
-        return jar
+def _say_on_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def cache_dir() -> Path:
+    """Where a wheel's launcher is built: ``$XDG_CACHE_HOME/graphkit`` or ``~/.cache/graphkit``."""
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "graphkit"
+
+
+def launcher_jar(
+    launcher_dir: Path = LAUNCHER_DIR,
+    *,
+    build: bool = True,
+    say: Callable[[str], None] = _say_on_stderr,
+) -> Path:
+    """The launcher jar, built with Maven first if it (or its ``lib/``) is missing.
+
+    A checkout's launcher is built in place; the wheel's read-only copy is
+    built in :func:`cache_dir`, in a folder named by a hash of its sources (a
+    new graphkit with a changed launcher builds anew).
+    """
     pom = launcher_dir / "pom.xml"
     if not pom.is_file():
         raise StoreError(
             f"the Neo4j launcher is not at {launcher_dir}",
-            hint="run from a graphkit source checkout (enrich/neo4j-launcher) or set NEO4J_URI",
+            hint="reinstall graphkit (its wheel carries the launcher) or set NEO4J_URI",
         )
+    project = launcher_dir
+    if launcher_dir.resolve() != CHECKOUT_LAUNCHER.resolve():
+        project = cache_dir() / f"neo4j-launcher-{_source_hash(launcher_dir)}"
+    jar = project / "target" / JAR_NAME
+    if jar.is_file() and (project / "target" / "lib").is_dir():
+        return jar
     if not build:
-        raise StoreError(f"{jar} is missing", hint=f"run: mvn -q -f {pom} package")
+        raise StoreError(f"{jar} is missing", hint=f"run: mvn -q -f {project / 'pom.xml'} package")
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise StoreError("Maven (mvn) is not on PATH", hint="install Maven 3.8+ and a JDK 17")
-    done = subprocess.run(
-        [mvn, "-q", "-B", "-f", str(pom), "package"], capture_output=True, text=True
-    )
-    if done.returncode != 0 or not jar.is_file():
-        raise Neo4jLaunchError(
-            f"building the Neo4j launcher failed (mvn exit {done.returncode})",
-            output=done.stdout + done.stderr,
-            hint=f"run: mvn -f {pom} package",
-        )
+        raise StoreError("Maven (mvn) is not on PATH, and the Neo4j launcher must be built once",
+                         hint="install Maven 3.8+ and a JDK 17")
+    if project != launcher_dir:
+        _copy_sources(launcher_dir, project)
+    say(f"building the Neo4j launcher in {project} with Maven (first use only; it downloads "
+        "Neo4j's jars, ~125 MB, from Maven Central)")
+    with _build_lock(project):
+        if not jar.is_file():  # another process may have built it while we waited
+            done = subprocess.run([mvn, "-q", "-B", "-f", str(project / "pom.xml"), "package"],
+                                  capture_output=True, text=True)
+            if done.returncode != 0 or not jar.is_file():
+                raise Neo4jLaunchError(
+                    f"building the Neo4j launcher failed (mvn exit {done.returncode})",
+                    output=done.stdout + done.stderr,
+                    hint=f"run: mvn -f {project / 'pom.xml'} package",
+                )
     return jar
+
+
+def _source_hash(launcher_dir: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted([launcher_dir / "pom.xml", *(launcher_dir / "src").rglob("*")]):
+        if p.is_file():
+            h.update(p.relative_to(launcher_dir).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _copy_sources(source: Path, project: Path) -> None:
+    project.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source / "pom.xml", project / "pom.xml")
+    shutil.copytree(source / "src", project / "src", dirs_exist_ok=True)
+
+
+@contextmanager
+def _build_lock(project: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``project/.build.lock``: one Maven build at a time."""
+    fd = os.open(project / ".build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        with suppress(ImportError):
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def start_local_neo4j(
@@ -138,6 +212,7 @@ def start_local_neo4j(
     pagecache: str = "256m",
     timeout: float = 180.0,
     launcher_dir: Path = LAUNCHER_DIR,
+    say: Callable[[str], None] = _say_on_stderr,
 ) -> LocalNeo4j:
     """Start the launcher and return once Bolt answers a query.
 
@@ -149,7 +224,7 @@ def start_local_neo4j(
     java = shutil.which("java")
     if java is None:
         raise StoreError("java is not on PATH", hint="install a JDK 17")
-    jar = launcher_jar(launcher_dir)
+    jar = launcher_jar(launcher_dir, say=say)
     remove_home = home is None
     home_path = Path(tempfile.mkdtemp(prefix="graphkit-neo4j-") if home is None else home)
     home_path.mkdir(parents=True, exist_ok=True)
@@ -228,14 +303,16 @@ def _wait_ready(server: LocalNeo4j, offset: int, deadline: float) -> str:
 
 def _wait_bolt(server: LocalNeo4j, deadline: float) -> None:
     """Run ``RETURN 1`` through the official driver: READY means listening, this means serving."""
-    from neo4j import GraphDatabase
+    from graphkit.stores.neo4j.store import driver_module
+
+    driver = driver_module()
     from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
     last: Exception | None = None
     while time.monotonic() < deadline:
         try:
-            with GraphDatabase.driver(server.uri, auth=server.auth) as driver:
-                driver.execute_query("RETURN 1")
+            with driver.GraphDatabase.driver(server.uri, auth=server.auth) as d:
+                d.execute_query("RETURN 1")
             return
         except (ServiceUnavailable, Neo4jError, OSError) as exc:
             last = exc

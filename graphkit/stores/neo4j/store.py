@@ -9,11 +9,20 @@ the driver retries on transient failures.
 Connection settings follow the official driver's conventions and are read from
 the environment when a store is made, never at import:
 ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``.
+Credentials written into the URI (``bolt://user:password@host``) are taken out
+of it and used as user and password; no message ever shows them.
+
+``load(if_exists="replace")`` deletes the graph's labels, then loads. If it is
+killed midway the database holds part of the new graph (and a
+``GraphkitLoad`` marker node saying so) until the same command is run again:
+that rerun deletes and loads again and converges to exactly the new graph.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -21,12 +30,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote
 
 import pyarrow as pa
 
 from graphkit.core.errors import StoreError, first_line
-from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables, LineageVocabulary
+from graphkit.core.graph import (
+    EDGE_SOURCE,
+    EDGE_TARGET,
+    NODE_ID,
+    EdgeTable,
+    GraphTables,
+    LineageVocabulary,
+    NodeTable,
+)
 from graphkit.stores.base import (
     Hit,
     IfExists,
@@ -65,6 +82,20 @@ def lookup_indexes(v: LineageVocabulary | None) -> list[tuple[str, str]]:
 DEFAULT_INDEXES: tuple[tuple[str, str], ...] = tuple(lookup_indexes(DEFAULT_VOCABULARY))
 
 DEFAULT_URI = "neo4j://localhost:7687"
+SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+INSTALL_HINT = "install the Neo4j driver: pip install 'neo4j>=5.20'"
+# A node of this label exists while a replace-load runs; a killed one leaves it.
+LOAD_MARKER = "GraphkitLoad"
+# scheme://[userinfo@]host[:port][/...]; userinfo may hold any character but "/".
+_URI = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<userinfo>[^/?#]*)@)?"
+                  r"(?P<hostport>[^/?#@]*)(?P<rest>.*)", re.DOTALL)
+
+# The driver logs routing retries and server notifications (16 lines of
+# Cypher for a query on a database without graphkit's labels) through
+# `logging`; with no handler, Python prints WARNINGs to stderr. graphkit turns
+# every failure into one StoreError line, so the driver's log stays quiet
+# unless the application configures logging itself.
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
 
 @dataclass(frozen=True)
@@ -75,6 +106,20 @@ class Neo4jConfig:
     user: str = "neo4j"
     password: str | None = field(default=None, repr=False)
     database: str | None = None  # None: the server's home database
+
+    def __post_init__(self) -> None:
+        # Credentials in the URI move to user/password (the driver refuses
+        # them there, and its error would echo the whole URI).
+        m = _URI.fullmatch(self.uri.strip())
+        if m is None or m.group("userinfo") is None:
+            return
+        user, _, password = m.group("userinfo").partition(":")
+        clean = f"{m.group('scheme')}://{m.group('hostport')}{m.group('rest')}"
+        object.__setattr__(self, "uri", clean)
+        if self.password is None and password:
+            object.__setattr__(self, "password", unquote(password))
+            if user:
+                object.__setattr__(self, "user", unquote(user))
 
     @classmethod
     def from_env(
@@ -95,12 +140,44 @@ class Neo4jConfig:
 
     @property
     def display_uri(self) -> str:
-        """The URI without any ``user:password@`` part, safe to print."""
-        parts = urlsplit(self.uri)
-        host = parts.hostname or ""
-        if parts.port:
-            host += f":{parts.port}"
-        return f"{parts.scheme}://{host}" if parts.scheme else self.uri
+        """The URI without any ``user:password@`` part, safe to print; never raises."""
+        m = _URI.fullmatch(self.uri.strip())
+        if m is None:  # not scheme://…: show it with anything before an "@" cut off
+            return "***@" + self.uri.rsplit("@", 1)[1] if "@" in self.uri else self.uri
+        return f"{m.group('scheme')}://{m.group('hostport')}"
+
+    def check(self) -> None:
+        """A one-line :class:`StoreError` if the URI is not one the driver can use."""
+        where = self.display_uri
+        m = _URI.fullmatch(self.uri.strip())
+        if m is None or (m.group("hostport").startswith("[") and "]" not in m.group("hostport")):
+            raise StoreError(f"Neo4j URI {where!r} is not scheme://host[:port]",
+                             hint="e.g. NEO4J_URI=bolt://127.0.0.1:7687")
+        if m.group("scheme").lower() not in SCHEMES:
+            raise StoreError(f"Neo4j URI {where!r}: graphkit speaks Bolt, not "
+                             f"{m.group('scheme')!r}", hint=f"use one of {', '.join(SCHEMES)}")
+        hostport = m.group("hostport")
+        host, port = hostport, None
+        if hostport.startswith("["):  # [IPv6]:port
+            host, _, tail = hostport.partition("]")
+            if not tail.startswith(":") and tail:
+                host = ""
+            port = tail[1:] or None
+        elif ":" in hostport:
+            host, port = hostport.rsplit(":", 1)
+        if not host.strip("[") or any(c.isspace() for c in hostport):
+            raise StoreError(f"Neo4j URI {where!r} names no host",
+                             hint="e.g. NEO4J_URI=bolt://127.0.0.1:7687")
+        if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
+            raise StoreError(f"Neo4j URI {where!r}: port {port!r} is not a number from 1 to "
+                             "65535", hint="e.g. NEO4J_URI=bolt://127.0.0.1:7687")
+
+    def redact(self, text: str) -> str:
+        """``text`` with the password and any URI credentials replaced by ``***``."""
+        text = re.sub(r"://[^/\s@'\"]*@", "://***@", text)
+        if self.password and len(self.password) >= 3:
+            text = text.replace(self.password, "***")
+        return text
 
 
 class Neo4jStore:
@@ -122,9 +199,9 @@ class Neo4jStore:
         max_retry_seconds: float = 30.0,
         vocabulary: LineageVocabulary | None = DEFAULT_VOCABULARY,
     ) -> None:
-        from neo4j import GraphDatabase
-
         self.config = config if config is not None else Neo4jConfig.from_env()
+        self.config.check()
+        driver = driver_module()
         if batch_size < 1:
             raise StoreError(f"batch size must be positive, got {batch_size}")
         self.batch_size = batch_size
@@ -135,8 +212,12 @@ class Neo4jStore:
         cfg = self.config
         auth = (cfg.user, cfg.password) if cfg.password is not None else None
         with self._errors():
-            self._driver = GraphDatabase.driver(
-                cfg.uri, auth=auth, max_transaction_retry_time=max_retry_seconds
+            # Notifications off at the server: a query on a database without
+            # graphkit's labels is a normal question (answer: nothing), not a
+            # warning with the query text printed.
+            self._driver = driver.GraphDatabase.driver(
+                cfg.uri, auth=auth, max_transaction_retry_time=max_retry_seconds,
+                notifications_min_severity="OFF",
             )
 
     @classmethod
@@ -216,7 +297,9 @@ class Neo4jStore:
                     hint="load with --if-exists merge or replace",
                 )
         self.ensure_schema(labels)
+        report.resumed_replace = self._marker_count() > 0
         if if_exists == "replace":
+            self._write(cypher.create_load_marker(LOAD_MARKER), labels=labels)
             report.removed = self.delete_labels(labels)
         for label in labels:
             table = graph.nodes[label].table
@@ -228,8 +311,21 @@ class Neo4jStore:
             report.edges[rel_type] = written
             if written < edges.table.num_rows:
                 report.skipped_edges[rel_type] = edges.table.num_rows - written
+        if if_exists == "replace":
+            # Whole now, and so is any killed replace before this one. (A merge
+            # cannot say so: labels a killed replace had not yet cleared still
+            # hold the old graph's nodes, so only a replace clears the marker.)
+            self._write(cypher.delete_load_markers(LOAD_MARKER))
         report.seconds = time.perf_counter() - started
         return report
+
+    def _marker_count(self) -> int:
+        return int(self._read(cypher.count_nodes([LOAD_MARKER]))[0]["count"])
+
+    def interrupted_load(self) -> bool:
+        """True if a ``replace`` load was killed and not yet run again: the graph
+        in the database is incomplete until it is."""
+        return self._marker_count() > 0
 
     def ensure_schema(self, labels: Sequence[str]) -> None:
         """Uniqueness on ``id`` for every label, the lookup indexes, then wait for them."""
@@ -401,6 +497,19 @@ class Neo4jStore:
     @contextmanager
     def _errors(self) -> Iterator[None]:
         """Turn driver failures into one-line :class:`StoreError`s (never the password)."""
+        try:
+            yield
+        except StoreError:
+            raise
+        except Exception as exc:
+            error = self._classify(exc)
+            if error is None:
+                raise  # not the driver's: a bug, keep the traceback
+            raise error from None
+
+    def _classify(self, exc: Exception) -> StoreError | None:
+        """The one-line error for a driver failure, credentials redacted; None if
+        ``exc`` is not one."""
         from neo4j.exceptions import (
             AuthError,
             ConfigurationError,
@@ -411,30 +520,119 @@ class Neo4jStore:
         )
 
         where = self.config.display_uri
-        try:
-            yield
-        except AuthError:
-            raise StoreError(
+        detail = self.config.redact(first_line(exc, 300))
+        if isinstance(exc, AuthError):
+            return StoreError(
                 f"Neo4j at {where} refused the credentials of user {self.config.user!r}",
                 hint="check NEO4J_USERNAME and NEO4J_PASSWORD",
-            ) from None
-        except (ServiceUnavailable, SessionExpired) as exc:
-            raise StoreError(
-                f"cannot reach Neo4j at {where} ({first_line(exc, 300)})",
+            )
+        if isinstance(exc, ServiceUnavailable | SessionExpired):
+            return StoreError(
+                f"cannot reach Neo4j at {where} ({detail})",
                 hint="is the server running? set NEO4J_URI, or start one: graphkit neo4j-server",
-            ) from None
-        except Neo4jError as exc:
+            )
+        if isinstance(exc, Neo4jError):
             code = exc.code or ""
             if code.endswith("DatabaseNotFound"):
-                raise StoreError(
+                return StoreError(
                     f"Neo4j at {where} has no database {self.config.database!r}",
                     hint="check NEO4J_DATABASE (Community has one user database, 'neo4j')",
-                ) from None
-            raise StoreError(f"Neo4j at {where} failed: {code}: {first_line(exc, 300)}") from None
-        except (ConfigurationError, ValueError) as exc:
-            raise StoreError(f"bad Neo4j settings for {where}: {first_line(exc, 300)}") from None
-        except DriverError as exc:
-            raise StoreError(f"Neo4j driver error for {where}: {first_line(exc, 300)}") from None
+                )
+            return StoreError(f"Neo4j at {where} failed: {code}: {detail}")
+        if isinstance(exc, ConfigurationError | ValueError):
+            return StoreError(f"bad Neo4j settings for {where}: {detail}")
+        if isinstance(exc, DriverError | OSError):
+            return StoreError(f"Neo4j driver error for {where}: {detail}")
+        return None
+
+    # --- reading a whole graph back (graphkit snapshot --neo4j) --------------
+
+    def read_graph(self, labels: Sequence[str] | None = None,
+                   rel_types: Sequence[str] | None = None) -> GraphTables:
+        """Every node and relationship in the database (or only those with
+        ``labels`` / of ``rel_types``) as tables.
+
+        A node's ``id`` property is its id (its ``elementId`` if it has none).
+        Column types come from the values the driver returns: integers int64,
+        floats float64, datetimes ``timestamp[us, tz=UTC]``, local datetimes
+        ``timestamp[us]``, dates ``date32``, lists as lists; a property whose
+        values mix types is text. Keys and the contract are unknown here
+        (empty, ``"neo4j"``): :mod:`graphkit.export.from_neo4j` restores them
+        from a contract.
+        """
+        # The token lists keep names whose nodes were all deleted: keep those in use.
+        if labels is None:
+            labels = [r["label"] for r in self._read(
+                "CALL db.labels() YIELD label RETURN label ORDER BY label")
+                if self._read(f"MATCH (n:{cypher.quote_name(r['label'])}) RETURN 1 LIMIT 1")]
+        if rel_types is None:
+            rel_types = [r["t"] for r in self._read(
+                "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t")
+                if self._read(f"MATCH ()-[:{cypher.quote_name(r['t'], 'relationship type')}]->()"
+                              " RETURN 1 LIMIT 1")]
+        for name in labels:
+            cypher.quote_name(name)
+        for name in rel_types:
+            cypher.quote_name(name, "relationship type")
+        graph = GraphTables("neo4j", 0, 0, "thread")
+        for label in labels:
+            graph.nodes[label] = NodeTable(label, (), self._read_nodes(label))
+        for rel_type in rel_types:
+            graph.edges[rel_type] = self._read_relationships(rel_type)
+        return graph
+
+    def _read_nodes(self, label: str) -> pa.Table:
+        query = (f"MATCH (n:{cypher.quote_name(label)}) "
+                 "RETURN coalesce(n.id, elementId(n)) AS id, properties(n) AS p ORDER BY id")
+
+        def work(tx: Any) -> tuple[list[str], list[dict[str, Any]]]:
+            ids, props = [], []
+            for r in tx.run(query):
+                ids.append(r["id"])
+                props.append({k: v for k, v in r["p"].items() if k != NODE_ID})
+            return ids, props
+
+        with self._errors(), self._session() as session:
+            ids, props = session.execute_read(work)
+        return _property_table({NODE_ID: pa.array(ids, pa.string())}, props)
+
+    def _read_relationships(self, rel_type: str) -> EdgeTable:
+        query = (f"MATCH (a)-[r:{cypher.quote_name(rel_type, 'relationship type')}]->(b) "
+                 "RETURN coalesce(a.id, elementId(a)) AS s, coalesce(b.id, elementId(b)) AS t, "
+                 "labels(a) AS sl, labels(b) AS tl, properties(r) AS p ORDER BY s, t")
+
+        def work(tx: Any) -> tuple[list[str], list[str], set[tuple[str, str]],
+                                   list[dict[str, Any]]]:
+            src, dst, ends, props = [], [], set(), []
+            for r in tx.run(query):
+                src.append(r["s"])
+                dst.append(r["t"])
+                ends.add((":".join(sorted(r["sl"])), ":".join(sorted(r["tl"]))))
+                props.append(dict(r["p"]))
+            return src, dst, ends, props
+
+        with self._errors(), self._session() as session:
+            src, dst, ends, props = session.execute_read(work)
+        if len(ends) > 1:
+            raise StoreError(
+                f"relationships of type {rel_type} join several label pairs "
+                f"({', '.join(f'{a}->{b}' for a, b in sorted(ends))}); a graphkit edge type "
+                "joins one", hint="name the relationship types to read")
+        source_type, target_type = next(iter(ends)) if ends else ("", "")
+        table = _property_table({EDGE_SOURCE: pa.array(src, pa.string()),
+                                 EDGE_TARGET: pa.array(dst, pa.string())}, props)
+        return EdgeTable(rel_type, source_type, target_type, table)
+
+
+def driver_module() -> Any:
+    """The ``neo4j`` driver package, or a one-line :class:`StoreError` saying how
+    to install it (never an ImportError traceback)."""
+    try:
+        import neo4j
+    except ImportError as exc:
+        raise StoreError(f"the Neo4j driver cannot be imported ({first_line(exc, 300)})",
+                         hint=INSTALL_HINT) from None
+    return neo4j
 
 
 # --- rows ---------------------------------------------------------------------
@@ -516,3 +714,41 @@ def _iso(value: Any) -> str | None:
     if isinstance(value, date):
         return value.isoformat()
     return str(value)
+
+
+# --- reading back -------------------------------------------------------------
+
+
+def _property_table(first: dict[str, pa.Array], props: list[dict[str, Any]]) -> pa.Table:
+    """``first`` then one column per property name (sorted), typed from the values."""
+    names = sorted({k for p in props for k in p})
+    cols = dict(first)
+    for name in names:
+        cols[name] = _column([p.get(name) for p in props])
+    return pa.table(cols)
+
+
+def _native(value: Any) -> Any:
+    """A driver value as plain Python: temporal types native (aware ones in UTC)."""
+    if isinstance(value, list):
+        return [_native(v) for v in value]
+    if hasattr(value, "to_native"):  # neo4j.time.DateTime / Date / Time
+        value = value.to_native()
+        if isinstance(value, datetime) and value.tzinfo is not None:
+            value = value.astimezone(UTC)
+        return value
+    if value is None or isinstance(value, str | int | float | bool | bytes | date):
+        return value
+    return str(value)  # durations, points: their text
+
+
+def _column(values: list[Any]) -> pa.Array:
+    """An Arrow column for property values, text if they mix types."""
+    native = [_native(v) for v in values]
+    present = [v for v in native if v is not None]
+    if present and all(isinstance(v, datetime) and v.tzinfo is not None for v in present):
+        return pa.array(native, pa.timestamp("us", tz="UTC"))
+    try:
+        return pa.array(native)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        return pa.array([None if v is None else str(v) for v in native], pa.string())

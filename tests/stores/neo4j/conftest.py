@@ -1,8 +1,12 @@
 """A real Neo4j for the tests: the enrich/ launcher, started once per test session.
 
-Set ``NEO4J_URI`` (and ``NEO4J_USERNAME``/``NEO4J_PASSWORD``/``NEO4J_DATABASE``)
-to use a running server instead. It must be a scratch database: the tests
-delete every node in it.
+The tests never read ``NEO4J_URI``: a user who has it exported for their own
+database must not have ``pytest`` clear it. To use a running server instead,
+name it with the test-only variables ``GRAPHKIT_TEST_NEO4J_URI`` (and
+``GRAPHKIT_TEST_NEO4J_USERNAME``/``_PASSWORD``/``_DATABASE``). The tests clear
+a database only if it carries the :data:`TEST_MARKER` node: written when the
+tests start their own server, or when the named database is empty at the
+start. A named database with data and no marker fails the tests untouched.
 
 If the server cannot start, every test here FAILS with the launcher's output.
 Nothing is skipped: a missing Neo4j must not turn the suite green.
@@ -21,6 +25,10 @@ import pytest
 from graphkit.stores.neo4j.server import LocalNeo4j, Neo4jLaunchError, start_local_neo4j
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 
+# The label of the one node saying "a graphkit test database: may be cleared".
+TEST_MARKER = "GraphkitTestDatabase"
+TEST_ENV = "GRAPHKIT_TEST_NEO4J_"
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Everything in this folder needs the server; the pure Cypher builders'
@@ -38,35 +46,75 @@ def launch(**kwargs: object) -> LocalNeo4j:
         pytest.fail(f"Neo4j launcher failed: {err}\n--- launcher output ---\n{err.output}")
 
 
+def named_test_server(env: dict[str, str] | os._Environ[str] = os.environ) -> Neo4jConfig | None:
+    """The server the test-only variables name, or None (start our own).
+    ``NEO4J_*`` is deliberately not read."""
+    uri = env.get(TEST_ENV + "URI")
+    if not uri:
+        return None
+    return Neo4jConfig(uri=uri, user=env.get(TEST_ENV + "USERNAME") or "neo4j",
+                       password=env.get(TEST_ENV + "PASSWORD"),
+                       database=env.get(TEST_ENV + "DATABASE") or None)
+
+
+def _run(store: Neo4jStore, query: str) -> int:
+    with store._driver.session(database=store.config.database) as session:
+        return int(session.execute_write(lambda tx: tx.run(query).single()[0]))
+
+
+def has_marker(store: Neo4jStore) -> bool:
+    return store.node_counts([TEST_MARKER])[TEST_MARKER] > 0
+
+
+def mark_for_tests(store: Neo4jStore, *, only_if_empty: bool) -> None:
+    """Write the marker; with ``only_if_empty``, refuse a database that holds anything."""
+    if has_marker(store):
+        return
+    if only_if_empty and _run(store, "MATCH (n) RETURN count(n)") > 0:
+        pytest.fail(f"{TEST_ENV}URI names {store.config.display_uri}, which holds data and no "
+                    f"({TEST_MARKER}) node: the tests will not clear a database they did not "
+                    f"create. Point it at an empty scratch database, or run "
+                    f"CREATE (:{TEST_MARKER}) there if it may be wiped.")
+    _run(store, f"CREATE (m:{TEST_MARKER}) RETURN count(m)")
+
+
 @pytest.fixture(scope="session")
 def neo4j_config() -> Iterator[Neo4jConfig]:
-    """Connection settings of the session's server (ours, or NEO4J_URI's)."""
-    if os.environ.get("NEO4J_URI"):
-        yield Neo4jConfig.from_env()
+    """Connection settings of the session's server (ours, or the one the test variables name)."""
+    named = named_test_server()
+    if named is not None:
+        with Neo4jStore(named) as s:
+            mark_for_tests(s, only_if_empty=True)
+        yield named
         return
     server = launch()
     try:
-        yield Neo4jConfig(uri=server.uri, user=server.user, password=server.password)
+        config = Neo4jConfig(uri=server.uri, user=server.user, password=server.password)
+        with Neo4jStore(config) as s:
+            mark_for_tests(s, only_if_empty=False)  # ours, new: nothing to lose
+        yield config
     finally:
         server.stop()
 
 
 @pytest.fixture
 def store(neo4j_config: Neo4jConfig) -> Iterator[Neo4jStore]:
-    """A store on an empty database (everything deleted before the test)."""
+    """A store on an empty database (everything but the test marker deleted first)."""
     with Neo4jStore(neo4j_config, batch_size=1000) as s:
         wipe(s)
         yield s
 
 
+class NotATestDatabase(Exception):
+    """wipe() was pointed at a database without the test marker."""
+
+
 def wipe(store: Neo4jStore) -> None:
-    """Delete every node and relationship, in batches."""
-    with store._driver.session(database=store.config.database) as session:
-        while True:
-            deleted = session.execute_write(
-                lambda tx: tx.run(
-                    "MATCH (n) WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c"
-                ).single()["c"]
-            )
-            if deleted == 0:
-                break
+    """Delete every node and relationship but the marker, in batches; refuse
+    (:class:`NotATestDatabase`, nothing deleted) a database without the marker."""
+    if not has_marker(store):
+        raise NotATestDatabase(f"refusing to clear {store.config.display_uri}: it has no "
+                               f"({TEST_MARKER}) node, so the tests did not create it")
+    while _run(store, f"MATCH (n) WHERE NOT n:{TEST_MARKER} WITH n LIMIT 10000 "
+                      "DETACH DELETE n RETURN count(*)"):
+        pass

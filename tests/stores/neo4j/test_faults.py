@@ -17,7 +17,7 @@ import pytest
 from graphkit.core.errors import StoreError
 from graphkit.stores.neo4j.server import LocalNeo4j
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
-from tests.stores.neo4j.conftest import launch
+from tests.stores.neo4j.conftest import NotATestDatabase, launch, wipe
 from tests.stores.neo4j.neo4j_test_graphs import chain_graph
 
 PASSWORD = "s3cret-Pa55word-for-faults"
@@ -92,6 +92,17 @@ def test_env_is_read_at_call_time(monkeypatch: pytest.MonkeyPatch) -> None:
         "bolt://example:7777", "alice", PASSWORD, "graphs",
     )  # fmt: skip
     assert Neo4jConfig.from_env(uri="neo4j://other:1").uri == "neo4j://other:1"
+
+
+def test_wipe_refuses_a_database_the_tests_did_not_mark(own_server: LocalNeo4j) -> None:
+    """The users-database case: no marker node, so the test helper deletes nothing."""
+    config = Neo4jConfig(uri=own_server.uri, password=PASSWORD)
+    with Neo4jStore(config) as store:
+        store._write("CREATE (n:UsersOwnData {x: 1}) RETURN count(n)")
+        with pytest.raises(NotATestDatabase, match="refusing to clear"):
+            wipe(store)
+        assert store.node_counts(["UsersOwnData"]) == {"UsersOwnData": 1}
+        store.delete_labels(["UsersOwnData"])
 
 
 def test_kill_mid_load_then_reload_converges(own_server: LocalNeo4j, own_home: Path) -> None:

@@ -1,0 +1,87 @@
+"""``graphkit export`` and ``graphkit snapshot``: graphs leaving and entering
+graphkit's snapshot format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from graphkit.cli.app import (
+    UserError,
+    cli,
+    echo_json,
+    err,
+    is_terminal,
+    neo4j_store,
+    password_option,
+    progress,
+)
+from graphkit.export.registry import format_names
+
+
+@cli.command("export")
+@click.argument("snapshot_dir", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", required=True, type=click.Choice(format_names()),
+              help="node-link, graphml, gexf: one file; neo4j-csv, neo4j-parquet: a folder "
+                   "for neo4j-admin import; cypher: a script; edges: one row per edge "
+                   "(.parquet or .csv).")
+@click.argument("out")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def export(snapshot_dir: Path, fmt: str, out: str, as_json: bool) -> None:
+    """Export a snapshot for other tools: OUT is a file, a folder, or - (stdout)
+    for the one-file formats.
+
+    Example: graphkit export out/graph --format gexf graph.gexf
+    """
+    from graphkit.export import export_snapshot
+
+    if as_json and out == "-":
+        raise UserError("--json prints to stdout, where OUT - writes the graph; give a file")
+    with progress(is_terminal()) as say:
+        report = export_snapshot(snapshot_dir, fmt, out, progress=say)
+    if as_json:
+        echo_json(report.to_json())
+        return
+    say_done = err if out == "-" else click.echo
+    say_done(f"wrote {sum(report.nodes.values())} nodes and {sum(report.edges.values())} "
+             f"edges as {fmt} to {report.out} in {report.seconds:.2f} s")
+    for note in report.notes:
+        say_done(f"note: {note}")
+
+
+@cli.command("snapshot")
+@click.argument("snapshot_dir", type=click.Path(path_type=Path))
+@click.option("--neo4j", is_flag=True, required=True,
+              help="Read the graph from the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
+                   "NEO4J_PASSWORD/NEO4J_DATABASE.")
+@click.option("--contract", default="ai-gateway-graph", show_default=True,
+              help="The contract whose keys, column types and lineage the snapshot takes "
+                   "(a shipped name or a YAML path).")
+@click.option("--no-contract", is_flag=True,
+              help="Keep what Neo4j holds as found: types from the values, no keys.")
+@click.option("--granularity", type=click.Choice(["thread", "message"]),
+              help="Default: message if Neo4j holds Message nodes, else thread.")
+@click.option("--include-content", is_flag=True, help="Keep message content properties.")
+@password_option
+@click.option("--json", "as_json", is_flag=True, help="Print the node/edge counts as JSON.")
+def snapshot(snapshot_dir: Path, neo4j: bool, contract: str, no_contract: bool,
+             granularity: str | None, include_content: bool, ask_password: bool,
+             as_json: bool) -> None:
+    """Take a snapshot of a graph that lives in Neo4j: every label and
+    relationship type found there, property types restored from its values.
+
+    Example: NEO4J_URI=bolt://127.0.0.1:7687 graphkit snapshot --neo4j out/from-neo4j
+    """
+    from graphkit.export.from_neo4j import snapshot_neo4j
+
+    with progress(not as_json and is_terminal()) as say, neo4j_store(ask_password) as neo:
+        say(f"reading the graph in {neo.config.display_uri}")
+        manifest = snapshot_neo4j(neo, snapshot_dir, contract=None if no_contract else contract,
+                                  granularity=granularity, include_content=include_content)
+    counts = manifest["counts"]
+    if as_json:
+        echo_json({"snapshot": str(snapshot_dir), **counts})
+        return
+    click.echo(f"snapshot of {sum(counts['nodes'].values())} nodes and "
+               f"{sum(counts['edges'].values())} relationships written to {snapshot_dir}")

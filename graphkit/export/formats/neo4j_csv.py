@@ -1,0 +1,98 @@
+"""``neo4j-csv``: a folder of CSV files for ``neo4j-admin database import full``
+(see :mod:`graphkit.export.bulk` for the layout and the header types).
+
+Every value is quoted (RFC 4180, quotes doubled, backslashes literal) and a
+null is an empty unquoted field, which the importer leaves out, so an empty
+string stays an empty string. Lists are joined with ``;`` (or the first of
+``|``, U+001F, U+001E, U+001D no element contains; the README's command then
+names it), and an empty list is written as null. Values with line breaks need
+``--multiline-fields=true``, which the README's command then carries.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from graphkit.core.graph import GraphTables
+from graphkit.export.bulk import (
+    ARRAY_DELIMITERS,
+    TEMPORAL,
+    BulkPlan,
+    BulkTable,
+    Column,
+    any_text_match,
+    arg_char,
+    map_list_values,
+    temporal_text,
+    unused,
+    write_folder,
+)
+from graphkit.export.registry import ExportError, ExportReport, Format, Output, Progress
+
+
+def _list_values(plan: BulkPlan) -> list[pa.ChunkedArray]:
+    return [c.values for t in plan.tables for c in t.columns if c.is_list]
+
+
+def _delimiter(plan: BulkPlan) -> str:
+    found = unused(_list_values(plan), ARRAY_DELIMITERS)
+    if found is None:
+        raise ExportError("every array delimiter neo4j-admin could use (" + ", ".join(
+            arg_char(c) for c in ARRAY_DELIMITERS) + ") occurs inside a list element",
+            hint="use --format neo4j-parquet, which keeps lists as lists")
+    return found
+
+
+def _text(col: Column, delimiter: str) -> pa.ChunkedArray:
+    values = col.values
+    if col.is_list:
+        kind = col.kind
+
+        def element_text(v: pa.Array) -> pa.Array:
+            return temporal_text(v, kind) if kind in TEMPORAL else v.cast(pa.string())
+
+        joined = pc.binary_join(map_list_values(values, element_text), delimiter)
+        # An empty list would be one empty element: leave it out like a null.
+        empty = pc.equal(pc.list_value_length(values), 0)
+        return pc.if_else(pc.fill_null(empty, False), pa.scalar(None, pa.string()), joined)
+    if col.kind in TEMPORAL:
+        return temporal_text(values, col.kind)
+    return values
+
+
+def _multiline(plan: BulkPlan) -> bool:
+    return any(any_text_match(c.values, "[\r\n]") for t in plan.tables for c in t.columns)
+
+
+def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:
+    """Write ``graph``'s import folder (CSV) to ``out``."""
+    delimiter: list[str] = []
+
+    def writer(t: BulkTable, path: Path) -> None:
+        if not delimiter:
+            raise RuntimeError("the array delimiter is chosen before any file is written")
+        table = pa.table({c.header: _text(c, delimiter[0]) for c in t.columns})
+        pacsv.write_csv(table, path, pacsv.WriteOptions(quoting_style="all_valid"))
+
+    def extra(plan: BulkPlan) -> list[str]:
+        args = []
+        if delimiter[0] != ";":
+            args.append(f"--array-delimiter={arg_char(delimiter[0])}")
+        if _multiline(plan):
+            args.append("--multiline-fields=true")
+        return args
+
+    def choose(plan: BulkPlan) -> None:
+        delimiter.append(_delimiter(plan))
+
+    notes = ["an empty list is written as null (absent), as CSV cannot tell them apart"]
+    return write_folder(graph, out, progress, fmt="neo4j-csv", suffix=".csv", writer=writer,
+                        extra_args=extra, file_notes=notes, before=choose)
+
+
+FORMAT = Format("neo4j-csv", "a folder of CSV files for neo4j-admin database import", write,
+                folder=True)

@@ -1,0 +1,50 @@
+"""``node-link``: networkx's node-link JSON (``nx.node_link_data``), one file.
+
+Read it back with ``nx.node_link_graph(json.load(f), edges="edges")`` and, for
+graphkit's tables, :func:`graphkit.stores.networkx_store.from_networkx`.
+Values are held as :func:`~graphkit.stores.networkx_store.to_networkx` holds
+them: times as ISO-8601 text, lists/maps as JSON text, nulls left out, and
+``graph.encoding`` names those keys.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import networkx as nx
+
+from graphkit.core.graph import GraphTables
+from graphkit.export.registry import ExportReport, Format, Output, Progress
+from graphkit.stores.networkx_store import from_networkx, to_networkx
+
+# networkx 3.4 began warning that the default name of the edge list will change
+# from "links" to "edges"; naming it keeps files the same across versions.
+EDGES_KEY = "edges"
+
+
+def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:
+    """Write ``graph`` as node-link JSON to ``out`` (a file or stdout)."""
+    progress("building the networkx graph")
+    G = to_networkx(graph)
+    progress(f"writing {G.number_of_nodes()} nodes and {G.number_of_edges()} edges")
+    data = nx.node_link_data(G, edges=EDGES_KEY)
+    with out.open_binary() as fh:
+        text = io.TextIOWrapper(fh, encoding="utf-8", newline="\n")
+        json.dump(data, text, ensure_ascii=False)
+        text.write("\n")
+        text.flush()
+        text.detach()
+    return ExportReport("node-link", out.name, graph.node_counts(), graph.edge_counts())
+
+
+def read(path: Path) -> GraphTables:
+    """The tables in a node-link file written by :func:`write`."""
+    with open(path, encoding="utf-8") as fh:
+        G = nx.node_link_graph(json.load(fh), directed=True, multigraph=True, edges=EDGES_KEY)
+    return from_networkx(G)
+
+
+FORMAT = Format("node-link", "networkx node-link JSON (one file; - for stdout)", write,
+                read=read)

@@ -1,0 +1,205 @@
+"""The export formats and what they share: one module per format under
+:mod:`graphkit.export.formats`, found by name.
+
+A format is a module ``graphkit/export/formats/<name>.py`` (``node_link.py``
+is ``--format node-link``) defining ``FORMAT``, a :class:`Format`. Nothing
+else lists the formats, so adding one is adding one module; listing the names
+imports none of them (``graphkit --help`` stays fast).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from graphkit.core.errors import GraphkitError
+from graphkit.core.graph import GraphTables
+
+# A status line on a terminal (see graphkit.cli.app.progress); a no-op when piped.
+Progress = Callable[[str], None]
+
+# The file a folder export writes first, so a rerun may replace the folder.
+MARKER = "graphkit-export.json"
+
+
+class ExportError(GraphkitError):
+    """An export cannot be written where or how it was asked."""
+
+
+@dataclass
+class ExportReport:
+    """What one export wrote."""
+
+    format: str
+    out: str  # the file or folder, or "-" for stdout
+    nodes: dict[str, int] = field(default_factory=dict)
+    edges: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # what a user should know (skips, encodings)
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict for ``--json`` output."""
+        return {"format": self.format, "out": self.out, "nodes": dict(self.nodes),
+                "edges": dict(self.edges), "seconds": round(self.seconds, 3),
+                "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where an export goes: a file, a folder, or stdout (``path`` None)."""
+
+    path: Path | None
+
+    @property
+    def name(self) -> str:
+        """The path as the user gave it, or ``-``."""
+        return "-" if self.path is None else str(self.path)
+
+    @property
+    def suffix(self) -> str:
+        """The file suffix, lower case (``""`` for stdout)."""
+        return "" if self.path is None else self.path.suffix.lower()
+
+    @contextmanager
+    def open_binary(self) -> Iterator[IO[bytes]]:
+        """A binary stream; a file appears only once it is complete."""
+        if self.path is None:
+            yield sys.stdout.buffer
+            sys.stdout.buffer.flush()
+            return
+        with _atomic_file(self.path) as fh:
+            yield fh
+
+    @contextmanager
+    def folder(self, fmt: str) -> Iterator[Path]:
+        """A new folder to fill; it replaces ``path`` once complete."""
+        if self.path is None:
+            raise ExportError(f"format {fmt} writes a folder and cannot go to stdout",
+                              hint="give a folder path as OUT")
+        with _atomic_folder(self.path) as tmp:
+            yield tmp
+
+
+@dataclass(frozen=True)
+class Format:
+    """One export format."""
+
+    name: str  # what --format takes
+    summary: str  # one line for --help
+    write: Callable[[GraphTables, Output, Progress], ExportReport]
+    folder: bool = False  # writes a folder (never stdout)
+    # Reads a file written by ``write`` back into tables with the format's
+    # owner tool (networkx); None where that takes a server (Neo4j).
+    read: Callable[[Path], GraphTables] | None = None
+
+
+def format_names() -> list[str]:
+    """Every format's name, without importing any of them."""
+    import graphkit.export.formats as pkg
+
+    return sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(pkg.__path__)
+                  if not m.name.startswith("_"))
+
+
+def get_format(name: str) -> Format:
+    """The format called ``name``; :class:`ExportError` listing the names if none is."""
+    names = format_names()
+    if name not in names:
+        raise ExportError(f"unknown export format {name!r}",
+                          hint="use one of " + ", ".join(names))
+    module = importlib.import_module(f"graphkit.export.formats.{name.replace('-', '_')}")
+    fmt = getattr(module, "FORMAT", None)
+    if not isinstance(fmt, Format):  # a module in formats/ that forgot FORMAT: a bug
+        raise TypeError(f"{module.__name__} defines no FORMAT")
+    return fmt
+
+
+def export_graph(graph: GraphTables, fmt: str, out: Path | str | None, *,
+                 progress: Progress | None = None) -> ExportReport:
+    """Write ``graph`` in format ``fmt`` to ``out`` (a path; ``"-"`` or None
+    for stdout where the format is one file) and say what was written."""
+    f = get_format(fmt)
+    target = Output(None if out is None or str(out) == "-" else Path(out))
+    t0 = time.perf_counter()
+    report = f.write(graph, target, progress or (lambda _m: None))
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def export_snapshot(snapshot_dir: Path | str, fmt: str, out: Path | str | None, *,
+                    progress: Progress | None = None) -> ExportReport:
+    """Read the snapshot in ``snapshot_dir`` and export it (see :func:`export_graph`)."""
+    from graphkit.snapshot import read_snapshot
+
+    get_format(fmt)  # an unknown format fails before the snapshot is read
+    if progress:
+        progress(f"reading snapshot {snapshot_dir}")
+    return export_graph(read_snapshot(Path(snapshot_dir)), fmt, out, progress=progress)
+
+
+def write_marker(folder: Path, report: ExportReport, extra: dict[str, Any]) -> None:
+    """The folder's ``graphkit-export.json``: format, counts and format notes."""
+    data = {"format": report.format, "nodes": report.nodes, "edges": report.edges,
+            "notes": report.notes, **extra}
+    (folder / MARKER).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+@contextmanager
+def _atomic_file(path: Path) -> Iterator[IO[bytes]]:
+    if path.is_dir():
+        raise ExportError("is a folder; this format writes one file", path=str(path),
+                          hint="give a file name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a plain file is not
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def _atomic_folder(path: Path) -> Iterator[Path]:
+    if path.exists() and not path.is_dir():
+        raise ExportError("exists and is not a folder", path=str(path),
+                          hint="this format writes a folder; give a new folder path")
+    if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
+        raise ExportError("refusing to replace a folder that is not a graphkit export",
+                          path=str(path), hint="choose an empty or new folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        yield tmp
+        tmp.chmod(0o777 & ~_umask())
+        if path.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
+            old.rmdir()
+            path.rename(old)
+            tmp.rename(path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _umask() -> int:
+    # The only way to read the umask is to set it; put it straight back.
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
