@@ -206,8 +206,10 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                               path=str(f)) from None
         check_schema(contract, schema, str(f))
         names |= set(schema.names)
+    # What read_sources reads: the contract's columns (no content unless asked)
+    # and what the sources' computed columns (touched_files) are made from.
     spec = read_spec(contract, include_content)
-    wanted = sorted(n for n in spec.wanted() if n in names)
+    wanted = [n for n in sorted(names) if n in spec.wanted()]
     labels = {_uri_key(_file_uri(f)): (str(f), i) for i, f in files}
     target = rows_schema(contract)
     df = spark.read.option("mergeSchema", "true").parquet(*[_file_uri(f) for _i, f in files])
@@ -224,7 +226,6 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                 part = t.filter(pc.equal(t.column(_PATH), path))
                 label, piece = labels[_uri_key(path)]
                 idx = part.column(_ROWIDX).cast(pa.int64())
-                # Columns sources compute (touched_files), as read_sources adds them.
                 raw = computed_columns(part.drop_columns([_PATH, _ROWIDX]), spec)
                 rows = conform(contract, raw, label)
                 rows = rows.append_column(FILE_COL, pa.array([label] * part.num_rows,
