@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 import graphkit
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
-from graphkit.contract.validate import check_schema, conform
+from graphkit.contract.validate import check_schema, conform, read_spec
 from graphkit.core.errors import GraphkitError, SourceError
 from graphkit.core.schema import FILE_COL, ROW_COL
 from graphkit.engine.inputs import (
@@ -63,7 +63,7 @@ from graphkit.engine.merge import final_schema, merge_parts, unify
 from graphkit.engine.output import SnapshotFolder, TableWriter
 from graphkit.engine.partition import project_partition, split_buckets
 from graphkit.engine.plan import ORD, Plan, describe, make_plan
-from graphkit.sources.read import Progress
+from graphkit.sources.read import Progress, computed_columns
 from graphkit.sources.row_files import fingerprint
 
 _PART = "__gk_part"
@@ -195,7 +195,6 @@ def _uri_key(uri: str) -> str:
 def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                    include_content: bool, since: datetime | None) -> Any:
     """Spark's read of the Parquet row files, conformed by graphkit per batch."""
-    from graphkit.core.schema import CONTENT_COLUMNS
 
     contract = plan.contract
     names: set[str] = set()
@@ -207,8 +206,10 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                               path=str(f)) from None
         check_schema(contract, schema, str(f))
         names |= set(schema.names)
-    wanted = [n for n in contract.spec.input if n in names
-              and (include_content or n not in CONTENT_COLUMNS)]
+    # What read_sources reads: the contract's columns (no content unless asked)
+    # and what the sources' computed columns (touched_files) are made from.
+    spec = read_spec(contract, include_content)
+    wanted = [n for n in sorted(names) if n in spec.wanted()]
     labels = {_uri_key(_file_uri(f)): (str(f), i) for i, f in files}
     target = rows_schema(contract)
     df = spark.read.option("mergeSchema", "true").parquet(*[_file_uri(f) for _i, f in files])
@@ -225,7 +226,8 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                 part = t.filter(pc.equal(t.column(_PATH), path))
                 label, piece = labels[_uri_key(path)]
                 idx = part.column(_ROWIDX).cast(pa.int64())
-                rows = conform(contract, part.drop_columns([_PATH, _ROWIDX]), label)
+                raw = computed_columns(part.drop_columns([_PATH, _ROWIDX]), spec)
+                rows = conform(contract, raw, label)
                 rows = rows.append_column(FILE_COL, pa.array([label] * part.num_rows,
                                                              pa.string()))
                 rows = rows.append_column(ROW_COL, pc.add(idx, 1))

@@ -35,9 +35,9 @@ from graphkit.stores.base import (
     LoadReport,
     SessionSummary,
     ThreadInfo,
-    plain,
     require_vocabulary,
 )
+from graphkit.stores.base import plain as plain_value
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
 TYPE = "type"  # the node/edge attribute holding the label or relationship type
@@ -469,7 +469,7 @@ class NetworkXStore:
                 continue
             if wanted is not None and (nid if prop == NODE_ID else a.get(prop)) not in wanted:
                 continue
-            out.append({NODE_ID: nid, **{c: plain(a.get(c)) for c in columns}})
+            out.append({NODE_ID: nid, **{c: plain_value(a.get(c)) for c in columns}})
         return sorted(out, key=lambda r: r[NODE_ID])
 
     def edge_rows(self, edge_type: str, source_type: str, target_type: str,
@@ -494,7 +494,7 @@ class NetworkXStore:
                         ends is not None and v not in ends):
                     continue
                 out.append({EDGE_SOURCE: u, EDGE_TARGET: v,
-                            **{c: plain(attrs.get(c)) for c in columns}})
+                            **{c: plain_value(attrs.get(c)) for c in columns}})
         return sorted(out, key=lambda r: (r[EDGE_SOURCE], r[EDGE_TARGET]))
 
 
