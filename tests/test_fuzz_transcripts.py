@@ -27,7 +27,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
