@@ -13,7 +13,9 @@ Crash classes the fuzz run found in the parsers (graphkit/sources, being
 restructured by its owners) are listed in :data:`KNOWN_CRASHES`, each with a
 minimal reproduction below marked ``xfail(strict=True)``: the fuzz run treats
 exactly those as known, anything else fails it, and when a fix lands the
-reproduction passes, fails as XPASS, and its entry must be removed here.
+reproduction passes, fails as XPASS, and its entry must be removed here. The
+classes found so far are fixed: the list is empty, their reproductions below are
+plain tests that the lines are reported as skipped.
 """
 
 from __future__ import annotations
@@ -25,8 +27,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -55,11 +55,9 @@ FILES = sorted(p for p in ROOT.rglob("*.jsonl")
                and p.read_bytes().strip())
 
 # (exception type, text in its message, parser file in the traceback): crash
-# classes found by this run, reproduced one by one in the xfail tests below.
-KNOWN_CRASHES = [
-    ("ArrowTypeError", "Expected bytes, got a", "sources/transcripts/"),
-    ("TypeError", "unhashable type", "sources/transcripts/"),
-]
+# classes found by this run and not yet fixed (none now; their reproductions
+# below are plain tests that the lines are reported as skipped).
+KNOWN_CRASHES: list[tuple[str, str, str]] = []
 
 
 def _known(exc: BaseException) -> bool:
@@ -211,13 +209,6 @@ def test_the_reproductions_are_real_transcripts(tmp_path: Path) -> None:
     assert _build_one(tmp_path, "rollout-2026-01-01T00-00-00-019a-1.jsonl", CODEX) == []
 
 
-def _xfail(raises: type[BaseException]) -> pytest.MarkDecorator:
-    # strict: a fix makes it XPASS, which fails, so the entry leaves KNOWN_CRASHES.
-    return pytest.mark.xfail(strict=True, raises=raises,
-                             reason="found by the fuzz run: the parser crashes instead of "
-                                    "reporting the line as skipped (graphkit/sources)")
-
-
 def test_deeply_nested_value_is_reported_with_file_and_line(tmp_path: Path) -> None:
     # Found by this run as a RecursionError; now a skipped line or one line naming it.
     deep = CLAUDE.replace('"hi"', "[" * 5000 + "]" * 5000)
@@ -230,21 +221,18 @@ def test_deeply_nested_value_is_reported_with_file_and_line(tmp_path: Path) -> N
         assert [s["line"] for s in skipped] == [1]
 
 
-@_xfail(pa.ArrowTypeError)
 def test_known_claude_id_of_another_type_is_a_skipped_line(tmp_path: Path) -> None:
     odd = CLAUDE.replace('"parentUuid":null', '"parentUuid":true')
     skipped = _build_one(tmp_path, "11111111-2222-4333-8444-555555555555.jsonl", odd)
     assert [s["line"] for s in skipped] == [1]
 
 
-@_xfail(pa.ArrowTypeError)
 def test_known_codex_id_of_another_type_is_a_skipped_line(tmp_path: Path) -> None:
     odd = CODEX.replace('"id":"019a-1"', '"id":5')
     skipped = _build_one(tmp_path, "rollout-2026-01-01T00-00-00-019a-1.jsonl", odd)
     assert [s["line"] for s in skipped] == [1]
 
 
-@_xfail(TypeError)
 def test_known_unhashable_type_field_is_a_skipped_line(tmp_path: Path) -> None:
     odd = CLAUDE.replace('"type":"user"', '"type":["user"]')
     skipped = _build_one(tmp_path, "11111111-2222-4333-8444-555555555555.jsonl", odd)

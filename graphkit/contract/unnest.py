@@ -51,6 +51,11 @@ def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
     >>> unnest_rows(t.slice(0, 0), Unnest(column="files", fields={"p": "path"})).num_rows
     0
     """
+    if rows.num_rows == 0:  # the offsets below assume at least one row
+        out = rows
+        for name in spec.fields:
+            out = out.append_column(name, pa.array([], pa.string()).dictionary_encode())
+        return out
     col = single(rows.column(spec.column))
     if not (pa.types.is_dictionary(col.type) or pa.types.is_string(col.type)
             or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):

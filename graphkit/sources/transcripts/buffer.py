@@ -193,6 +193,42 @@ def rows_table(rows: list[tuple[Any, ...]]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=PRE_SCHEMA)
 
 
+def checked_rows_table(rows: list[tuple[Any, ...]]) -> tuple[pa.Table, list[tuple[int, str]]]:
+    """:func:`rows_table`, leaving out rows holding a value of the wrong type (a transcript
+    line with, say, ``"parentUuid": true``): the table and ``(row index, reason)`` of each
+    row left out. The check runs only when the fast conversion refuses the rows."""
+    try:
+        return rows_table(rows), []
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        pass
+    kept, bad = [], []
+    for i, row in enumerate(rows):
+        reason = _wrong_type(row)
+        if reason is None:
+            kept.append(row)
+        else:
+            bad.append((i, reason))
+    return rows_table(kept), bad
+
+
+def _wrong_type(row: tuple[Any, ...]) -> str | None:
+    """Why a pre-row cannot be converted (a field of the wrong type), or None."""
+    for value, column in zip(row, PRE_SCHEMA, strict=True):
+        if value is None:
+            continue
+        t = column.type
+        ok = (isinstance(value, str) if pa.types.is_string(t)
+              else isinstance(value, bool) if pa.types.is_boolean(t)
+              else isinstance(value, int) and not isinstance(value, bool)
+              and (not pa.types.is_int32(t) or -2**31 <= value < 2**31))
+        if not ok:
+            return f"{column.name} is a {type(value).__name__}, not {t}; line left out"
+    return None
+
+
+LINE_AT = MESSAGE_COLUMNS.index("line")
+
+
 @dataclass
 class FileParse:
     """What one transcript file yields on its own, before cross-file linking.
@@ -214,7 +250,9 @@ class FileParse:
     def to_table(self) -> pa.Table:
         """The pre-rows as a table (converted once, then kept instead of the tuples)."""
         if self.table is None:
-            self.table, self.rows = rows_table(self.rows), []
+            table, bad = checked_rows_table(self.rows)
+            self.skipped.extend((self.rows[i][LINE_AT], reason) for i, reason in bad)
+            self.table, self.rows = table, []
         return self.table
 
 

@@ -170,7 +170,9 @@ def _message_content(etype: str, e: dict[str, Any]) -> _Content | str:
     else:
         return f"{etype} message without content"
     if etype == "assistant":
-        return _Content(blocks, msg.get("role") or etype, msg.get("model"), msg.get("id"))
+        native = msg.get("id")
+        return _Content(blocks, msg.get("role") or etype, msg.get("model"),
+                        native if isinstance(native, str) else None)
     return _Content(blocks, msg.get("role") or etype)
 
 
@@ -227,6 +229,9 @@ class _ClaudeFile:
     def add(self, line: int, e: dict[str, Any]) -> None:
         """Turn one entry into rows (or a skipped line, or nothing for other types)."""
         etype = e.get("type")
+        if not isinstance(etype, str):
+            self.skipped.append((line, "entry 'type' is not text"))
+            return
         if etype not in _ROW_TYPES:
             return  # summary, queue-operation, progress, ...: tolerated, not messages
         raw_ts = e.get("timestamp")

@@ -39,9 +39,12 @@ from graphkit.sources.transcripts.buffer import (
 )
 from graphkit.sources.transcripts.extras import codex_usage
 
-_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
-_OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
-_TEXT_ITEMS = {"input_text", "output_text", "text", "summary_text", "reasoning_text", "refusal"}
+# Tuples, not sets: a mutated line may carry a list where a type name belongs, and a
+# tuple compares it instead of hashing it.
+_CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+_TEXT_ITEMS = ("input_text", "output_text", "text", "summary_text", "reasoning_text",
+               "refusal")
 _MESSAGE_KINDS = ("response_item", "event_msg", "compacted")
 OPEN = 2**62  # a review that never ended: its window stays open
 
@@ -123,7 +126,8 @@ class _Record(NamedTuple):
     sandbox: Any
 
 
-def _header(path: Path, lines: Lines) -> tuple[dict[str, Any], bool]:
+def _header(path: Path, lines: Lines,
+            skipped: list[tuple[int, str]]) -> tuple[dict[str, Any], bool]:
     """The thread's facts from its first line, and whether the file is a legacy rollout
     (a bare ``{id, timestamp}`` header, bare items after it)."""
     meta: dict[str, Any] | None = None
@@ -135,6 +139,11 @@ def _header(path: Path, lines: Lines) -> tuple[dict[str, Any], bool]:
         elif "type" not in first and "id" in first:
             legacy = True
             meta = _meta_facts(first, None)
+        if meta is not None and meta["thread_id"] is not None and not isinstance(
+                meta["thread_id"], str):
+            skipped.append((lines[0][0], "session_meta id is not text; the thread id is "
+                                         "taken from the file name"))
+            meta = None
     if meta is None or not meta.get("thread_id"):
         meta = _meta_facts({"id": _thread_id_from_name(path)}, None)
     return meta, legacy
@@ -179,7 +188,7 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
     """Parse one Codex rollout into pre-rows plus the thread facts it holds."""
     skipped: list[tuple[int, str]] = []
     lines = list(json_lines(data, skipped))
-    meta, legacy = _header(path, lines)
+    meta, legacy = _header(path, lines, skipped)
     inherited = _inherited(lines, meta, legacy)
     records = _records(lines, meta, legacy, inherited, skipped)
     # Event messages repeat the response-item ones; used only when there are none.
@@ -259,6 +268,8 @@ def _parts(record: _Record, has_items: bool,
         return "system", [Part(0, "text", "compacted", "compact_summary",
                                payload.get("message"))]
     ptype = payload.get("type")
+    if not isinstance(ptype, str):
+        return None  # not an item this reader knows
     if ptype == "message":
         return (payload.get("role") or "assistant"), _message_item(payload)
     if ptype == "reasoning":

@@ -31,11 +31,22 @@ def _kind_of_object(obj: Any) -> str | None:
         return None
     if isinstance(obj.get("loglines"), list):
         return "claude"
-    if obj.get("type") in _CODEX_TYPES and "payload" in obj:
+    kind = obj.get("type") if isinstance(obj.get("type"), str) else None
+    if kind in _CODEX_TYPES and "payload" in obj:
         return "codex"
     if "type" not in obj and "id" in obj and "timestamp" in obj and len(obj) <= 4:
         return "codex"  # the bare {id, timestamp} header of very old rollouts
-    if any(k in obj for k in _CLAUDE_KEYS) or obj.get("type") in _CLAUDE_TYPES:
+    if any(k in obj for k in _CLAUDE_KEYS) or kind in _CLAUDE_TYPES:
+        return "claude"
+    return None
+
+
+def _kind_of_deep_line(raw: bytes) -> str | None:
+    """The kind of a line too deeply nested to parse, from the keys it names: its parser
+    will report it as a skipped line, which it can only do once the file is known."""
+    if b'"payload"' in raw and any(f'"{t}"'.encode() in raw for t in _CODEX_TYPES):
+        return "codex"
+    if any(f'"{k}"'.encode() in raw for k in _CLAUDE_KEYS):
         return "claude"
     return None
 
@@ -50,8 +61,10 @@ def sniff_kind(name: str, data: bytes) -> str | None:
     for raw in data.split(b"\n", _SNIFF_LINES)[:_SNIFF_LINES]:
         try:
             kind = _kind_of_object(json.loads(raw))
-        except (ValueError, RecursionError):
+        except ValueError:
             continue
+        except RecursionError:
+            kind = _kind_of_deep_line(raw)
         if kind is not None:
             return kind
     return None

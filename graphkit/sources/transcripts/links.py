@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.core.schema import MESSAGES_SCHEMA, SCHEMA_VERSION
-from graphkit.sources.transcripts.buffer import FileParse, rows_table
+from graphkit.sources.transcripts.buffer import LINE_AT, FileParse, checked_rows_table
 
 GATEWAY_ID = "graphkit-local"
 _TS = pa.timestamp("us", tz="UTC")
@@ -66,6 +66,8 @@ class Combiner:
         self._row_files: dict[str, list[int]] = {}
         self._tables: dict[str, list[pa.Table]] = {}        # converted, not yet joined
         self._done: dict[str, list[pa.Table]] = {}
+        # Rows left out for a value of the wrong type: (kind, file position, line, why).
+        self.bad: list[tuple[str, int, int, str]] = []
 
     def add(self, parse: FileParse) -> None:
         """Take ``parse``'s pre-rows (it is left without them)."""
@@ -91,7 +93,12 @@ class Combiner:
         rows = self._rows.pop(kind, [])
         files = self._row_files.pop(kind, [])
         if rows:
-            table = rows_table(rows).append_column("_file", pa.array(files, pa.int32()))
+            table, bad = checked_rows_table(rows)
+            if bad:
+                left_out = {i for i, _ in bad}
+                self.bad.extend((kind, files[i], rows[i][LINE_AT], why) for i, why in bad)
+                files = [f for i, f in enumerate(files) if i not in left_out]
+            table = table.append_column("_file", pa.array(files, pa.int32()))
             self._tables.setdefault(kind, []).append(table)
 
     def _flush(self, kind: str) -> None:

@@ -111,6 +111,10 @@ def read_transcripts(
         index.save()
     report = LinkReport()
     table = _link(parsed, combined, report)
+    of_kind = {kind: [f.path for f in parsed if f.parse.kind == kind]
+               for kind in ("claude", "codex")}
+    for kind, position, line, why in combined.bad:
+        _skip(result, strict, SkippedLine(of_kind[kind][position], line, why))
     result.agents = dict(sorted(report.kinds.items()))
     result.findings = report.findings
     if since is not None:
