@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from click.testing import CliRunner
 from graphkit.cli import cli
 from graphkit.pipeline import graph_from_records
 from graphkit.snapshot import SnapshotError, read_manifest, read_snapshot, write_snapshot
-from graphkit.snapshot import io as snapio
+from graphkit.snapshot import format as snapformat
+from graphkit.snapshot import swap as snapswap
+from graphkit.snapshot import verify as snapverify
 from graphkit.snapshot.reader import SnapshotReader
 from tests.builders import identity_cases, row, write_parquet
 
@@ -91,7 +94,7 @@ def test_an_empty_folder_and_a_format_1_snapshot_are_replaced(tmp_path: Path) ->
     (old / "manifest.json").write_text(json.dumps(m))
     assert read_snapshot(old).node_counts()["Session"] == 1
     write_snapshot(small("s2"), old)
-    assert read_manifest(old)["format"] == snapio.FORMAT_VERSION
+    assert read_manifest(old)["format"] == snapformat.FORMAT_VERSION
 
 
 # --- bad targets -----------------------------------------------------------------
@@ -159,7 +162,7 @@ def test_manifest_records_checksums_and_rows(snap: Path) -> None:
     import hashlib
 
     m = read_manifest(snap)
-    assert m["kind"] == "graphkit-snapshot" and m["format"] == snapio.FORMAT_VERSION
+    assert m["kind"] == "graphkit-snapshot" and m["format"] == snapformat.FORMAT_VERSION
     for part in ("nodes", "edges"):
         for entry in m[part].values():
             data = (snap / entry["file"]).read_bytes()
@@ -296,6 +299,41 @@ def test_concurrent_writers_never_fail_and_leave_a_whole_snapshot(tmp_path: Path
     assert reads > 0
 
 
+def test_a_reader_gets_through_however_often_writers_swap(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer swaps a new snapshot in under every optimistic try of a read (so
+    the tables it opened are deleted under it); the last try holds a shared
+    lock: the reader gets the snapshot then in place, whole, and the writer
+    waiting at the swap goes on after it."""
+    snap = tmp_path / "snap"
+    write_snapshot(small("v0"), snap)
+    real_load = snapverify._load_manifest
+    tries: list[int] = []
+    late: list[threading.Thread] = []
+
+    def load_then_swap(opened: object) -> dict[str, object]:
+        manifest = real_load(opened)  # type: ignore[arg-type]
+        tries.append(1)
+        if len(tries) < snapverify._ATTEMPTS:
+            write_snapshot(small(f"v{len(tries)}"), snap)
+        else:
+            writer = threading.Thread(target=write_snapshot, args=(small("late"), snap))
+            writer.start()
+            writer.join(0.5)
+            assert writer.is_alive()  # held at the swap while we read
+            late.append(writer)
+        return manifest
+
+    monkeypatch.setattr(snapverify, "_load_manifest", load_then_swap)
+    got = read_snapshot(snap)
+    last = f"v{snapverify._ATTEMPTS - 1}"
+    assert got.nodes["Session"].table.column("session_id").to_pylist() == [last]
+    late[0].join(30)
+    assert not late[0].is_alive()
+    monkeypatch.setattr(snapverify, "_load_manifest", real_load)
+    assert read_snapshot(snap).nodes["Session"].table.column("session_id").to_pylist() == ["late"]
+
+
 def test_two_concurrent_cli_builds(tmp_path: Path) -> None:
     src = write_parquet(identity_cases(), tmp_path / "rows.parquet")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -333,7 +371,7 @@ def test_left_overs_of_dead_writers_are_cleaned_live_ones_kept(tmp_path: Path) -
     write_snapshot(small(), snap)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    host = snapio._HOST
+    host = snapswap.HOST
     names = {
         "dead": f".snap.graphkit-tmp-{host}-{dead.pid}-abcd1234",
         "live": f".snap.graphkit-tmp-{host}-{os.getpid()}-abcd1234",
@@ -343,7 +381,7 @@ def test_left_overs_of_dead_writers_are_cleaned_live_ones_kept(tmp_path: Path) -
     }
     for name in names.values():
         (tmp_path / name / "nodes").mkdir(parents=True)
-    hour_ago = time.time() - 2 * snapio.STALE_SECONDS
+    hour_ago = time.time() - 2 * snapswap.STALE_SECONDS
     for key in ("foreign-old", "users-own"):
         os.utime(tmp_path / names[key], (hour_ago, hour_ago))
     write_snapshot(small("s2"), snap)
@@ -358,7 +396,7 @@ def test_a_kill_between_the_two_renames_is_recovered(tmp_path: Path,
     next reader (or writer) puts the old one back."""
     snap = tmp_path / "snap"
     write_snapshot(small("old"), snap)
-    monkeypatch.setattr(snapio, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(snapswap, "exchange", lambda a, b: False)
     real_rename = os.rename
     calls = []
 
@@ -368,15 +406,15 @@ def test_a_kill_between_the_two_renames_is_recovered(tmp_path: Path,
         if len(calls) == 1:
             raise KeyboardInterrupt  # "killed" right after the first rename
 
-    monkeypatch.setattr(snapio.os, "rename", dying_rename)
+    monkeypatch.setattr(snapswap.os, "rename", dying_rename)
     with pytest.raises(KeyboardInterrupt):
         write_snapshot(small("new"), snap)
-    monkeypatch.setattr(snapio.os, "rename", real_rename)
+    monkeypatch.setattr(snapswap.os, "rename", real_rename)
     assert not snap.exists()
     trash = [p for p in tmp_path.iterdir() if ".graphkit-old-" in p.name]
     assert len(trash) == 1
     # The trash carries our pid, which is alive: pretend the writer is gone.
-    monkeypatch.setattr(snapio, "_alive", lambda pid: False)
+    monkeypatch.setattr(snapswap, "alive", lambda pid: False)
     got = read_snapshot(snap)
     assert got.nodes["Session"].table.column("session_id").to_pylist() == ["old"]
     assert only_entries(tmp_path) == ["snap"]
