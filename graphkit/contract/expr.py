@@ -248,6 +248,25 @@ class _Test:
         return pc.fill_null(out, self.op == "not_equal")
 
 
+def blank_to_null(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """``col`` with empty and whitespace-only text made null (a dictionary
+    column keeps its encoding: rows pointing at a blank entry become null)."""
+    if pa.types.is_dictionary(col.type):
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        blank_entry = _blank(arr.dictionary)
+        if not pc.any(blank_entry).as_py():
+            return col
+        hit = pc.fill_null(pc.take(blank_entry, arr.indices), False)
+        indices = pc.if_else(hit, pa.scalar(None, arr.indices.type), arr.indices)
+        return pa.DictionaryArray.from_arrays(indices, arr.dictionary)
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        return col
+    hit = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(col), ""), False)
+    if not pc.any(hit).as_py():
+        return col
+    return pc.if_else(hit, pa.scalar(None, col.type), col)
+
+
 def _blank(a: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     """Null, or text that is empty once Unicode whitespace is trimmed."""
     if not (pa.types.is_string(a.type) or pa.types.is_large_string(a.type)):

@@ -34,6 +34,15 @@ class InputColumn(_Strict):
 
     type: ColumnType
     required: bool = False
+    # Empty or whitespace-only text read as null: writers spell "no agent" or
+    # "no parent" as "" as often as null, and a blank id is no id.
+    blank_is_null: bool = False
+
+    @model_validator(mode="after")
+    def _blank_only_for_text(self) -> InputColumn:
+        if self.blank_is_null and self.type != "string":
+            raise ValueError("blank_is_null applies to string columns only")
+        return self
 
 
 class Filter(_Strict):

@@ -17,6 +17,7 @@ from datetime import datetime
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphkit.contract.expr import blank_to_null
 from graphkit.contract.loader import LoadedContract
 from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import json_as_text, tag_rows
@@ -127,6 +128,8 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
                     ) from None
         else:
             arr = pa.nulls(table.num_rows, target or pa.string())
+        if col.blank_is_null:
+            arr = blank_to_null(arr)
         arrays.append(arr)
         fields.append(pa.field(name, arr.type))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

@@ -189,3 +189,36 @@ def test_spawn_link_uses_the_call_not_a_result_row_carrying_the_same_id() -> Non
     p = run(rows)
     assert edges(p, "PARENT_THREAD") == {(thread("s", "child"), thread("s")),
                                          (thread("s", "other"), thread("s"))}
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t\n"])
+@pytest.mark.parametrize("encoded", [False, True])
+def test_blank_ids_are_no_ids(blank: str, encoded: bool) -> None:
+    """"" or whitespace in agent_id/conversation_id/parent_thread_id is no id: a
+    blank-agent row is the main loop, not a subagent named "", and a blank
+    parent makes no PARENT_THREAD edge. Parquet's dictionary columns too."""
+    c = load_contract()
+    rows = [row("s-blank", message_id="m1"),
+            row("s-blank", message_id="m2", agent_id=blank, conversation_id=blank,
+                parent_thread_id=blank, model=blank, tool_name=blank)]
+    t = table(rows)
+    if encoded:
+        t = t.set_column(t.schema.get_field_index("agent_id"), "agent_id",
+                         t.column("agent_id").dictionary_encode())
+    p = project(c, tag_rows(conform(c, t, "<test>"), "<test>"))
+    assert list(nodes(p, "Thread")) == [thread("s-blank")]  # one thread: the main loop
+
+    def count(kind: dict[str, object], name: str) -> int:
+        table = kind.get(name)
+        return 0 if table is None else table.table.num_rows  # type: ignore[attr-defined]
+
+    assert count(p.graph.nodes, "Agent") == 0
+    assert count(p.graph.nodes, "Model") == 0
+    assert count(p.graph.nodes, "Tool") == 0
+    assert count(p.graph.edges, "PARENT_THREAD") == 0
+
+
+def test_blank_is_null_only_for_text_columns() -> None:
+    from graphkit.contract.model import InputColumn
+    with pytest.raises(ValueError, match="string columns only"):
+        InputColumn(type="int", blank_is_null=True)
