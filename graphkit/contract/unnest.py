@@ -65,8 +65,8 @@ def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
     parents = np.repeat(np.arange(len(doc_of_row), dtype=np.int64), row_counts)
     # Element k of a row's document sits at doc_start[doc] + k in the flat
     # element list of all documents.
-    doc_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    row_start = np.concatenate([[0], np.cumsum(row_counts)[:-1]])
+    doc_start = np.cumsum(counts) - counts
+    row_start = np.cumsum(row_counts) - row_counts
     within = np.arange(total, dtype=np.int64) - np.repeat(row_start, row_counts)
     at = np.repeat(doc_start[doc_of_row], row_counts) + within
     flat = [e for elems in per_doc for e in elems]

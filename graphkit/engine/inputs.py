@@ -28,7 +28,14 @@ from graphkit.contract.validate import conform, conform_sources, read_spec
 from graphkit.core.errors import SourceError
 from graphkit.core.schema import FILE_COL, ROW_COL, json_as_text
 from graphkit.engine.plan import ORD
-from graphkit.sources.read import Progress, SourceRows, read_sources, since_filter, source_kind
+from graphkit.sources.read import (
+    Progress,
+    SourceRows,
+    computed_columns,
+    read_sources,
+    since_filter,
+    source_kind,
+)
 from graphkit.sources.row_files import fingerprint, row_files
 
 # Rough bytes per row of non-Parquet inputs, to size partitions before reading.
@@ -161,7 +168,8 @@ def parquet_batches(path: Path, contract: LoadedContract,
         cols = [c for c in f.schema_arrow.names if c in wanted]
         first = 1
         for batch in f.iter_batches(batch_size=BATCH_ROWS, columns=cols):
-            table = conform(contract, pa.Table.from_batches([batch]), label)
+            table = conform(contract, computed_columns(pa.Table.from_batches([batch]), spec),
+                            label)
             n = table.num_rows
             files = pa.DictionaryArray.from_arrays(pa.repeat(pa.scalar(0, pa.int32()), n),
                                                    pa.array([label]))

@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 import graphkit
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
-from graphkit.contract.validate import check_schema, conform
+from graphkit.contract.validate import check_schema, conform, read_spec
 from graphkit.core.errors import GraphkitError, SourceError
 from graphkit.core.schema import FILE_COL, ROW_COL
 from graphkit.engine.inputs import (
@@ -195,7 +195,6 @@ def _uri_key(uri: str) -> str:
 def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                    include_content: bool, since: datetime | None) -> Any:
     """Spark's read of the Parquet row files, conformed by graphkit per batch."""
-    from graphkit.core.schema import CONTENT_COLUMNS
 
     contract = plan.contract
     names: set[str] = set()
@@ -207,8 +206,12 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                               path=str(f)) from None
         check_schema(contract, schema, str(f))
         names |= set(schema.names)
-    wanted = [n for n in contract.spec.input if n in names
-              and (include_content or n not in CONTENT_COLUMNS)]
+    # What read_sources reads: the contract's columns (content only if asked) and
+    # what computes touched_files (tool_args, dropped again after).
+    spec = read_spec(contract, include_content)
+    read = spec.wanted()
+    wanted = [n for n in dict.fromkeys([*contract.spec.input, *sorted(read)])
+              if n in names and n in read]
     labels = {_uri_key(_file_uri(f)): (str(f), i) for i, f in files}
     target = rows_schema(contract)
     df = spark.read.option("mergeSchema", "true").parquet(*[_file_uri(f) for _i, f in files])
@@ -216,7 +219,7 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                        f"_metadata.row_index AS {_ROWIDX}")
 
     def conform_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from graphkit.sources.read import since_filter
+        from graphkit.sources.read import computed_columns, since_filter
 
         for batch in batches:
             t = pa.Table.from_batches([batch])
@@ -225,7 +228,8 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                 part = t.filter(pc.equal(t.column(_PATH), path))
                 label, piece = labels[_uri_key(path)]
                 idx = part.column(_ROWIDX).cast(pa.int64())
-                rows = conform(contract, part.drop_columns([_PATH, _ROWIDX]), label)
+                rows = conform(contract, computed_columns(
+                    part.drop_columns([_PATH, _ROWIDX]), spec), label)
                 rows = rows.append_column(FILE_COL, pa.array([label] * part.num_rows,
                                                              pa.string()))
                 rows = rows.append_column(ROW_COL, pc.add(idx, 1))
