@@ -100,8 +100,11 @@ def test_rows_write_through_a_special_file_and_never_replace_it(tmp_path: Path) 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
-    r = invoke("rows", src, "--out", fifo)
-    data, _ = reader.communicate(timeout=60)
+    try:
+        r = invoke("rows", src, "--out", fifo)
+        data, _ = reader.communicate(timeout=60)
+    finally:
+        reader.kill()  # never left waiting on a pipe nobody opens
     assert r.exit_code == 0, r.output
     assert fifo.is_fifo()  # still the pipe, not a Parquet file renamed over it
     (tmp_path / "got.parquet").write_bytes(data)

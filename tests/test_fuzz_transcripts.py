@@ -30,6 +30,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from graphkit.core.errors import GraphkitError
 from graphkit.pipeline import build
 
 ROOT = Path(__file__).resolve().parent / "fixtures" / "transcripts"
@@ -56,7 +57,6 @@ FILES = sorted(p for p in ROOT.rglob("*.jsonl")
 # (exception type, text in its message, parser file in the traceback): crash
 # classes found by this run, reproduced one by one in the xfail tests below.
 KNOWN_CRASHES = [
-    ("RecursionError", "maximum recursion depth", ""),
     ("ArrowTypeError", "Expected bytes, got a", "sources/transcripts/"),
     ("TypeError", "unhashable type", "sources/transcripts/"),
 ]
@@ -96,6 +96,9 @@ def mutated(draw: st.DrawFn) -> tuple[Path, int, bytes]:
     if how == "flip":
         a = draw(st.integers(0, len(line) - 1))
         return path, index, line[:a] + bytes([line[a] ^ draw(st.integers(1, 255))]) + line[a + 1:]
+    if not _is_object_line(line):  # a fixture's own malformed line: mutate its bytes
+        a = draw(st.integers(0, len(line) - 1))
+        return path, index, line[:a] + line[a + 1:]
     obj = json.loads(line)
     holder, key = _pick(draw, obj)
     if how == "drop-key" and isinstance(holder, dict) and holder:
@@ -168,6 +171,10 @@ def test_mutated_transcript_lines_never_crash_a_build(case: tuple[Path, int, byt
 
         try:
             result = build([Path(tmp) / "in"], cache_dir=Path(tmp) / "cache")
+        except GraphkitError as exc:
+            # A whole-file refusal is a report too, if it names the line (exit 2, one line).
+            assert f"{victim}:{index + 1}" in str(exc) and "\n" not in str(exc), str(exc)
+            return
         except Exception as exc:
             if _known(exc):
                 return  # a listed crash class (see KNOWN_CRASHES), reproduced below
@@ -211,11 +218,16 @@ def _xfail(raises: type[BaseException]) -> pytest.MarkDecorator:
                                     "reporting the line as skipped (graphkit/sources)")
 
 
-@_xfail(RecursionError)
-def test_known_deeply_nested_value_is_a_skipped_line(tmp_path: Path) -> None:
+def test_deeply_nested_value_is_reported_with_file_and_line(tmp_path: Path) -> None:
+    # Found by this run as a RecursionError; now a skipped line or one line naming it.
     deep = CLAUDE.replace('"hi"', "[" * 5000 + "]" * 5000)
-    skipped = _build_one(tmp_path, "11111111-2222-4333-8444-555555555555.jsonl", deep)
-    assert [s["line"] for s in skipped] == [1]
+    name = "11111111-2222-4333-8444-555555555555.jsonl"
+    try:
+        skipped = _build_one(tmp_path, name, deep)
+    except GraphkitError as exc:
+        assert f"{tmp_path / 'in' / name}:1" in str(exc) and "\n" not in str(exc)
+    else:
+        assert [s["line"] for s in skipped] == [1]
 
 
 @_xfail(pa.ArrowTypeError)

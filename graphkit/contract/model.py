@@ -247,7 +247,6 @@ class Contract(_Strict):
     contract: str
     version: int
     description: str | None = None
-    min_schema_version: int | None = None
     input: dict[str, InputColumn]
     derive: dict[str, dict[str, Any] | str] = Field(default_factory=dict)
     dedupe: str | None = None

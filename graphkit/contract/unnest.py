@@ -48,6 +48,8 @@ def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
     >>> out = unnest_rows(t, Unnest(column="files", fields={"p": "path", "n": "n"}))
     >>> out.column("k").to_pylist(), out.column("p").to_pylist(), out.column("n").to_pylist()
     (['a', 'a'], ['/x', '/y'], ['1', None])
+    >>> unnest_rows(t.slice(0, 0), Unnest(column="files", fields={"p": "path"})).num_rows
+    0
     """
     col = single(rows.column(spec.column))
     if not (pa.types.is_dictionary(col.type) or pa.types.is_string(col.type)
@@ -65,8 +67,8 @@ def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
     parents = np.repeat(np.arange(len(doc_of_row), dtype=np.int64), row_counts)
     # Element k of a row's document sits at doc_start[doc] + k in the flat
     # element list of all documents.
-    doc_start = np.cumsum(counts) - counts
-    row_start = np.cumsum(row_counts) - row_counts
+    doc_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    row_start = np.cumsum(row_counts) - row_counts  # also right for no rows at all
     within = np.arange(total, dtype=np.int64) - np.repeat(row_start, row_counts)
     at = np.repeat(doc_start[doc_of_row], row_counts) + within
     flat = [e for elems in per_doc for e in elems]

@@ -168,8 +168,9 @@ def parquet_batches(path: Path, contract: LoadedContract,
         cols = [c for c in f.schema_arrow.names if c in wanted]
         first = 1
         for batch in f.iter_batches(batch_size=BATCH_ROWS, columns=cols):
-            table = conform(contract, computed_columns(pa.Table.from_batches([batch]), spec),
-                            label)
+            # Columns the sources compute (touched_files) as read_sources does.
+            raw = computed_columns(pa.Table.from_batches([batch]), spec)
+            table = conform(contract, raw, label)
             n = table.num_rows
             files = pa.DictionaryArray.from_arrays(pa.repeat(pa.scalar(0, pa.int32()), n),
                                                    pa.array([label]))

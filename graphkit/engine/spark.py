@@ -63,7 +63,7 @@ from graphkit.engine.merge import final_schema, merge_parts, unify
 from graphkit.engine.output import SnapshotFolder, TableWriter
 from graphkit.engine.partition import project_partition, split_buckets
 from graphkit.engine.plan import ORD, Plan, describe, make_plan
-from graphkit.sources.read import Progress
+from graphkit.sources.read import Progress, computed_columns
 from graphkit.sources.row_files import fingerprint
 
 _PART = "__gk_part"
@@ -206,12 +206,10 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                               path=str(f)) from None
         check_schema(contract, schema, str(f))
         names |= set(schema.names)
-    # What read_sources reads: the contract's columns (content only if asked) and
-    # what computes touched_files (tool_args, dropped again after).
+    # What read_sources reads: the contract's columns (no content unless asked)
+    # and what the sources' computed columns (touched_files) are made from.
     spec = read_spec(contract, include_content)
-    read = spec.wanted()
-    wanted = [n for n in dict.fromkeys([*contract.spec.input, *sorted(read)])
-              if n in names and n in read]
+    wanted = [n for n in sorted(names) if n in spec.wanted()]
     labels = {_uri_key(_file_uri(f)): (str(f), i) for i, f in files}
     target = rows_schema(contract)
     df = spark.read.option("mergeSchema", "true").parquet(*[_file_uri(f) for _i, f in files])
@@ -219,7 +217,7 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                        f"_metadata.row_index AS {_ROWIDX}")
 
     def conform_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from graphkit.sources.read import computed_columns, since_filter
+        from graphkit.sources.read import since_filter
 
         for batch in batches:
             t = pa.Table.from_batches([batch])
@@ -228,8 +226,8 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                 part = t.filter(pc.equal(t.column(_PATH), path))
                 label, piece = labels[_uri_key(path)]
                 idx = part.column(_ROWIDX).cast(pa.int64())
-                rows = conform(contract, computed_columns(
-                    part.drop_columns([_PATH, _ROWIDX]), spec), label)
+                raw = computed_columns(part.drop_columns([_PATH, _ROWIDX]), spec)
+                rows = conform(contract, raw, label)
                 rows = rows.append_column(FILE_COL, pa.array([label] * part.num_rows,
                                                              pa.string()))
                 rows = rows.append_column(ROW_COL, pc.add(idx, 1))

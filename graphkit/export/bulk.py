@@ -34,7 +34,7 @@ from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, Gr
 from graphkit.export.registry import ExportError, ExportReport, Output, Progress, write_marker
 from graphkit.stores.neo4j import cypher
 from graphkit.stores.neo4j.store import lookup_indexes
-from graphkit.stores.networkx_store import BASE64, JSON, plain, value_encoding
+from graphkit.stores.networkx_store import BASE64, JSON, json_value, value_encoding
 
 # Arrow type -> neo4j-admin header type, for the scalar types Neo4j stores natively.
 _SCALARS: list[tuple[Callable[[pa.DataType], bool], str]] = [
@@ -113,9 +113,9 @@ def _as_text(values: pa.ChunkedArray, how: str) -> pa.ChunkedArray:
         if v is None:
             out.append(None)
         elif how == JSON:
-            out.append(json.dumps(plain(v, t), ensure_ascii=False))
+            out.append(json.dumps(json_value(v, t), ensure_ascii=False))
         else:
-            out.append(str(plain(v, t)))
+            out.append(str(json_value(v, t)))
     return pa.chunked_array([pa.array(out, pa.string())])
 
 

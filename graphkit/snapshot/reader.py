@@ -194,6 +194,7 @@ class SnapshotReader:
         info = self._manifest[kind].get(type_name)
         if not info:
             return None
+        # Checked against the manifest like every other read; absent columns left out.
         t = read_table(self.directory, info, columns=list(dict.fromkeys(columns)))
         for c in dict.fromkeys(columns):
             if c not in t.column_names:

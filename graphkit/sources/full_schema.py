@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
-from graphkit.sources.read import SourceRows, gather_sources, since_filter
+from graphkit.sources.read import SourceRows, gather_sources, note_repairs, since_filter
 from graphkit.sources.row_files import read_whole_files
 from graphkit.sources.touched import with_touched_files
 
@@ -73,8 +73,10 @@ def read_message_rows(
     Content columns are written as nulls unless ``include_content`` is set.
     """
     read = SourceRows()
-    gather_sources(paths, read, read_rows=read_whole_files, iceberg_columns=None,
-                   strict=strict, since=since, cache_dir=cache_dir)
+    repaired: list[dict[str, Any]] = []
+    gather_sources(paths, read, read_rows=lambda path: read_whole_files(path, repaired),
+                   iceberg_columns=None, strict=strict, since=since, cache_dir=cache_dir)
+    note_repairs(read, repaired)
     pieces, read.pieces = read.pieces, []
     if not pieces:
         raise SourceError("no sources given", hint="name at least one file or folder")

@@ -105,15 +105,28 @@ def read_sources(
     result = SourceRows()
     wanted = spec.wanted()
     dictionary = spec.dictionary_columns()
+    repaired: list[dict[str, Any]] = []
     gather_sources(
         paths, result,
-        read_rows=lambda path: read_row_files(path, wanted, dictionary),
+        read_rows=lambda path: read_row_files(path, wanted, dictionary, repaired),
         # An Iceberg table refuses columns outside its schema; touched_files is computed.
         iceberg_columns=sorted(wanted - {TOUCHED_FILES}),
         strict=strict, since=since, cache_dir=cache_dir, progress=progress,
         fingerprints=fingerprints)
+    note_repairs(result, repaired)
     result.pieces = [(label, computed_columns(t, spec)) for label, t in result.pieces]
     return result
+
+
+def note_repairs(result: SourceRows, repaired: list[dict[str, Any]]) -> None:
+    """Say so when text that was not valid UTF-8 was repaired (finding ``invalid-utf8``)."""
+    if repaired:
+        n = len(repaired)
+        message = (f"{n} text value(s) were not valid UTF-8; their invalid bytes were "
+                   "replaced by U+FFFD")
+        result.findings.append({"check": "invalid-utf8", "count": n, "message": message,
+                                "examples": repaired[:5]})
+        result.notes.append(message)
 
 
 def computed_columns(table: pa.Table, spec: ReadSpec) -> pa.Table:

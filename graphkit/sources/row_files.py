@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.json as pajson
 
 from graphkit.core.errors import SourceError, first_line
 
@@ -30,6 +31,12 @@ FORMATS = {
 
 # One source piece: the label rows point back to, and its rows.
 Piece = tuple[str, pa.Table]
+# pyarrow reads JSON Lines a block at a time and a line must fit in one; long lines are
+# normal (a pasted log in content_text). A longer line gets a block of its own size.
+JSON_BLOCK = 16 << 20
+# pyarrow's JSON reader crashes the process on lines nested thousands deep, and Python's
+# json (the contract's JSON paths) stops near 1,000: refuse deeper lines before either.
+MAX_JSON_DEPTH = 500
 
 
 def file_format(path: Path) -> str:
@@ -53,22 +60,48 @@ def fingerprint(path: Path) -> dict[str, Any]:
             "sha256": h.hexdigest()}
 
 
+def unreadable_folder(exc: OSError) -> None:
+    """``os.walk``'s error handler: a folder that cannot be listed fails the read (its
+    rows would otherwise be missing without a word)."""
+    raise SourceError(f"cannot read this folder: {exc.strerror or exc}", path=exc.filename,
+                      hint="make it readable, or name the folders to read") from None
+
+
+def _usable(path: Path, name: str) -> None:
+    """Refuse a file that cannot be read as named: a link to nothing, a name that is not
+    UTF-8 (the Arrow readers need UTF-8 paths)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SourceError(f"file name {os.fsencode(name)!r} is not valid UTF-8",
+                          path=os.fsencode(path.parent).decode("utf-8", "replace"),
+                          hint="rename the file") from None
+    if path.is_symlink() and not path.exists():
+        raise SourceError("a symbolic link that leads to no file (dangling or looping)",
+                          path=str(path), hint="remove the link or point it at a file")
+
+
 def row_files(root: Path) -> dict[str, list[Path]]:
     """The row files below ``root`` by format, sorted; hidden and ``_`` names skipped."""
     by_format: dict[str, list[Path]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable_folder):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
         for name in sorted(filenames):
             fmt = FORMATS.get(Path(name).suffix.lower())
             if fmt and not name.startswith((".", "_")):
+                _usable(Path(dirpath) / name, name)
                 by_format.setdefault(fmt, []).append(Path(dirpath) / name)
     return by_format
 
 
 def open_dataset(paths: list[Path], fmt: str, root: Path | None,
-                 dictionary_columns: Sequence[str] = ()) -> ds.Dataset:
+                 dictionary_columns: Sequence[str] = (),
+                 block_size: int = JSON_BLOCK) -> ds.Dataset:
     """One dataset over ``paths`` (hive partitions below ``root``), with one schema for all."""
     kwargs: dict[str, Any] = {"format": fmt}
+    if fmt == "json":
+        kwargs["format"] = ds.JsonFileFormat(
+            read_options=pajson.ReadOptions(block_size=block_size))
     if fmt == "parquet" and dictionary_columns:
         kwargs["format"] = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(
             dictionary_columns=list(dictionary_columns)))
@@ -96,8 +129,10 @@ def open_dataset(paths: list[Path], fmt: str, root: Path | None,
     return ds.dataset([str(p) for p in paths], schema=unified, **kwargs)
 
 
-def read_dataset(dataset: ds.Dataset, wanted: set[str]) -> list[Piece]:
-    """Each file of ``dataset`` as a piece, holding the ``wanted`` columns it has."""
+def read_dataset(dataset: ds.Dataset, wanted: set[str],
+                 repaired: list[dict[str, Any]] | None = None) -> list[Piece]:
+    """Each file of ``dataset`` as a piece, holding the ``wanted`` columns it has; text that
+    is not valid UTF-8 is repaired, each repair noted in ``repaired``."""
     out = []
     for frag in dataset.get_fragments():
         label = frag.path
@@ -107,23 +142,22 @@ def read_dataset(dataset: ds.Dataset, wanted: set[str]) -> list[Piece]:
             cols = [c for c in dataset.schema.names if c in wanted and c in names]
             table = frag.to_table(schema=dataset.schema, columns=cols)
         except (pa.ArrowInvalid, OSError, pa.ArrowNotImplementedError) as exc:
+            if "straddl" in str(exc):
+                raise  # a line longer than the block: read again with a bigger one
             raise SourceError(f"cannot read rows: {first_line(exc)}", path=label,
                               hint="check that the file is complete and in a supported "
                                    "format (Parquet, Arrow IPC/Feather, JSON Lines)") from None
-        out.append((label, table))
+        out.append((label, repair_utf8(table, label, repaired)))
     return out
 
 
-def read_row_files(path: Path, wanted: set[str],
-                   dictionary_columns: Sequence[str] = ()) -> list[Piece]:
+def read_row_files(path: Path, wanted: set[str], dictionary_columns: Sequence[str] = (),
+                   repaired: list[dict[str, Any]] | None = None) -> list[Piece]:
     """The ``wanted`` columns of a row file, or of every row file in a folder, one piece
     per file; text columns named in ``dictionary_columns`` stay dictionary-encoded."""
     if path.is_file():
-        fmt = file_format(path)
-        try:
-            return read_dataset(open_dataset([path], fmt, None, dictionary_columns), wanted)
-        except pa.ArrowInvalid as exc:
-            raise read_error(path, fmt, exc) from None
+        return _read_group([path], file_format(path), None, wanted, dictionary_columns,
+                           repaired)
     groups = row_files(path)
     if not groups:
         raise SourceError("no row files, transcripts or Iceberg table found here",
@@ -132,22 +166,158 @@ def read_row_files(path: Path, wanted: set[str],
                                "projects folder, a Codex sessions folder or a HypAware cache")
     out = []
     for fmt, files in sorted(groups.items()):
-        try:
-            out.extend(read_dataset(open_dataset(files, fmt, path, dictionary_columns), wanted))
-        except pa.ArrowInvalid as exc:
-            bad = next((f for f in files if bad_json_line(f)), None) if fmt == "json" else None
-            raise read_error(bad or path, fmt, exc) from None
+        out.extend(_read_group(files, fmt, path, wanted, dictionary_columns, repaired))
     return out
 
 
-def read_whole_files(path: Path) -> list[Piece]:
+def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str],
+                dictionary_columns: Sequence[str],
+                repaired: list[dict[str, Any]] | None) -> list[Piece]:
+    if fmt == "json":
+        for f in files:
+            check_json_depth(f)
+    block = JSON_BLOCK
+    for attempt in (1, 2):
+        try:
+            return read_dataset(open_dataset(files, fmt, root, dictionary_columns, block),
+                                wanted, repaired)
+        except (pa.ArrowInvalid, OSError) as exc:
+            if fmt == "json" and attempt == 1 and "straddl" in str(exc):
+                block = max(block, _longest_line(files) + 1024)
+                continue
+            bad = next((f for f in files if bad_json_line(f)), None) if fmt == "json" else None
+            raise read_error(bad or root or files[0], fmt, exc) from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_json_depth(path: Path) -> None:
+    """Refuse a JSON Lines file holding a line nested deeper than ``MAX_JSON_DEPTH``."""
+    try:
+        with path.open("rb") as f:
+            for number, line in enumerate(f, 1):
+                # Only a line with that many brackets can nest that deep: a C-speed count
+                # spares the exact measure on all the others.
+                if line.count(b"[") + line.count(b"{") > MAX_JSON_DEPTH and (
+                        _depth(line) > MAX_JSON_DEPTH):
+                    raise SourceError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels",
+                                      path=str(path), line=number,
+                                      hint="fix or remove the line")
+    except OSError as exc:
+        raise SourceError(f"cannot read rows: {exc.strerror or exc}", path=str(path)) from None
+
+
+def _depth(line: bytes) -> int:
+    """How deep brackets nest in a JSON text, brackets inside strings not counted."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:      # backslash
+                escaped = True
+            elif byte == 0x22:      # closing quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return deepest
+
+
+def _longest_line(files: list[Path]) -> int:
+    """The length in bytes of the longest line in ``files``."""
+    longest = 0
+    for path in files:
+        with path.open("rb") as f:
+            for line in f:
+                longest = max(longest, len(line))
+    return longest
+
+
+def repair_utf8(table: pa.Table, label: str,
+                repaired: list[dict[str, Any]] | None = None) -> pa.Table:
+    """``table`` with text that is not valid UTF-8 repaired (invalid bytes → U+FFFD).
+
+    Parquet does not check UTF-8, and such text would pass into a snapshot that then
+    cannot be read back. Each repaired value is noted in ``repaired`` (file, row, column).
+    """
+    for i, f in enumerate(table.schema):
+        kind = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            continue
+        column = table.column(i)
+        try:
+            column.validate(full=True)
+            continue
+        except pa.ArrowInvalid:
+            pass
+        chunks, offset = [], 0
+        for chunk in column.chunks:
+            chunks.append(_repair_chunk(chunk, label, f.name, offset, repaired))
+            offset += len(chunk)
+        table = table.set_column(i, f, pa.chunked_array(chunks, f.type))
+    return table
+
+
+def _repair_chunk(chunk: pa.Array, label: str, name: str, offset: int,
+                  repaired: list[dict[str, Any]] | None) -> pa.Array:
+    if pa.types.is_dictionary(chunk.type):
+        dictionary = _repair_values(chunk.dictionary, None)
+        if repaired is not None:  # name the rows whose value was repaired
+            bad = {j for j, v in enumerate(chunk.dictionary.cast(pa.binary()).to_pylist())
+                   if v is not None and not _valid(v)}
+            repaired.extend({"file": label, "row": offset + r + 1, "column": name}
+                            for r, j in enumerate(chunk.indices.to_pylist()) if j in bad)
+        return pa.DictionaryArray.from_arrays(chunk.indices, dictionary)
+    rows: list[int] = []
+    fixed = _repair_values(chunk, rows)
+    if repaired is not None:
+        repaired.extend({"file": label, "row": offset + r + 1, "column": name} for r in rows)
+    return fixed
+
+
+def _valid(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _repair_values(arr: pa.Array, bad_rows: list[int] | None) -> pa.Array:
+    values = arr.cast(pa.binary() if pa.types.is_string(arr.type) else pa.large_binary())
+    out = []
+    for r, v in enumerate(values.to_pylist()):
+        if v is not None and not _valid(v):
+            if bad_rows is not None:
+                bad_rows.append(r)
+            out.append(v.decode("utf-8", "replace"))
+        else:
+            out.append(None if v is None else v.decode("utf-8"))
+    return pa.array(out, arr.type)
+
+
+def read_whole_files(path: Path, repaired: list[dict[str, Any]] | None = None) -> list[Piece]:
     """Every column of a row file, or of each row file in a folder, one piece per file."""
     files = [path] if path.is_file() else [f for fs in row_files(path).values() for f in fs]
     out = []
     for f in files:
         fmt = file_format(f)
+        if fmt == "json":
+            check_json_depth(f)
         try:
-            out.append((str(f), ds.dataset(str(f), format=fmt).to_table()))
+            try:
+                table = open_dataset([f], fmt, None).to_table()
+            except pa.ArrowInvalid as exc:
+                if fmt != "json" or "straddl" not in str(exc):
+                    raise
+                block = _longest_line([f]) + 1024  # a line longer than the default block
+                table = open_dataset([f], fmt, None, block_size=block).to_table()
+            out.append((str(f), repair_utf8(table, str(f), repaired)))
         except (pa.ArrowInvalid, OSError) as exc:
             raise read_error(f, fmt, exc) from None
     if not out:
@@ -165,7 +335,7 @@ def bad_json_line(path: Path) -> int | None:
                 try:
                     if not isinstance(json.loads(line), dict):
                         return n
-                except ValueError:
+                except (ValueError, RecursionError):
                     return n
     except OSError:
         return None

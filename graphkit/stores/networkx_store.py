@@ -81,18 +81,18 @@ def value_encoding(t: pa.DataType) -> str | None:
                      hint="cast it to text or a number in the contract")
 
 
-def plain(value: Any, t: pa.DataType) -> Any:
+def json_value(value: Any, t: pa.DataType) -> Any:
     """``value`` (a Python value of Arrow type ``t``) as JSON-able data."""
     if value is None:
         return None
     if pa.types.is_dictionary(t):
         t = t.value_type
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return [plain(v, t.value_type) for v in value]
+        return [json_value(v, t.value_type) for v in value]
     if pa.types.is_struct(t):
-        return {f.name: plain(value.get(f.name), f.type) for f in t}
+        return {f.name: json_value(value.get(f.name), f.type) for f in t}
     if pa.types.is_map(t):
-        return [[plain(k, t.key_type), plain(v, t.item_type)] for k, v in value]
+        return [[json_value(k, t.key_type), json_value(v, t.item_type)] for k, v in value]
     kind = value_encoding(t)
     if kind == ISO8601:
         return value.isoformat()
@@ -136,9 +136,9 @@ def encode_column(column: pa.ChunkedArray | pa.Array) -> list[Any]:
     if kind is None:
         return values
     if kind == JSON:
-        return [None if v is None else json.dumps(plain(v, t), ensure_ascii=False)
+        return [None if v is None else json.dumps(json_value(v, t), ensure_ascii=False)
                 for v in values]
-    return [plain(v, t) for v in values]
+    return [json_value(v, t) for v in values]
 
 
 def decode_column(values: list[Any], field: pa.Field, kind: str | None = None) -> pa.Array:

@@ -10,7 +10,6 @@ with their output.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from graphkit.stores.neo4j.server import Neo4jLaunchError, start_local_neo4j
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.export.graphs import assert_same_graph, lineage_graph, typed_graph
 from tests.export.neo4j_admin import run_import
+from tests.stores.neo4j.conftest import TEST_MARKER, has_marker, mark_for_tests, named_test_server
 
 pytestmark = pytest.mark.neo4j
 
@@ -54,9 +54,13 @@ def _launch(home: Path | None = None) -> Any:
 
 @pytest.fixture(scope="module")
 def config() -> Iterator[Neo4jConfig]:
-    """The module's server (NEO4J_URI's, if set: a scratch database, it is wiped)."""
-    if os.environ.get("NEO4J_URI"):
-        yield Neo4jConfig.from_env()
+    """The module's server: its own, or the scratch one GRAPHKIT_TEST_NEO4J_URI names
+    (never NEO4J_URI: a user's database must not be wiped by pytest)."""
+    named = named_test_server()
+    if named is not None:
+        with Neo4jStore(named) as s:
+            mark_for_tests(s, only_if_empty=True)
+        yield named
         return
     server = _launch()
     try:
@@ -66,9 +70,18 @@ def config() -> Iterator[Neo4jConfig]:
 
 
 def wipe(store: Neo4jStore) -> None:
-    """Delete every node, constraint and index: the next test starts from nothing."""
+    """Delete every node (but the test marker), constraint and index: the next test
+    starts from nothing. Refuses a database the tests did not create or mark."""
+    named = named_test_server()
+    keep = ""
+    if named is not None and named.uri == store.config.uri:  # not ours: only if marked
+        if not has_marker(store):
+            raise RuntimeError(f"refusing to clear {store.config.display_uri}: no "
+                               f"({TEST_MARKER}) node, so the tests did not create it")
+        keep = f"WHERE NOT n:{TEST_MARKER} "
     with store._driver.session(database=store.config.database) as s:
-        s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+        s.run(f"MATCH (n) {keep}"
+              "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
         for r in list(s.run("SHOW CONSTRAINTS YIELD name RETURN name")):
             s.run(f"DROP CONSTRAINT `{r['name']}`").consume()
         for r in list(s.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' "

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables
 from graphkit.export.bulk import scalar_type, temporal_text
 from graphkit.export.registry import ExportError, ExportReport, Format, Output, Progress
-from graphkit.stores.networkx_store import plain, value_encoding
+from graphkit.stores.networkx_store import json_value, value_encoding
 
 FIXED = ("type", "source_type", "source_key", "target_type", "target_key")
 
@@ -106,8 +106,8 @@ def csv_ready(table: pa.Table) -> pa.Table:
             table = table.set_column(i, f.name, temporal_text(col, kind))
         elif kind is None and not pa.types.is_null(t):
             how = value_encoding(t)
-            text = [None if v is None else (json.dumps(plain(v, t), ensure_ascii=False)
-                                            if how == "json" else str(plain(v, t)))
+            text = [None if v is None else (json.dumps(json_value(v, t), ensure_ascii=False)
+                                            if how == "json" else str(json_value(v, t)))
                     for v in col.to_pylist()]
             table = table.set_column(i, f.name, pa.array(text, pa.string()))
     return table

@@ -154,6 +154,9 @@ def json_lines(data: bytes, skipped: list[tuple[int, str]]) -> Iterator[tuple[in
         except ValueError:
             skipped.append((number, "not valid JSON"))
             continue
+        except RecursionError:
+            skipped.append((number, "JSON nested too deeply to read"))
+            continue
         if isinstance(obj, dict):
             yield number, obj
         else:
@@ -174,7 +177,7 @@ def json_text(value: Any) -> str | None:
             try:
                 json.loads(value)
                 return value
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
         return dumps(value)
     return dumps(value)

@@ -89,6 +89,9 @@ def _entries(path: Path, data: bytes, skipped: list[tuple[int, str]]) -> Iterato
         except ValueError:
             skipped.append((1, "not valid JSON"))
             return
+        except RecursionError:
+            skipped.append((1, "JSON nested too deeply to read"))
+            return
         lines = doc.get("loglines") if isinstance(doc, dict) else None
         if not isinstance(lines, list):
             skipped.append((1, "JSON document without a 'loglines' list"))
@@ -420,7 +423,7 @@ def _entry_reader(path: Path, data: bytes) -> Callable[[int], dict[str, Any] | N
                 cache.append(data.split(b"\n"))
         try:
             got = json.loads(cache[0][line - 1])
-        except (IndexError, ValueError):
+        except (IndexError, ValueError, RecursionError):
             return None
         return got if isinstance(got, dict) else None
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import SourceError
+from graphkit.sources.row_files import unreadable_folder
 
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
                           "compacted"})
@@ -44,12 +45,12 @@ def sniff_kind(name: str, data: bytes) -> str | None:
     if name.endswith(".json"):
         try:
             return _kind_of_object(json.loads(data))
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     for raw in data.split(b"\n", _SNIFF_LINES)[:_SNIFF_LINES]:
         try:
             kind = _kind_of_object(json.loads(raw))
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if kind is not None:
             return kind
@@ -73,7 +74,7 @@ def candidates(root: Path) -> Iterator[Path]:
     Skipped on purpose: sidecars (``*.meta.json``, read with their agent file), workflow
     journals and other non-agent files inside ``subagents/``.
     """
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable_folder):
         dirnames.sort()
         in_subagents = "subagents" in Path(dirpath).relative_to(root).parts or (
             Path(dirpath).name == "subagents")
@@ -133,7 +134,7 @@ def read_meta(agent_file: Path) -> tuple[dict[str, Any] | None, dict[str, Any] |
         return None, None
     try:
         meta = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         meta = None
     fingerprint = {"path": str(meta_path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
                    "sha256": hashlib.sha256(data).hexdigest()}
@@ -165,7 +166,7 @@ def not_a_transcript(path: Path, data: bytes) -> str:
         try:
             doc = json.loads(data)
             app = doc.get("app") if isinstance(doc, dict) else None
-        except ValueError:
+        except (ValueError, RecursionError):
             return "not valid JSON; not a Claude Code or Codex transcript, file ignored"
     if isinstance(app, str):
         what = f"{'an' if app[:1] in 'AEIOU' else 'a'} {app} export"

@@ -24,7 +24,7 @@ from graphkit.core.errors import SourceError
 from graphkit.sources.transcripts.buffer import PRE_SCHEMA, FileParse
 
 # Bump when parsing changes what a file yields: older cache entries are then ignored.
-PARSER_VERSION = 4  # 4: usage and continuation facts
+PARSER_VERSION = 5  # 4: usage and continuation facts; 5: deep JSON lines are skipped lines
 INDEX_NAME = "transcripts-index.json"
 
 

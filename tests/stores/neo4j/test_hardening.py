@@ -87,7 +87,7 @@ def test_credentials_in_the_uri_are_used_and_never_shown(
     assert neo4j_config.password and neo4j_config.password not in cfg.uri
     assert (cfg.user, cfg.password) == (neo4j_config.user, neo4j_config.password)
     ok = graphkit("sessions", "--neo4j", "--json", env={"NEO4J_URI": with_creds})
-    assert ok.returncode == 0 and ok.stdout.strip() == "[]", ok.stderr
+    assert ok.returncode == 0 and ok.stdout.strip() == "", ok.stderr  # JSON Lines: none
     # Wrong password in the URI: refused, and neither password is printed.
     wrong = graphkit("sessions", "--neo4j", env={"NEO4J_URI": f"bolt://neo4j:{SECRET}@{host}"})
     assert "refused the credentials" in assert_one_clean_line(wrong, SECRET)
