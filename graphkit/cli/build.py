@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from graphkit.cli.app import (
+    UserError,
     cli,
     default_sources,
     echo_json,
@@ -73,6 +74,10 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
     paths = list(sources) or default_sources()
     if engine != "local" or partitions is not None or spark_master:
         from graphkit.engine.command import engine_build
+
+        if hi is not None:
+            raise UserError("--until works with the default engine only; drop --engine/"
+                            "--partitions/--spark-master, or drop --until")
 
         with progress(not as_json and is_terminal()) as say:
             summary, skipped = engine_build(

@@ -117,7 +117,8 @@ def _merge_groups(plan: Plan, tp: TypePlan, t: pa.Table, schema: pa.Schema) -> p
         if name in keys or name.startswith(HIDDEN):
             continue
         p = props.get(name)
-        op = "first" if p is None else {"min": "min", "max": "max", "count": "sum"}.get(p.op)
+        op = "first" if p is None else {"min": "min", "max": "max", "count": "sum",
+                                            "sum": "sum"}.get(p.op)
         if op is not None:
             specs.append((name, op))
     g = t.group_by(keys, use_threads=False).aggregate(specs)

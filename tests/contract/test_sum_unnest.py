@@ -92,3 +92,9 @@ def test_unnest_rows_keeps_order_and_repeats_each_row() -> None:
     out = unnest_rows(t, Unnest(column="arr", fields={"v": "v"}))
     assert out.column("k").to_pylist() == ["a", "a", "b", "b", "a"]
     assert out.column("v").to_pylist() == [None, "1", "2", "3", "4"]  # "x" is no object
+
+
+def test_unnest_of_no_rows() -> None:
+    t = pa.table({"k": pa.array([], pa.string()), "arr": pa.array([], pa.string())})
+    out = unnest_rows(t, Unnest(column="arr", fields={"v": "v"}))
+    assert out.num_rows == 0 and out.column_names == ["k", "arr", "v"]

@@ -176,3 +176,20 @@ def test_real_transcript_fixtures(tmp_path: Path) -> None:
         (codex, codex, "/workspace/synthetic-project/gamma.txt", 0, 1),  # cwd + patch header
         ("sample_session", "sample_session", "/project/math_utils.py", 0, 3),  # Write, 2 Edits
         ("sample_session", "sample_session", "/project/tests/test_math.py", 0, 1)]
+
+
+def test_a_partitioned_build_adds_file_counts_across_partitions(tmp_path: Path) -> None:
+    # One file touched by threads of several sessions: its File node's reads and writes
+    # are sums over partitions, as the in-memory build counts them.
+    from graphkit.engine import build_local
+    from graphkit.snapshot import read_snapshot
+    from tests.builders import write_parquet
+
+    rows, _ = generate()
+    src = write_parquet(rows, tmp_path / "in" / "rows.parquet")
+    want = build([src], fingerprints=False).graph.nodes["File"].table
+    build_local([src.parent], tmp_path / "p3", partitions=3, fingerprints=False)
+    got = read_snapshot(tmp_path / "p3").nodes["File"].table
+    cols = ["file_path", "reads", "writes"]
+    assert got.select(cols).to_pylist() == want.select(cols).to_pylist()
+    assert sum(r["writes"] for r in want.select(cols).to_pylist()) > 0
