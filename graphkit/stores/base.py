@@ -32,6 +32,9 @@ class LoadReport:
     batch_size: int | None = None  # Neo4j: rows per UNWIND batch
     # Neo4j: a replace-load had been killed before this one (its marker was found).
     resumed_replace: bool = False
+    # Neo4j: "create" if the target held none of the graph's labels, else "merge".
+    write_mode: str | None = None
+    workers: int | None = None  # Neo4j: sessions writing at once
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for ``--json`` output."""
@@ -43,6 +46,8 @@ class LoadReport:
             "skipped_edges": dict(self.skipped_edges),
             "batch_size": self.batch_size,
             "resumed_replace": self.resumed_replace,
+            "write_mode": self.write_mode,
+            "workers": self.workers,
         }
 
 

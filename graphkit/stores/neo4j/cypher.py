@@ -99,6 +99,36 @@ def merge_relationships(
     )
 
 
+def create_nodes(label: str, props: Sequence[str] = ()) -> str:
+    """Create a batch of ``label`` nodes sent column-wise (parameters as in
+    :func:`merge_nodes`), for a database holding none of the graph's labels.
+
+    No lookup before the write: the uniqueness constraint still refuses a
+    second node with the same id, so a race with another load fails instead
+    of duplicating. ``SET n += {…}`` skips null values as :func:`merge_nodes` does.
+    """
+    return (
+        "UNWIND range(0, size($ids) - 1) AS i"
+        f" CREATE (n:{quote_name(label)} {{id: $ids[i]}})"
+        f" SET n += {_props_map(props)} RETURN count(n) AS written"
+    )
+
+
+def create_relationships(
+    rel_type: str, source_label: str, target_label: str, props: Sequence[str] = ()
+) -> str:
+    """Create a batch of typed relationships (parameters as in
+    :func:`merge_relationships`), for a database where none of their ends existed
+    before the load: no relationship between them can exist yet."""
+    return (
+        "UNWIND range(0, size($sources) - 1) AS i"
+        f" MATCH (a:{quote_name(source_label)} {{id: $sources[i]}})"
+        f" MATCH (b:{quote_name(target_label)} {{id: $targets[i]}})"
+        f" CREATE (a)-[r:{quote_name(rel_type, 'relationship type')}]->(b)"
+        f" SET r += {_props_map(props)} RETURN count(r) AS written"
+    )
+
+
 def _props_map(props: Sequence[str]) -> str:
     # Property names are spliced (quoted); their values are parameters $c<n>.
     entries = ", ".join(f"{quote_name(p, 'property')}: $c{i}[i]" for i, p in enumerate(props))

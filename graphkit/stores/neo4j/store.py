@@ -23,8 +23,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -53,7 +55,7 @@ from graphkit.stores.base import (
     plain,
     require_vocabulary,
 )
-from graphkit.stores.neo4j import cypher
+from graphkit.stores.neo4j import cypher, plan
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
 IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
@@ -65,6 +67,8 @@ IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 # 765 rows/s (33x slower than 5000). Flat from 500 to 5000 within the noise,
 # worse above: bigger transactions cost heap and GC in the 1 GiB launcher.
 DEFAULT_BATCH_SIZE = 5000
+# Sessions writing at once (see bench/NEO4J_LOAD.md for the sweep).
+DEFAULT_WORKERS = 4
 
 # The default contract's lineage vocabulary (what `--neo4j` queries walk).
 DEFAULT_VOCABULARY = LineageVocabulary()
@@ -195,6 +199,7 @@ class Neo4jStore:
         config: Neo4jConfig | None = None,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        workers: int = DEFAULT_WORKERS,
         indexes: Sequence[tuple[str, str]] | None = None,
         max_retry_seconds: float = 30.0,
         vocabulary: LineageVocabulary | None = DEFAULT_VOCABULARY,
@@ -205,6 +210,9 @@ class Neo4jStore:
         if batch_size < 1:
             raise StoreError(f"batch size must be positive, got {batch_size}")
         self.batch_size = batch_size
+        if workers < 1:
+            raise StoreError(f"workers must be positive, got {workers}")
+        self.workers = workers
         self._vocabulary = vocabulary
         self.indexes = tuple(indexes if indexes is not None else lookup_indexes(vocabulary))
         for label, prop in self.indexes:  # refuse bad names before touching the server
@@ -264,28 +272,38 @@ class Neo4jStore:
         *,
         if_exists: IfExists = "merge",
         batch_size: int | None = None,
+        workers: int | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> LoadReport:
         """Write ``graph``: schema first, then nodes, then relationships.
 
         ``if_exists``: ``merge`` upserts into what is there (a rerun converges);
         ``replace`` first deletes every node with one of the graph's labels;
         ``fail`` raises :class:`StoreError` if any such node exists.
+
+        If the database then holds no node with any of the graph's labels, nodes
+        and relationships are ``CREATE``d (no lookup per row; the id constraints
+        still refuse a duplicate), else ``MERGE``d; ``report.write_mode`` says
+        which. Batches run in ``workers`` sessions at once: node batches freely,
+        relationship batches split so that no two concurrent ones share a node
+        (see :mod:`graphkit.stores.neo4j.plan`). ``progress`` gets one line per
+        batch: records done/total and records/s.
         """
         if if_exists not in IF_EXISTS_CHOICES:
             raise StoreError(
                 f"unknown if_exists {if_exists!r}", hint=f"use one of {IF_EXISTS_CHOICES}"
             )
         size = batch_size or self.batch_size
+        n_workers = workers or self.workers
+        if n_workers < 1:
+            raise StoreError(f"workers must be positive, got {n_workers}")
         started = time.perf_counter()
         labels = sorted(graph.nodes)
         # Building every query first validates every name before anything is written.
-        node_queries = {
-            lab: cypher.merge_nodes(lab, _node_props(graph.nodes[lab].table)) for lab in labels
-        }
-        rel_queries = {
-            t: cypher.merge_relationships(t, e.source_type, e.target_type, _edge_props(e.table))
-            for t, e in sorted(graph.edges.items())
-        }
+        for lab in labels:
+            cypher.merge_nodes(lab, _node_props(graph.nodes[lab].table))
+        for t, e in sorted(graph.edges.items()):
+            cypher.merge_relationships(t, e.source_type, e.target_type, _edge_props(e.table))
         _check_columns(graph)
         report = LoadReport(batch_size=size)
         if labels and if_exists == "fail":
@@ -296,21 +314,24 @@ class Neo4jStore:
                     + ", ".join(f"{k} ({v})" for k, v in existing.items()),
                     hint="load with --if-exists merge or replace",
                 )
-        self.ensure_schema(labels)
-        report.resumed_replace = self._marker_count() > 0
-        if if_exists == "replace":
-            self._write(cypher.create_load_marker(LOAD_MARKER), labels=labels)
-            report.removed = self.delete_labels(labels)
-        for label in labels:
-            table = graph.nodes[label].table
-            report.nodes[label] = self._write_batches(
-                node_queries[label], _node_batches(table, size)
-            )
-        for rel_type, edges in sorted(graph.edges.items()):
-            written = self._write_batches(rel_queries[rel_type], _edge_batches(edges.table, size))
-            report.edges[rel_type] = written
-            if written < edges.table.num_rows:
-                report.skipped_edges[rel_type] = edges.table.num_rows - written
+        with ThreadPoolExecutor(1, thread_name_prefix="graphkit-plan") as planner:
+            # The relationship plan is NumPy work: it runs while the server
+            # builds the schema and takes the nodes.
+            planned = planner.submit(plan.edge_partitions, graph, n_workers)
+            self.ensure_schema(labels)
+            report.resumed_replace = self._marker_count() > 0
+            if if_exists == "replace":
+                self._write(cypher.create_load_marker(LOAD_MARKER), labels=labels)
+                report.removed = self.delete_labels(labels)
+            ends = sorted({*labels, *(e.source_type for e in graph.edges.values()),
+                           *(e.target_type for e in graph.edges.values())})
+            empty = not any(self.node_counts(ends).values()) if ends else True
+            report.write_mode = "create" if empty else "merge"
+            report.workers = n_workers
+            meter = _Meter(sum(graph.node_counts().values()) + sum(graph.edge_counts().values()),
+                           progress, started)
+            report.nodes = self._load_nodes(graph, empty, size, n_workers, meter)
+            self._load_edges(graph, planned.result(), empty, size, meter, report)
         if if_exists == "replace":
             # Whole now, and so is any killed replace before this one. (A merge
             # cannot say so: labels a killed replace had not yet cleared still
@@ -318,6 +339,71 @@ class Neo4jStore:
             self._write(cypher.delete_load_markers(LOAD_MARKER))
         report.seconds = time.perf_counter() - started
         return report
+
+    def _load_nodes(self, graph: GraphTables, create: bool, size: int, n_workers: int,
+                    meter: _Meter) -> dict[str, int]:
+        """Every node batch, ``n_workers`` at a time (distinct ids never contend)."""
+        jobs: list[tuple[str, str, pa.Table]] = []
+        for label in sorted(graph.nodes):
+            table = graph.nodes[label].table
+            props = _node_props(table)
+            # CREATE would refuse a second row with the same id: MERGE folds them.
+            query = (cypher.create_nodes(label, props)
+                     if create and not plan.has_duplicate_ids(table)
+                     else cypher.merge_nodes(label, props))
+            jobs += [(label, query, table.slice(i, size)) for i in range(0, table.num_rows, size)]
+        written = {label: 0 for label in sorted(graph.nodes)}
+
+        def one(job: tuple[str, str, pa.Table]) -> tuple[str, int]:
+            label, query, rows = job
+            done = self._write(query, **_node_params(rows))
+            meter.add(rows.num_rows, "nodes")
+            return label, done
+
+        with ThreadPoolExecutor(n_workers, thread_name_prefix="graphkit-load") as pool:
+            for label, done in pool.map(one, jobs):
+                written[label] += done
+        return written
+
+    def _load_edges(self, graph: GraphTables, load_plan: plan.LoadPlan, create: bool,
+                    size: int, meter: _Meter, report: LoadReport) -> None:
+        """Each partition's relationship batches in one session, the partitions at once."""
+        queries = {}
+        for etype, e in graph.edges.items():
+            props = _edge_props(e.table)
+            queries[etype] = (
+                cypher.create_relationships(etype, e.source_type, e.target_type, props)
+                if create and etype not in load_plan.repeated_pairs
+                else cypher.merge_relationships(etype, e.source_type, e.target_type, props))
+        parts = len(next(iter(load_plan.partitions.values()), [None]))
+        failed = threading.Event()
+
+        def one_partition(p: int) -> dict[str, int]:
+            written: dict[str, int] = {}
+            for etype, e in sorted(graph.edges.items()):
+                rows = e.table.take(pa.array(load_plan.partitions[etype][p]))
+                for i in range(0, rows.num_rows, size):
+                    if failed.is_set():  # another partition failed: stop early
+                        return written
+                    batch = rows.slice(i, size)
+                    try:
+                        done = self._write(queries[etype], **_edge_params(batch))
+                    except BaseException:
+                        failed.set()
+                        raise
+                    written[etype] = written.get(etype, 0) + done
+                    meter.add(batch.num_rows, "relationships")
+            return written
+
+        totals = {etype: 0 for etype in sorted(graph.edges)}
+        with ThreadPoolExecutor(parts, thread_name_prefix="graphkit-load") as pool:
+            for written in pool.map(one_partition, range(parts)):
+                for etype, done in written.items():
+                    totals[etype] += done
+        report.edges = totals
+        for etype, edges in sorted(graph.edges.items()):
+            if totals[etype] < edges.table.num_rows:
+                report.skipped_edges[etype] = edges.table.num_rows - totals[etype]
 
     def _marker_count(self) -> int:
         return int(self._read(cypher.count_nodes([LOAD_MARKER]))[0]["count"])
@@ -465,9 +551,6 @@ class Neo4jStore:
                 for r in rows]
 
     # --- driver plumbing ----------------------------------------------------
-
-    def _write_batches(self, query: str, batches: Iterator[dict[str, list[Any]]]) -> int:
-        return sum(self._write(query, **params) for params in batches)
 
     def _write(self, query: str, **params: Any) -> int:
         """One managed write transaction (retried by the driver); returns its count."""
@@ -680,25 +763,42 @@ def _edge_props(table: pa.Table) -> list[str]:
     return [n for n in table.column_names if n not in (EDGE_SOURCE, EDGE_TARGET)]
 
 
-def _node_batches(table: pa.Table, size: int) -> Iterator[dict[str, list[Any]]]:
-    """Parameters of :func:`cypher.merge_nodes`, ``size`` rows at a time."""
-    props = _node_props(table)
-    for batch in table.to_batches(max_chunksize=size):
-        params = {"ids": batch.column(NODE_ID).to_pylist()}
-        params.update({f"c{i}": batch.column(p).to_pylist() for i, p in enumerate(props)})
-        yield params
+def _node_params(batch: pa.Table) -> dict[str, list[Any]]:
+    """Parameters of :func:`cypher.merge_nodes` / :func:`cypher.create_nodes`."""
+    params = {"ids": batch.column(NODE_ID).to_pylist()}
+    params.update({f"c{i}": batch.column(p).to_pylist()
+                   for i, p in enumerate(_node_props(batch))})
+    return params
 
 
-def _edge_batches(table: pa.Table, size: int) -> Iterator[dict[str, list[Any]]]:
-    """Parameters of :func:`cypher.merge_relationships`, ``size`` rows at a time."""
-    props = _edge_props(table)
-    for batch in table.to_batches(max_chunksize=size):
-        params = {
-            "sources": batch.column(EDGE_SOURCE).to_pylist(),
-            "targets": batch.column(EDGE_TARGET).to_pylist(),
-        }
-        params.update({f"c{i}": batch.column(p).to_pylist() for i, p in enumerate(props)})
-        yield params
+def _edge_params(batch: pa.Table) -> dict[str, list[Any]]:
+    """Parameters of :func:`cypher.merge_relationships` / :func:`cypher.create_relationships`."""
+    params = {
+        "sources": batch.column(EDGE_SOURCE).to_pylist(),
+        "targets": batch.column(EDGE_TARGET).to_pylist(),
+    }
+    params.update({f"c{i}": batch.column(p).to_pylist()
+                   for i, p in enumerate(_edge_props(batch))})
+    return params
+
+
+class _Meter:
+    """Records written so far, told to ``progress`` after every batch (from any thread)."""
+
+    def __init__(self, total: int, progress: Callable[[str], None] | None,
+                 started: float) -> None:
+        self.total, self.progress, self.started = total, progress, started
+        self.done = 0
+        self._lock = threading.Lock()
+
+    def add(self, records: int, what: str) -> None:
+        with self._lock:
+            self.done += records
+            if self.progress is None:
+                return
+            elapsed = max(time.perf_counter() - self.started, 1e-9)
+            self.progress(f"loaded {self.done:,}/{self.total:,} records ({what}), "
+                          f"{self.done / elapsed:,.0f} records/s")
 
 
 def _iso(value: Any) -> str | None:

@@ -1,0 +1,188 @@
+"""Loads into a real server: CREATE into an empty target, MERGE otherwise,
+relationship batches in parallel sessions, progress; and the load plan's
+partitions (pure NumPy, no server)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.stores.neo4j import plan
+from graphkit.stores.neo4j.store import Neo4jStore
+from tests.export.graphs import assert_same_graph
+from tests.stores.neo4j.neo4j_test_graphs import lineage_graph
+
+
+def sessions_graph(sessions: int = 40, threads: int = 6, tools: int = 3) -> GraphTables:
+    """Sessions with chains of threads, each thread calling shared (dense) Tool nodes."""
+    s_ids = [f"s-{i:05d}" for i in range(sessions)]
+    t_ids = [f"t-{i:05d}-{j:03d}" for i in range(sessions) for j in range(threads)]
+    tool_ids = [f"tool-{k:04d}" for k in range(tools)]
+    has = [(s_ids[i], f"t-{i:05d}-{j:03d}") for i in range(sessions) for j in range(threads)]
+    parent = [(f"t-{i:05d}-{j:03d}", f"t-{i:05d}-{j - 1:03d}")
+              for i in range(sessions) for j in range(1, threads)]
+    called = [(t, tool_ids[n % tools], n) for n, t in enumerate(t_ids)]
+    called += [(t, tool_ids[(n + 1) % tools], n) for n, t in enumerate(t_ids)]
+
+    def edges(name: str, src: str, dst: str, pairs: list[tuple]) -> EdgeTable:
+        cols = {"source": [p[0] for p in pairs], "target": [p[1] for p in pairs]}
+        if pairs and len(pairs[0]) > 2:
+            cols["calls"] = [p[2] for p in pairs]
+        return EdgeTable(name, src, dst, pa.table(cols))
+
+    return GraphTables("test", 1, 1, "thread", nodes={
+        "Session": NodeTable("Session", ("session_id",), pa.table(
+            {"id": s_ids, "session_id": s_ids, "n": list(range(sessions))})),
+        "Thread": NodeTable("Thread", ("thread_id",), pa.table(
+            {"id": t_ids, "thread_id": t_ids, "kind": ["x" if n % 3 else None
+                                                        for n in range(len(t_ids))]})),
+        "Tool": NodeTable("Tool", ("tool_name",), pa.table({"id": tool_ids,
+                                                            "tool_name": tool_ids})),
+    }, edges={
+        "HAS_THREAD": edges("HAS_THREAD", "Session", "Thread", has),
+        "PARENT_THREAD": edges("PARENT_THREAD", "Thread", "Thread", parent),
+        "CALLED_TOOL": edges("CALLED_TOOL", "Thread", "Tool", called),
+    })
+
+
+def counts(store: Neo4jStore, graph: GraphTables) -> tuple[dict[str, int], dict[str, int]]:
+    return (store.node_counts(sorted(graph.nodes)),
+            store.relationship_counts(sorted(graph.edges)))
+
+
+# --- against the server ----------------------------------------------------------
+
+
+def test_empty_target_is_created_then_a_second_load_merges_to_the_same_graph(
+        store: Neo4jStore) -> None:
+    g = sessions_graph()
+    messages: list[str] = []
+    first = store.load(g, batch_size=7, workers=3, progress=messages.append)
+    assert first.write_mode == "create" and first.workers == 3
+    assert first.nodes == g.node_counts() and first.edges == g.edge_counts()
+    assert counts(store, g) == (g.node_counts(), g.edge_counts())
+    created = store.read_graph()
+    second = store.load(g, batch_size=5, workers=2)
+    assert second.write_mode == "merge"
+    assert counts(store, g) == (g.node_counts(), g.edge_counts())  # nothing duplicated
+    assert_same_graph(store.read_graph(), created)
+    total = sum(g.node_counts().values()) + sum(g.edge_counts().values())
+    assert messages[-1].startswith(f"loaded {total:,}/{total:,} records")
+    assert len(messages) > total // 7  # one line per batch
+    assert "records/s" in messages[-1]
+
+
+def test_created_graph_equals_a_merged_one(store: Neo4jStore) -> None:
+    g = lineage_graph()
+    assert store.load(g, workers=2).write_mode == "create"
+    created = store.read_graph()
+    store._run_auto("MATCH (n) WHERE NOT n:GraphkitTestDatabase DETACH DELETE n")
+    # One node of an unrelated label the graph uses makes the target non-empty.
+    store._run_auto("CREATE (:Session {id: 'elsewhere'})")
+    assert store.load(g, workers=1).write_mode == "merge"
+    store._run_auto("MATCH (n:Session {id: 'elsewhere'}) DELETE n")
+    assert_same_graph(store.read_graph(), created)
+
+
+def test_replace_loads_by_create_and_converges(store: Neo4jStore) -> None:
+    g = sessions_graph(sessions=10)
+    store.load(g)
+    report = store.load(g, if_exists="replace", workers=4)
+    assert report.write_mode == "create" and report.removed == sum(g.node_counts().values())
+    assert counts(store, g) == (g.node_counts(), g.edge_counts())
+    assert not store.interrupted_load()
+
+
+def test_repeated_ids_and_pairs_are_merged_even_into_an_empty_target(
+        store: Neo4jStore) -> None:
+    g = sessions_graph(sessions=3, threads=2)
+    session = g.nodes["Session"].table
+    g.nodes["Session"] = NodeTable("Session", ("session_id",),
+                                   pa.concat_tables([session, session.slice(0, 1)]))
+    has = g.edges["HAS_THREAD"].table
+    g.edges["HAS_THREAD"] = EdgeTable("HAS_THREAD", "Session", "Thread",
+                                      pa.concat_tables([has, has.slice(0, 2)]))
+    report = store.load(g, workers=2)
+    assert report.write_mode == "create"
+    nodes, rels = counts(store, g)
+    assert nodes["Session"] == 3 and rels["HAS_THREAD"] == 6
+
+
+def test_a_batch_the_server_refuses_fails_the_load_with_one_line(store: Neo4jStore) -> None:
+    from graphkit.core.errors import StoreError
+
+    g = sessions_graph(sessions=20)
+    called = g.edges["CALLED_TOOL"].table
+    # Neo4j stores no list holding a null: one row of one relationship batch fails.
+    bad = [[n] for n in range(called.num_rows)]
+    bad[len(bad) // 2] = [1, None]
+    g.edges["CALLED_TOOL"] = EdgeTable("CALLED_TOOL", "Thread", "Tool", called.set_column(
+        2, "calls", pa.array(bad, pa.list_(pa.int64()))))
+    with pytest.raises(StoreError, match="failed") as err:
+        store.load(g, batch_size=10, workers=3)
+    assert "\n" not in str(err.value)
+
+
+# --- the plan, without a server ----------------------------------------------------
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 8])
+def test_partitions_share_no_sparse_node_and_cover_every_row(parts: int) -> None:
+    g = sessions_graph(sessions=60, threads=5, tools=2)
+    load_plan = plan.edge_partitions(g, parts, dense=50)
+    assert load_plan.repeated_pairs == set()
+    owner: dict[str, int] = {}
+    for etype, e in g.edges.items():
+        rows = np.concatenate(load_plan.partitions[etype])
+        assert sorted(rows.tolist()) == list(range(e.table.num_rows))
+        for p, idx in enumerate(load_plan.partitions[etype]):
+            for row in e.table.take(pa.array(idx)).to_pylist():
+                for end in (row["source"], row["target"]):
+                    if end.startswith("tool-"):
+                        continue  # dense: 150 relationships each
+                    assert owner.setdefault(end, p) == p, (end, etype)
+    if parts > 1:  # 60 sessions spread over the partitions
+        used = {len(x) > 0 for x in load_plan.partitions["HAS_THREAD"]}
+        assert used == {True}
+
+
+def test_dense_ends_come_in_lock_order() -> None:
+    g = sessions_graph(sessions=30, threads=4, tools=3)
+    load_plan = plan.edge_partitions(g, 2, dense=50)
+    for idx in load_plan.partitions["CALLED_TOOL"]:
+        targets = g.edges["CALLED_TOOL"].table.take(pa.array(idx)).column("target").to_pylist()
+        assert targets == sorted(targets)
+
+
+def test_ids_of_mixed_lengths_take_the_exact_lookup() -> None:
+    g = sessions_graph(sessions=4, threads=3)
+    g.nodes["Session"] = NodeTable("Session", ("session_id",), pa.table(
+        {"id": ["a", "bb", "ccc", "dddd"], "session_id": ["a", "bb", "ccc", "dddd"],
+         "n": [0, 1, 2, 3]}))
+    has = g.edges["HAS_THREAD"].table
+    names = ["a", "bb", "ccc", "dddd"]
+    sources = [names[int(s[-5:]) % 4] for s in has.column("source").to_pylist()]
+    g.edges["HAS_THREAD"] = EdgeTable("HAS_THREAD", "Session", "Thread",
+                                      has.set_column(0, "source", pa.array(sources)))
+    ends = plan.edge_ends(g)
+    offsets, _ = plan.node_offsets(g)
+    assert sorted(set(ends["HAS_THREAD"].source.tolist())) == [
+        offsets["Session"] + i for i in range(4)]
+
+
+def test_components_join_chains() -> None:
+    a = np.array([0, 1, 5, 6])
+    b = np.array([1, 2, 6, 3])
+    assert plan.components(7, a, b).tolist() == [0, 0, 0, 3, 4, 3, 3]
+
+
+def test_missing_ends_and_repeated_pairs_are_found() -> None:
+    g = sessions_graph(sessions=2, threads=2)
+    has = g.edges["HAS_THREAD"].table
+    g.edges["HAS_THREAD"] = EdgeTable("HAS_THREAD", "Session", "Thread", pa.concat_tables(
+        [has, has.slice(0, 1), pa.table({"source": ["nope"], "target": ["t-00000-000"]})]))
+    ends = plan.edge_ends(g)
+    assert ends["HAS_THREAD"].source[-1] == -1
+    assert plan.edge_partitions(g, 2).repeated_pairs == {"HAS_THREAD"}
