@@ -26,24 +26,34 @@ from graphkit.cli.app import (
               help="merge updates what is there, replace deletes the graph's node types "
                    "first, fail refuses if any exist.")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Rows per UNWIND batch.")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Sessions writing at once (default 4); batches that would lock the same "
+                   "nodes never run at the same time.")
 @password_option
 @click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
-def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, ask_password: bool,
-         as_json: bool) -> None:
+def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: int | None,
+         ask_password: bool, as_json: bool) -> None:
     """Load a snapshot into the Neo4j server named by NEO4J_URI.
+
+    Into a database holding none of the graph's node labels, nodes and
+    relationships are created; otherwise merged (a rerun changes nothing).
+    NEO4J_URI may be a neo4j:// routing URI of a cluster (writes go to the leader).
 
     Example: NEO4J_URI=bolt://127.0.0.1:7687 graphkit load out/graph --if-exists replace
     """
     from graphkit.snapshot import read_snapshot
 
     graph = read_snapshot(snapshot_dir)
-    with neo4j_store(ask_password) as neo:
-        report = neo.load(graph, if_exists=if_exists, batch_size=batch_size)
+    with neo4j_store(ask_password) as neo, progress(is_terminal() and not as_json) as say:
+        report = neo.load(graph, if_exists=if_exists, batch_size=batch_size, workers=workers,
+                          progress=say)
     if as_json:
         echo_json(report.to_json())
         return
+    how = "created in an empty database" if report.write_mode == "create" else "merged"
     click.echo(f"loaded {sum(report.nodes.values())} nodes and {sum(report.edges.values())} "
-               f"relationships into {neo.config.display_uri} in {report.seconds:.2f} s")
+               f"relationships into {neo.config.display_uri} in {report.seconds:.2f} s "
+               f"({how}, {report.workers} workers)")
 
 
 @cli.command("neo4j-server")

@@ -227,6 +227,7 @@ class Neo4jStore:
                 cfg.uri, auth=auth, max_transaction_retry_time=max_retry_seconds,
                 notifications_min_severity="OFF",
             )
+            self._bookmarks = driver.GraphDatabase.bookmark_manager()
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> Neo4jStore:
@@ -325,7 +326,7 @@ class Neo4jStore:
                 report.removed = self.delete_labels(labels)
             ends = sorted({*labels, *(e.source_type for e in graph.edges.values()),
                            *(e.target_type for e in graph.edges.values())})
-            empty = not any(self.node_counts(ends).values()) if ends else True
+            empty = not any(self._leader_counts(ends).values()) if ends else True
             report.write_mode = "create" if empty else "merge"
             report.workers = n_workers
             meter = _Meter(sum(graph.node_counts().values()) + sum(graph.edge_counts().values()),
@@ -404,6 +405,16 @@ class Neo4jStore:
         for etype, edges in sorted(graph.edges.items()):
             if totals[etype] < edges.table.num_rows:
                 report.skipped_edges[etype] = edges.table.num_rows - totals[etype]
+
+    def _leader_counts(self, labels: Sequence[str]) -> dict[str, int]:
+        """:meth:`node_counts` read on the cluster leader (a write transaction):
+        a follower that lags behind could call a database empty that is not."""
+
+        def work(tx: Any) -> dict[str, int]:
+            return {r["label"]: r["count"] for r in tx.run(cypher.count_nodes(labels))}
+
+        with self._errors(), self._session() as session:
+            return dict(session.execute_write(work))
 
     def _marker_count(self) -> int:
         return int(self._read(cypher.count_nodes([LOAD_MARKER]))[0]["count"])
@@ -575,7 +586,11 @@ class Neo4jStore:
             session.run(query, params).consume()
 
     def _session(self) -> Any:
-        return self._driver.session(database=self.config.database)
+        # One bookmark manager for every session: on a cluster a read follows
+        # the writes of the same store (causal consistency) even when parallel
+        # write sessions made them.
+        return self._driver.session(database=self.config.database,
+                                    bookmark_manager=self._bookmarks)
 
     @contextmanager
     def _errors(self) -> Iterator[None]:

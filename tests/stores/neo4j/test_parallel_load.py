@@ -186,3 +186,19 @@ def test_missing_ends_and_repeated_pairs_are_found() -> None:
     ends = plan.edge_ends(g)
     assert ends["HAS_THREAD"].source[-1] == -1
     assert plan.edge_partitions(g, 2).repeated_pairs == {"HAS_THREAD"}
+
+
+def test_a_routing_uri_loads_and_reads(store: Neo4jStore) -> None:
+    """neo4j:// asks the server for a routing table (a cluster's leader and
+    followers; a single server names itself): writes go through execute_write
+    to the leader, reads follow them through the shared bookmarks."""
+    from dataclasses import replace
+
+    config = store.config
+    routed = replace(config, uri=config.uri.replace("bolt://", "neo4j://", 1))
+    assert routed.uri.startswith("neo4j://")
+    g = sessions_graph(sessions=8)
+    with Neo4jStore(routed, workers=3) as neo:
+        report = neo.load(g)
+        assert report.write_mode == "create"
+        assert counts(neo, g) == (g.node_counts(), g.edge_counts())
