@@ -115,12 +115,14 @@ def answers(reader: Any, graph: GraphTables) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def merged(config: Neo4jConfig) -> tuple[GraphTables, dict[str, Any], GraphTables]:
-    """The combined graph, what a MERGE load of it answers, and what Neo4j then holds."""
+    """The combined graph, what an online load of it answers, and what Neo4j then holds."""
     graph = combined_graph()
     with Neo4jStore(config, batch_size=500) as neo:
         wipe(neo)
-        report = neo.load(graph)
-        assert not report.skipped_edges
+        report = neo.load(graph, workers=3)
+        # An online load into the empty database: CREATE in parallel sessions,
+        # the path the offline import is compared with.
+        assert report.write_mode == "create" and not report.skipped_edges
         return graph, answers(neo, graph), neo.read_graph()
 
 
@@ -163,10 +165,14 @@ def test_bulk_import_folder_gives_the_merge_loads_graph(
             assert sorted(c["labelsOrTypes"][0] for c in constraints) == sorted(graph.nodes)
             assert answers(neo, graph) == merge_answers
             content = neo.read_graph()
+            # An online load onto the imported graph merges to the online load's graph.
+            assert neo.load(graph, workers=2).write_mode == "merge"
+            reloaded = neo.read_graph()
     finally:
         server.stop()
     expected = merge_content if fmt == "neo4j-csv" else _empty_strings_absent(merge_content)
     assert_same_graph(content, expected)
+    assert_same_graph(reloaded, merge_content)
 
 
 def test_cypher_script_recreates_the_graph(

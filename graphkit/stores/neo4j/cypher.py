@@ -13,7 +13,7 @@ transaction per thousands of rows instead of one per row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import LineageVocabulary
@@ -65,7 +65,8 @@ AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
 # --- loads ------------------------------------------------------------------
 
 
-def merge_nodes(label: str, props: Sequence[str] = ()) -> str:
+def merge_nodes(label: str, props: Sequence[str] = (),
+                epoch: Mapping[str, int] | None = None) -> str:
     """Upsert a batch of ``label`` nodes sent column-wise.
 
     Parameters: ``$ids`` (the node ids) and ``$c0``, ``$c1``, … (one list per
@@ -77,12 +78,13 @@ def merge_nodes(label: str, props: Sequence[str] = ()) -> str:
     return (
         "UNWIND range(0, size($ids) - 1) AS i"
         f" MERGE (n:{quote_name(label)} {{id: $ids[i]}})"
-        f" SET n += {_props_map(props)} RETURN count(n) AS written"
+        f" SET n += {_props_map(props, epoch)} RETURN count(n) AS written"
     )
 
 
 def merge_relationships(
-    rel_type: str, source_label: str, target_label: str, props: Sequence[str] = ()
+    rel_type: str, source_label: str, target_label: str, props: Sequence[str] = (),
+    epoch: Mapping[str, int] | None = None,
 ) -> str:
     """Upsert a batch of typed relationships sent column-wise.
 
@@ -95,11 +97,12 @@ def merge_relationships(
         f" MATCH (a:{quote_name(source_label)} {{id: $sources[i]}})"
         f" MATCH (b:{quote_name(target_label)} {{id: $targets[i]}})"
         f" MERGE (a)-[r:{quote_name(rel_type, 'relationship type')}]->(b)"
-        f" SET r += {_props_map(props)} RETURN count(r) AS written"
+        f" SET r += {_props_map(props, epoch)} RETURN count(r) AS written"
     )
 
 
-def create_nodes(label: str, props: Sequence[str] = ()) -> str:
+def create_nodes(label: str, props: Sequence[str] = (),
+                 epoch: Mapping[str, int] | None = None) -> str:
     """Create a batch of ``label`` nodes sent column-wise (parameters as in
     :func:`merge_nodes`), for a database holding none of the graph's labels.
 
@@ -110,12 +113,13 @@ def create_nodes(label: str, props: Sequence[str] = ()) -> str:
     return (
         "UNWIND range(0, size($ids) - 1) AS i"
         f" CREATE (n:{quote_name(label)} {{id: $ids[i]}})"
-        f" SET n += {_props_map(props)} RETURN count(n) AS written"
+        f" SET n += {_props_map(props, epoch)} RETURN count(n) AS written"
     )
 
 
 def create_relationships(
-    rel_type: str, source_label: str, target_label: str, props: Sequence[str] = ()
+    rel_type: str, source_label: str, target_label: str, props: Sequence[str] = (),
+    epoch: Mapping[str, int] | None = None,
 ) -> str:
     """Create a batch of typed relationships (parameters as in
     :func:`merge_relationships`), for a database where none of their ends existed
@@ -125,14 +129,40 @@ def create_relationships(
         f" MATCH (a:{quote_name(source_label)} {{id: $sources[i]}})"
         f" MATCH (b:{quote_name(target_label)} {{id: $targets[i]}})"
         f" CREATE (a)-[r:{quote_name(rel_type, 'relationship type')}]->(b)"
-        f" SET r += {_props_map(props)} RETURN count(r) AS written"
+        f" SET r += {_props_map(props, epoch)} RETURN count(r) AS written"
     )
 
 
-def _props_map(props: Sequence[str]) -> str:
+def _props_map(props: Sequence[str], epoch: Mapping[str, int] | None = None) -> str:
     # Property names are spliced (quoted); their values are parameters $c<n>.
-    entries = ", ".join(f"{quote_name(p, 'property')}: $c{i}[i]" for i, p in enumerate(props))
-    return "{" + entries + "}"
+    # A property in `epoch` arrives as an integer count of 1/epoch[p] seconds
+    # since 1970 and is made a DateTime in zone UTC here (see utc_from_epoch).
+    entries = []
+    for i, p in enumerate(props):
+        value = f"$c{i}[i]"
+        if epoch and p in epoch:
+            value = utc_from_epoch(value, epoch[p])
+        entries.append(f"{quote_name(p, 'property')}: {value}")
+    return "{" + ", ".join(entries) + "}"
+
+
+def utc_from_epoch(value: str, per_second: int) -> str:
+    """Cypher for a zoned DateTime (zone ``UTC``, as the driver stores a
+    Python datetime whose tzinfo is ``ZoneInfo("UTC")``) from ``value``, a
+    non-negative integer count of ``1/per_second`` seconds since 1970, or null.
+
+    The driver packs a datetime in pure Python (~100 µs each, most of a load's
+    client time); an integer packs in well under 1 µs.
+
+    >>> utc_from_epoch("$c0[i]", 1_000_000)[:60]
+    'CASE WHEN $c0[i] IS NULL THEN null ELSE datetime({datetime: '
+    """
+    if per_second not in (1, 1_000, 1_000_000, 1_000_000_000):
+        raise StoreError(f"no epoch unit of 1/{per_second} s")
+    nanos = 1_000_000_000 // per_second
+    return (f"CASE WHEN {value} IS NULL THEN null ELSE datetime({{datetime: "
+            f"datetime.fromepoch({value} / {per_second}, {value} % {per_second} * {nanos}), "
+            f"timezone: 'UTC'}}) END")
 
 
 def count_nodes(labels: Iterable[str]) -> str:

@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphkit.core.errors import StoreError, first_line
 from graphkit.core.graph import (
@@ -347,11 +348,13 @@ class Neo4jStore:
         jobs: list[tuple[str, str, pa.Table]] = []
         for label in sorted(graph.nodes):
             table = graph.nodes[label].table
-            props = _node_props(table)
+            props, epoch = _node_props(table), epoch_columns(table)
             # CREATE would refuse a second row with the same id: MERGE folds them.
-            query = (cypher.create_nodes(label, props)
+            query = (cypher.create_nodes(label, props, epoch)
                      if create and not plan.has_duplicate_ids(table)
-                     else cypher.merge_nodes(label, props))
+                     else cypher.merge_nodes(label, props, epoch))
+            if epoch:
+                table = _as_epoch(table, epoch)
             jobs += [(label, query, table.slice(i, size)) for i in range(0, table.num_rows, size)]
         written = {label: 0 for label in sorted(graph.nodes)}
 
@@ -369,20 +372,22 @@ class Neo4jStore:
     def _load_edges(self, graph: GraphTables, load_plan: plan.LoadPlan, create: bool,
                     size: int, meter: _Meter, report: LoadReport) -> None:
         """Each partition's relationship batches in one session, the partitions at once."""
-        queries = {}
+        queries, tables = {}, {}
         for etype, e in graph.edges.items():
-            props = _edge_props(e.table)
+            props, epoch = _edge_props(e.table), epoch_columns(e.table)
             queries[etype] = (
-                cypher.create_relationships(etype, e.source_type, e.target_type, props)
+                cypher.create_relationships(etype, e.source_type, e.target_type, props, epoch)
                 if create and etype not in load_plan.repeated_pairs
-                else cypher.merge_relationships(etype, e.source_type, e.target_type, props))
+                else cypher.merge_relationships(etype, e.source_type, e.target_type, props,
+                                                epoch))
+            tables[etype] = _as_epoch(e.table, epoch) if epoch else e.table
         parts = len(next(iter(load_plan.partitions.values()), [None]))
         failed = threading.Event()
 
         def one_partition(p: int) -> dict[str, int]:
             written: dict[str, int] = {}
-            for etype, e in sorted(graph.edges.items()):
-                rows = e.table.take(pa.array(load_plan.partitions[etype][p]))
+            for etype in sorted(graph.edges):
+                rows = tables[etype].take(pa.array(load_plan.partitions[etype][p]))
                 for i in range(0, rows.num_rows, size):
                     if failed.is_set():  # another partition failed: stop early
                         return written
@@ -776,6 +781,29 @@ def _node_props(table: pa.Table) -> list[str]:
 
 def _edge_props(table: pa.Table) -> list[str]:
     return [n for n in table.column_names if n not in (EDGE_SOURCE, EDGE_TARGET)]
+
+
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+def epoch_columns(table: pa.Table) -> dict[str, int]:
+    """Timestamp columns in zone UTC with no value before 1970, by name: their
+    units per second. These travel as integers (see :func:`cypher.utc_from_epoch`)."""
+    out = {}
+    for f in table.schema:
+        if pa.types.is_timestamp(f.type) and f.type.tz == "UTC" and f.name not in (
+                NODE_ID, EDGE_SOURCE, EDGE_TARGET):
+            low = pc.min(table.column(f.name).cast(pa.int64())).as_py()
+            if low is None or low >= 0:
+                out[f.name] = _PER_SECOND[f.type.unit]
+    return out
+
+
+def _as_epoch(table: pa.Table, epoch: dict[str, int]) -> pa.Table:
+    for name in epoch:
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, name, table.column(i).cast(pa.int64()))
+    return table
 
 
 def _node_params(batch: pa.Table) -> dict[str, list[Any]]:

@@ -202,3 +202,29 @@ def test_a_routing_uri_loads_and_reads(store: Neo4jStore) -> None:
         report = neo.load(g)
         assert report.write_mode == "create"
         assert counts(neo, g) == (g.node_counts(), g.edge_counts())
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+def test_utc_timestamps_sent_as_integers_store_what_the_driver_stores(
+        store: Neo4jStore, unit: str) -> None:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    values = [datetime(2025, 1, 2, 3, 4, 5, 123456, tzinfo=ZoneInfo("UTC")),
+              None, datetime(1970, 1, 1, tzinfo=ZoneInfo("UTC"))]
+    if unit in ("s", "ms"):  # the unit cannot hold the microseconds
+        values[0] = values[0].replace(microsecond=0)
+    column = pa.array(values, pa.timestamp(unit, tz="UTC"))
+    g = GraphTables("test", 1, 1, "thread", nodes={"Doc": NodeTable("Doc", ("id",), pa.table(
+        {"id": ["a", "b", "c"], "when": column}))})
+    store.load(g)
+    by_driver = column.to_pylist()  # what the driver packs itself (ZoneInfo UTC)
+    for node_id, value in zip(["a", "b", "c"], by_driver, strict=True):
+        (row,) = store._read("MATCH (d:Doc {id: $id}) RETURN d.when AS w, toString(d.when) AS s,"
+                             " toString($v) AS expected, d.when = $v AS same",
+                             id=node_id, v=value)
+        if value is None:
+            assert row["w"] is None
+        else:
+            assert row["same"] is True and row["s"] == row["expected"], row
+            assert row["w"].to_native() == value
