@@ -60,10 +60,11 @@ def test_load_snapshot_with_each_policy(
     assert CliRunner().invoke(cli, ["build", str(src), "--snapshot", str(snap)]).exit_code == 0
     first = run(neo4j_config, "load", snap, "--json")
     assert first.exit_code == 0, first.output
+    assert json.loads(first.output.splitlines()[-1])["write_mode"] == "create"  # empty target
     counts = store.node_counts(["Session", "Thread", "Agent"])
     assert counts == {"Session": 2, "Thread": 5, "Agent": 2}
     again = run(neo4j_config, "load", snap)  # merge: a rerun converges
-    assert again.exit_code == 0 and "loaded" in again.output
+    assert again.exit_code == 0 and "loaded" in again.output and "(merged," in again.output
     assert store.node_counts(["Session", "Thread", "Agent"]) == counts
     assert store.relationship_counts(["PARENT_THREAD"]) == {"PARENT_THREAD": 3}
     refused = run(neo4j_config, "load", snap, "--if-exists", "fail")
