@@ -122,7 +122,10 @@ def bulk_import(snapshot: Path, graph: GraphTables, fmt: str) -> dict[str, Any]:
         export_snapshot(snapshot, fmt, work / fmt)
         exported = time.perf_counter() - t0
         load_avg = os.getloadavg()[0]
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         seconds = neo4j_import(work / fmt)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        import_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     records = sum(graph.node_counts().values()) + sum(graph.edge_counts().values())
@@ -130,6 +133,7 @@ def bulk_import(snapshot: Path, graph: GraphTables, fmt: str) -> dict[str, Any]:
             "export_seconds": round(exported, 2), "seconds": round(seconds, 2),
             "records_per_s": round(records / seconds),
             "records_per_s_with_export": round(records / (seconds + exported)),
+            "import_cpu_s": round(import_cpu, 1),
             "load_avg_1m_at_start": round(load_avg, 1)}
 
 
