@@ -36,6 +36,8 @@ def _text(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         return value
+    if type(value) is int:  # what json.dumps gives, without its per-call setup
+        return str(value)
     return json.dumps(value, sort_keys=True)
 
 
