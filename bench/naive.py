@@ -265,8 +265,8 @@ def build_graph(rows: list[dict[str, Any]]) -> nx.MultiDiGraph:
             edge("PARENT_THREAD", c, p)
 
     origins: dict[tuple[str, str], Any] = {}
-    for rule in continues:
-        for (sid, origin), how in rule.items():
+    for by_rule in continues:
+        for (sid, origin), how in by_rule.items():
             origins.setdefault((nid("Session", sid), nid("Session", origin)), how)
     for (u, v), how in origins.items():
         if v in G and u != v:
@@ -333,13 +333,13 @@ def compare(ours: nx.MultiDiGraph, theirs: nx.MultiDiGraph) -> dict[str, Any]:
     a_edges, b_edges = edges(ours), edges(theirs)
     assert set(a_edges) == set(b_edges), f"edge types differ: {set(a_edges) ^ set(b_edges)}"
     for t in sorted(a_edges):
-        a, b = a_edges[t], b_edges[t]
-        assert set(a) == set(b), (
-            f"{t} edges differ: {len(set(b) - set(a))} only in graphkit, "
-            f"{len(set(a) - set(b))} only in naive")
-        for e in a:
-            assert a[e] == b[e], f"{t} edge {e} properties differ: {a[e]} vs {b[e]}"
-        report["edges"][t] = len(a)
+        ea, eb = a_edges[t], b_edges[t]
+        assert set(ea) == set(eb), (
+            f"{t} edges differ: {len(set(eb) - set(ea))} only in graphkit, "
+            f"{len(set(ea) - set(eb))} only in naive")
+        for e in ea:
+            assert ea[e] == eb[e], f"{t} edge {e} properties differ: {ea[e]} vs {eb[e]}"
+        report["edges"][t] = len(ea)
     return report
 
 
