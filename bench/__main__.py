@@ -361,7 +361,7 @@ def section_whole(args: argparse.Namespace, results: dict[str, Any], paths: dict
     wanted = [parse_size(x) for x in args.whole_sizes.split(",") if x]
     runs = args.whole_runs or (3 if args.quick else 5)
     sel = {size_label(n): paths[n] for n in sorted(wanted) if n in paths}
-    results["whole"] = w = whole.run(sel, runs, args.data, say)
+    results["whole"] = w = whole.run(sel, runs, args.data, say, baseline=args.whole_baseline)
     for s in w["sizes"]:
         if s["label"] == "1m":
             metrics["whole_speedup_1m"] = s["naive_over_build"]
@@ -458,6 +458,9 @@ def parse_args() -> argparse.Namespace:
                     help="sizes timed as whole `graphkit build` processes (quick: 10k,100k)")
     ap.add_argument("--whole-runs", type=int, default=0,
                     help="interleaved rounds per size (default 5; quick 3)")
+    ap.add_argument("--whole-baseline", type=Path,
+                    help="another graphkit checkout whose `graphkit build` runs in the same "
+                         "rounds (before/after)")
     ap.add_argument("--scale-sizes", default="100k,1m,10m",
                     help="peak RSS vs rows of the partitioned build ('' skips; bench/scale.py)")
     ap.add_argument("--spark-sizes", default="100k,1m", help="Spark engine beside local")

@@ -55,10 +55,10 @@ def graphkit_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "graphkit"]
 
 
-def _env() -> dict[str, str]:
-    # The checkout's code, whatever the installed package points at.
+def _env(code: Path = ROOT) -> dict[str, str]:
+    # The checkout's code (or a baseline's), whatever the installed package points at.
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONPATH"] = os.pathsep.join([str(code), *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 
@@ -67,12 +67,12 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def timed(cmd: list[str], expect: str | None = None) -> dict[str, float]:
+def timed(cmd: list[str], expect: str | None = None, code: Path = ROOT) -> dict[str, float]:
     """Run ``cmd`` to its end; wall seconds and its user+system CPU seconds (the
     growth of this process's reaped-children CPU: runs are one at a time)."""
     cpu0 = _children_cpu()
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env())
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env(code))
     wall = time.perf_counter() - t0
     cpu = _children_cpu() - cpu0
     if done.returncode != 0 or (expect is not None and expect not in done.stdout):
@@ -108,9 +108,11 @@ def rounds(tasks: dict[str, Callable[[], dict[str, float]]], n: int, data: Path,
     return out
 
 
-def size_tasks(data: Path, work: Path) -> dict[str, Callable[[], dict[str, float]]]:
+def size_tasks(data: Path, work: Path,
+               baseline: Path | None = None) -> dict[str, Callable[[], dict[str, float]]]:
     gk = graphkit_command()
     fresh, again = work / "snapshot-new", work / "snapshot-again"
+    before = work / "snapshot-baseline"
 
     def build() -> dict[str, float]:
         shutil.rmtree(fresh, ignore_errors=True)
@@ -119,19 +121,31 @@ def size_tasks(data: Path, work: Path) -> dict[str, Callable[[], dict[str, float
     def rebuild() -> dict[str, float]:
         return timed([*gk, "build", str(data), "--snapshot", str(again)], "snapshot written")
 
-    return {
+    def build_baseline() -> dict[str, float]:
+        assert baseline is not None
+        shutil.rmtree(before, ignore_errors=True)
+        return timed([*gk, "build", str(data), "--snapshot", str(before)], "snapshot written",
+                     code=baseline)
+
+    tasks = {
         "floor": lambda: timed([sys.executable, "-c", FLOOR_CODE, str(data),
                                 ",".join(FLOOR_COLUMNS)]),
         "build": build,
         "rebuild": rebuild,
         "naive": lambda: timed([sys.executable, "-m", "bench.naive", str(data)], "Thread"),
     }
+    if baseline is not None:
+        tasks["baseline"] = build_baseline
+    return tasks
 
 
-def run(paths: dict[str, Path], runs: int, work: Path,
-        say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Measure every size in ``paths`` (label -> rows folder); one dict of results."""
+def run(paths: dict[str, Path], runs: int, work: Path, say: Callable[[str], None] = print,
+        baseline: Path | None = None) -> dict[str, Any]:
+    """Measure every size in ``paths`` (label -> rows folder); one dict of results.
+    With ``baseline`` (another checkout of graphkit), its ``graphkit build`` runs in
+    the same rounds as task ``baseline``: before and after, measured together."""
     result: dict[str, Any] = {"command": graphkit_command()[0], "runs": runs,
+                              "baseline": str(baseline) if baseline else None,
                               "load_avg_at_start": os.getloadavg(), "sizes": []}
     t_start = time.time()
     gk = graphkit_command()
@@ -145,7 +159,7 @@ def run(paths: dict[str, Path], runs: int, work: Path,
         timed([*gk, "build", str(data), "--snapshot", str(w / "snapshot-again")],
               "snapshot written")
         load0 = os.getloadavg()
-        got = rounds(size_tasks(data, w), runs, data, say)
+        got = rounds(size_tasks(data, w, baseline), runs, data, say)
         med = {k: {"wall_s": _median(v, "wall_s"), "cpu_s": _median(v, "cpu_s")}
                for k, v in got.items()}
         snap = w / "snapshot-new"
@@ -156,6 +170,10 @@ def run(paths: dict[str, Path], runs: int, work: Path,
                "naive_over_build_cpu": med["naive"]["cpu_s"] / med["build"]["cpu_s"],
                "build_over_floor_cpu": med["build"]["cpu_s"] / med["floor"]["cpu_s"],
                "rebuild_over_build": med["rebuild"]["wall_s"] / med["build"]["wall_s"]}
+        if baseline is not None:
+            row["baseline_over_build"] = med["baseline"]["wall_s"] / med["build"]["wall_s"]
+            row["naive_over_baseline"] = med["naive"]["wall_s"] / med["baseline"]["wall_s"]
+            row["baseline_over_floor"] = med["baseline"]["wall_s"] / med["floor"]["wall_s"]
         result["sizes"].append(row)
         say(f"  {label}: floor {med['floor']['wall_s']:.2f}s build {med['build']['wall_s']:.2f}s "
             f"rebuild {med['rebuild']['wall_s']:.2f}s naive {med['naive']['wall_s']:.2f}s: "
@@ -200,5 +218,15 @@ def markdown(whole: dict[str, Any]) -> list[str]:
             f"{s['naive_over_build']:.1f}× | {s['build_over_floor']:.2f}× | "
             f"{s['naive_over_build_cpu']:.1f}× | {s['build_over_floor_cpu']:.2f}× | "
             f"{s['snapshot_mb']:.1f} | {s['load_avg'][0][0]:.1f} → {s['load_avg'][1][0]:.1f} |")
+    if whole.get("baseline"):
+        lines += ["", f"Baseline in the same rounds: `graphkit build` of the checkout at "
+                  f"`{whole['baseline']}` (before this change):", "",
+                  "| rows | baseline build s | build s | baseline/build | naive/baseline "
+                  "| baseline/floor |", "|---|---:|---:|---:|---:|---:|"]
+        for s in whole["sizes"]:
+            m = s["median"]
+            lines.append(f"| {s['label']} | {m['baseline']['wall_s']:.2f} | "
+                         f"{m['build']['wall_s']:.2f} | {s['baseline_over_build']:.2f}× | "
+                         f"{s['naive_over_baseline']:.1f}× | {s['baseline_over_floor']:.2f}× |")
     lines.append("")
     return lines
