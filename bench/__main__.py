@@ -281,9 +281,11 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     if runs_at:
         lines += ["Sections of this file and when each was measured (load average at its "
                   "start and end):", ""]
-        lines += [f"- {k}: {v['at']}, {v['seconds']:.0f} s, load "
-                  f"{v['load_avg'][0][0]:.1f} → {v['load_avg'][1][0]:.1f}"
-                  for k, v in runs_at.items()]
+        lines += [f"- {k}: {v['at']}, " + (
+            f"kept from an earlier run (load {v['load_avg'][0][0]:.1f} at its start)"
+            if v.get("kept") else f"{v['seconds']:.0f} s, load "
+            f"{v['load_avg'][0][0]:.1f} → {v['load_avg'][1][0]:.1f}")
+            for k, v in runs_at.items() if k in SECTIONS]
         lines.append("")
     lines += ["## Targets", "", "| target | measured | status |", "|---|---:|---|"]
     for j in results["targets"]:
@@ -471,6 +473,10 @@ def parse_args() -> argparse.Namespace:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--report-only"]:
+        # RESULTS.md again from results.json (after editing PROFILE_NOTES.md).
+        write_markdown(json.loads((HERE / "results.json").read_text()), HERE)
+        return
     args = parse_args()
     started = time.time()
     only = [x for x in args.only.split(",") if x] or list(SECTIONS)
@@ -494,6 +500,12 @@ def main() -> None:
                                "argv": sys.argv[1:], "machine": machine(), "notes": []}
     results.setdefault("sizes", [])
     runs_at = results.setdefault("sections_run", {})
+    for name in SECTIONS:
+        if prev and name not in run_these and name not in runs_at:
+            # Figures kept from a run that predates per-section dates.
+            load = prev.get("machine", {}).get("load_avg_at_start", [0.0])
+            runs_at[name] = {"at": prev.get("started", "?"), "seconds": None,
+                             "load_avg": [list(load), list(load)], "kept": True}
     notes = results["notes"]
     notes.append("graphkit in-process is timed with fingerprints=False (no SHA-256 of the "
                  "input files, which the naive script does not do either); the whole "
