@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.core.errors import GraphkitError
+from graphkit.core.errors import GraphkitError, printable
 
 if TYPE_CHECKING:
     from graphkit.stores.base import LineageReader
@@ -37,7 +37,8 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except GraphkitError as exc:
-            raise UserError(str(exc)) from None
+            # One line whatever a file name or id holds (newlines, terminal escapes).
+            raise UserError(printable(str(exc))) from None
 
 
 @click.group(cls=_Group)

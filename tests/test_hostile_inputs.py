@@ -1,0 +1,102 @@
+"""Further hostile inputs through the real command line (issue 13, second round; the
+table is tests/HOSTILE.md). Each ends in exit 0 and a correct graph, or exit 2 and one
+line naming the file: no traceback, nothing lost, no secret written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.builders import identity_cases, table
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def graphkit(*args: object, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The ``graphkit`` command as a user runs it, in a process of its own."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "graphkit", *map(str, args)], env=env,
+                          capture_output=True, text=True, errors="replace", input=stdin,
+                          timeout=300, check=False)
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], *names: str) -> str:
+    """The single stderr line of an exit-2 refusal, checked to name each of ``names``."""
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, lines
+    for name in names:
+        assert name in lines[0], lines[0]
+    return lines[0]
+
+
+def _with_times(tmp_path: Path, micros: list[int]) -> Path:
+    rows = identity_cases()
+    t = table(rows)
+    times = pa.array(micros + [0] * (len(rows) - len(micros)), pa.int64()).cast(
+        pa.timestamp("us", tz="UTC"))
+    t = t.set_column(t.schema.get_field_index("message_created_at"), "message_created_at",
+                     times)
+    path = tmp_path / "rows.parquet"
+    pq.write_table(t, path)
+    return path
+
+
+YEAR_0 = -62_167_219_200_000_000       # 0000-01-01: Arrow holds it, Python's datetime not
+YEAR_10000 = 253_402_300_800_000_000   # 10000-01-01
+
+
+@pytest.mark.parametrize("micros", [YEAR_0, YEAR_10000])
+def test_a_time_outside_years_1_to_9999_is_refused_naming_its_row(tmp_path: Path,
+                                                                  micros: int) -> None:
+    # Was: accepted into the snapshot, then rejects, sessions, tree, usage, view and
+    # export all crashed with OverflowError reading it back.
+    src = _with_times(tmp_path, [0, 0, micros])
+    proc = graphkit("build", src, "--snapshot", tmp_path / "snap")
+    one_line_error(proc, str(src), "row 3", "message_created_at", "out of range")
+    assert not (tmp_path / "snap").exists()
+
+
+def test_year_0_in_json_lines_is_refused_too(tmp_path: Path) -> None:
+    rows = [dict(r) for r in identity_cases()]
+    rows[0]["message_created_at"] = "0000-01-01T00:00:00Z"
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    one_line_error(graphkit("build", src, "--snapshot", tmp_path / "snap"), str(src), "row 1")
+
+
+def test_the_last_microsecond_of_year_9999_builds_and_reads_back(tmp_path: Path) -> None:
+    src = _with_times(tmp_path, [253_402_300_799_999_999] * len(identity_cases()))
+    assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
+    proc = graphkit("sessions", "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "9999-12-31T23:59:59.999999" in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["new\nline.jsonl", "\x1b[2J\x1b[31mred.jsonl"])
+def test_a_file_name_with_control_characters_stays_one_escaped_line(tmp_path: Path,
+                                                                    name: str) -> None:
+    # Was: the newline broke the error in two; an ESC reached the terminal as is.
+    src = tmp_path / name
+    src.write_text("not json\n")
+    line = one_line_error(graphkit("build", src, "--snapshot", tmp_path / "snap"))
+    assert "\x1b" not in line
+    assert name.encode("unicode_escape").decode() in line
+
+
+def test_a_good_file_with_a_newline_in_its_name_builds(tmp_path: Path) -> None:
+    src = tmp_path / "new\nline.jsonl"
+    rows = identity_cases()
+    src.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    proc = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["rows_read"] == len(rows) and summary["rows_rejected"] == 1
