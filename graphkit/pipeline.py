@@ -261,38 +261,23 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
 
 
 def _write_parquet(table: pa.Table, out: Path | str) -> None:
-    import os
+    import errno
     import sys
-    import tempfile
 
     import pyarrow.parquet as pq
 
+    from graphkit.core.files import output_file, write_error
+
     if str(out) == "-":
-        pq.write_table(table, pa.PythonFile(sys.stdout.buffer, mode="w"))
+        try:
+            pq.write_table(table, pa.PythonFile(sys.stdout.buffer, mode="w"))
+        except OSError as exc:  # stdout on a full disk; a closed pipe is the CLI's to end
+            if exc.errno == errno.EPIPE:
+                raise
+            raise write_error(exc, "stdout") from None
         return
-    out = Path(out)
-    if out.is_dir():
-        raise GraphkitError("the output path is a folder", path=str(out),
-                            hint="give a file name such as rows.parquet, or - for stdout")
-    if out.exists() and not out.is_file():
-        # A pipe, a terminal or /dev/stdout: write through it. Renaming a
-        # temporary file over it would replace the device node itself.
-        with out.open("wb") as f:
-            pq.write_table(table, pa.PythonFile(f, mode="w"))
-        return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    except OSError as exc:
-        raise GraphkitError(f"cannot write here: {exc.strerror}", path=str(out),
-                            hint="choose a writable place") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            pq.write_table(table, f)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with output_file(out) as f:
+        pq.write_table(table, pa.PythonFile(f, mode="w"))
 
 
 def check(sources: str | Path | Sequence[str | Path], *,

@@ -102,7 +102,10 @@ def write_snapshot(
                                 path=str(directory))
     directory, tmp = start_snapshot(directory)
     try:
-        manifest = _write_tables(graph, tmp, include_content)
+        try:
+            manifest = _write_tables(graph, tmp, include_content)
+        except OSError as exc:  # a full disk, mid-write: the old snapshot stays
+            raise os_error(exc, directory) from None
         manifest.update(inputs=list(inputs), summary=summary or {})
         commit_snapshot(tmp, directory, manifest)
     finally:
