@@ -80,6 +80,28 @@ class BuildResult:
         }
 
 
+# How many skipped transcript lines a JSON summary lists (``lines_skipped`` is the total;
+# every one is in the skipped-lines file beside the snapshot).
+SKIPPED_IN_SUMMARY = 100
+
+
+def skipped_lines_summary(skipped: Sequence[dict[str, Any]],
+                          cap: int = SKIPPED_IN_SUMMARY) -> list[dict[str, Any]]:
+    """The first ``cap`` skipped lines as ``{"file", "line", "reason"}`` (line 0: a whole
+    file), for a build's JSON summary."""
+    return [{"file": s["path"], "line": s["line"], "reason": s["reason"]}
+            for s in skipped[:cap]]
+
+
+def source_messages(sources: SourceRows) -> list[str]:
+    """What reading the sources has to say: its notes, then each finding not already
+    among them (``check: message``), one line each."""
+    out = list(sources.notes)
+    out += [f"{f['check']}: {f['message']}" for f in sources.findings
+            if f["message"] not in sources.notes]
+    return out
+
+
 def build(
     sources: Sources,
     *,

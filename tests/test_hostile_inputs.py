@@ -100,3 +100,25 @@ def test_a_good_file_with_a_newline_in_its_name_builds(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["rows_read"] == len(rows) and summary["rows_rejected"] == 1
+
+
+def test_build_json_lists_the_skipped_lines_and_notes_go_to_stderr(tmp_path: Path) -> None:
+    # The JSON summary carried only a count; notes and findings were never printed.
+    from graphkit.pipeline import SKIPPED_IN_SUMMARY
+    from tests.sources.builders import user, write_jsonl
+
+    sid = "11111111-1111-4111-8111-111111111111"
+    path = write_jsonl(tmp_path / "projects" / "-w" / f"{sid}.jsonl",
+                       [user("u0", sid, "2026-01-01T00:00:00Z", "hello")])
+    bad = SKIPPED_IN_SUMMARY + 50
+    with path.open("a") as f:
+        f.write("not json\n" * bad)
+    proc = graphkit("build", tmp_path / "projects", "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["lines_skipped"] == bad
+    listed = summary["skipped_lines"]
+    assert len(listed) == SKIPPED_IN_SUMMARY
+    assert listed[0] == {"file": str(path), "line": 2, "reason": "not valid JSON"}
+    assert [s["line"] for s in listed] == list(range(2, SKIPPED_IN_SUMMARY + 2))
+    assert f"{bad} line(s) skipped" in proc.stderr and "note:" in proc.stderr
