@@ -122,3 +122,18 @@ def test_build_json_lists_the_skipped_lines_and_notes_go_to_stderr(tmp_path: Pat
     assert listed[0] == {"file": str(path), "line": 2, "reason": "not valid JSON"}
     assert [s["line"] for s in listed] == list(range(2, SKIPPED_IN_SUMMARY + 2))
     assert f"{bad} line(s) skipped" in proc.stderr and "note:" in proc.stderr
+
+
+def test_a_snapshot_every_reader_would_refuse_is_never_written(tmp_path: Path) -> None:
+    # Was: `snapshot --neo4j --no-contract` wrote node tables without a key, which
+    # every reader then refused as a malformed manifest.
+    from graphkit.core.graph import NodeTable
+    from graphkit.pipeline import build
+    from graphkit.snapshot import write_snapshot
+    from graphkit.snapshot.format import SnapshotError
+
+    graph = build(table(identity_cases()), fingerprints=False).graph
+    graph.nodes["Tool"] = NodeTable("Tool", (), graph.nodes["Tool"].table)
+    with pytest.raises(SnapshotError, match="Tool without a key"):
+        write_snapshot(graph, tmp_path / "snap")
+    assert not (tmp_path / "snap").exists()
