@@ -137,3 +137,13 @@ def test_a_snapshot_every_reader_would_refuse_is_never_written(tmp_path: Path) -
     with pytest.raises(SnapshotError, match="Tool without a key"):
         write_snapshot(graph, tmp_path / "snap")
     assert not (tmp_path / "snap").exists()
+
+
+@pytest.mark.parametrize("when", ["99999999999 days ago", "1000000 weeks ago"])
+def test_a_time_window_before_year_1_is_one_line(tmp_path: Path, when: str) -> None:
+    # Was: OverflowError traceback from timedelta / datetime arithmetic.
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r, default=str) + "\n" for r in identity_cases()))
+    for option in ("--since", "--until"):
+        proc = graphkit("build", src, option, when, "--snapshot", tmp_path / "snap")
+        one_line_error(proc, option, "before year 1")

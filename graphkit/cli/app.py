@@ -184,7 +184,10 @@ def parse_when(value: str | None, option: str = "--since", *, end: bool = False,
             days=text == "yesterday")
     elif m := _AGO.match(text):
         n = 1 if m.group(1) in ("a", "an", "one") else int(m.group(1))
-        return now - timedelta(seconds=n * _UNITS[m.group(2)])
+        try:
+            return now - timedelta(seconds=n * _UNITS[m.group(2)])
+        except OverflowError:  # before year 1
+            raise UserError(f"{option} {value!r} is before year 1") from None
     else:
         try:
             when = datetime.fromisoformat(value.strip())
