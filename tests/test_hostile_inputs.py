@@ -147,3 +147,19 @@ def test_a_time_window_before_year_1_is_one_line(tmp_path: Path, when: str) -> N
     for option in ("--since", "--until"):
         proc = graphkit("build", src, option, when, "--snapshot", tmp_path / "snap")
         one_line_error(proc, option, "before year 1")
+
+
+def test_infinite_token_counts_are_no_number(tmp_path: Path) -> None:
+    # Was: Infinity / 1e400 in attributes.usage built a snapshot whose `usage` crashed
+    # (OverflowError: cannot convert float infinity to integer).
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    rows[1]["attributes"] = '{"usage": {"input_tokens": Infinity, "output_tokens": 1e400}}'
+    rows[3]["attributes"] = '{"usage": {"input_tokens": 12, "output_tokens": NaN}}'
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
+    proc = graphkit("usage", "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["record"] for line in proc.stdout.splitlines()]
+    assert "inf" not in proc.stdout.lower() and "nan" not in proc.stdout.lower()
+    assert '"own": {"input_tokens": 12, "output_tokens": 0' in proc.stdout
