@@ -89,3 +89,18 @@ def test_a_version_hint_that_names_no_file_reads_the_newest_version(tmp_path: Pa
     cache, meta = _cache(tmp_path)
     (meta / "version-hint.text").write_text(hint)
     assert _rows(cache) == expected
+
+
+def test_a_hive_folder_key_that_is_also_a_column_is_one_error(tmp_path: Path) -> None:
+    # Was: ArrowTypeError traceback ("Unable to merge: Field session_id has incompatible
+    # types") for rows/session_id=zzz/r.parquet holding its own session_id column.
+    import pyarrow.parquet as pq
+
+    from tests.builders import identity_cases, table
+
+    folder = tmp_path / "rows" / "session_id=zzz"
+    folder.mkdir(parents=True)
+    pq.write_table(table(identity_cases()), folder / "r.parquet")
+    with pytest.raises(SourceError) as info:
+        build(tmp_path / "rows", fingerprints=False)
+    assert str(tmp_path / "rows") in str(info.value) and "session_id" in str(info.value)
