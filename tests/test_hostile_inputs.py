@@ -163,3 +163,20 @@ def test_infinite_token_counts_are_no_number(tmp_path: Path) -> None:
     assert [json.loads(line)["record"] for line in proc.stdout.splitlines()]
     assert "inf" not in proc.stdout.lower() and "nan" not in proc.stdout.lower()
     assert '"own": {"input_tokens": 12, "output_tokens": 0' in proc.stdout
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000,
+                                  '{"models": {"m": {"input": 1e400}}}',
+                                  '{"models": {"m": {"input": -1}}}',
+                                  '{"models": {"m": {"input": true}}}'])
+def test_a_hostile_price_table_is_one_line(tmp_path: Path, text: str) -> None:
+    # Was: RecursionError traceback (deep nesting); infinite, negative and true prices
+    # were taken as prices.
+    from graphkit.core.errors import GraphkitError
+    from graphkit.queries.prices import load_prices
+
+    path = tmp_path / "prices.json"
+    path.write_text(text)
+    with pytest.raises(GraphkitError) as info:
+        load_prices(path)
+    assert str(path) in str(info.value)
