@@ -80,6 +80,28 @@ class BuildResult:
         }
 
 
+# How many skipped transcript lines a JSON summary lists (``lines_skipped`` is the total;
+# every one is in the skipped-lines file beside the snapshot).
+SKIPPED_IN_SUMMARY = 100
+
+
+def skipped_lines_summary(skipped: Sequence[dict[str, Any]],
+                          cap: int = SKIPPED_IN_SUMMARY) -> list[dict[str, Any]]:
+    """The first ``cap`` skipped lines as ``{"file", "line", "reason"}`` (line 0: a whole
+    file), for a build's JSON summary."""
+    return [{"file": s["path"], "line": s["line"], "reason": s["reason"]}
+            for s in skipped[:cap]]
+
+
+def source_messages(sources: SourceRows) -> list[str]:
+    """What reading the sources has to say: its notes, then each finding not already
+    among them (``check: message``), one line each."""
+    out = list(sources.notes)
+    out += [f"{f['check']}: {f['message']}" for f in sources.findings
+            if f["message"] not in sources.notes]
+    return out
+
+
 def build(
     sources: Sources,
     *,
@@ -261,38 +283,23 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
 
 
 def _write_parquet(table: pa.Table, out: Path | str) -> None:
-    import os
+    import errno
     import sys
-    import tempfile
 
     import pyarrow.parquet as pq
 
+    from graphkit.core.files import output_file, write_error
+
     if str(out) == "-":
-        pq.write_table(table, pa.PythonFile(sys.stdout.buffer, mode="w"))
+        try:
+            pq.write_table(table, pa.PythonFile(sys.stdout.buffer, mode="w"))
+        except OSError as exc:  # stdout on a full disk; a closed pipe is the CLI's to end
+            if exc.errno == errno.EPIPE:
+                raise
+            raise write_error(exc, "stdout") from None
         return
-    out = Path(out)
-    if out.is_dir():
-        raise GraphkitError("the output path is a folder", path=str(out),
-                            hint="give a file name such as rows.parquet, or - for stdout")
-    if out.exists() and not out.is_file():
-        # A pipe, a terminal or /dev/stdout: write through it. Renaming a
-        # temporary file over it would replace the device node itself.
-        with out.open("wb") as f:
-            pq.write_table(table, pa.PythonFile(f, mode="w"))
-        return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    except OSError as exc:
-        raise GraphkitError(f"cannot write here: {exc.strerror}", path=str(out),
-                            hint="choose a writable place") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            pq.write_table(table, f)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with output_file(out) as f:
+        pq.write_table(table, pa.PythonFile(f, mode="w"))
 
 
 def check(sources: str | Path | Sequence[str | Path], *,

@@ -7,19 +7,20 @@ become one line on stderr and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.core.errors import GraphkitError
+from graphkit.core.errors import GraphkitError, printable
 
 if TYPE_CHECKING:
     from graphkit.stores.base import LineageReader
@@ -37,7 +38,26 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except GraphkitError as exc:
-            raise UserError(str(exc)) from None
+            # One line whatever a file name or id holds (newlines, terminal escapes).
+            raise UserError(printable(str(exc))) from None
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                _reader_left()
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
+                # Files graphkit writes say so themselves; what is left is stdout.
+                where = exc.filename or "stdout"
+                raise UserError(printable(f"{where}: cannot write: {exc.strerror}")) from None
+            raise
+
+
+def _reader_left() -> None:
+    """The reader of our stdout closed it (``graphkit … | head``): its choice, not an
+    error. Stop quietly with exit 0; stdout goes to /dev/null so the final flush at exit
+    cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with suppress(OSError, ValueError):
+        os.dup2(devnull, sys.stdout.fileno())
+    raise SystemExit(0)
 
 
 @click.group(cls=_Group)
@@ -70,6 +90,11 @@ def main() -> None:
     # keeps it: a 1M-row build peaks ~20% lower. Set before pyarrow loads,
     # and only for the command line; a library caller keeps its own choice.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+    # A closed stdout or stderr (`graphkit … >&-`) discards, as /dev/null would, rather
+    # than failing where a command asks it isatty().
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 (lives as long as we do)
     sys.meta_path.insert(0, _NoPandasForArrowDataset())
     cli(prog_name="graphkit")
 
@@ -175,7 +200,10 @@ def parse_when(value: str | None, option: str = "--since", *, end: bool = False,
             days=text == "yesterday")
     elif m := _AGO.match(text):
         n = 1 if m.group(1) in ("a", "an", "one") else int(m.group(1))
-        return now - timedelta(seconds=n * _UNITS[m.group(2)])
+        try:
+            return now - timedelta(seconds=n * _UNITS[m.group(2)])
+        except OverflowError:  # before year 1
+            raise UserError(f"{option} {value!r} is before year 1") from None
     else:
         try:
             when = datetime.fromisoformat(value.strip())

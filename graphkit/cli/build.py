@@ -68,7 +68,7 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     Example: graphkit build samples/rows --snapshot out/graph
     """
-    from graphkit.pipeline import build_snapshot
+    from graphkit.pipeline import build_snapshot, skipped_lines_summary, source_messages
 
     lo, hi = window(since, until)
     paths = list(sources) or default_sources()
@@ -85,7 +85,10 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
                 spark_master=spark_master, contract=contract, granularity=granularity,
                 rejects_path=rejects_path, include_content=include_content, strict=strict,
                 since=lo, cache_dir=cache_dir, store=store, progress=say)
-        echo_json(summary) if as_json else print_summary(summary, skipped)
+        if as_json:
+            echo_json({**summary, "skipped_lines": skipped_lines_summary(skipped)})
+        else:
+            print_summary(summary, skipped)
         return
     with ExitStack() as stack, progress(not as_json and is_terminal()) as say:
         # Connected (and the credentials checked) before the build, not after it.
@@ -97,8 +100,11 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
             include_content=include_content, cache_dir=cache_dir)
     if summary.get("index_note"):
         err(summary["index_note"])
+    for message in source_messages(result.sources):  # stderr: stdout stays the summary
+        err(f"note: {message}")
     if as_json:
-        echo_json(summary)
+        echo_json({**summary,
+                   "skipped_lines": skipped_lines_summary(result.sources.skipped)})
         return
     print_summary(summary, result.sources.skipped)
 

@@ -8,6 +8,7 @@ JSON *text* columns, which parses each distinct candidate document once.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -473,6 +474,6 @@ def _walk(cur: Any, path: tuple[str, ...]) -> str | None:
         if not isinstance(cur, dict) or key not in cur:
             return None
         cur = cur[key]
-    if cur is None:
-        return None
+    if cur is None or (isinstance(cur, float) and not math.isfinite(cur)):
+        return None  # NaN, Infinity, 1e400: Python's json reads them, but they are no number
     return cur if isinstance(cur, str) else json.dumps(cur, sort_keys=True)

@@ -115,6 +115,26 @@ def _line_map(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...],
             _line_map(v, (*path, i), out)
 
 
+def _refuse_duplicate_keys(root: yaml.Node, path: Path) -> None:
+    """A key twice in one mapping is an error: YAML loaders keep the last one and drop
+    the first without a word (a second ``nodes:`` would lose every rule of the first)."""
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for k, v in node.value:
+                if k.value in seen:
+                    raise ContractError(_one_line(f"key {k.value!r} appears twice in one "
+                                                  "mapping"), path=str(path),
+                                        line=k.start_mark.line + 1,
+                                        hint="keep one of them")
+                seen.add(k.value)
+                todo.append(v)
+        elif isinstance(node, yaml.SequenceNode):
+            todo.extend(node.value)
+
+
 def load_contract(name_or_path: str = DEFAULT_CONTRACT) -> LoadedContract:
     """Load and check a contract by shipped name or path.
 
@@ -139,6 +159,7 @@ def load_contract(name_or_path: str = DEFAULT_CONTRACT) -> LoadedContract:
     lines: dict[tuple[Any, ...], int] = {}
     if node is not None:
         _line_map(node, (), lines)
+        _refuse_duplicate_keys(node, path)
     loaded = LoadedContract(spec=None, path=path, lines=lines)  # type: ignore[arg-type]
     if not isinstance(raw, dict):
         raise loaded.error("a contract is a YAML mapping with `contract`, `version`, `input`, "
@@ -223,6 +244,9 @@ def _check_semantics(c: LoadedContract) -> None:
     spec = c.spec
     known = set(spec.input)
     for name, raw in spec.derive.items():
+        if name in spec.input:  # two columns of one name: the projection cannot tell them apart
+            raise c.error(f"derive.{name} has the name of an input column", "derive", name,
+                          hint="give the derived column a name of its own")
         try:
             expr = parse_expr(raw)
         except ValueError as exc:

@@ -254,7 +254,8 @@ class Contract(_Strict):
     """A whole graph contract: name, version, inputs, derived columns, rules."""
 
     contract: str
-    version: int
+    # Stored as an int64 wherever a snapshot or Neo4j keeps it; snapshots refuse < 0.
+    version: int = Field(ge=0, le=2**31 - 1)
     description: str | None = None
     input: dict[str, InputColumn]
     derive: dict[str, dict[str, Any] | str] = Field(default_factory=dict)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -128,11 +128,32 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
                     ) from None
         else:
             arr = pa.nulls(table.num_rows, target or pa.string())
+        if col.type == "timestamp" and arr.type == TIMESTAMP:
+            _check_time_range(arr, name, source)
         if col.blank_is_null:
             arr = blank_to_null(arr)
         arrays.append(arr)
         fields.append(pa.field(name, arr.type))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+# Times a snapshot can hold and every reader turn back into a date: years 1 to 9999
+# (Python's datetime, ISO 8601). Arrow holds far wider ones (year 0, 10000, ±290,000).
+_EARLIEST = pa.scalar(datetime(1, 1, 1, tzinfo=UTC), TIMESTAMP)
+_LATEST = pa.scalar(datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), TIMESTAMP)
+
+
+def _check_time_range(arr: pa.Array | pa.ChunkedArray, name: str, source: str) -> None:
+    """Refuse a time outside years 1-9999, naming its row: written into a snapshot it
+    would break every command reading it back."""
+    bad = pc.or_(pc.less(arr, _EARLIEST), pc.greater(arr, _LATEST))
+    if not pc.any(bad).as_py():
+        return
+    row = pc.index(bad, True).as_py()
+    value = pc.cast(arr.cast(pa.int64())[row], pa.int64()).as_py()
+    raise SourceError(f"time out of range: {value} microseconds from 1970 is outside "
+                      "years 1 to 9999", path=source, row=row + 1, column=name,
+                      hint="fix the value, or drop the row")
 
 
 def combine_dictionaries(table: pa.Table) -> pa.Table:

@@ -6,6 +6,8 @@ code 2; anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import re
+
 
 class GraphkitError(Exception):
     """A user-facing error that names the input, the place and the fix."""
@@ -59,6 +61,21 @@ class StoreError(GraphkitError):
 
 class QueryError(GraphkitError):
     """A lineage/tree query names an unknown or ambiguous id."""
+
+
+# C0 controls, DEL and C1 controls: a file name or id holding them would break a one-line
+# message in two, or (ESC) drive the user's terminal.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters written as escapes, so it prints as one line
+    and cannot drive a terminal.
+
+    >>> printable("a\\nb.jsonl\\x1b[2J")
+    'a\\\\nb.jsonl\\\\x1b[2J'
+    """
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def first_line(exc: BaseException, max_chars: int | None = None) -> str:

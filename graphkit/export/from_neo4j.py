@@ -21,7 +21,7 @@ from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_cont
 from graphkit.contract.project import project
 from graphkit.contract.validate import conform
 from graphkit.core.errors import StoreError
-from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.core.graph import NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE
 from graphkit.core.schema import MESSAGES_SCHEMA
 
@@ -121,6 +121,8 @@ def read_neo4j_graph(store: Neo4jStore, *,
     if contract is None:
         found.contract_name = "neo4j"
         found.id_recipe = NODE_ID_RECIPE  # the ids are kept as found
+        for t, nt in found.nodes.items():  # and, no natural key known, are their own key
+            found.nodes[t] = NodeTable(t, nt.key or (NODE_ID,), nt.table)
         return found
     return fit_to_contract(found, contract, granularity)
 

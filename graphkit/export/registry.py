@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from graphkit.core.errors import GraphkitError
+from graphkit.core.files import output_file
 from graphkit.core.graph import GraphTables
 
 # A status line on a terminal (see graphkit.cli.app.progress); a no-op when piped.
@@ -160,16 +161,9 @@ def _atomic_file(path: Path) -> Iterator[IO[bytes]]:
     if path.is_dir():
         raise ExportError("is a folder; this format writes one file", path=str(path),
                           hint="give a file name")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            yield fh
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a plain file is not
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # Through a pipe or device (never renamed over it); a full disk is one line.
+    with output_file(path, public=True) as fh:
+        yield fh
 
 
 @contextmanager

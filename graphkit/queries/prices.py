@@ -14,6 +14,7 @@ never zero.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,12 @@ class Cost:
                 "unpriced_models": sorted(self.unpriced)}
 
 
+def _price(v: Any) -> bool:
+    """A usable price: a finite number, not negative (1e400 reads as infinity)."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) \
+        and v >= 0
+
+
 def load_prices(path: Path | None = None) -> PriceTable:
     """The shipped table, or the one at ``path``; a malformed file is a
     :class:`GraphkitError` naming it."""
@@ -99,7 +106,7 @@ def load_prices(path: Path | None = None) -> PriceTable:
     except OSError as exc:
         raise GraphkitError(f"cannot read the price table: {exc.strerror}", path=str(where),
                             hint="give --prices a JSON file of model prices") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
         raise GraphkitError(f"the price table is not JSON ({exc})", path=str(where)) from None
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):
@@ -108,8 +115,8 @@ def load_prices(path: Path | None = None) -> PriceTable:
                                  '"cache_creation": 3.75, "cache_read": 0.3}}}')
     table: dict[str, tuple[float, float, float, float]] = {}
     for name, p in models.items():
-        if not isinstance(p, dict) or not all(
-                isinstance(p.get(k, 0), int | float) for k in _KINDS) or "input" not in p:
+        if not isinstance(p, dict) or not all(_price(p.get(k, 0)) for k in _KINDS) \
+                or "input" not in p:
             raise GraphkitError(f"model {name!r} needs numbers for {', '.join(_KINDS)}",
                                 path=str(where))
         inp = float(p["input"])

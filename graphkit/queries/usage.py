@@ -20,6 +20,7 @@ threads that are no one's child and no subagent (the main loop, a Codex root).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,13 @@ UNKNOWN_MODEL = "(no model)"
 CHILD_KINDS = ("subagent", "child-thread", "warmup", "compaction", "orphan")
 
 
+def _count(value: Any) -> int:
+    """A token count; null, NaN and infinite (a float column from a stray value) are 0."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return 0
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Tokens:
     """Four token counts; adding two adds each."""
@@ -54,7 +62,7 @@ class Tokens:
     @classmethod
     def of(cls, values: dict[str, Any]) -> Tokens:
         """The counts in ``values`` (missing or null: 0)."""
-        return cls(*(int(values.get(f) or 0) for f in TOKEN_FIELDS))
+        return cls(*(_count(values.get(f)) for f in TOKEN_FIELDS))
 
     def __add__(self, other: Tokens) -> Tokens:
         return Tokens(*(a + b for a, b in zip(self.astuple(), other.astuple(), strict=True)))

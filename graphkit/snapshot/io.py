@@ -100,9 +100,22 @@ def write_snapshot(
         if not is_name(name):  # it becomes a file name
             raise SnapshotError(f"refusing to write a table named {name!r}",
                                 path=str(directory))
+    # What every reader requires of a manifest: refused here, not written unreadable.
+    for name, nt in graph.nodes.items():
+        if not nt.key:
+            raise SnapshotError(f"refusing to write node type {name} without a key",
+                                path=str(directory), hint="give the node type a key")
+    for name, et in graph.edges.items():
+        if not (is_name(et.source_type) and is_name(et.target_type)):
+            raise SnapshotError(f"refusing to write edge type {name}: its ends "
+                                f"{et.source_type!r} -> {et.target_type!r} are not node "
+                                "types", path=str(directory))
     directory, tmp = start_snapshot(directory)
     try:
-        manifest = _write_tables(graph, tmp, include_content)
+        try:
+            manifest = _write_tables(graph, tmp, include_content)
+        except OSError as exc:  # a full disk, mid-write: the old snapshot stays
+            raise os_error(exc, directory) from None
         manifest.update(inputs=list(inputs), summary=summary or {})
         commit_snapshot(tmp, directory, manifest)
     finally:

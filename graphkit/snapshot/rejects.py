@@ -16,8 +16,6 @@ by its first line), so ``--rejects`` can never clobber a user's own file.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from graphkit.core.errors import GraphkitError
+from graphkit.core.files import output_file
 from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL
 
 # Columns a reject keeps without --include-content: what names the row.
@@ -109,20 +108,9 @@ def write_skipped_lines(path: Path, skipped: list[dict[str, Any]]) -> int:
 
 def _write_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
     """JSON Lines through a temporary file and a rename: never half a file."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise GraphkitError(f"cannot write here: {exc.strerror}",
-                            path=str(path), hint="choose a writable place") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for rec in records:
-                f.write(json.dumps(rec, default=str) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with output_file(path) as f:
+        for rec in records:
+            f.write((json.dumps(rec, default=str) + "\n").encode("utf-8"))
 
 
 def _line(rec: dict[str, Any]) -> dict[str, Any]:

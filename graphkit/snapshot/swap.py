@@ -18,6 +18,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from graphkit.core.errors import first_line
 from graphkit.snapshot.format import MANIFEST, MARKER, MAX_MANIFEST_BYTES, SnapshotError
 
 # A hidden left-over of a writer on another host (whose pid cannot be asked)
@@ -224,7 +225,7 @@ def older_than(entry: os.DirEntry[str], seconds: float) -> bool:
 
 def os_error(exc: OSError, directory: Path) -> SnapshotError:
     where = exc.filename or directory
-    reason = exc.strerror or type(exc).__name__
+    reason = exc.strerror or first_line(exc)  # Arrow's I/O errors carry only text
     if isinstance(exc, NotADirectoryError):
         reason = "a part of the path is a file"
     return SnapshotError(f"cannot write the snapshot: {reason} ({where})", path=str(directory))

@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graphkit.core.errors import SourceError
+from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import JSON_COLUMNS, MESSAGES_SCHEMA
 from graphkit.sources.row_files import repair_utf8
 from graphkit.sources.variant import VariantError, decode_variant_struct, is_variant_struct
@@ -40,7 +40,9 @@ def _is_table_dir(path: Path) -> bool:
     meta = path / "metadata"
     if not meta.is_dir():
         return False
-    return (meta / "version-hint.text").is_file() or any(
+    # metadata/ beside data/ is a table even when its metadata is gone: reading it then
+    # fails naming the folder, where skipping it would lose its rows without a word.
+    return (meta / "version-hint.text").is_file() or (path / "data").is_dir() or any(
         n.endswith(".metadata.json") for n in os.listdir(meta))
 
 
@@ -134,8 +136,13 @@ def _current_metadata(table_dir: Path) -> Path:
     if hint.is_file():
         text = hint.read_text(encoding="utf-8").strip()
         for name in (f"v{text}.metadata.json", text, f"{text}.metadata.json"):
-            if name and (meta / name).is_file():
-                return meta / name
+            # The hint names a file in metadata/; anything else (a path, a name too long
+            # for the file system) is no hint, and the newest version is read instead.
+            try:
+                if name and "/" not in name and (meta / name).is_file():
+                    return meta / name
+            except OSError:
+                continue
     candidates = [n for n in os.listdir(meta) if n.endswith(".metadata.json")]
 
     def version(name: str) -> int:
@@ -153,27 +160,25 @@ def _data_files(table_dir: Path) -> list[str]:
     metadata_file = _current_metadata(table_dir)
     try:
         metadata = json.loads(metadata_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise SourceError(f"cannot read table metadata: {exc}", path=str(metadata_file),
-                          hint="the cache may be mid-write; retry, or recreate the cache") from exc
+    except (OSError, ValueError, RecursionError) as exc:
+        raise SourceError(f"cannot read table metadata: {first_line(exc)}",
+                          path=str(metadata_file),
+                          hint="the cache may be mid-write; retry, or recreate the cache") from None
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("snapshots", []), list):
+        raise SourceError("table metadata is not an Iceberg metadata object",
+                          path=str(metadata_file), hint="the table metadata is damaged")
     snap_id = metadata.get("current-snapshot-id")
     if snap_id in (None, -1):
         return []  # a table created but never written to
     snapshot = next((s for s in metadata.get("snapshots", [])
-                     if s.get("snapshot-id") == snap_id), None)
+                     if isinstance(s, dict) and s.get("snapshot-id") == snap_id), None)
     if snapshot is None:
         raise SourceError(f"current snapshot {snap_id} is not listed in 'snapshots'",
                           path=str(metadata_file), hint="the table metadata is damaged")
     resolve = _mapper(table_dir, metadata.get("location"), metadata_file)
     try:
+        import pyiceberg.manifest  # noqa: F401  (what _live_files reads with)
         from pyiceberg.io.pyarrow import PyArrowFileIO
-        from pyiceberg.manifest import (
-            DataFileContent,
-            FileFormat,
-            ManifestContent,
-            ManifestFile,
-            read_manifest_list,
-        )
     except ImportError as exc:
         raise SourceError("reading Iceberg manifests needs pyiceberg", path=str(table_dir),
                           hint="pyiceberg is a graphkit dependency: reinstall graphkit "
@@ -183,7 +188,27 @@ def _data_files(table_dir: Path) -> list[str]:
         def new_input(self, location: str) -> Any:
             return super().new_input(resolve(location))
 
-    io = _MappedIO()
+    try:
+        return _live_files(_MappedIO(), snapshot, snap_id, resolve, metadata_file)
+    except (EOFError, ValueError, OSError, IndexError, KeyError, AttributeError) as exc:
+        # A truncated or damaged Avro manifest: pyiceberg's decoder fails in many ways.
+        raise SourceError(f"cannot read the table's manifests: {first_line(exc)}",
+                          path=str(metadata_file),
+                          hint="the cache may be mid-write or damaged; retry, or recreate "
+                               "the cache") from None
+
+
+def _live_files(io: Any, snapshot: dict[str, Any], snap_id: Any, resolve: Any,
+                metadata_file: Path) -> list[str]:
+    """The live data files the manifests of ``snapshot`` list, as local paths."""
+    from pyiceberg.manifest import (
+        DataFileContent,
+        FileFormat,
+        ManifestContent,
+        ManifestFile,
+        read_manifest_list,
+    )
+
     if "manifest-list" in snapshot:
         manifests: list[Any] = list(read_manifest_list(io.new_input(snapshot["manifest-list"])))
     else:  # format v1 may list manifests inline

@@ -181,7 +181,9 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
         try:
             return read_dataset(open_dataset(files, fmt, root, dictionary_columns, block),
                                 wanted, repaired)
-        except (pa.ArrowInvalid, OSError) as exc:
+        except (pa.ArrowInvalid, OSError, pa.ArrowTypeError) as exc:
+            # ArrowTypeError: a hive folder key (session_id=x/) that is also a column of
+            # the files, in another type.
             if fmt == "json" and attempt == 1 and "straddl" in str(exc):
                 block = max(block, _longest_line(files) + 1024)
                 continue

@@ -14,13 +14,13 @@ import base64
 import hashlib
 import html
 import json
-import os
 import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import graphkit
+from graphkit.core.files import output_file
 
 _ASSETS = resources.files("graphkit.view") / "assets"
 # What JSON text must not contain inside a <script> element, and the escape
@@ -72,13 +72,7 @@ def render_html(data: dict[str, Any]) -> str:
 
 
 def write_html(page: str, out: Path) -> None:
-    """Write ``page`` to ``out`` atomically (a temporary file renamed into place)."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(page, encoding="utf-8")
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Write ``page`` to ``out`` atomically (a temporary file renamed into place), or
+    through it when it is a pipe or device."""
+    with output_file(Path(out), public=True) as f:
+        f.write(page.encode("utf-8"))

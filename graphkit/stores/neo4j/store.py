@@ -91,6 +91,10 @@ SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 INSTALL_HINT = "install the Neo4j driver: pip install 'neo4j>=5.20'"
 # A node of this label exists while a replace-load runs; a killed one leaves it.
 LOAD_MARKER = "GraphkitLoad"
+# Labels of bookkeeping nodes that are no part of any graph, so never read back as one:
+# the load marker, and the node the test suite leaves in a database it may clear.
+TEST_DATABASE_MARKER = "GraphkitTestDatabase"
+BOOKKEEPING_LABELS = frozenset({LOAD_MARKER, TEST_DATABASE_MARKER})
 # scheme://[userinfo@]host[:port][/...]; userinfo may hold any character but "/".
 _URI = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<userinfo>[^/?#]*)@)?"
                   r"(?P<hostport>[^/?#@]*)(?P<rest>.*)", re.DOTALL)
@@ -667,7 +671,8 @@ class Neo4jStore:
         if labels is None:
             labels = [r["label"] for r in self._read(
                 "CALL db.labels() YIELD label RETURN label ORDER BY label")
-                if self._read(f"MATCH (n:{cypher.quote_name(r['label'])}) RETURN 1 LIMIT 1")]
+                if r["label"] not in BOOKKEEPING_LABELS
+                and self._read(f"MATCH (n:{cypher.quote_name(r['label'])}) RETURN 1 LIMIT 1")]
         if rel_types is None:
             rel_types = [r["t"] for r in self._read(
                 "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t")

@@ -23,10 +23,11 @@ from collections.abc import Iterator
 import pytest
 
 from graphkit.stores.neo4j.server import LocalNeo4j, Neo4jLaunchError, start_local_neo4j
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
+from graphkit.stores.neo4j.store import TEST_DATABASE_MARKER, Neo4jConfig, Neo4jStore
 
-# The label of the one node saying "a graphkit test database: may be cleared".
-TEST_MARKER = "GraphkitTestDatabase"
+# The label of the one node saying "a graphkit test database: may be cleared"; graphkit
+# never reads it back as part of a graph (snapshot --neo4j).
+TEST_MARKER = TEST_DATABASE_MARKER
 TEST_ENV = "GRAPHKIT_TEST_NEO4J_"
 
 

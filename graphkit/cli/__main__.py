@@ -1,0 +1,5 @@
+"""``python -m graphkit.cli``: the same as the ``graphkit`` command."""
+
+from graphkit.cli import main
+
+main()

@@ -1,0 +1,64 @@
+"""Writing one output file the way every command does: whole or not at all, through a
+special file rather than over it, and a failed write (disk full, read-only) as one line.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from graphkit.core.errors import GraphkitError, first_line
+
+
+def write_error(exc: OSError, path: Path | str) -> GraphkitError:
+    """An OS error while writing ``path`` (no space left, read-only, no permission) as a
+    :class:`GraphkitError`; Arrow's own I/O errors carry no ``strerror``, only text."""
+    reason = exc.strerror or first_line(exc)
+    return GraphkitError(f"cannot write: {reason}", path=str(path),
+                         hint="free some space or choose a writable place")
+
+
+@contextmanager
+def output_file(path: Path | str, *, public: bool = False) -> Iterator[IO[bytes]]:
+    """A binary file to write ``path`` through.
+
+    A regular (or new) file is written to a temporary sibling renamed over it at the end,
+    so a reader never sees half of it and a failure leaves the old one. A pipe, a terminal
+    or a device (``/dev/stdout``, ``/dev/null``) is written through: renaming over it would
+    replace the device node itself. ``public`` gives the file the umask's usual mode
+    (a temporary file starts private). OS errors become :func:`write_error`.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise GraphkitError("the output path is a folder", path=str(path),
+                            hint="give a file name, or - for stdout")
+    if path.exists() and not path.is_file():
+        try:
+            with path.open("wb") as f:
+                yield f
+        except OSError as exc:
+            raise write_error(exc, path) from None
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise write_error(exc, path) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+        if public:
+            mask = os.umask(0)  # the only way to read the umask is to set it
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise write_error(exc, path) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,43 @@
+"""Neo4j, second hostile round (issue 13; the table is tests/HOSTILE.md): the test
+suite's marker node and graphkit's load marker never show in what graphkit reads back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from graphkit.cli import cli
+from graphkit.export.from_neo4j import read_neo4j_graph
+from graphkit.pipeline import build
+from graphkit.snapshot import read_snapshot
+from graphkit.stores.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
+from tests.builders import CLAUDE, identity_cases, table
+from tests.stores.neo4j.conftest import TEST_MARKER, has_marker
+
+
+def test_bookkeeping_markers_are_no_part_of_a_graph_read_back(
+        store: Neo4jStore, neo4j_config: Neo4jConfig, tmp_path: Path) -> None:
+    # Was: `graphkit snapshot --neo4j` of the tests' database held a GraphkitTestDatabase
+    # node table (and a killed replace-load's GraphkitLoad node) as if they were data.
+    graph = build(table(identity_cases()), fingerprints=False).graph
+    store.load(graph)
+    store._write(f"CREATE (:{LOAD_MARKER}) RETURN 1")  # as a killed replace leaves it
+    assert has_marker(store)
+    for contract in (None, "ai-gateway-graph"):
+        found = read_neo4j_graph(store, contract=contract)
+        assert TEST_MARKER not in found.nodes and LOAD_MARKER not in found.nodes
+        assert found.node_counts()["Session"] == graph.node_counts()["Session"]
+    env = {"NEO4J_URI": neo4j_config.uri, "NEO4J_USERNAME": neo4j_config.user,
+           "NEO4J_PASSWORD": neo4j_config.password or ""}
+    if neo4j_config.database:
+        env["NEO4J_DATABASE"] = neo4j_config.database
+    runner = CliRunner(env=env)
+    r = runner.invoke(cli, ["snapshot", "--neo4j", str(tmp_path / "snap"), "--no-contract"])
+    assert r.exit_code == 0, r.output
+    assert TEST_MARKER not in read_snapshot(tmp_path / "snap").nodes
+    for args in (["sessions", "--neo4j", "--json"], ["tree", CLAUDE, "--neo4j", "--json"],
+                 ["lineage", CLAUDE, "--neo4j", "--json"]):
+        r = runner.invoke(cli, args)
+        assert r.exit_code == 0, r.output
+        assert TEST_MARKER not in r.output and LOAD_MARKER not in r.output

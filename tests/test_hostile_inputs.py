@@ -1,0 +1,182 @@
+"""Further hostile inputs through the real command line (issue 13, second round; the
+table is tests/HOSTILE.md). Each ends in exit 0 and a correct graph, or exit 2 and one
+line naming the file: no traceback, nothing lost, no secret written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.builders import identity_cases, table
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def graphkit(*args: object, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The ``graphkit`` command as a user runs it, in a process of its own."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "graphkit", *map(str, args)], env=env,
+                          capture_output=True, text=True, errors="replace", input=stdin,
+                          timeout=300, check=False)
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], *names: str) -> str:
+    """The single stderr line of an exit-2 refusal, checked to name each of ``names``."""
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, lines
+    for name in names:
+        assert name in lines[0], lines[0]
+    return lines[0]
+
+
+def _with_times(tmp_path: Path, micros: list[int]) -> Path:
+    rows = identity_cases()
+    t = table(rows)
+    times = pa.array(micros + [0] * (len(rows) - len(micros)), pa.int64()).cast(
+        pa.timestamp("us", tz="UTC"))
+    t = t.set_column(t.schema.get_field_index("message_created_at"), "message_created_at",
+                     times)
+    path = tmp_path / "rows.parquet"
+    pq.write_table(t, path)
+    return path
+
+
+YEAR_0 = -62_167_219_200_000_000       # 0000-01-01: Arrow holds it, Python's datetime not
+YEAR_10000 = 253_402_300_800_000_000   # 10000-01-01
+
+
+@pytest.mark.parametrize("micros", [YEAR_0, YEAR_10000])
+def test_a_time_outside_years_1_to_9999_is_refused_naming_its_row(tmp_path: Path,
+                                                                  micros: int) -> None:
+    # Was: accepted into the snapshot, then rejects, sessions, tree, usage, view and
+    # export all crashed with OverflowError reading it back.
+    src = _with_times(tmp_path, [0, 0, micros])
+    proc = graphkit("build", src, "--snapshot", tmp_path / "snap")
+    one_line_error(proc, str(src), "row 3", "message_created_at", "out of range")
+    assert not (tmp_path / "snap").exists()
+
+
+def test_year_0_in_json_lines_is_refused_too(tmp_path: Path) -> None:
+    rows = [dict(r) for r in identity_cases()]
+    rows[0]["message_created_at"] = "0000-01-01T00:00:00Z"
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    one_line_error(graphkit("build", src, "--snapshot", tmp_path / "snap"), str(src), "row 1")
+
+
+def test_the_last_microsecond_of_year_9999_builds_and_reads_back(tmp_path: Path) -> None:
+    src = _with_times(tmp_path, [253_402_300_799_999_999] * len(identity_cases()))
+    assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
+    proc = graphkit("sessions", "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "9999-12-31T23:59:59.999999" in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["new\nline.jsonl", "\x1b[2J\x1b[31mred.jsonl"])
+def test_a_file_name_with_control_characters_stays_one_escaped_line(tmp_path: Path,
+                                                                    name: str) -> None:
+    # Was: the newline broke the error in two; an ESC reached the terminal as is.
+    src = tmp_path / name
+    src.write_text("not json\n")
+    line = one_line_error(graphkit("build", src, "--snapshot", tmp_path / "snap"))
+    assert "\x1b" not in line
+    assert name.encode("unicode_escape").decode() in line
+
+
+def test_a_good_file_with_a_newline_in_its_name_builds(tmp_path: Path) -> None:
+    src = tmp_path / "new\nline.jsonl"
+    rows = identity_cases()
+    src.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    proc = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["rows_read"] == len(rows) and summary["rows_rejected"] == 1
+
+
+def test_build_json_lists_the_skipped_lines_and_notes_go_to_stderr(tmp_path: Path) -> None:
+    # The JSON summary carried only a count; notes and findings were never printed.
+    from graphkit.pipeline import SKIPPED_IN_SUMMARY
+    from tests.sources.builders import user, write_jsonl
+
+    sid = "11111111-1111-4111-8111-111111111111"
+    path = write_jsonl(tmp_path / "projects" / "-w" / f"{sid}.jsonl",
+                       [user("u0", sid, "2026-01-01T00:00:00Z", "hello")])
+    bad = SKIPPED_IN_SUMMARY + 50
+    with path.open("a") as f:
+        f.write("not json\n" * bad)
+    proc = graphkit("build", tmp_path / "projects", "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["lines_skipped"] == bad
+    listed = summary["skipped_lines"]
+    assert len(listed) == SKIPPED_IN_SUMMARY
+    assert listed[0] == {"file": str(path), "line": 2, "reason": "not valid JSON"}
+    assert [s["line"] for s in listed] == list(range(2, SKIPPED_IN_SUMMARY + 2))
+    assert f"{bad} line(s) skipped" in proc.stderr and "note:" in proc.stderr
+
+
+def test_a_snapshot_every_reader_would_refuse_is_never_written(tmp_path: Path) -> None:
+    # Was: `snapshot --neo4j --no-contract` wrote node tables without a key, which
+    # every reader then refused as a malformed manifest.
+    from graphkit.core.graph import NodeTable
+    from graphkit.pipeline import build
+    from graphkit.snapshot import write_snapshot
+    from graphkit.snapshot.format import SnapshotError
+
+    graph = build(table(identity_cases()), fingerprints=False).graph
+    graph.nodes["Tool"] = NodeTable("Tool", (), graph.nodes["Tool"].table)
+    with pytest.raises(SnapshotError, match="Tool without a key"):
+        write_snapshot(graph, tmp_path / "snap")
+    assert not (tmp_path / "snap").exists()
+
+
+@pytest.mark.parametrize("when", ["99999999999 days ago", "1000000 weeks ago"])
+def test_a_time_window_before_year_1_is_one_line(tmp_path: Path, when: str) -> None:
+    # Was: OverflowError traceback from timedelta / datetime arithmetic.
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r, default=str) + "\n" for r in identity_cases()))
+    for option in ("--since", "--until"):
+        proc = graphkit("build", src, option, when, "--snapshot", tmp_path / "snap")
+        one_line_error(proc, option, "before year 1")
+
+
+def test_infinite_token_counts_are_no_number(tmp_path: Path) -> None:
+    # Was: Infinity / 1e400 in attributes.usage built a snapshot whose `usage` crashed
+    # (OverflowError: cannot convert float infinity to integer).
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    rows[1]["attributes"] = '{"usage": {"input_tokens": Infinity, "output_tokens": 1e400}}'
+    rows[3]["attributes"] = '{"usage": {"input_tokens": 12, "output_tokens": NaN}}'
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
+    proc = graphkit("usage", "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["record"] for line in proc.stdout.splitlines()]
+    assert "inf" not in proc.stdout.lower() and "nan" not in proc.stdout.lower()
+    assert '"own": {"input_tokens": 12, "output_tokens": 0' in proc.stdout
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000,
+                                  '{"models": {"m": {"input": 1e400}}}',
+                                  '{"models": {"m": {"input": -1}}}',
+                                  '{"models": {"m": {"input": true}}}'])
+def test_a_hostile_price_table_is_one_line(tmp_path: Path, text: str) -> None:
+    # Was: RecursionError traceback (deep nesting); infinite, negative and true prices
+    # were taken as prices.
+    from graphkit.core.errors import GraphkitError
+    from graphkit.queries.prices import load_prices
+
+    path = tmp_path / "prices.json"
+    path.write_text(text)
+    with pytest.raises(GraphkitError) as info:
+        load_prices(path)
+    assert str(path) in str(info.value)
