@@ -22,6 +22,9 @@ import click
 from graphkit.core.errors import GraphkitError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from graphkit.core.progress import Progress
     from graphkit.stores.base import LineageReader
     from graphkit.stores.neo4j.store import Neo4jStore
 
@@ -40,10 +43,32 @@ class _Group(click.Group):
             raise UserError(str(exc)) from None
 
 
+_QUIET = "graphkit.quiet"
+
+
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[_QUIET] = True  # meta is shared by the group's and the command's context
+    return value
+
+
+def quiet_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``-q/--quiet``: no progress on stderr. The group and every command that shows
+    progress take it, so ``graphkit -q build`` and ``graphkit build -q`` agree."""
+    return click.option("-q", "--quiet", is_flag=True, expose_value=False, is_eager=True,
+                        callback=_set_quiet,
+                        help="Show no progress on stderr (it is shown only on a "
+                             "terminal anyway).")(f)
+
+
 @click.group(cls=_Group)
 @click.version_option(package_name="graphkit")
+@quiet_option
 def cli() -> None:
     """Build and query context graphs of AI agent sessions.
+
+    Progress of long work (reading, checking, loading, exporting) goes to stderr
+    when it is a terminal; -q/--quiet turns it off.
 
     Example: graphkit build samples/rows --snapshot out/graph
     """
@@ -63,16 +88,27 @@ def err(message: str) -> None:
     click.echo(message, err=True)
 
 
-@contextmanager
-def progress(enabled: bool) -> Iterator[Callable[[str], None]]:
-    """A status line on a terminal's stderr; a no-op when piped."""
-    if not enabled:
-        yield lambda _m: None
-        return
-    from rich.console import Console
+def quiet() -> bool:
+    """Whether -q/--quiet was given (to the group or the command)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(_QUIET))
 
-    with Console(stderr=True, highlight=False).status("starting…") as status:
-        yield lambda msg: status.update(msg)
+
+@contextmanager
+def progress(enabled: bool = True, console: Console | None = None) -> Iterator[Progress]:
+    """Progress bars and notes (:mod:`graphkit.cli.bars`) while the block runs, on
+    ``console`` or else on stderr when it is a terminal; nothing with ``--quiet``, when
+    stderr is piped, or when not ``enabled``. Yields what library calls take as
+    ``progress=`` (also callable with a string, as the older callbacks were)."""
+    from graphkit.core.progress import NO_PROGRESS
+
+    if not enabled or quiet() or (console is None and not is_terminal()):
+        yield NO_PROGRESS
+        return
+    from graphkit.cli.bars import RichProgress
+
+    with RichProgress(console) as shown:
+        yield shown
 
 
 def echo_json(obj: Any) -> None:

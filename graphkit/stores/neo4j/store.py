@@ -44,6 +44,7 @@ from graphkit.core.graph import (
     LineageVocabulary,
     NodeTable,
 )
+from graphkit.core.progress import ProgressLike, Task, as_progress
 from graphkit.stores.base import (
     Hit,
     IfExists,
@@ -264,8 +265,10 @@ class Neo4jStore:
         *,
         if_exists: IfExists = "merge",
         batch_size: int | None = None,
+        progress: ProgressLike = None,
     ) -> LoadReport:
-        """Write ``graph``: schema first, then nodes, then relationships.
+        """Write ``graph``: schema first, then nodes, then relationships (``progress``
+        hears records written of the total, batch by batch).
 
         ``if_exists``: ``merge`` upserts into what is there (a rerun converges);
         ``replace`` first deletes every node with one of the graph's labels;
@@ -301,13 +304,19 @@ class Neo4jStore:
         if if_exists == "replace":
             self._write(cypher.create_load_marker(LOAD_MARKER), labels=labels)
             report.removed = self.delete_labels(labels)
+        task = as_progress(progress).start(
+            "loading Neo4j", unit="records",
+            total=sum(graph.node_counts().values()) + sum(graph.edge_counts().values()))
         for label in labels:
             table = graph.nodes[label].table
+            task.set_source(label)
             report.nodes[label] = self._write_batches(
-                node_queries[label], _node_batches(table, size)
+                node_queries[label], _node_batches(table, size), task
             )
         for rel_type, edges in sorted(graph.edges.items()):
-            written = self._write_batches(rel_queries[rel_type], _edge_batches(edges.table, size))
+            task.set_source(rel_type)
+            written = self._write_batches(rel_queries[rel_type],
+                                          _edge_batches(edges.table, size), task)
             report.edges[rel_type] = written
             if written < edges.table.num_rows:
                 report.skipped_edges[rel_type] = edges.table.num_rows - written
@@ -316,6 +325,7 @@ class Neo4jStore:
             # cannot say so: labels a killed replace had not yet cleared still
             # hold the old graph's nodes, so only a replace clears the marker.)
             self._write(cypher.delete_load_markers(LOAD_MARKER))
+        task.done()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -466,8 +476,14 @@ class Neo4jStore:
 
     # --- driver plumbing ----------------------------------------------------
 
-    def _write_batches(self, query: str, batches: Iterator[dict[str, list[Any]]]) -> int:
-        return sum(self._write(query, **params) for params in batches)
+    def _write_batches(self, query: str, batches: Iterator[dict[str, list[Any]]],
+                       task: Task | None = None) -> int:
+        written = 0
+        for params in batches:
+            written += self._write(query, **params)
+            if task is not None:  # rows sent, written or not: the bar reaches its total
+                task.advance(len(next(iter(params.values()))))
+        return written
 
     def _write(self, query: str, **params: Any) -> int:
         """One managed write transaction (retried by the driver); returns its count."""
