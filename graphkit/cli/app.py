@@ -11,7 +11,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -136,8 +136,66 @@ def output_format(as_json: bool, as_csv: bool) -> str:
 
 def echo_records(records: Iterable[dict[str, Any]]) -> None:
     """JSON Lines on stdout, one record per line."""
-    for rec in records:
-        click.echo(json.dumps(rec, default=str))
+    echo_lines(json.dumps(rec, default=str) for rec in records)
+
+
+def echo_lines(lines: Iterable[str], chunk: int = 4096) -> None:
+    """Lines on stdout, written a few thousand at a time: one write per line costs
+    more than making the line, and one write of all would hold a large answer back."""
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= chunk:
+            click.echo("\n".join(batch))
+            batch.clear()
+    if batch:
+        click.echo("\n".join(batch))
+
+
+def _cell(value: object) -> str:
+    # Tabs, newlines and other control characters would break the columns.
+    text = "" if value is None else str(value)
+    return text if text.isprintable() else "".join(c if c.isprintable() else " " for c in text)
+
+
+def _width(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len  # wide (CJK) and zero-width characters
+
+    return cell_len(text)
+
+
+def table_lines(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
+                right: Collection[str] = (), bold: bool = False) -> list[str]:
+    """An aligned text table: the header, a rule, then one line per row, columns two
+    spaces apart, ``right`` columns right-aligned, nothing cut. Time grows with the
+    cells alone (a rich Table over 24k sessions took ~10× as long as ``--json``).
+
+    >>> print("\n".join(table_lines(["id", "n"], [["a", 1], ["bcd", 22]], right={"n"})))
+    id    n
+    ───  ──
+    a     1
+    bcd  22
+    """
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([_width(c)] + [_width(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    flags = [c in right for c in columns]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join((" " * (w - _width(v)) + v) if r else (v + " " * (w - _width(v)))
+                         for v, w, r in zip(values, widths, flags, strict=True)).rstrip()
+
+    head = line(list(columns))
+    out = [f"\x1b[1m{head}\x1b[0m" if bold else head, "  ".join("─" * w for w in widths)]
+    out += [line(r) for r in cells]
+    return out
+
+
+def echo_table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
+               right: Collection[str] = ()) -> None:
+    """:func:`table_lines` on stdout (the header bold on a terminal)."""
+    echo_lines(table_lines(columns, rows, right=right, bold=sys.stdout.isatty()))
 
 
 def echo_csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
@@ -149,18 +207,20 @@ def echo_csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
 
-    def flush() -> None:  # row by row, so a large answer streams
+    def flush() -> None:  # in chunks, so a large answer streams
         click.echo(buf.getvalue(), nl=False)
         buf.seek(0)
         buf.truncate()
 
     w.writerow(columns)
     flush()
-    for r in rows:
+    for i, r in enumerate(rows, 1):
         w.writerow(["" if r.get(c) is None else
                     json.dumps(r[c], default=str) if isinstance(r[c], dict | list)
                     else r[c] for c in columns])
-        flush()
+        if i % 4096 == 0:
+            flush()
+    flush()
 
 
 _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}
