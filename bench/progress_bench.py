@@ -24,6 +24,7 @@ import tempfile
 import termios
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -111,15 +112,15 @@ def sessions_figures(work: Path, n_sessions: int, n: int,
     subprocess.run([*GRAPHKIT, "build", str(rows), "--snapshot", str(snap), "--json"],
                    check=True, stdout=subprocess.DEVNULL)
     base = [*GRAPHKIT, "sessions", "--snapshot", str(snap)]
-    cases = [("table, stdout a terminal", base, {"tty_out": True}),
+    cases: list[tuple[str, list[str], dict[str, Any]]] = [
+             ("table, stdout a terminal", base, {"tty_out": True}),
              ("--json, stdout a terminal", [*base, "--json"], {"tty_out": True}),
              ("TSV, stdout piped", base, {}),
              ("--json, stdout piped", [*base, "--json"], {})]
     if before is not None:
         cases.insert(0, (f"table, stdout a terminal, before (code in {before.name})", base,
                          {"tty_out": True, "pythonpath": str(before)}))
-    return [median(name, [run(argv, **kw) for _ in range(n)])  # type: ignore[arg-type]
-            for name, argv, kw in cases]
+    return [median(name, [run(argv, **kw) for _ in range(n)]) for name, argv, kw in cases]
 
 
 def build_figures(work: Path, transcripts: Path, n: int) -> list[Figure]:

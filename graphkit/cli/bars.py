@@ -1,11 +1,11 @@
 """The rich rendering of :class:`graphkit.core.progress.Progress` on a terminal.
 
 A note is one line with a spinner; each started task is a line of its own: a bar,
-``done/total unit``, the rates of its side tallies (rows/s, MB/s), the time left and
-the source being read now. Updates from the work are buffered and handed to rich at
-most every :data:`FLUSH_SECONDS`, so a per-file call costs a clock read; rich redraws
-on its own thread a few times a second. The display is transient: it is gone when the
-command prints its result.
+``done/total unit``, the rates of its side tallies (rows/s, MB/s) and the time left,
+with the source being read now on the line below it. Updates from the work are
+buffered and handed to rich at most every :data:`FLUSH_SECONDS`, so a per-file call
+costs a clock read; rich redraws on its own thread a few times a second. The display
+is transient: it is gone when the command prints its result.
 """
 
 from __future__ import annotations
@@ -27,12 +27,13 @@ from rich.progress import (
 from rich.progress import Progress as RichBars
 from rich.progress import Task as RichTask
 from rich.spinner import Spinner
+from rich.table import Column
 from rich.text import Text
 
 from graphkit.core.progress import Progress, Task
 
 FLUSH_SECONDS = 0.1
-SOURCE_WIDTH = 60
+SOURCE_WIDTH = 100
 
 
 def human(n: float) -> str:
@@ -76,12 +77,6 @@ class _Counts(ProgressColumn):
         return Text(" · ".join(parts).strip())
 
 
-class _Source(ProgressColumn):
-    def render(self, task: RichTask) -> Text:
-        source = task.fields.get("source")
-        return Text(short_source(source) if source else "", style="dim")
-
-
 class _Bars(RichBars):
     """rich's bars with the current note above them on a line of its own (as a task row
     it would widen the name column of every bar)."""
@@ -95,6 +90,13 @@ class _Bars(RichBars):
             yield self.spinner
         if self.tasks:
             yield self.make_tasks_table(self.tasks)
+        # Each running task's source on a line of its own, cut to the terminal's width
+        # from the front: on the bar's line it would wrap or lose the file's name.
+        for task in self.tasks:
+            source = task.fields.get("source")
+            if source and not task.finished and task.stop_time is None:
+                yield Text("  " + short_source(source, max(12, self.console.width - 3)),
+                           style="dim", no_wrap=True, overflow="crop")
 
 
 class RichTaskHandle(Task):
@@ -156,9 +158,8 @@ class RichProgress(Progress):
         self.bars = _Bars(
             TextColumn("  {task.description}"),
             BarColumn(bar_width=24),
-            _Counts(),
+            _Counts(table_column=Column(no_wrap=True)),
             TimeRemainingColumn(elapsed_when_finished=True),
-            _Source(),
             console=self.console, transient=True, refresh_per_second=8)
 
     def __enter__(self) -> RichProgress:
@@ -176,5 +177,7 @@ class RichProgress(Progress):
             self.bars.spinner.update(text=message)
 
     def start(self, name: str, total: int | None = None, unit: str = "") -> Task:
+        if self.bars.spinner is not None:  # the last note is over when a task begins
+            self.bars.spinner.update(text=name)
         task_id = self.bars.add_task(name, total=total, unit=unit, counts={})
         return RichTaskHandle(self.bars, task_id)

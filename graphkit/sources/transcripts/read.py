@@ -94,7 +94,7 @@ def read_transcripts(
     parsed: list[ParsedFile] = []
     combined = Combiner()
 
-    task = shown.start("transcripts", total=len(files), unit="files")
+    task = shown.start("reading transcripts", total=len(files), unit="files")
     for path in files:
         task.set_source(str(path))
         got = _load_or_parse(path, index, result, strict)
