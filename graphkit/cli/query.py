@@ -67,10 +67,11 @@ def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: 
     if fmt == "csv":
         echo_csv(SESSION_COLUMNS, (s.to_json() for s in rows))
         return
-    cells = ([s.session_id, s.threads, s.agents, s.messages, s.first_seen, s.last_seen]
-             for s in rows)
+    cells: Iterator[list[object]] = (
+        [s.session_id, s.threads, s.agents, s.messages, s.first_seen, s.last_seen]
+        for s in rows)
     if not sys.stdout.isatty():
-        echo_lines(_tsv(c) for c in [list(SESSION_COLUMNS), *cells])
+        echo_lines(_tsv(c) for c in [list[object](SESSION_COLUMNS), *cells])
         return
     echo_table(SESSION_COLUMNS, cells, right=("threads", "agents", "messages"))
 
