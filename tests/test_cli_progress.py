@@ -217,3 +217,15 @@ def test_table_lines_align_wide_text_and_keep_control_characters_out() -> None:
     assert lines[2] == "日本語   1"
     assert lines[3] == "a b c   22  x"
     assert lines[1].split() == ["──────", "──", "────"]
+
+
+def test_a_repeated_step_keeps_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    _every_flush_drawn(monkeypatch)
+    screen = io.StringIO()
+    with progress(console=Console(force_terminal=True, file=screen, width=120)) as shown:
+        assert isinstance(shown, bars.RichProgress)
+        for part in range(3):
+            with shown.start("reading transcripts", total=2, unit="files") as task:
+                task.set_source(f"part-{part}.jsonl")
+                task.advance(2)
+        assert len(shown.bars.tasks) == 1

@@ -179,5 +179,8 @@ class RichProgress(Progress):
     def start(self, name: str, total: int | None = None, unit: str = "") -> Task:
         if self.bars.spinner is not None:  # the last note is over when a task begins
             self.bars.spinner.update(text=name)
+        for old in list(self.bars.tasks):  # a repeated step (per partition) keeps one line
+            if old.description == name and old.stop_time is not None:
+                self.bars.remove_task(old.id)
         task_id = self.bars.add_task(name, total=total, unit=unit, counts={})
         return RichTaskHandle(self.bars, task_id)
