@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 GRAPHKIT = [sys.executable, "-m", "graphkit"]
+REPO = Path(__file__).resolve().parent.parent
 EPOCH_US = 1_795_000_000_000_000  # 2026-11-19, microseconds
 
 
@@ -69,11 +70,11 @@ def run(argv: list[str], *, tty_out: bool = False, tty_err: bool = False,
     read to the end. CPU time is the steadier figure on a shared machine."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
-    env = {**os.environ, "COLUMNS": str(cols)}
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
+    # Run outside any checkout: ``python -m`` puts the working folder first on the
+    # path, ahead of PYTHONPATH, which names the code timed (this repo by default).
+    env = {**os.environ, "COLUMNS": str(cols), "PYTHONPATH": pythonpath or str(REPO)}
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env,
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir(),
                             stdout=slave if tty_out else subprocess.PIPE,
                             stderr=slave if tty_err else subprocess.DEVNULL)
     os.close(slave)
@@ -113,28 +114,30 @@ def sessions_figures(work: Path, n_sessions: int, n: int,
                    check=True, stdout=subprocess.DEVNULL)
     base = [*GRAPHKIT, "sessions", "--snapshot", str(snap)]
     cases: list[tuple[str, list[str], dict[str, Any]]] = [
-             ("table, stdout a terminal", base, {"tty_out": True}),
-             ("--json, stdout a terminal", [*base, "--json"], {"tty_out": True}),
-             ("TSV, stdout piped", base, {}),
-             ("--json, stdout piped", [*base, "--json"], {})]
+        ("table, 160-column terminal", base, {"tty_out": True}),
+        ("table, 80-column terminal", base, {"tty_out": True, "cols": 80}),
+        ("--json, stdout a terminal", [*base, "--json"], {"tty_out": True}),
+        ("TSV, stdout piped", base, {}),
+        ("--json, stdout piped", [*base, "--json"], {})]
     if before is not None:
-        cases.insert(0, (f"table, stdout a terminal, before (code in {before.name})", base,
-                         {"tty_out": True, "pythonpath": str(before)}))
+        cases[:0] = [(f"{name}, before (rich Table)", base, {**kw, "pythonpath": str(before)})
+                     for name, _, kw in cases[:2]]
     return [median(name, [run(argv, **kw) for _ in range(n)]) for name, argv, kw in cases]
 
 
 def build_figures(work: Path, transcripts: Path, n: int) -> list[Figure]:
-    out = []
-    for name, extra in (("progress shown (stderr a terminal)", []), ("--quiet", ["--quiet"])):
-        times = []
-        for _ in range(n):
+    """Cold builds with stderr on a terminal, with and without ``--quiet``, taken in
+    turns so a change in the machine's load falls on both alike."""
+    modes = (("progress shown (stderr a terminal)", []), ("--quiet", ["--quiet"]))
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in modes}
+    for _ in range(n):
+        for name, extra in modes:
             snap = work / "build-snap"
             shutil.rmtree(snap, ignore_errors=True)
             shutil.rmtree(work / ".build-snap.cache", ignore_errors=True)
-            times.append(run([*GRAPHKIT, "build", str(transcripts), "--snapshot", str(snap),
-                              *extra], tty_err=True, tty_out=True))
-        out.append(median(name, times))
-    return out
+            times[name].append(run([*GRAPHKIT, "build", str(transcripts), "--snapshot",
+                                    str(snap), *extra], tty_err=True, tty_out=True))
+    return [median(name, times[name]) for name, _ in modes]
 
 
 def main() -> None:
