@@ -273,8 +273,9 @@ def write_folder(graph: GraphTables, out: Output, progress: Progress, *, fmt: st
         (tmp / "relationships").mkdir()
         task = as_progress(progress).start(f"writing {fmt}", unit="rows",
                                            total=sum(t.rows for t in plan.tables))
-        for t in plan.tables:
-            task.set_source(f"{t.folder}/{t.name}{suffix}")
+        for i, t in enumerate(plan.tables, 1):
+            progress(f"writing {t.folder}/{t.name}{suffix} ({i}/{len(plan.tables)}, "
+                     f"{t.rows} rows)")
             writer(t, tmp / t.folder / f"{t.name}{suffix}")
             task.advance(t.rows)
             if t.folder == "relationships":

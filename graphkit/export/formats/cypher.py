@@ -149,8 +149,8 @@ def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:
         text.write("CALL db.awaitIndexes(300);\n")
         task = as_progress(progress).start("writing cypher", unit="rows",
                                            total=sum(t.rows for t in plan.tables))
-        for t in plan.tables:
-            task.set_source(f"{t.folder} {t.name}")
+        for i, t in enumerate(plan.tables, 1):
+            progress(f"writing {t.folder} {t.name} ({i}/{len(plan.tables)}, {t.rows} rows)")
             if t.folder == "nodes":
                 statements = _node_statements(t)
             else:
