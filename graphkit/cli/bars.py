@@ -53,7 +53,7 @@ def short_source(label: str, width: int = SOURCE_WIDTH) -> str:
     telling end of its path).
 
     >>> short_source("/a/very/long/folder/session.jsonl", 20)
-    '…folder/session.jsonl'
+    '…older/session.jsonl'
     """
     home = os.path.expanduser("~")
     if home != "/" and label.startswith(home + os.sep):
