@@ -1,11 +1,20 @@
-"""The benchmark suite: ``python -m bench [--sizes 10k,100k,1m] [--quick] [--no-neo4j]``.
+"""The benchmark suite: ``python -m bench [--sizes 10k,100k,1m] [--quick] [--only S,..]``.
 
-In one run, on the same data, per size: the pyarrow read floor, graphkit build,
-the naive per-row build (each in its own process, so peak RSS does not mix);
-then lineage latency (NetworkX, and Neo4j when a server can be started),
-``graphkit lineage ID --snapshot DIR`` as a whole process, transcripts → rows,
-and Neo4j load vs per-statement MERGEs. Prints a table of ratios and writes
-``RESULTS.md``, ``results.json`` and ``time_vs_rows.png`` to ``--out``.
+Sections, in order (``--only``/``--skip`` pick; a partial run keeps the other
+sections' figures from the previous ``results.json``, each dated):
+
+- ``build``: per size, the pyarrow read floor, graphkit's in-process build and
+  the naive per-row build, each in its own process (peak RSS does not mix).
+- ``whole``: what users run, as whole processes (``bench/whole.py``): ``graphkit
+  build DIR --snapshot OUT``, a rebuild, the naive script and the read floor,
+  interleaved rounds, medians.
+- ``lineage``: lineage latency in NetworkX, ``graphkit lineage ID --snapshot DIR``
+  as a whole process.
+- ``transcripts``: transcripts → rows. ``neo4j``: load vs per-statement MERGEs
+  and lineage on the server. ``scale``: partitioned build's peak RSS vs rows.
+
+Prints a table of ratios and writes ``RESULTS.md``, ``results.json`` and
+``time_vs_rows.png`` to ``--out``.
 
 Absolute times on a shared machine are noise; the ratios are measured in the
 same run and are what the targets are about.
@@ -18,7 +27,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -142,27 +150,6 @@ def check_lineage_truth(path: Path, n: int = 300) -> int:
     return n
 
 
-def cli_lineage(snapshot: Path, ids: list[str], runs: int) -> dict[str, Any]:
-    """Wall time of ``graphkit lineage ID --snapshot DIR`` as a whole process."""
-    times = []
-    for i in range(runs):
-        # what the `graphkit` console script runs
-        cmd = [sys.executable, "-c", "import sys; from graphkit.cli import main; "
-               "sys.argv[0] = 'graphkit'; main()", "lineage", ids[i % len(ids)],
-               "--snapshot", str(snapshot)]
-        t0 = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-        times.append(time.perf_counter() - t0)
-        if done.returncode != 0 or ids[i % len(ids)] not in done.stdout:
-            raise RuntimeError(f"graphkit lineage failed: {done.stdout[-500:]}"
-                               f"{done.stderr[-2000:]}")
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import graphkit.cli"], check=True, cwd=ROOT)
-    import_s = time.perf_counter() - t0
-    return {"median_s": statistics.median(times), "min_s": min(times), "all_s": times,
-            "python_import_cli_s": import_s}
-
-
 def start_neo4j() -> tuple[Any, str]:
     """A throwaway local server via graphkit's helper, or (None, why not)."""
     try:
@@ -181,8 +168,13 @@ def start_neo4j() -> tuple[Any, str]:
 
 TARGETS = [
     # key, description, how to read the result
-    ("speedup_1m", "build 1M rows ≥ 20× faster than naive", ">=", 20.0),
-    ("floor_ratio_1m", "build 1M within 3× of the pyarrow read floor", "<=", 3.0),
+    ("whole_speedup_1m", "`graphkit build` 1M → snapshot ≥ 20× the naive script, whole "
+     "processes", ">=", 20.0),
+    ("whole_floor_ratio_1m", "`graphkit build` 1M → snapshot ≤ 2× the read floor, whole "
+     "processes", "<=", 2.0),
+    ("speedup_1m", "build 1M rows ≥ 20× faster than naive (in-process)", ">=", 20.0),
+    ("floor_ratio_1m", "build 1M within 3× of the pyarrow read floor (in-process)", "<=",
+     3.0),
     ("rss_1m_mb", "peak RSS building 1M ≤ 1.5 GB", "<=", 1536.0),
     ("growth_100k_1m", "100k→1M time growth ≤ 11×", "<=", 11.0),
     ("neo4j_speedup", "Neo4j load ≥ 20× per-row baseline", ">=", 20.0),
@@ -281,12 +273,27 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
                      f"{s['floor_ratio']:.1f}× | {s['graphkit_rss_mb']:.0f} | "
                      f"{s['naive_rss_mb']:.0f} |")
     lines += ["", "![time vs rows](time_vs_rows.png)", ""]
+    if results.get("whole"):
+        from bench.whole import markdown as whole_markdown
+
+        lines += whole_markdown(results["whole"])
+    runs_at = results.get("sections_run", {})
+    if runs_at:
+        lines += ["Sections of this file and when each was measured (load average at its "
+                  "start and end):", ""]
+        lines += [f"- {k}: {v['at']}, " + (
+            f"kept from an earlier run (load {v['load_avg'][0][0]:.1f} at its start)"
+            if v.get("kept") else f"{v['seconds']:.0f} s, load "
+            f"{v['load_avg'][0][0]:.1f} → {v['load_avg'][1][0]:.1f}")
+            for k, v in runs_at.items() if k in SECTIONS]
+        lines.append("")
     lines += ["## Targets", "", "| target | measured | status |", "|---|---:|---|"]
     for j in results["targets"]:
         v = j["value"]
         lines.append(f"| {j['target']} | {'—' if v is None else f'{v:.3g}'} | {j['status']} |")
     lines += ["", "## Details", "", "```json",
-              json.dumps({k: v for k, v in results.items() if k not in ("sizes", "targets")},
+              json.dumps({k: v for k, v in results.items()
+                          if k not in ("sizes", "targets", "whole", "scale")},
                          indent=2, default=str), "```", ""]
     if results.get("scale"):
         from bench.scale import markdown
@@ -302,52 +309,23 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     (out / "RESULTS.md").write_text("\n".join(lines))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="10k,100k,1m")
-    ap.add_argument("--quick", action="store_true",
-                    help="sizes 10k,100k, one run each, fewer queries")
-    ap.add_argument("--no-neo4j", action="store_true")
-    ap.add_argument("--out", type=Path, default=HERE)
-    ap.add_argument("--data", type=Path, default=HERE / ".data")
-    ap.add_argument("--scale-sizes", default="100k,1m,10m",
-                    help="peak RSS vs rows of the partitioned build ('' skips; bench/scale.py)")
-    ap.add_argument("--spark-sizes", default="100k,1m", help="Spark engine beside local")
-    args = ap.parse_args()
-    started = time.time()
-    sizes = [parse_size(s) for s in ("10k,100k" if args.quick else args.sizes).split(",")]
-    sizes.sort()
-    runs_small = 1 if args.quick else 3
-    args.out.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Any] = {"started": time.strftime("%Y-%m-%d %H:%M:%S"),
-                               "argv": sys.argv[1:], "machine": machine(), "sizes": [],
-                               "notes": []}
-    notes = results["notes"]
-    notes.append("graphkit is timed with fingerprints=False (no SHA-256 of the input files, "
-                 "which the naive script does not do either); the naive script reads the same "
-                 "non-content columns graphkit reads and memoizes node ids per key, so it is a "
-                 "strong baseline, not a straw man.")
-    say(f"machine: {results['machine']}")
+SECTIONS = ("build", "whole", "lineage", "transcripts", "neo4j", "scale")
 
-    paths = {}
-    for n in sizes:
-        t0 = time.perf_counter()
-        paths[n], meta = ensure_rows(n, args.data)
-        say(f"data {size_label(n)}: {meta['rows']:,} rows, {meta['threads']:,} threads, "
-            f"{meta['sessions']:,} sessions ({'cached' if meta.get('cached') else 'generated'} "
-            f"in {time.perf_counter() - t0:.1f}s)")
-        results.setdefault("data", {})[size_label(n)] = meta
 
+def section_build(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
+                  metrics: dict[str, Any]) -> None:
+    """In-process build vs floor vs naive, best of N fresh processes per size."""
+    sizes = sorted(paths)
     smallest = paths[sizes[0]]
     say("checking that naive and graphkit build the same graph ...")
     results["same_graph_check"] = {"rows": size_label(sizes[0]),
                                    **check_same_graph(smallest)}
     say(f"  equal: {results['same_graph_check']}")
     results["lineage_truth_checked"] = check_lineage_truth(smallest)
-
+    results["sizes"] = []
+    reps = 1 if args.quick else 3
     for n in sizes:
         p = str(paths[n])
-        reps = runs_small
         mb = warm(paths[n])
         say(f"size {size_label(n)}: page cache warmed ({mb:.0f} MB); floor "
             f"({max(3, reps)} runs), graphkit, naive ({reps} run(s) each) ...")
@@ -369,8 +347,6 @@ def main() -> None:
         say(f"  floor {row['floor_s']:.3f}s  graphkit {row['graphkit_s']:.3f}s  naive "
             f"{row['naive_s']:.3f}s  naive/graphkit {row['speedup']:.1f}x  graphkit/floor "
             f"{row['floor_ratio']:.1f}x  RSS {row['graphkit_rss_mb']:.0f} MB")
-
-    metrics: dict[str, Any] = {}
     by = {s["label"]: s for s in results["sizes"]}
     if "1m" in by:
         metrics.update(speedup_1m=by["1m"]["speedup"], floor_ratio_1m=by["1m"]["floor_ratio"],
@@ -378,82 +354,193 @@ def main() -> None:
     if "1m" in by and "100k" in by:
         metrics["growth_100k_1m"] = by["1m"]["graphkit_s"] / by["100k"]["graphkit_s"]
 
-    # lineage on the largest size (the 1M-row data has ~100k threads)
-    big = paths[sizes[-1]]
-    snap = args.data / f"snapshot-{size_label(sizes[-1])}"
-    say(f"lineage (NetworkX) on {size_label(sizes[-1])} and snapshot {snap} ...")
-    lx = worker("lineage_nx", str(big), str(snap), "300" if args.quick else "2000")
+
+def section_whole(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
+                  metrics: dict[str, Any]) -> None:
+    """Whole CLI processes: build → snapshot, rebuild, floor and naive (bench/whole.py)."""
+    from bench import whole
+
+    wanted = [parse_size(x) for x in args.whole_sizes.split(",") if x]
+    runs = args.whole_runs or (3 if args.quick else 5)
+    sel = {size_label(n): paths[n] for n in sorted(wanted) if n in paths}
+    results["whole"] = w = whole.run(sel, runs, args.data, say, baseline=args.whole_baseline)
+    for s in w["sizes"]:
+        if s["label"] == "1m":
+            metrics["whole_speedup_1m"] = s["naive_over_build"]
+            metrics["whole_floor_ratio_1m"] = s["build_over_floor"]
+
+
+def section_lineage(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
+                    metrics: dict[str, Any]) -> None:
+    """Lineage latency in NetworkX, and `graphkit lineage` as a whole process."""
+    from bench import whole
+
+    big = max(paths)
+    snap = args.data / f"snapshot-{size_label(big)}"
+    say(f"lineage (NetworkX) on {size_label(big)} and snapshot {snap} ...")
+    lx = worker("lineage_nx", str(paths[big]), str(snap), "300" if args.quick else "2000")
     results["lineage_networkx"] = lx
     metrics["lineage_nx_p50_ms"] = lx["p50_ms"]
     say(f"  {lx['threads']:,} threads: p50 {lx['p50_ms']:.3f} ms p99 {lx['p99_ms']:.3f} ms "
         f"(NetworkX load {lx['load_s']:.2f}s)")
-    cl = cli_lineage(snap, lx["sample_ids"], 3 if args.quick else 7)
+    cl = whole.lineage(snap, lx["sample_ids"], 3 if args.quick else 7)
     results["cli_lineage"] = cl
     metrics["cli_lineage_s"] = cl["median_s"]
     say(f"  graphkit lineage process: median {cl['median_s']:.2f}s "
         f"(bare `import graphkit.cli` process {cl['python_import_cli_s']:.2f}s)")
 
-    # transcripts -> rows
+
+def section_transcripts(args: argparse.Namespace, results: dict[str, Any],
+                        paths: dict[int, Path], metrics: dict[str, Any]) -> None:
+    tdir, tmeta = ensure_transcripts(args.data)
+    say(f"transcripts: {tmeta['claude_lines']:,} Claude lines, {tmeta['claude_sessions']} "
+        "sessions ...")
+    tr = worker("transcripts", str(tdir))
+    results["transcripts"] = tr
+    metrics["transcripts_lines_per_s"] = tr["lines_per_s"]
+    metrics["transcripts_rss_mb"] = tr["peak_rss_mb"]
+    say(f"  {tr['lines_per_s']:,.0f} lines/s, peak RSS {tr['peak_rss_mb']:.0f} MB")
+
+
+def section_neo4j(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
+                  metrics: dict[str, Any]) -> None:
+    notes = results["notes"]
+    big = max(paths)
+    server, why = start_neo4j()
+    if server is None:
+        notes.append(f"Neo4j skipped: {why}")
+        say(f"Neo4j skipped: {why}")
+        return
     try:
-        import graphkit.sources.transcripts  # noqa: F401
-        tdir, tmeta = ensure_transcripts(args.data)
-        say(f"transcripts: {tmeta['claude_lines']:,} Claude lines, {tmeta['claude_sessions']} "
-            "sessions ...")
-        tr = worker("transcripts", str(tdir))
-        results["transcripts"] = tr
-        metrics["transcripts_lines_per_s"] = tr["lines_per_s"]
-        metrics["transcripts_rss_mb"] = tr["peak_rss_mb"]
-        say(f"  {tr['lines_per_s']:,.0f} lines/s, peak RSS {tr['peak_rss_mb']:.0f} MB")
-    except ImportError:
-        note = "transcripts → rows skipped: graphkit.sources.transcripts is not there yet"
-        notes.append(note)
-        say(note)
+        say(f"Neo4j at {server.uri}: load + per-row sample + lineage on {size_label(big)} ...")
+        nj = worker("neo4j", str(paths[big]), server.uri, server.password or "",
+                    "1000" if args.quick else "3000", "100" if args.quick else "300",
+                    timeout=1500)
+        results["neo4j"] = nj
+        metrics["neo4j_speedup"] = nj["naive_extrapolated_s"] / nj["graphkit_load_s"]
+        metrics["lineage_neo4j_p50_ms"] = nj["p50_ms"]
+        notes.append(
+            f"Neo4j per-row baseline: {nj['naive_sample_statements']} of "
+            f"{nj['naive_total_statements']} MERGE statements were run (nodes and "
+            "relationships in proportion) and the time extrapolated linearly.")
+        say(f"  graphkit load {nj['graphkit_load_s']:.1f}s, per-row extrapolated "
+            f"{nj['naive_extrapolated_s']:.0f}s "
+            f"({metrics['neo4j_speedup']:.1f}x); lineage p50 {nj['p50_ms']:.2f} ms")
+    except Exception as exc:
+        notes.append(f"Neo4j run failed: {str(exc).splitlines()[0]}")
+        say(f"Neo4j run failed: {exc}")
+    finally:
+        server.stop()
 
-    # Neo4j
-    if args.no_neo4j:
-        notes.append("Neo4j skipped (--no-neo4j)")
-    else:
-        server, why = start_neo4j()
-        if server is None:
-            notes.append(f"Neo4j skipped: {why}")
-            say(f"Neo4j skipped: {why}")
-        else:
-            try:
-                say(f"Neo4j at {server.uri}: load + per-row sample + lineage on "
-                    f"{size_label(sizes[-1])} ...")
-                nj = worker("neo4j", str(big), server.uri, server.password or "",
-                            "1000" if args.quick else "3000", "100" if args.quick else "300",
-                            timeout=1500)
-                results["neo4j"] = nj
-                metrics["neo4j_speedup"] = nj["naive_extrapolated_s"] / nj["graphkit_load_s"]
-                metrics["lineage_neo4j_p50_ms"] = nj["p50_ms"]
-                notes.append(
-                    f"Neo4j per-row baseline: {nj['naive_sample_statements']} of "
-                    f"{nj['naive_total_statements']} MERGE statements were run (nodes and "
-                    "relationships in proportion) and the time extrapolated linearly.")
-                say(f"  graphkit load {nj['graphkit_load_s']:.1f}s, per-row extrapolated "
-                    f"{nj['naive_extrapolated_s']:.0f}s "
-                    f"({metrics['neo4j_speedup']:.1f}x); lineage p50 {nj['p50_ms']:.2f} ms")
-            except Exception as exc:
-                notes.append(f"Neo4j run failed: {str(exc).splitlines()[0]}")
-                say(f"Neo4j run failed: {exc}")
-            finally:
-                server.stop()
 
-    if args.scale_sizes:
-        from bench.scale import run as run_scale
+def section_scale(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
+                  metrics: dict[str, Any]) -> None:
+    from bench.scale import run as run_scale
 
-        spark_sizes = "" if args.quick else args.spark_sizes
-        results["scale"] = run_scale(
-            sorted(parse_size(x) for x in ("100k" if args.quick else args.scale_sizes).split(",")),
-            [parse_size(x) for x in spark_sizes.split(",") if x], args.data, say)
-        metrics.update(results["scale"]["metrics"])
+    spark_sizes = "" if args.quick else args.spark_sizes
+    results["scale"] = run_scale(
+        sorted(parse_size(x) for x in ("100k" if args.quick else args.scale_sizes).split(",")),
+        [parse_size(x) for x in spark_sizes.split(",") if x], args.data, say)
+    metrics.update(results["scale"]["metrics"])
+
+
+def parse_args() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10k,100k,1m")
+    ap.add_argument("--quick", action="store_true",
+                    help="sizes 10k,100k, one run each (3 whole-process rounds), fewer queries")
+    ap.add_argument("--only", default="",
+                    help="comma-separated sections to run (" + ",".join(SECTIONS) + "); the "
+                         "others keep their figures from the previous results.json")
+    ap.add_argument("--skip", default="", help="comma-separated sections not to run")
+    ap.add_argument("--no-neo4j", action="store_true", help="the same as --skip neo4j")
+    ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument("--data", type=Path, default=HERE / ".data")
+    ap.add_argument("--whole-sizes", default="100k,1m",
+                    help="sizes timed as whole `graphkit build` processes (quick: 10k,100k)")
+    ap.add_argument("--whole-runs", type=int, default=0,
+                    help="interleaved rounds per size (default 5; quick 3)")
+    ap.add_argument("--whole-baseline", type=Path,
+                    help="another graphkit checkout whose `graphkit build` runs in the same "
+                         "rounds (before/after)")
+    ap.add_argument("--scale-sizes", default="100k,1m,10m",
+                    help="peak RSS vs rows of the partitioned build ('' skips; bench/scale.py)")
+    ap.add_argument("--spark-sizes", default="100k,1m", help="Spark engine beside local")
+    args = ap.parse_args()
+    if args.quick and args.whole_sizes == "100k,1m":
+        args.whole_sizes = "10k,100k"
+    return args
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--report-only"]:
+        # RESULTS.md again from results.json (after editing PROFILE_NOTES.md).
+        write_markdown(json.loads((HERE / "results.json").read_text()), HERE)
+        return
+    args = parse_args()
+    started = time.time()
+    only = [x for x in args.only.split(",") if x] or list(SECTIONS)
+    skip = {x for x in args.skip.split(",") if x} | ({"neo4j"} if args.no_neo4j else set())
+    if not args.scale_sizes:
+        skip.add("scale")
+    unknown = (set(only) | skip) - set(SECTIONS)
+    if unknown:
+        raise SystemExit(f"unknown section(s) {sorted(unknown)}; sections are {SECTIONS}")
+    run_these = [x for x in SECTIONS if x in only and x not in skip]
+    sizes = sorted({parse_size(s) for s in ("10k,100k" if args.quick else args.sizes).split(",")}
+                   | {parse_size(x) for x in args.whole_sizes.split(",") if x
+                      and "whole" in run_these})
+    args.out.mkdir(parents=True, exist_ok=True)
+    # A partial run (--only/--skip) keeps the other sections' figures from the
+    # last results.json, each with the time and load it was measured at.
+    prev_path = args.out / "results.json"
+    prev: dict[str, Any] = (json.loads(prev_path.read_text())
+                            if prev_path.exists() and len(run_these) < len(SECTIONS) else {})
+    results: dict[str, Any] = {**prev, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+                               "argv": sys.argv[1:], "machine": machine(), "notes": []}
+    results.setdefault("sizes", [])
+    runs_at = results.setdefault("sections_run", {})
+    for name in SECTIONS:
+        if prev and name not in run_these and name not in runs_at:
+            # Figures kept from a run that predates per-section dates.
+            load = prev.get("machine", {}).get("load_avg_at_start", [0.0])
+            runs_at[name] = {"at": prev.get("started", "?"), "seconds": None,
+                             "load_avg": [list(load), list(load)], "kept": True}
+    notes = results["notes"]
+    notes.append("graphkit in-process is timed with fingerprints=False (no SHA-256 of the "
+                 "input files, which the naive script does not do either); the whole "
+                 "`graphkit build` process does hash its inputs. The naive script reads the "
+                 "same non-content columns graphkit reads and memoizes node ids per key, so "
+                 "it is a strong baseline, not a straw man.")
+    say(f"machine: {results['machine']}; sections: {','.join(run_these)}")
+
+    paths = {}
+    for n in sizes:
+        t0 = time.perf_counter()
+        paths[n], meta = ensure_rows(n, args.data)
+        say(f"data {size_label(n)}: {meta['rows']:,} rows, {meta['threads']:,} threads, "
+            f"{meta['sessions']:,} sessions ({'cached' if meta.get('cached') else 'generated'} "
+            f"in {time.perf_counter() - t0:.1f}s)")
+        results.setdefault("data", {})[size_label(n)] = meta
+
+    metrics: dict[str, Any] = dict(prev.get("metrics", {}))
+    for name in run_these:
+        t0 = time.time()
+        load0 = os.getloadavg()
+        globals()[f"section_{name}"](args, results, paths, metrics)
+        runs_at[name] = {"at": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t0)),
+                         "seconds": round(time.time() - t0, 1),
+                         "load_avg": [list(load0), list(os.getloadavg())]}
+    for name in skip:
+        if name not in runs_at:
+            notes.append(f"{name} skipped")
 
     results["metrics"] = metrics
     results["targets"] = judge(metrics)
     results["wall_s"] = time.time() - started
     (args.out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
-    plot(results, args.out)
+    if results["sizes"]:
+        plot(results, args.out)
     write_markdown(results, args.out)
     say("")
     say(f"{'rows':>10} {'floor s':>8} {'graphkit s':>10} {'naive s':>8} {'naive/gk':>8} "
@@ -464,7 +551,7 @@ def main() -> None:
             f"{s['graphkit_rss_mb']:>7.0f}")
     say("")
     for j in results["targets"]:
-        say(f"  {j['target']:<62} {j['status']}")
+        say(f"  {j['target']:<70} {j['status']}")
     say(f"\nwrote {args.out / 'RESULTS.md'}, results.json, time_vs_rows.png "
         f"({results['wall_s']:.0f}s)")
 

@@ -252,13 +252,21 @@ def blank_to_null(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array
     """``col`` with empty and whitespace-only text made null (a dictionary
     column keeps its encoding: rows pointing at a blank entry become null)."""
     if pa.types.is_dictionary(col.type):
-        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        blank_entry = _blank(arr.dictionary)
-        if not pc.any(blank_entry).as_py():
+        # Chunk by chunk (a Parquet row group each, with its own dictionary):
+        # combining them here would unify the dictionaries, which the
+        # projection does once for all sources anyway.
+        chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+        fixed, changed = [], False
+        for arr in chunks:
+            blank_entry = _blank(arr.dictionary)
+            if pc.any(blank_entry).as_py():
+                hit = pc.fill_null(pc.take(blank_entry, arr.indices), False)
+                indices = pc.if_else(hit, pa.scalar(None, arr.indices.type), arr.indices)
+                arr, changed = pa.DictionaryArray.from_arrays(indices, arr.dictionary), True
+            fixed.append(arr)
+        if not changed:
             return col
-        hit = pc.fill_null(pc.take(blank_entry, arr.indices), False)
-        indices = pc.if_else(hit, pa.scalar(None, arr.indices.type), arr.indices)
-        return pa.DictionaryArray.from_arrays(indices, arr.dictionary)
+        return pa.chunked_array(fixed, col.type) if isinstance(col, pa.ChunkedArray) else fixed[0]
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         return col
     hit = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(col), ""), False)

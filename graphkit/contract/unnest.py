@@ -36,7 +36,45 @@ def _text(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         return value
+    if type(value) is int:  # what json.dumps gives, without its per-call setup
+        return str(value)
     return json.dumps(value, sort_keys=True)
+
+
+# The documents graphkit's sources write (graphkit/sources/touched.py): one
+# `{"path": "…", "reads": N, "writes": N}` object per file. Where every document
+# is exactly of this shape (a path without quote, backslash, brace or control
+# character; integers as JSON writes them), Arrow's string kernels take the
+# elements apart and no document is parsed in Python; otherwise json.loads does.
+_FILE_ELEMENT = (r'\{"path": "[^"\\{}\x00-\x1f]*", "reads": (?:0|[1-9][0-9]{0,999}), '
+                 r'"writes": (?:0|[1-9][0-9]{0,999})\}')
+_FILE_DOCUMENT = rf"^\[(?:{_FILE_ELEMENT}(?:, {_FILE_ELEMENT})*)?\]$"
+_FILE_FIELDS = (r'"path": "(?P<path>[^"]*)", "reads": (?P<reads>[0-9]+), '
+                r'"writes": (?P<writes>[0-9]+)')
+
+
+def _file_elements(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.Array]] | None:
+    """Element counts per document and each key's text per element (in document
+    order), when every document has the shape above; ``None`` otherwise."""
+    if len(docs) == 0 or not pc.all(pc.fill_null(
+            pc.match_substring_regex(docs, _FILE_DOCUMENT), True)).as_py():
+        return None
+    counts = pc.fill_null(pc.count_substring(docs, '{"path": "'), 0)
+    full = docs.filter(pc.greater(counts, 0))
+    elements = pc.list_flatten(pc.split_pattern(full, "}, {"))
+    parts = pc.extract_regex(elements, _FILE_FIELDS)
+    n = len(elements)
+    values = [parts.field(k) if k in ("path", "reads", "writes") else pa.nulls(n, pa.string())
+              for k in keys]
+    return counts.to_numpy(zero_copy_only=False).astype(np.int64), values
+
+
+def _python_elements(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.Array]]:
+    per_doc = [_elements(d) for d in docs.to_pylist()]
+    flat = [e for elems in per_doc for e in elems]
+    values = [pa.array([_text(e.get(key)) if isinstance(e, dict) else None for e in flat],
+                       pa.string()) for key in keys]
+    return np.array([len(e) for e in per_doc], dtype=np.int64), values
 
 
 def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
@@ -63,9 +101,12 @@ def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
     if pa.types.is_null(col.type):
         col = col.cast(pa.string())
     coded = col if pa.types.is_dictionary(col.type) else col.dictionary_encode()
-    per_doc = [_elements(d) for d in coded.dictionary.to_pylist()]
-    counts = np.array([len(e) for e in per_doc] + [0], dtype=np.int64)  # last: null rows
-    null_at = len(per_doc)
+    keys = list(spec.fields.values())
+    found = _file_elements(coded.dictionary, keys)
+    doc_counts, values = found if found is not None else _python_elements(coded.dictionary,
+                                                                          keys)
+    counts = np.append(doc_counts, 0)  # last: null rows
+    null_at = len(doc_counts)
     doc_of_row = pc.fill_null(coded.indices, null_at).to_numpy(zero_copy_only=False)
     row_counts = counts[doc_of_row]
     total = int(row_counts.sum())
@@ -76,11 +117,8 @@ def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
     row_start = np.cumsum(row_counts) - row_counts  # also right for no rows at all
     within = np.arange(total, dtype=np.int64) - np.repeat(row_start, row_counts)
     at = np.repeat(doc_start[doc_of_row], row_counts) + within
-    flat = [e for elems in per_doc for e in elems]
     out = rows.take(pa.array(parents))
     positions = pa.array(at)
-    for name, key in spec.fields.items():
-        values = pa.array([_text(e.get(key)) if isinstance(e, dict) else None for e in flat],
-                          pa.string())
-        out = out.append_column(name, pc.take(values, positions).dictionary_encode())
+    for name, v in zip(spec.fields, values, strict=True):
+        out = out.append_column(name, pc.take(v, positions).dictionary_encode())
     return out
