@@ -246,7 +246,7 @@ def build_snapshot(
     if neo4j is not None:
         say(f"loading into Neo4j at {neo4j.config.display_uri}")
         summary["neo4j"] = neo4j.load(result.graph, if_exists=if_exists,
-                                      batch_size=batch_size).to_json()
+                                      batch_size=batch_size, progress=progress).to_json()
     return result, summary
 
 
@@ -274,10 +274,12 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
     paths = as_paths(sources)
     if progress:
         progress("reading " + ", ".join(str(p) for p in paths))
-    result = read_message_rows(paths, **options)
+    result = read_message_rows(paths, progress=progress, **options)
     from graphkit.core.schema import CONTENT_COLUMNS
 
     left_out = [] if options.get("include_content") else list(CONTENT_COLUMNS)
+    if progress:
+        progress(f"writing {result.table.num_rows} rows to {out}")
     _write_parquet(result.table, out)
     return RowsResult(str(out), result.table.num_rows, list(result.skipped), left_out)
 
@@ -304,14 +306,18 @@ def _write_parquet(table: pa.Table, out: Path | str) -> None:
 
 def check(sources: str | Path | Sequence[str | Path], *,
           contract: str | LoadedContract = DEFAULT_CONTRACT, since: datetime | None = None,
-          until: datetime | None = None) -> tuple[int, list[Finding]]:
+          until: datetime | None = None,
+          progress: Progress | None = None) -> tuple[int, list[Finding]]:
     """Identity checks of ``sources`` without building (rows from ``since`` to
     ``until`` only): the number of rows read and the findings (empty when all is well)."""
     from graphkit.contract.checks import check_rows, reading_findings
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    rows = read_sources(as_paths(sources), read_spec(c), since=since, fingerprints=False)
+    rows = read_sources(as_paths(sources), read_spec(c), since=since, fingerprints=False,
+                        progress=progress)
     table = conform_sources(c, rows, since=since, until=until)
+    if progress:
+        progress(f"checking {table.num_rows} rows")
     return table.num_rows, reading_findings(rows) + check_rows(c, table)
 
 

@@ -12,7 +12,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +23,9 @@ import click
 from graphkit.core.errors import GraphkitError, printable
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from graphkit.core.progress import Progress
     from graphkit.stores.base import LineageReader
     from graphkit.stores.neo4j.store import Neo4jStore
 
@@ -60,10 +63,32 @@ def _reader_left() -> None:
     raise SystemExit(0)
 
 
+_QUIET = "graphkit.quiet"
+
+
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[_QUIET] = True  # meta is shared by the group's and the command's context
+    return value
+
+
+def quiet_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``-q/--quiet``: no progress on stderr. The group and every command that shows
+    progress take it, so ``graphkit -q build`` and ``graphkit build -q`` agree."""
+    return click.option("-q", "--quiet", is_flag=True, expose_value=False, is_eager=True,
+                        callback=_set_quiet,
+                        help="Show no progress on stderr (it is shown only on a "
+                             "terminal anyway).")(f)
+
+
 @click.group(cls=_Group)
 @click.version_option(package_name="graphkit")
+@quiet_option
 def cli() -> None:
     """Build and query context graphs of AI agent sessions.
+
+    Progress of long work (reading, checking, loading, exporting) goes to stderr
+    when it is a terminal; -q/--quiet turns it off.
 
     Example: graphkit build samples/rows --snapshot out/graph
     """
@@ -104,16 +129,27 @@ def err(message: str) -> None:
     click.echo(message, err=True)
 
 
-@contextmanager
-def progress(enabled: bool) -> Iterator[Callable[[str], None]]:
-    """A status line on a terminal's stderr; a no-op when piped."""
-    if not enabled:
-        yield lambda _m: None
-        return
-    from rich.console import Console
+def quiet() -> bool:
+    """Whether -q/--quiet was given (to the group or the command)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(_QUIET))
 
-    with Console(stderr=True, highlight=False).status("starting…") as status:
-        yield lambda msg: status.update(msg)
+
+@contextmanager
+def progress(enabled: bool = True, console: Console | None = None) -> Iterator[Progress]:
+    """Progress bars and notes (:mod:`graphkit.cli.bars`) while the block runs, on
+    ``console`` or else on stderr when it is a terminal; nothing with ``--quiet``, when
+    stderr is piped, or when not ``enabled``. Yields what library calls take as
+    ``progress=`` (also callable with a string, as the older callbacks were)."""
+    from graphkit.core.progress import NO_PROGRESS
+
+    if not enabled or quiet() or (console is None and not is_terminal()):
+        yield NO_PROGRESS
+        return
+    from graphkit.cli.bars import RichProgress
+
+    with RichProgress(console) as shown:
+        yield shown
 
 
 def echo_json(obj: Any) -> None:
@@ -141,8 +177,67 @@ def output_format(as_json: bool, as_csv: bool) -> str:
 
 def echo_records(records: Iterable[dict[str, Any]]) -> None:
     """JSON Lines on stdout, one record per line."""
-    for rec in records:
-        click.echo(json.dumps(rec, default=str))
+    echo_lines(json.dumps(rec, default=str) for rec in records)
+
+
+def echo_lines(lines: Iterable[str], chunk: int = 4096) -> None:
+    """Lines on stdout, written a few thousand at a time: one write per line costs
+    more than making the line, and one write of all would hold a large answer back."""
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= chunk:
+            click.echo("\n".join(batch))
+            batch.clear()
+    if batch:
+        click.echo("\n".join(batch))
+
+
+def _cell(value: object) -> str:
+    # Tabs, newlines and other control characters would break the columns.
+    text = "" if value is None else str(value)
+    return text if text.isprintable() else "".join(c if c.isprintable() else " " for c in text)
+
+
+def _width(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len  # wide (CJK) and zero-width characters
+
+    return cell_len(text)
+
+
+def table_lines(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
+                right: Collection[str] = (), bold: bool = False) -> list[str]:
+    """An aligned text table: the header, a rule, then one line per row, columns two
+    spaces apart, ``right`` columns right-aligned, nothing cut. Time grows with the
+    cells alone (a rich Table over 24k sessions took 7-8× the CPU of ``--json``).
+
+    >>> for line in table_lines(["id", "n"], [["a", 1], ["bcd", 22]], right={"n"}):
+    ...     print(line)
+    id    n
+    ───  ──
+    a     1
+    bcd  22
+    """
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([_width(c)] + [_width(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    flags = [c in right for c in columns]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join((" " * (w - _width(v)) + v) if r else (v + " " * (w - _width(v)))
+                         for v, w, r in zip(values, widths, flags, strict=True)).rstrip()
+
+    head = line(list(columns))
+    out = [f"\x1b[1m{head}\x1b[0m" if bold else head, "  ".join("─" * w for w in widths)]
+    out += [line(r) for r in cells]
+    return out
+
+
+def echo_table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
+               right: Collection[str] = ()) -> None:
+    """:func:`table_lines` on stdout (the header bold on a terminal)."""
+    echo_lines(table_lines(columns, rows, right=right, bold=sys.stdout.isatty()))
 
 
 def echo_csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
@@ -154,18 +249,20 @@ def echo_csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
 
-    def flush() -> None:  # row by row, so a large answer streams
+    def flush() -> None:  # in chunks, so a large answer streams
         click.echo(buf.getvalue(), nl=False)
         buf.seek(0)
         buf.truncate()
 
     w.writerow(columns)
     flush()
-    for r in rows:
+    for i, r in enumerate(rows, 1):
         w.writerow(["" if r.get(c) is None else
                     json.dumps(r[c], default=str) if isinstance(r[c], dict | list)
                     else r[c] for c in columns])
-        flush()
+        if i % 4096 == 0:
+            flush()
+    flush()
 
 
 _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400}

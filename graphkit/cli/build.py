@@ -15,10 +15,10 @@ from graphkit.cli.app import (
     default_sources,
     echo_json,
     err,
-    is_terminal,
     neo4j_store,
     password_option,
     progress,
+    quiet_option,
     time_options,
     window,
 )
@@ -50,6 +50,7 @@ from graphkit.cli.app import (
 @click.option("--batch-size", type=click.IntRange(min=1), help="Neo4j: rows per UNWIND batch.")
 @password_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@quiet_option
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
               show_default=True, help="spark: build on Spark (graphkit[spark]).")
 @click.option("--partitions", help="Build partition by partition, bounded in memory: "
@@ -79,7 +80,7 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
             raise UserError("--until works with the default engine only; drop --engine/"
                             "--partitions/--spark-master, or drop --until")
 
-        with progress(not as_json and is_terminal()) as say:
+        with progress() as say:
             summary, skipped = engine_build(
                 paths, snapshot_dir, engine=engine, partitions=partitions,
                 spark_master=spark_master, contract=contract, granularity=granularity,
@@ -90,9 +91,11 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
         else:
             print_summary(summary, skipped)
         return
-    with ExitStack() as stack, progress(not as_json and is_terminal()) as say:
-        # Connected (and the credentials checked) before the build, not after it.
+    with ExitStack() as stack:
+        # Connected (and the credentials checked, any prompt answered) before the
+        # build and its progress display, not after them.
         neo = stack.enter_context(neo4j_store(ask_password)) if store == "neo4j" else None
+        say = stack.enter_context(progress())
         result, summary = build_snapshot(
             paths, snapshot_dir, rejects_path=rejects_path, store=store, neo4j=neo,
             if_exists=if_exists, batch_size=batch_size, progress=say, contract=contract,
@@ -155,6 +158,7 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
 @time_options
 @click.option("--cache-dir", type=click.Path(path_type=Path),
               help="Where the incremental transcript index lives.")
+@quiet_option
 def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: bool,
          since: str | None, until: str | None, cache_dir: Path | None) -> None:
     """Write the ai_gateway_messages rows graphkit reads from SOURCES to Parquet.
@@ -167,7 +171,7 @@ def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: boo
 
     lo, hi = window(since, until)
     paths = list(sources) or default_sources()
-    with progress(is_terminal()) as say:
+    with progress() as say:
         result = write_rows(paths, Path(out) if out != "-" else out, progress=say,
                             strict=strict, since=lo, until=hi, cache_dir=cache_dir,
                             include_content=include_content)
@@ -185,6 +189,7 @@ def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: boo
               help="A shipped contract name or a path to a contract YAML file.")
 @time_options
 @click.option("--json", "as_json", is_flag=True, help="Print findings as a JSON array.")
+@quiet_option
 def check(sources: tuple[Path, ...], contract: str, since: str | None, until: str | None,
           as_json: bool) -> None:
     """Check identity columns without building: null sessions, ids shared by
@@ -198,7 +203,9 @@ def check(sources: tuple[Path, ...], contract: str, since: str | None, until: st
 
     lo, hi = window(since, until)
     c = load_contract(contract)
-    n_rows, findings = run_check(list(sources), contract=c, since=lo, until=hi)
+    with progress() as shown:
+        n_rows, findings = run_check(list(sources), contract=c, since=lo, until=hi,
+                                     progress=shown)
     for note in unchecked(c):
         click.echo(f"note: {note}", err=True)
     if as_json:

@@ -12,10 +12,10 @@ from graphkit.cli.app import (
     cli,
     echo_json,
     err,
-    is_terminal,
     neo4j_store,
     password_option,
     progress,
+    quiet_option,
 )
 from graphkit.export.registry import format_names
 
@@ -28,6 +28,7 @@ from graphkit.export.registry import format_names
                    "(.parquet or .csv).")
 @click.argument("out")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@quiet_option
 def export(snapshot_dir: Path, fmt: str, out: str, as_json: bool) -> None:
     """Export a snapshot for other tools: OUT is a file, a folder, or - (stdout)
     for the one-file formats.
@@ -38,7 +39,7 @@ def export(snapshot_dir: Path, fmt: str, out: str, as_json: bool) -> None:
 
     if as_json and out == "-":
         raise UserError("--json prints to stdout, where OUT - writes the graph; give a file")
-    with progress(is_terminal()) as say:
+    with progress() as say:
         report = export_snapshot(snapshot_dir, fmt, out, progress=say)
     if as_json:
         echo_json(report.to_json())
@@ -65,6 +66,7 @@ def export(snapshot_dir: Path, fmt: str, out: str, as_json: bool) -> None:
 @click.option("--include-content", is_flag=True, help="Keep message content properties.")
 @password_option
 @click.option("--json", "as_json", is_flag=True, help="Print the node/edge counts as JSON.")
+@quiet_option
 def snapshot(snapshot_dir: Path, neo4j: bool, contract: str, no_contract: bool,
              granularity: str | None, include_content: bool, ask_password: bool,
              as_json: bool) -> None:
@@ -75,7 +77,7 @@ def snapshot(snapshot_dir: Path, neo4j: bool, contract: str, no_contract: bool,
     """
     from graphkit.export.from_neo4j import snapshot_neo4j
 
-    with progress(not as_json and is_terminal()) as say, neo4j_store(ask_password) as neo:
+    with neo4j_store(ask_password) as neo, progress() as say:
         say(f"reading the graph in {neo.config.display_uri}")
         manifest = snapshot_neo4j(neo, snapshot_dir, contract=None if no_contract else contract,
                                   granularity=granularity, include_content=include_content)

@@ -12,10 +12,10 @@ from graphkit.cli.app import (
     cli,
     echo_json,
     err,
-    is_terminal,
     neo4j_store,
     password_option,
     progress,
+    quiet_option,
 )
 
 
@@ -31,6 +31,7 @@ from graphkit.cli.app import (
                    "nodes never run at the same time.")
 @password_option
 @click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
+@quiet_option
 def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: int | None,
          ask_password: bool, as_json: bool) -> None:
     """Load a snapshot into the Neo4j server named by NEO4J_URI.
@@ -44,9 +45,10 @@ def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: in
     from graphkit.snapshot import read_snapshot
 
     graph = read_snapshot(snapshot_dir)
-    with neo4j_store(ask_password) as neo, progress(is_terminal() and not as_json) as say:
+    # The password prompt (if any) comes before the progress display starts.
+    with neo4j_store(ask_password) as neo, progress() as shown:
         report = neo.load(graph, if_exists=if_exists, batch_size=batch_size, workers=workers,
-                          progress=say)
+                          progress=shown)
     if as_json:
         echo_json(report.to_json())
         return
@@ -85,7 +87,7 @@ def neo4j_server(port: int, data_dir: Path | None, password_env: str | None) -> 
         err("WARNING: this Neo4j has NO authentication: anyone who can reach "
             f"127.0.0.1:{port} can read and change it. Use --password-env VAR to require a "
             "password.")
-    with progress(is_terminal()) as say:
+    with progress() as say:
         say("building/starting Neo4j (first run downloads its jars from Maven Central)")
         server = start_local_neo4j(data_dir, password=password, auth=password is not None,
                                    port=port, say=err)

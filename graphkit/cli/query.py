@@ -12,7 +12,9 @@ import click
 from graphkit.cli.app import (
     cli,
     echo_csv,
+    echo_lines,
     echo_records,
+    echo_table,
     format_options,
     open_reader,
     output_format,
@@ -65,24 +67,13 @@ def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: 
     if fmt == "csv":
         echo_csv(SESSION_COLUMNS, (s.to_json() for s in rows))
         return
-    cols = SESSION_COLUMNS
+    cells: Iterator[list[object]] = (
+        [s.session_id, s.threads, s.agents, s.messages, s.first_seen, s.last_seen]
+        for s in rows)
     if not sys.stdout.isatty():
-        lines = [_tsv(list(cols))]
-        lines += [_tsv([s.session_id, s.threads, s.agents, s.messages, s.first_seen,
-                        s.last_seen]) for s in rows]
-        click.echo("\n".join(lines))
+        echo_lines(_tsv(c) for c in [list[object](SESSION_COLUMNS), *cells])
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    t = Table(show_header=True, header_style="bold")
-    for col in cols:
-        t.add_column(col, justify="right" if col in ("threads", "agents", "messages") else "left",
-                     no_wrap=True)
-    for s in rows:
-        t.add_row(s.session_id, str(s.threads), str(s.agents), str(s.messages),
-                  s.first_seen or "", s.last_seen or "")
-    Console(highlight=False).print(t)
+    echo_table(SESSION_COLUMNS, cells, right=("threads", "agents", "messages"))
 
 
 @cli.command()

@@ -13,6 +13,7 @@ from graphkit.cli.app import (
     cli,
     echo_csv,
     echo_records,
+    echo_table,
     err,
     format_options,
     open_reader,
@@ -234,12 +235,5 @@ def files(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
         click.echo("\n".join([_tsv(FILE_COLUMNS), *(_tsv([r[c] for c in FILE_COLUMNS])
                                                     for r in rows)]))
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    t = Table(show_header=True, header_style="bold")
-    for c in FILE_COLUMNS:
-        t.add_column(c, justify="right" if c in ("reads", "writes") else "left")
-    for r in rows:
-        t.add_row(*("" if r[c] is None else str(r[c]) for c in FILE_COLUMNS))
-    Console(highlight=False).print(t)
+    echo_table(FILE_COLUMNS, ([r[c] for c in FILE_COLUMNS] for r in rows),
+               right=("reads", "writes"))

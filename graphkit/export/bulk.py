@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables
+from graphkit.core.progress import as_progress
 from graphkit.export.registry import ExportError, ExportReport, Output, Progress, write_marker
 from graphkit.stores.neo4j import cypher
 from graphkit.stores.neo4j.store import lookup_indexes
@@ -270,12 +271,16 @@ def write_folder(graph: GraphTables, out: Output, progress: Progress, *, fmt: st
     with out.folder(fmt) as tmp:
         (tmp / "nodes").mkdir()
         (tmp / "relationships").mkdir()
+        task = as_progress(progress).start(f"writing {fmt}", unit="rows",
+                                           total=sum(t.rows for t in plan.tables))
         for i, t in enumerate(plan.tables, 1):
             progress(f"writing {t.folder}/{t.name}{suffix} ({i}/{len(plan.tables)}, "
                      f"{t.rows} rows)")
             writer(t, tmp / t.folder / f"{t.name}{suffix}")
+            task.advance(t.rows)
             if t.folder == "relationships":
                 report.edges[t.name] = t.rows
+        task.done()
         if plan.skipped:
             import pyarrow.csv as pacsv
 

@@ -18,7 +18,13 @@ import pyarrow.compute as pc
 
 from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
-from graphkit.sources.read import SourceRows, gather_sources, note_repairs, since_filter
+from graphkit.sources.read import (
+    Progress,
+    SourceRows,
+    gather_sources,
+    note_repairs,
+    since_filter,
+)
 from graphkit.sources.row_files import read_whole_files
 from graphkit.sources.touched import with_touched_files
 
@@ -67,6 +73,7 @@ def read_message_rows(
     until: datetime | None = None,
     cache_dir: Path | None = None,
     include_content: bool = False,
+    progress: Progress | None = None,
 ) -> MessageRows:
     """All rows of all sources in the ``ai_gateway_messages`` schema.
 
@@ -75,7 +82,8 @@ def read_message_rows(
     read = SourceRows()
     repaired: list[dict[str, Any]] = []
     gather_sources(paths, read, read_rows=lambda path: read_whole_files(path, repaired),
-                   iceberg_columns=None, strict=strict, since=since, cache_dir=cache_dir)
+                   iceberg_columns=None, strict=strict, since=since, cache_dir=cache_dir,
+                   progress=progress)
     note_repairs(read, repaired)
     pieces, read.pieces = read.pieces, []
     if not pieces:

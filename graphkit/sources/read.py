@@ -180,7 +180,8 @@ def gather_sources(
             raise SourceError("no such file or folder", path=str(path),
                               hint="check the path")
         kind = source_kind(path)
-        say(f"reading {path} ({kind})")
+        if kind not in ("claude", "codex"):  # transcripts name their files as they go
+            say(f"reading {path} ({kind})")
         if kind == "iceberg":
             from graphkit.sources.iceberg import read_iceberg
 
@@ -196,14 +197,16 @@ def gather_sources(
             result.fingerprints.extend(row_file_fingerprints([path]))
     if transcript_paths:
         _read_transcripts(transcript_paths, result, strict=strict, since=since,
-                          cache_dir=cache_dir)
+                          cache_dir=cache_dir, progress=progress)
 
 
 def _read_transcripts(paths: list[Path], result: SourceRows, *, strict: bool,
-                      since: datetime | None, cache_dir: Path | None) -> None:
+                      since: datetime | None, cache_dir: Path | None,
+                      progress: Progress | None = None) -> None:
     from graphkit.sources.transcripts import read_transcripts
 
-    tr = read_transcripts(paths, strict=strict, since=since, cache_dir=cache_dir)
+    tr = read_transcripts(paths, strict=strict, since=since, cache_dir=cache_dir,
+                          progress=progress)
     result.skipped.extend(
         {"path": s.path, "line": s.line, "reason": s.reason} for s in tr.skipped)
     result.fingerprints.extend(tr.fingerprints)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from graphkit.core.graph import GraphTables
+from graphkit.core.progress import as_progress
 from graphkit.export.bulk import (
     TEMPORAL,
     BulkTable,
@@ -146,6 +147,8 @@ def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:
         for s in schema_statements(graph):
             text.write(s + ";\n")
         text.write("CALL db.awaitIndexes(300);\n")
+        task = as_progress(progress).start("writing cypher", unit="rows",
+                                           total=sum(t.rows for t in plan.tables))
         for i, t in enumerate(plan.tables, 1):
             progress(f"writing {t.folder} {t.name} ({i}/{len(plan.tables)}, {t.rows} rows)")
             if t.folder == "nodes":
@@ -155,6 +158,8 @@ def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:
                 statements = _relationship_statements(t, (et.source_type, et.target_type))
             for s in statements:
                 text.write(s + "\n")
+            task.advance(t.rows)
+        task.done()
         text.flush()
         text.detach()
     return report

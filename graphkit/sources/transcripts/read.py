@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.core.errors import SourceError
+from graphkit.core.progress import ProgressLike, as_progress
 from graphkit.sources.transcripts.buffer import FileParse
 from graphkit.sources.transcripts.claude import claude_layout, parse_claude
 from graphkit.sources.transcripts.claude_links import link_claude
@@ -74,26 +75,34 @@ def read_transcripts(
     strict: bool = False,
     since: dt.datetime | None = None,
     cache_dir: Path | None = None,
+    progress: ProgressLike = None,
 ) -> TranscriptRows:
     """Return message rows (``MESSAGES_SCHEMA``) for Claude and Codex transcripts under ``paths``.
 
     ``strict`` turns the first skipped line into a :class:`SourceError`; ``since`` keeps rows
     created at or after it (a naive datetime is UTC); ``cache_dir`` holds the incremental
-    index (must lie outside the transcript folders).
+    index (must lie outside the transcript folders); ``progress`` hears files done of the
+    total, rows and bytes read and the file being read.
     """
     if cache_dir is not None:
         check_cache_dir(Path(cache_dir), paths)
+    shown = as_progress(progress)
+    shown.note("listing transcript files in " + ", ".join(map(str, paths)))
     files = transcript_files(paths)
     index = TranscriptIndex(Path(cache_dir)) if cache_dir is not None else None
     result = TranscriptRows(table=pa.table({}))
     parsed: list[ParsedFile] = []
     combined = Combiner()
 
+    task = shown.start("reading transcripts", total=len(files), unit="files")
     for path in files:
+        task.set_source(str(path))
         got = _load_or_parse(path, index, result, strict)
         if got is None:
+            task.advance()
             continue
         parse, fingerprint = got
+        task.advance(rows=parse.num_rows, bytes=fingerprint["size"])
         result.fingerprints.append(fingerprint)
         for line, reason in parse.skipped:
             _skip(result, strict, SkippedLine(str(path), line, reason))
@@ -107,8 +116,10 @@ def read_transcripts(
         parsed.append(ParsedFile(str(path), parse, meta))
         combined.add(parse)
 
+    task.done()
     if index:
         index.save()
+    shown.note(f"linking {len(parsed)} transcript file(s)")
     report = LinkReport()
     table = _link(parsed, combined, report)
     of_kind = {kind: [f.path for f in parsed if f.parse.kind == kind]

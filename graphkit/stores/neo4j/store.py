@@ -25,7 +25,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -47,6 +47,7 @@ from graphkit.core.graph import (
     LineageVocabulary,
     NodeTable,
 )
+from graphkit.core.progress import ProgressLike, Task, as_progress
 from graphkit.stores.base import (
     Hit,
     IfExists,
@@ -279,9 +280,10 @@ class Neo4jStore:
         if_exists: IfExists = "merge",
         batch_size: int | None = None,
         workers: int | None = None,
-        progress: Callable[[str], None] | None = None,
+        progress: ProgressLike = None,
     ) -> LoadReport:
-        """Write ``graph``: schema first, then nodes, then relationships.
+        """Write ``graph``: schema first, then nodes, then relationships (``progress``
+        hears records written of the total, batch by batch).
 
         ``if_exists``: ``merge`` upserts into what is there (a rerun converges);
         ``replace`` first deletes every node with one of the graph's labels;
@@ -334,8 +336,9 @@ class Neo4jStore:
             empty = not any(self._leader_counts(ends).values()) if ends else True
             report.write_mode = "create" if empty else "merge"
             report.workers = n_workers
-            meter = _Meter(sum(graph.node_counts().values()) + sum(graph.edge_counts().values()),
-                           progress, started)
+            meter = _Meter(as_progress(progress).start(
+                "loading Neo4j", unit="records",
+                total=sum(graph.node_counts().values()) + sum(graph.edge_counts().values())))
             report.nodes = self._load_nodes(graph, empty, size, n_workers, meter)
             self._load_edges(graph, planned.result(), empty, size, meter, report)
         if if_exists == "replace":
@@ -343,6 +346,7 @@ class Neo4jStore:
             # cannot say so: labels a killed replace had not yet cleared still
             # hold the old graph's nodes, so only a replace clears the marker.)
             self._write(cypher.delete_load_markers(LOAD_MARKER))
+        meter.task.done()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -365,7 +369,7 @@ class Neo4jStore:
         def one(job: tuple[str, str, pa.Table]) -> tuple[str, int]:
             label, query, rows = job
             done = self._write(query, **_node_params(rows))
-            meter.add(rows.num_rows, "nodes")
+            meter.add(rows.num_rows, label)
             return label, done
 
         with ThreadPoolExecutor(n_workers, thread_name_prefix="graphkit-load") as pool:
@@ -402,7 +406,7 @@ class Neo4jStore:
                         failed.set()
                         raise
                     written[etype] = written.get(etype, 0) + done
-                    meter.add(batch.num_rows, "relationships")
+                    meter.add(batch.num_rows, etype)
             return written
 
         totals = {etype: 0 for etype in sorted(graph.edges)}
@@ -831,22 +835,17 @@ def _edge_params(batch: pa.Table) -> dict[str, list[Any]]:
 
 
 class _Meter:
-    """Records written so far, told to ``progress`` after every batch (from any thread)."""
+    """Records written so far, counted on a progress task after every batch (from
+    any thread), with the label or type the batch wrote."""
 
-    def __init__(self, total: int, progress: Callable[[str], None] | None,
-                 started: float) -> None:
-        self.total, self.progress, self.started = total, progress, started
-        self.done = 0
+    def __init__(self, task: Task) -> None:
+        self.task = task
         self._lock = threading.Lock()
 
     def add(self, records: int, what: str) -> None:
         with self._lock:
-            self.done += records
-            if self.progress is None:
-                return
-            elapsed = max(time.perf_counter() - self.started, 1e-9)
-            self.progress(f"loaded {self.done:,}/{self.total:,} records ({what}), "
-                          f"{self.done / elapsed:,.0f} records/s")
+            self.task.set_source(what)
+            self.task.advance(records)
 
 
 def _iso(value: Any) -> str | None:

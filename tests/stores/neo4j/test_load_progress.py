@@ -1,0 +1,24 @@
+"""A Neo4j load reports records written of the total, batch by batch, with the label or
+relationship type being written (against the real server)."""
+
+from __future__ import annotations
+
+from graphkit.stores.neo4j.store import Neo4jStore
+from tests.recording import RecordingProgress
+from tests.stores.neo4j.neo4j_test_graphs import lineage_graph
+
+LOADING = "loading Neo4j"
+
+
+def test_load_counts_every_record_batch_by_batch(store: Neo4jStore) -> None:
+    g = lineage_graph()
+    rec = RecordingProgress()
+    store.load(g, batch_size=2, progress=rec)
+    total = sum(g.node_counts().values()) + sum(g.edge_counts().values())
+    assert rec.total(LOADING) == total
+    assert rec.advanced(LOADING) == total
+    steps = [e[2] for e in rec.of(LOADING) if e[0] == "advance"]
+    assert max(steps) <= 2 and len(steps) >= total // 2  # one step per batch
+    sources = [e[2] for e in rec.of(LOADING) if e[0] == "source"]
+    assert sources == sorted(g.nodes) + sorted(g.edges)
+    assert rec.of(LOADING)[-1] == ("done", LOADING)
