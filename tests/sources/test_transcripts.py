@@ -186,7 +186,9 @@ def test_rebuild_reads_only_changed_files_and_equals_a_full_read(work: Path,
     assert rebuilt.skipped == full.skipped
     entries = json.loads((cache / INDEX_NAME).read_text())["entries"]
     assert not any(k.endswith("sample_session.jsonl") for k in entries)
-    assert len(list((cache / "rows").glob("*.parquet"))) == len(entries)
+    # One rows file for all transcripts, the previous one removed.
+    assert len(list(cache.glob("transcripts-rows-*.arrow"))) == 1
+    assert not (cache / "rows").exists()
 
 
 def test_cross_file_links_hold_when_only_some_files_are_reread(work: Path,

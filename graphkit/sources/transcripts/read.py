@@ -30,7 +30,12 @@ from graphkit.sources.transcripts.files import (
     sniff_kind,
     transcript_files,
 )
-from graphkit.sources.transcripts.index import TranscriptIndex, check_cache_dir
+from graphkit.sources.transcripts.index import (
+    CACHE_SCHEMA,
+    TranscriptIndex,
+    check_cache_dir,
+    stat_key,
+)
 from graphkit.sources.transcripts.links import Combiner, LinkReport, ParsedFile
 
 
@@ -89,15 +94,16 @@ def read_transcripts(
     parsed: list[ParsedFile] = []
     combined = Combiner()
 
+    seen: dict[str, list[str]] = {"claude": [], "codex": []}
     for path in files:
         got = _load_or_parse(path, index, result, strict)
         if got is None:
             continue
-        parse, fingerprint = got
+        parse, fingerprint, bad = got
         result.fingerprints.append(fingerprint)
         for line, reason in parse.skipped:
             _skip(result, strict, SkippedLine(str(path), line, reason))
-        if not parse.num_rows and not parse.skipped:
+        if not parse.num_rows and not parse.skipped and not bad:
             _skip(result, strict, SkippedLine(str(path), 0, _no_messages(parse.kind)))
         meta = None
         if parse.kind == "claude" and claude_layout(path).agent_id:
@@ -105,10 +111,18 @@ def read_transcripts(
             if meta_print:
                 result.fingerprints.append(meta_print)
         parsed.append(ParsedFile(str(path), parse, meta))
+        position = len(seen[parse.kind])
+        seen[parse.kind].append(str(path))
         combined.add(parse)
+        # Rows a cached file left out at conversion, where a fresh parse reports them.
+        combined.bad.extend((parse.kind, position, line, why) for line, why in bad)
 
     if index:
-        index.save()
+        bad_of: dict[str, list[tuple[int, str]]] = {}
+        for kind, position, line, why in combined.bad:
+            bad_of.setdefault(seen[kind][position], []).append((line, why))
+        tables = [combined.table(k) or CACHE_SCHEMA.empty_table() for k in seen]
+        index.save(tables, seen, bad_of)
     report = LinkReport()
     table = _link(parsed, combined, report)
     of_kind = {kind: [f.path for f in parsed if f.parse.kind == kind]
@@ -144,35 +158,36 @@ def _link(files: list[ParsedFile], combined: Combiner, report: LinkReport) -> pa
 
 
 def _load_or_parse(path: Path, index: TranscriptIndex | None, result: TranscriptRows,
-                   strict: bool) -> tuple[FileParse, dict[str, Any]] | None:
-    """Return a file's parse (from the index when unchanged) and fingerprint; None if unread."""
+                   strict: bool) -> tuple[FileParse, dict[str, Any], list[tuple[int, str]]] | None:
+    """Return a file's parse (from the index when unchanged), fingerprint and the lines a
+    cached parse left out at conversion; None if unread."""
     key = str(path)
     try:
         stat = path.stat()
     except OSError as exc:
         _skip(result, strict, SkippedLine(str(path), 0, f"cannot read file: {exc.strerror}"))
         return None
-    entry = index.entries.get(key) if index else None
-    if index and entry and (entry["size"], entry["mtime_ns"]) == (stat.st_size,
-                                                                 stat.st_mtime_ns):
-        cached = index.load(key)
+    entry = index.entry(key) if index else None
+    if index and entry and entry.get("stat") == stat_key(stat):
+        cached = index.load(key)  # same size, mtime and inode: not even opened
         if cached is not None:
             result.files_reused += 1
-            return cached, {"path": str(path), "size": stat.st_size,
-                            "mtime_ns": stat.st_mtime_ns, "sha256": entry["sha256"]}
+            index.remember(key, stat_key(stat), entry["sha256"], cached[0])
+            return cached[0], {"path": key, "size": stat.st_size,
+                               "mtime_ns": stat.st_mtime_ns, "sha256": entry["sha256"]}, cached[1]
     try:
         data = path.read_bytes()
     except OSError as exc:
         _skip(result, strict, SkippedLine(str(path), 0, f"cannot read file: {exc.strerror}"))
         return None
-    fingerprint = {"path": str(path), "size": len(data), "mtime_ns": stat.st_mtime_ns,
+    fingerprint = {"path": key, "size": len(data), "mtime_ns": stat.st_mtime_ns,
                    "sha256": hashlib.sha256(data).hexdigest()}
-    if index and entry and entry["sha256"] == fingerprint["sha256"]:
+    if index and entry and entry.get("sha256") == fingerprint["sha256"]:
         cached = index.load(key)  # touched but unchanged: no need to parse again
         if cached is not None:
-            index.touch(key, fingerprint)
             result.files_reused += 1
-            return cached, fingerprint
+            index.remember(key, stat_key(stat), fingerprint["sha256"], cached[0])
+            return cached[0], fingerprint, cached[1]
     kind = sniff_kind(path.name, data)
     if kind is None:
         _skip(result, strict, SkippedLine(str(path), 1, not_a_transcript(path, data)))
@@ -180,8 +195,8 @@ def _load_or_parse(path: Path, index: TranscriptIndex | None, result: Transcript
     parse = _parse(path, kind, data)
     result.files_read += 1
     if index:
-        index.store(key, fingerprint, parse)
-    return parse, fingerprint
+        index.remember(key, stat_key(stat), fingerprint["sha256"], parse)
+    return parse, fingerprint, []
 
 
 def _skip(result: TranscriptRows, strict: bool, skipped: SkippedLine) -> None:
