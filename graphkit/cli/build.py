@@ -120,6 +120,11 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
     for k, v in summary["edges"].items():
         t.add_row("edge", k, str(v))
     Console(highlight=False).print(t)
+    if summary.get("transcripts"):
+        tr = summary["transcripts"]
+        click.echo(f"transcripts: {tr['files_parsed']} files parsed, {tr['files_reused']} reused"
+                   + (" (nothing changed: the snapshot was kept)"
+                      if summary.get("snapshot_reused") else ""))
     for etype, d in summary.get("dropped_edges", {}).items():
         click.echo(f"note: {etype}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
                                                   for k, v in d.items() if v)
