@@ -93,7 +93,7 @@ def test_append_delete_and_same_size_replacement_equal_a_cold_build(work: Path,
     target = work / SESSION
     old = target.stat()
     lines = target.read_text().splitlines(keepends=True)
-    swapped = "".join(lines[:-1] + [lines[-1].replace("one more", "one MORE")])
+    swapped = "".join([*lines[:-1], lines[-1].replace("one more", "one MORE")])
     assert len(swapped.encode()) == old.st_size and swapped != target.read_text()
     fresh = target.with_name("replacement.tmp")
     fresh.write_text(swapped)
@@ -160,3 +160,42 @@ def test_cli_says_how_many_files_were_parsed_and_reused(work: Path, tmp_path: Pa
     summary = json.loads(run.output)
     assert summary["transcripts"]["files_parsed"] == 0 and summary["snapshot_reused"] is True
     assert (tmp_path / ".snap.cache").is_dir()  # beside the snapshot, not in the transcripts
+
+
+def test_two_process_parsing_gives_the_same_rows(work: Path, monkeypatch: Any) -> None:
+    import graphkit.sources.transcripts.pool as pool
+    from graphkit.sources.transcripts import read_transcripts
+
+    monkeypatch.setenv("GRAPHKIT_PARSE_WORKERS", "1")
+    alone = read_transcripts([work])
+    monkeypatch.setenv("GRAPHKIT_PARSE_WORKERS", "2")
+    monkeypatch.setattr(pool, "MIN_BYTES", 0)
+    monkeypatch.setattr(pool, "_RUN_BYTES", 4096)  # several runs per process
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    seen: list[int] = []
+    split = pool.parse_in_workers
+
+    def counting(paths: Any, sizes: Any) -> Any:
+        seen.append(len(paths))
+        return split(paths, sizes)
+
+    monkeypatch.setattr("graphkit.sources.transcripts.read.parse_in_workers", counting)
+    both = read_transcripts([work])
+    assert seen and seen[0] > 2  # the two-process path ran
+    assert both.table.equals(alone.table)
+    assert both.skipped == alone.skipped
+    assert both.fingerprints == alone.fingerprints
+    assert (both.findings, both.agents, both.files_read) == (
+        alone.findings, alone.agents, alone.files_read)
+
+
+def test_a_failing_child_parser_falls_back_to_this_process(work: Path,
+                                                           monkeypatch: Any) -> None:
+    import graphkit.sources.transcripts.pool as pool
+    from graphkit.sources.transcripts import read_transcripts
+
+    alone = read_transcripts([work])
+    monkeypatch.setattr(pool, "MIN_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(pool.sys, "executable", "/bin/false")  # the child exits 1 at once
+    assert read_transcripts([work]).table.equals(alone.table)

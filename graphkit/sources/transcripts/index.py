@@ -12,6 +12,7 @@ the result equals a full read. Nothing is ever written into the transcript folde
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -152,10 +153,8 @@ class TranscriptIndex:
             for old in legacy.glob("*-*.parquet"):
                 old.unlink(missing_ok=True)
             (self.dir / _LEGACY_INDEX).unlink(missing_ok=True)
-            try:
+            with contextlib.suppress(OSError):  # not empty: not only ours
                 legacy.rmdir()
-            except OSError:
-                pass  # not empty: not only ours
 
 
 def _encoded(rows: pa.Table) -> pa.Table:

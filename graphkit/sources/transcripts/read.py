@@ -8,9 +8,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,9 +18,8 @@ import pyarrow.compute as pc
 
 from graphkit.core.errors import SourceError
 from graphkit.sources.transcripts.buffer import FileParse
-from graphkit.sources.transcripts.claude import claude_layout, parse_claude
+from graphkit.sources.transcripts.claude import claude_layout
 from graphkit.sources.transcripts.claude_links import link_claude
-from graphkit.sources.transcripts.codex import parse_codex
 from graphkit.sources.transcripts.codex_links import link_codex
 from graphkit.sources.transcripts.files import (
     not_a_transcript,
@@ -37,6 +34,13 @@ from graphkit.sources.transcripts.index import (
     stat_key,
 )
 from graphkit.sources.transcripts.links import Combiner, LinkReport, ParsedFile
+from graphkit.sources.transcripts.pool import (
+    Parsed,
+    parse_in_workers,
+    parse_one,
+    read_one,
+    workers_for,
+)
 
 
 @dataclass
@@ -66,13 +70,6 @@ class TranscriptRows:
     findings: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _parse(path: Path, kind: str, data: bytes) -> FileParse:
-    parse = parse_claude(path, data) if kind == "claude" else parse_codex(path, data)
-    # Facts go through JSON in the cache; do the same here so fresh and cached agree.
-    parse.facts = json.loads(json.dumps(parse.facts, sort_keys=True))
-    return parse
-
-
 def read_transcripts(
     paths: Sequence[Path],
     *,
@@ -95,8 +92,9 @@ def read_transcripts(
     combined = Combiner()
 
     seen: dict[str, list[str]] = {"claude": [], "codex": []}
+    pooled = _pooled(files, index)
     for path in files:
-        got = _load_or_parse(path, index, result, strict)
+        got = _load_or_parse(path, index, result, strict, pooled)
         if got is None:
             continue
         parse, fingerprint, bad = got
@@ -157,46 +155,82 @@ def _link(files: list[ParsedFile], combined: Combiner, report: LinkReport) -> pa
     return table.filter(pa.array(mask))
 
 
+def _pooled(files: list[Path], index: TranscriptIndex | None) -> dict[str, Iterator[Parsed]]:
+    """Files to parse in worker processes (a large cold read): their outcomes in order."""
+    todo, sizes = [], []
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # reported where it is read
+        entry = index.entry(str(path)) if index else None
+        if entry is None or entry.get("stat") != stat_key(stat):
+            todo.append(path)
+            sizes.append(stat.st_size)
+    if workers_for(sum(sizes)) < 2:
+        return {}
+    outcomes = parse_in_workers(todo, sizes)
+    return {str(p): outcomes for p in todo}
+
+
 def _load_or_parse(path: Path, index: TranscriptIndex | None, result: TranscriptRows,
-                   strict: bool) -> tuple[FileParse, dict[str, Any], list[tuple[int, str]]] | None:
+                   strict: bool, pooled: dict[str, Iterator[Parsed]]
+                   ) -> tuple[FileParse, dict[str, Any], list[tuple[int, str]]] | None:
     """Return a file's parse (from the index when unchanged), fingerprint and the lines a
-    cached parse left out at conversion; None if unread."""
+    cached or pooled parse left out at conversion; None if unread."""
     key = str(path)
-    try:
-        stat = path.stat()
-    except OSError as exc:
-        _skip(result, strict, SkippedLine(str(path), 0, f"cannot read file: {exc.strerror}"))
-        return None
     entry = index.entry(key) if index else None
-    if index and entry and entry.get("stat") == stat_key(stat):
-        cached = index.load(key)  # same size, mtime and inode: not even opened
-        if cached is not None:
-            result.files_reused += 1
-            index.remember(key, stat_key(stat), entry["sha256"], cached[0])
-            return cached[0], {"path": key, "size": stat.st_size,
-                               "mtime_ns": stat.st_mtime_ns, "sha256": entry["sha256"]}, cached[1]
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        _skip(result, strict, SkippedLine(str(path), 0, f"cannot read file: {exc.strerror}"))
-        return None
-    fingerprint = {"path": key, "size": len(data), "mtime_ns": stat.st_mtime_ns,
-                   "sha256": hashlib.sha256(data).hexdigest()}
+    if key in pooled:
+        out = next(pooled[key])
+        assert out.path == key, (out.path, key)  # outcomes come in file order
+        stat: list[int] | None = out.stat
+        fingerprint, data = out.fingerprint, None
+        if out.error is not None:
+            _skip(result, strict, SkippedLine(key, 0, out.error))
+            return None
+    else:
+        out = None
+        try:
+            st = path.stat()
+        except OSError as exc:
+            _skip(result, strict, SkippedLine(key, 0, f"cannot read file: {exc.strerror}"))
+            return None
+        stat = stat_key(st)
+        if index and entry and entry.get("stat") == stat:
+            cached = index.load(key)  # same size, mtime and inode: not even opened
+            if cached is not None:
+                result.files_reused += 1
+                index.remember(key, stat, entry["sha256"], cached[0])
+                return cached[0], {"path": key, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                                   "sha256": entry["sha256"]}, cached[1]
+        got, data = read_one(path)
+        if got.error is not None:
+            _skip(result, strict, SkippedLine(key, 0, got.error))
+            return None
+        fingerprint = got.fingerprint
+    assert fingerprint is not None and stat is not None
     if index and entry and entry.get("sha256") == fingerprint["sha256"]:
         cached = index.load(key)  # touched but unchanged: no need to parse again
         if cached is not None:
             result.files_reused += 1
-            index.remember(key, stat_key(stat), fingerprint["sha256"], cached[0])
+            index.remember(key, stat, fingerprint["sha256"], cached[0])
             return cached[0], fingerprint, cached[1]
-    kind = sniff_kind(path.name, data)
-    if kind is None:
-        _skip(result, strict, SkippedLine(str(path), 1, not_a_transcript(path, data)))
-        return None
-    parse = _parse(path, kind, data)
+    if out is not None:
+        if out.parse is None:
+            _skip(result, strict, SkippedLine(key, 1, out.not_transcript or "not read"))
+            return None
+        parse, bad = out.parse, out.bad
+    else:
+        assert data is not None
+        kind = sniff_kind(path.name, data)
+        if kind is None:
+            _skip(result, strict, SkippedLine(key, 1, not_a_transcript(path, data)))
+            return None
+        parse, bad = parse_one(path, kind, data), []
     result.files_read += 1
     if index:
-        index.remember(key, stat_key(stat), fingerprint["sha256"], parse)
-    return parse, fingerprint, []
+        index.remember(key, stat, fingerprint["sha256"], parse)
+    return parse, fingerprint, bad
 
 
 def _skip(result: TranscriptRows, strict: bool, skipped: SkippedLine) -> None:
