@@ -288,6 +288,10 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     lines += ["", "## Details", "", "```json",
               json.dumps({k: v for k, v in results.items() if k not in ("sizes", "targets")},
                          indent=2, default=str), "```", ""]
+    if results.get("incremental"):
+        from bench.incremental import markdown as incremental_markdown
+
+        lines += [incremental_markdown(results["incremental"])]
     if results.get("scale"):
         from bench.scale import markdown
 
@@ -439,6 +443,12 @@ def main() -> None:
                 say(f"Neo4j run failed: {exc}")
             finally:
                 server.stop()
+
+    from bench.incremental import run as run_incremental  # cold / no-op / append builds
+
+    results["incremental"] = run_incremental(args.data, say, runs=5)
+    metrics.update({k: v for k, v in results["incremental"]["metrics"].items()
+                    if not k.startswith("transcripts_")})  # those are measured above
 
     if args.scale_sizes:
         from bench.scale import run as run_scale

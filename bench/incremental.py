@@ -130,6 +130,7 @@ def run(data: Path, say: Any = print, runs: int = 5) -> dict[str, Any]:
     identical = _same_tables(snap, check)
     shutil.rmtree(check, ignore_errors=True)
     shutil.rmtree(data / f".{check.name}.cache", ignore_errors=True)
+    (data / f"{check.name}.skipped.jsonl").unlink(missing_ok=True)
     say("  transcripts → rows (no cache) ...")
     parse = _parse_rate(src, runs)
     med = {k: statistics.median(v) for k, v in (("cold", cold), ("noop", noop),

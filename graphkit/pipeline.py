@@ -250,8 +250,8 @@ class _ReusedResult(BuildResult):
         self._dir, self._summary, self._rejects = snapshot_dir, summary, rejects_file
         self._projection: Projection | None = None
 
-    @property  # type: ignore[override]
-    def projection(self) -> Projection:
+    @property
+    def projection(self) -> Projection:  # type: ignore[override]
         if self._projection is None:
             from graphkit.snapshot import read_snapshot
 

@@ -199,3 +199,18 @@ def test_a_failing_child_parser_falls_back_to_this_process(work: Path,
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
     monkeypatch.setattr(pool.sys, "executable", "/bin/false")  # the child exits 1 at once
     assert read_transcripts([work]).table.equals(alone.table)
+
+
+def test_a_changed_sidecar_is_read_again(work: Path, tmp_path: Path) -> None:
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+    side = next(work.rglob("agent-showcol1.meta.json"))
+    meta = json.loads(side.read_text())
+    meta["agentType"] = "Changed-Type"
+    side.write_text(json.dumps(meta))
+    after = _build(work, snap, cache)
+    assert after["transcripts"]["files_parsed"] == 0  # no transcript changed, only a sidecar
+    assert "snapshot_reused" not in after
+    _assert_equals_cold(work, snap, tmp_path)
+    agents = read_snapshot(snap).nodes["Agent"].table.to_pylist()
+    assert any("Changed-Type" in json.dumps(a) for a in agents)

@@ -85,8 +85,9 @@ class TranscriptIndex:
         entry = self.entries.get(key)
         return entry if isinstance(entry, dict) else None
 
-    def load(self, key: str) -> tuple[FileParse, list[tuple[int, str]]] | None:
-        """A file's cached parse and the lines left out at conversion, or None."""
+    def load(self, key: str) -> tuple[FileParse, list[tuple[int, str]], int, int] | None:
+        """A file's cached parse (facts and skipped lines; its rows stay in :attr:`rows`),
+        the lines left out at conversion, and where its rows are in :attr:`rows`."""
         entry = self.entry(key)
         rows = self._rows() if entry is not None else None
         if entry is None or rows is None:
@@ -95,14 +96,12 @@ class TranscriptIndex:
             start, count = int(entry["start"]), int(entry["count"])
             if start < 0 or count < 0 or start + count > rows.num_rows:
                 return None
-            table = rows.slice(start, count).drop_columns([FILE_COLUMN])
             skipped = [(int(n), str(r)) for n, r in entry.get("skipped", [])]
             bad = [(int(n), str(r)) for n, r in entry.get("bad", [])]
-            parse = FileParse(str(entry["kind"]), [], dict(entry.get("facts", {})), skipped,
-                              table=table)
+            parse = FileParse(str(entry["kind"]), [], dict(entry.get("facts", {})), skipped)
         except (KeyError, TypeError, ValueError):
             return None
-        return parse, bad
+        return parse, bad, start, count
 
     def remember(self, key: str, stat: list[int], sha256: str, parse: FileParse) -> None:
         """Record a file read this time (its rows are located in :meth:`save`)."""

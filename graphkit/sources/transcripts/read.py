@@ -11,7 +11,7 @@ import datetime as dt
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -97,21 +97,25 @@ def read_transcripts(
         got = _load_or_parse(path, index, result, strict, pooled)
         if got is None:
             continue
-        parse, fingerprint, bad = got
+        parse, fingerprint, bad, span = got
         result.fingerprints.append(fingerprint)
         for line, reason in parse.skipped:
             _skip(result, strict, SkippedLine(str(path), line, reason))
-        if not parse.num_rows and not parse.skipped and not bad:
+        rows = span[1] if span is not None else parse.num_rows
+        if not rows and not parse.skipped and not bad:
             _skip(result, strict, SkippedLine(str(path), 0, _no_messages(parse.kind)))
         meta = None
         if parse.kind == "claude" and claude_layout(path).agent_id:
-            meta, meta_print = read_meta(path)
+            meta, meta_print = _meta(path, index)
             if meta_print:
                 result.fingerprints.append(meta_print)
         parsed.append(ParsedFile(str(path), parse, meta))
         position = len(seen[parse.kind])
         seen[parse.kind].append(str(path))
-        combined.add(parse)
+        if span is not None and index is not None and index.rows is not None:
+            combined.add_span(parse.kind, index.rows, *span)
+        else:
+            combined.add(parse)
         # Rows a cached file left out at conversion, where a fresh parse reports them.
         combined.bad.extend((parse.kind, position, line, why) for line, why in bad)
 
@@ -155,6 +159,35 @@ def _link(files: list[ParsedFile], combined: Combiner, report: LinkReport) -> pa
     return table.filter(pa.array(mask))
 
 
+# parse, fingerprint, rows left out at conversion, (start, count) in the index's rows
+_Got: TypeAlias = tuple[FileParse, dict[str, Any], list[tuple[int, str]], tuple[int, int] | None]
+
+
+def _meta(agent_file: Path, index: TranscriptIndex | None
+          ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """An agent file's sidecar and its fingerprint; from the index while the sidecar's size,
+    mtime and inode are unchanged."""
+    key = str(agent_file)
+    entry = index.entry(key) if index else None
+    side = agent_file.with_name(agent_file.name.split(".", 1)[0] + ".meta.json")
+    try:
+        now = stat_key(side.stat())
+    except OSError:
+        now = None
+    kept = entry.get("sidecar") if entry else None
+    if (index and key in index.new_entries and now is not None and isinstance(kept, dict)
+            and kept.get("stat") == now
+            and isinstance(kept.get("fingerprint"), dict)):
+        index.new_entries[key]["sidecar"] = kept
+        meta = kept.get("meta")
+        return (meta if isinstance(meta, dict) else None), kept["fingerprint"]
+    meta, fingerprint = read_meta(agent_file)
+    if index and now is not None and fingerprint is not None and key in index.new_entries:
+        index.new_entries[key]["sidecar"] = {"stat": now, "meta": meta,
+                                             "fingerprint": fingerprint}
+    return meta, fingerprint
+
+
 def _pooled(files: list[Path], index: TranscriptIndex | None) -> dict[str, Iterator[Parsed]]:
     """Files to parse in worker processes (a large cold read): their outcomes in order."""
     todo, sizes = [], []
@@ -174,10 +207,10 @@ def _pooled(files: list[Path], index: TranscriptIndex | None) -> dict[str, Itera
 
 
 def _load_or_parse(path: Path, index: TranscriptIndex | None, result: TranscriptRows,
-                   strict: bool, pooled: dict[str, Iterator[Parsed]]
-                   ) -> tuple[FileParse, dict[str, Any], list[tuple[int, str]]] | None:
-    """Return a file's parse (from the index when unchanged), fingerprint and the lines a
-    cached or pooled parse left out at conversion; None if unread."""
+                   strict: bool, pooled: dict[str, Iterator[Parsed]]) -> _Got | None:
+    """Return a file's parse (from the index when unchanged), fingerprint, the lines a
+    cached or pooled parse left out at conversion and, if cached, where its rows are in
+    the index's table (start, count); None if unread."""
     key = str(path)
     entry = index.entry(key) if index else None
     if key in pooled:
@@ -202,7 +235,7 @@ def _load_or_parse(path: Path, index: TranscriptIndex | None, result: Transcript
                 result.files_reused += 1
                 index.remember(key, stat, entry["sha256"], cached[0])
                 return cached[0], {"path": key, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-                                   "sha256": entry["sha256"]}, cached[1]
+                                   "sha256": entry["sha256"]}, cached[1], cached[2:]
         got, data = read_one(path)
         if got.error is not None:
             _skip(result, strict, SkippedLine(key, 0, got.error))
@@ -214,7 +247,7 @@ def _load_or_parse(path: Path, index: TranscriptIndex | None, result: Transcript
         if cached is not None:
             result.files_reused += 1
             index.remember(key, stat, fingerprint["sha256"], cached[0])
-            return cached[0], fingerprint, cached[1]
+            return cached[0], fingerprint, cached[1], cached[2:]
     if out is not None:
         if out.parse is None:
             _skip(result, strict, SkippedLine(key, 1, out.not_transcript or "not read"))
@@ -230,7 +263,7 @@ def _load_or_parse(path: Path, index: TranscriptIndex | None, result: Transcript
     result.files_read += 1
     if index:
         index.remember(key, stat, fingerprint["sha256"], parse)
-    return parse, fingerprint, bad
+    return parse, fingerprint, bad, None
 
 
 def _skip(result: TranscriptRows, strict: bool, skipped: SkippedLine) -> None:
