@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -45,12 +46,20 @@ def _env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
-def _build(src: Path, snap: Path) -> tuple[float, dict[str, Any]]:
+def _cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def _build(src: Path, snap: Path, cpu: list[float] | None = None) -> tuple[float, dict[str, Any]]:
+    c0 = _cpu()
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "graphkit", "build", str(src), "--snapshot",
                            str(snap), "--json"], capture_output=True, text=True, cwd=ROOT,
                           env=_env(), timeout=3600)
     took = time.perf_counter() - t0
+    if cpu is not None:
+        cpu.append(_cpu() - c0)  # user + system seconds of the process: steadier than wall
     if done.returncode != 0:
         raise RuntimeError(f"graphkit build failed:\n{done.stderr[-3000:]}")
     return took, json.loads(done.stdout)
@@ -107,21 +116,22 @@ def run(data: Path, say: Any = print, runs: int = 5) -> dict[str, Any]:
     say(f"incremental: {meta['claude_lines']:,} Claude lines, {transcript_bytes / 1e6:.0f} MB "
         f"of transcripts, {runs} runs each ...")
     cold, noop, append = [], [], []
+    cpu: dict[str, list[float]] = {"cold": [], "noop": [], "append": []}
     summaries: dict[str, Any] = {}
     for _ in range(runs):
         shutil.rmtree(snap, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
-        took, summaries["cold"] = _build(work, snap)
+        took, summaries["cold"] = _build(work, snap, cpu["cold"])
         cold.append(took)
     cache_bytes = _tree_bytes(cache)
     for _ in range(runs):
-        took, summaries["noop"] = _build(work, snap)
+        took, summaries["noop"] = _build(work, snap, cpu["noop"])
         noop.append(took)
     session = max((p for p in (work / "claude" / "projects").glob("*/*.jsonl")),
                   key=lambda p: p.stat().st_size)
     for n in range(runs):
         _append(session, n)
-        took, summaries["append"] = _build(work, snap)
+        took, summaries["append"] = _build(work, snap, cpu["append"])
         append.append(took)
     check = data / "incremental-check"
     shutil.rmtree(check, ignore_errors=True)
@@ -143,6 +153,7 @@ def run(data: Path, say: Any = print, runs: int = 5) -> dict[str, Any]:
     res = {"runs": runs, "transcript_bytes": transcript_bytes, "cache_bytes": cache_bytes,
            "files": summaries["cold"].get("transcripts"), "seconds": med,
            "all_seconds": {"cold": cold, "noop": noop, "append": append},
+           "cpu_seconds": {k: statistics.median(v) for k, v in cpu.items()},
            "summary_transcripts": {k: s.get("transcripts") for k, s in summaries.items()},
            "append_equals_cold_build": identical, "parse": parse, "metrics": metrics,
            "targets": judge(metrics), "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -179,10 +190,13 @@ def markdown(res: dict[str, Any]) -> str:
              "--snapshot S --json` processes each; transcripts: "
              f"{res['transcript_bytes'] / 1e6:.1f} MB, "
              f"{res['files']['files_parsed']:,} transcript files.", "",
-             "| build | median s | of cold | runs (s) |", "|---|---:|---:|---|"]
+             "| build | median wall s | of cold | median CPU s | CPU of cold | runs, wall s |",
+             "|---|---:|---:|---:|---:|---|"]
     for k, label in (("cold", "cold (no snapshot, no cache)"), ("noop", "nothing changed"),
                      ("append", "one line appended to one session")):
-        lines.append(f"| {label} | {s[k]:.2f} | {s[k] / s['cold']:.1%} | "
+        c = res["cpu_seconds"]
+        lines.append(f"| {label} | {s[k]:.2f} | {s[k] / s['cold']:.1%} | {c[k]:.2f} | "
+                     f"{c[k] / c['cold']:.1%} | "
                      + ", ".join(f"{x:.2f}" for x in res["all_seconds"][k]) + " |")
     p = res["parse"]
     lines += ["", f"Cache: {res['cache_bytes'] / 1e6:.1f} MB = "
