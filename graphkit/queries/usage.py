@@ -37,8 +37,9 @@ USED_MODEL = "USED_MODEL"
 MODEL = "Model"
 MODEL_KEY = "model"
 UNKNOWN_MODEL = "(no model)"
-# Thread kinds that are someone's child even when the parent link is missing.
-CHILD_KINDS = ("subagent", "child-thread")
+# Thread kinds that are someone's child even when the parent link is missing
+# (the last three: Claude subagents no tool call spawned, see claude_links).
+CHILD_KINDS = ("subagent", "child-thread", "warmup", "compaction", "orphan")
 
 
 @dataclass(frozen=True)

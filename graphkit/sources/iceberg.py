@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from graphkit.core.errors import SourceError
 from graphkit.core.schema import JSON_COLUMNS, MESSAGES_SCHEMA
+from graphkit.sources.row_files import repair_utf8
 from graphkit.sources.variant import VariantError, decode_variant_struct, is_variant_struct
 
 _MAX_DEPTH = 6  # cache/ → datasets/<name>/source=<x>/table is 4 levels down
@@ -250,7 +251,8 @@ def _conform(table: pa.Table, source: str, columns: Sequence[str] | None) -> pa.
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def _read_parquet(file: str, columns: Sequence[str] | None) -> pa.Table:
+def _read_parquet(file: str, columns: Sequence[str] | None,
+                  repaired: list[dict[str, Any]] | None) -> pa.Table:
     try:
         present = set(pq.read_schema(file).names)
         read = [c for c in columns if c in present] if columns is not None else None
@@ -258,15 +260,18 @@ def _read_parquet(file: str, columns: Sequence[str] | None) -> pa.Table:
     except (OSError, pa.ArrowException) as exc:
         raise SourceError(f"cannot read Parquet data: {exc}", path=file,
                           hint="the file may be damaged or still being written") from exc
-    return _conform(table, file, columns)
+    # Parquet does not check UTF-8: text that is not is repaired, as for row files.
+    return repair_utf8(_conform(table, file, columns), file, repaired)
 
 
-def read_iceberg(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
+def read_iceberg(path: Path, columns: Sequence[str] | None = None,
+                 repaired: list[dict[str, Any]] | None = None) -> pa.Table:
     """Return the rows of every table at or below ``path`` (current snapshots only).
 
     ``columns`` limits the read (only those columns, in the given order); without it, all
     ``MESSAGES_SCHEMA`` columns come first in schema order, then extras such as
     ``_hyp_ingest_seq``. JSON columns come back as JSON text; Variant null becomes null.
+    Text that is not valid UTF-8 is repaired, each repair noted in ``repaired``.
     """
     path = Path(path).expanduser()
     if not path.exists():
@@ -279,7 +284,7 @@ def read_iceberg(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
         raise SourceError("no Iceberg table or Parquet export with variant columns found",
                           path=str(path),
                           hint="point at HypAware's cache/ folder or one table folder")
-    parts = [_read_parquet(f, columns) for f in files]
+    parts = [_read_parquet(f, columns, repaired) for f in files]
     if not parts:
         return _conform(MESSAGES_SCHEMA.empty_table(), str(path), columns)
     return pa.concat_tables(parts, promote_options="default")

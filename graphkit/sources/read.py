@@ -187,7 +187,10 @@ def gather_sources(
         if kind == "iceberg":
             from graphkit.sources.iceberg import read_iceberg
 
-            result.pieces.append((str(path), read_iceberg(path, columns=iceberg_columns)))
+            fixed: list[dict[str, Any]] = []
+            result.pieces.append((str(path), read_iceberg(path, columns=iceberg_columns,
+                                                           repaired=fixed)))
+            note_repairs(result, fixed)
         elif kind in ("claude", "codex"):
             transcript_paths.append(path)
         else:

@@ -174,6 +174,14 @@ def _value(buf: bytes, pos: int, names: Sequence[str]) -> Any:
     ]
 
 
+def decode_variant_names(metadata: bytes) -> list[str]:
+    """:func:`decode_metadata`, with damaged bytes reported as :class:`VariantError`."""
+    try:
+        return decode_metadata(metadata)
+    except (UnicodeDecodeError, struct.error, IndexError) as exc:
+        raise VariantError(f"damaged variant metadata ({type(exc).__name__})") from None
+
+
 def decode_variant(metadata: bytes, value: bytes, names: Sequence[str] | None = None) -> Any:
     """Return the Python value of one variant (dict, list, str, int, float, bool, None, ...).
 
@@ -186,9 +194,14 @@ def decode_variant(metadata: bytes, value: bytes, names: Sequence[str] | None = 
     >>> decode_variant(b"\\x01\\x01\\x00\\x01a", b"\\x02\\x01\\x00\\x00\\x03\\x09hi")
     {'a': 'hi'}
     """
-    if names is None:
-        names = decode_metadata(metadata)
-    return _value(value, 0, names)
+    try:
+        if names is None:
+            names = decode_metadata(metadata)
+        return _value(value, 0, names)
+    except (UnicodeDecodeError, struct.error, OverflowError, IndexError, RecursionError) as exc:
+        # Damaged bytes surface in the decoder as these; callers expect one kind of error.
+        raise VariantError(f"damaged variant value ({type(exc).__name__}: "
+                           f"{str(exc)[:120]})") from None
 
 
 def _json(obj: Any, out: list[str]) -> None:
@@ -286,10 +299,13 @@ def decode_variant_struct(column: Any) -> list[str | None]:
             if not ok or meta is None or val is None or val == b"\x00":
                 out.append(None)
                 continue
-            names = cache.get(meta)
-            if names is None:
-                names = cache[meta] = decode_metadata(meta)
-            out.append(to_json(decode_variant(meta, val, names)))
+            try:
+                names = cache.get(meta)
+                if names is None:
+                    names = cache[meta] = decode_variant_names(meta)
+                out.append(to_json(decode_variant(meta, val, names)))
+            except VariantError as exc:
+                raise VariantError(f"row {len(out) + 1}: {exc}") from None
     return out
 
 

@@ -148,3 +148,51 @@ def test_unknown_column_and_missing_path_are_user_errors(tmp_path: Path) -> None
         read_iceberg(tmp_path / "nowhere")
     with pytest.raises(SourceError, match="no Iceberg table"):
         read_iceberg(tmp_path)
+
+
+def _export_with(tmp_path: Path, column: str, value: object) -> Path:
+    """A plain Parquet export of the Claude table with ``column`` of the first row
+    of its first file replaced by ``value`` (written as the column's own type)."""
+    export = tmp_path / "export"
+    export.mkdir()
+    files = sorted((CLAUDE_TABLE / "data").glob("*.parquet"))
+    for f in files[1:]:
+        shutil.copy(f, export / f.name)
+    t = pq.read_table(files[0])
+    col = t.column(column).to_pylist()
+    col[0] = value
+    i = t.schema.get_field_index(column)
+    field = t.schema.field(i)
+    if pa.types.is_string(field.type):
+        arr = pa.array([v if v is None or isinstance(v, bytes) else str(v).encode()
+                        for v in col], pa.binary()).cast(pa.string(), safe=False)
+    else:
+        arr = pa.array(col, field.type)
+    pq.write_table(t.set_column(i, field, arr), export / files[0].name)
+    return export
+
+
+def test_invalid_utf8_in_an_iceberg_text_column_is_repaired_and_said(tmp_path: Path) -> None:
+    from graphkit.pipeline import build
+
+    export = _export_with(tmp_path, "model", b"claude\xff\xfe")
+    result = build(export, fingerprints=False)
+    [finding] = [f for f in result.sources.findings if f["check"] == "invalid-utf8"]
+    assert finding["count"] == 1 and finding["examples"][0]["column"] == "model"
+    models = result.graph.nodes["Model"].table.column("model").to_pylist()
+    assert "claude\ufffd\ufffd" in models
+
+
+def test_a_damaged_variant_cell_is_one_line_naming_file_column_and_row(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from graphkit.cli import cli
+
+    export = _export_with(tmp_path, "attributes",
+                          {"metadata": b"\x01\x01\x00\x01\xff", "value": b"\x04"})
+    r = CliRunner().invoke(cli, ["build", str(export), "--snapshot", str(tmp_path / "s")])
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    first = sorted((CLAUDE_TABLE / "data").glob("*.parquet"))[0].name
+    assert first in r.output and "attributes" in r.output and "row 1" in r.output
+    assert "Traceback" not in r.output

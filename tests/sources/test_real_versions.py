@@ -272,3 +272,18 @@ def test_duplicate_uuid_with_conflicting_content_is_counted() -> None:
     [conflict] = result.skipped      # the identical repeat (line 3) is no problem
     assert conflict.line == 5
     assert "d-003" in conflict.reason and "line 4" in conflict.reason
+
+
+def test_warmup_and_compaction_threads_show_their_kind_in_the_graph(tmp_path: Path) -> None:
+    """The default contract takes the reader's agent_kind as the Thread's kind
+    (what `tree` and the view show); their tokens still count in the session's
+    total but not as its main loop's own."""
+    from graphkit.pipeline import build
+
+    graph = build([SHAPED / "claude-warmup", SHAPED / "claude-compaction"],
+                  fingerprints=False).graph
+    kinds = dict(zip(graph.nodes["Thread"].table.column("thread_id").to_pylist(),
+                     graph.nodes["Thread"].table.column("kind").to_pylist(), strict=True))
+    assert kinds["9a8b7c6d"] == "warmup"
+    assert kinds["acompact-5d4c3b2a1f0e9d8c"] == "compaction"
+    assert kinds["acce55ed-4444-4b6c-8d9e-000000000004"] == "main"

@@ -117,6 +117,53 @@ def test_damaged_bytes_raise_variant_error(meta: bytes, value: bytes, message: s
         decode_variant(meta, value)
 
 
+@pytest.mark.parametrize(
+    ("meta", "value"),
+    [
+        (b"\x01\x01\x00\x01\xff", prim(0)),  # a field name that is not UTF-8
+        (EMPTY_META, bytes([(2 << 2) | 1]) + b"\xff\xfe"),  # a short string that is not
+        (EMPTY_META, prim(11, struct.pack("<i", 2**31 - 1))),  # a date past year 9999
+        (EMPTY_META, prim(12, b"\x01")),  # a timestamp cut short
+    ],
+)
+def test_other_damage_is_a_variant_error_too(meta: bytes, value: bytes) -> None:
+    # Found by mutating real cells: these were UnicodeDecodeError, OverflowError
+    # and struct.error, which reached the user as tracebacks.
+    with pytest.raises(VariantError, match="damaged variant"):
+        to_json(decode_variant(meta, value))
+
+
+def test_mutated_cells_only_ever_raise_variant_error() -> None:
+    import random
+
+    rng = random.Random(7)
+    meta0, value0 = b"\x01\x01\x00\x01a", b"\x02\x01\x00\x00\x03\x09hi"
+    failures = 0
+    for _ in range(5000):
+        meta, value = bytearray(meta0), bytearray(value0)
+        for _ in range(rng.randint(1, 3)):
+            target = rng.choice([meta, value])
+            if target and rng.random() < 0.5:
+                target[rng.randrange(len(target))] = rng.randrange(256)
+            elif target and rng.random() < 0.5:
+                del target[rng.randrange(len(target)):]
+            else:
+                target.extend(rng.randbytes(rng.randint(1, 8)))
+        try:
+            to_json(decode_variant(bytes(meta), bytes(value)))
+        except VariantError:
+            failures += 1
+    assert failures > 500  # the mutations do damage; every one was reported as such
+
+
+def test_damaged_cell_names_its_row() -> None:
+    col = pa.array([{"metadata": EMPTY_META, "value": prim(1)},
+                    {"metadata": b"\x01\x01\x00\x01\xff", "value": prim(1)}],
+                   pa.struct([("metadata", pa.binary()), ("value", pa.binary())]))
+    with pytest.raises(VariantError, match=r"^row 2: damaged variant metadata"):
+        decode_variant_struct(col)
+
+
 def _claude_data_file() -> pa.Table:
     data = (fixtures() / "hypaware-cache" / "cache" / "datasets" / "ai_gateway_messages"
             / "source=claude" / "table" / "data")
