@@ -223,8 +223,11 @@ def main() -> None:
     args = ap.parse_args()
     res = run(args.data, runs=args.runs)
     (args.out / "incremental.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
-    (args.out / "INCREMENTAL.md").write_text("# Incremental builds: measured\n\n"
-                                             + markdown(res))
+    (args.out / "INCREMENTAL.md").write_text(
+        "# Incremental builds: measured\n\nWritten by `python -m bench.incremental` (also run "
+        "by `python -m bench`). What the\nprofiles showed, and why the missed targets are "
+        "missed: `PROFILE_NOTES.md`, section\n\"Incremental transcript builds\".\n\n"
+        + markdown(res))
     print(markdown(res))
 
 
