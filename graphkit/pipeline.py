@@ -77,8 +77,6 @@ class BuildResult:
             "nodes": self.graph.node_counts(),
             "edges": self.graph.edge_counts(),
             "dropped_edges": {t: d for t, d in p.dropped_edges.items() if any(d.values())},
-            **({"transcripts": dict(self.sources.transcripts)} if self.sources.transcripts
-               else {}),
         }
 
 
@@ -227,6 +225,9 @@ def build_snapshot(
             from graphkit.snapshot.index import remember_snapshot
 
             summary.update(remember_snapshot(snapshot_dir, as_paths(sources), result.graph))
+    if result.sources.transcripts:
+        # After the snapshot: how much the cache saved is no part of what was built.
+        summary["transcripts"] = dict(result.sources.transcripts)
     if reuse is not None:
         reuse.record(summary, result.sources.skipped)
     if store == "networkx":
