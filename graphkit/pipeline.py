@@ -282,6 +282,8 @@ class _Reuse:
     side_files: list[Path]
     rejects_file: Path
     contract: LoadedContract
+    sources: list[Path]
+    granularity: str
 
     @classmethod
     def start(cls, sources: Sources, snapshot_dir: Path | None, store: str,
@@ -301,7 +303,8 @@ class _Reuse:
         shaping["rejects_path"] = rejects_path
         key = build_key(c, paths, snapshot_dir, shaping)
         return cls(Path(options["cache_dir"]), key, input_state(paths), Path(snapshot_dir),
-                   [rejects_file, skipped_lines_path(rejects_file)], rejects_file, c)
+                   [rejects_file, skipped_lines_path(rejects_file)], rejects_file, c, paths,
+                   str(options.get("granularity", "thread")))
 
     def previous(self, say: Callable[[str], None]) -> tuple[BuildResult, dict[str, Any]] | None:
         from graphkit.engine.reuse import output_state, reusable_build
@@ -317,9 +320,24 @@ class _Reuse:
             summary["transcripts"] = {"files_parsed": 0,
                                       "files_reused": t["files_parsed"] + t["files_reused"]}
         summary["snapshot_reused"] = True
+        summary.pop("index_note", None)
+        summary.update(self._remember())
         rows = SourceRows(skipped=found["skipped"], transcripts=summary.get("transcripts", {}))
         rejects = self.rejects_file if summary.get("rejects_file") else None
         return _ReusedResult(self.contract, rows, self.snapshot_dir, summary, rejects), summary
+
+    def _remember(self) -> dict[str, str]:
+        """Record the kept snapshot in graphkit's snapshot index, as a build does (it
+        becomes the latest build of its sources; a damaged index is set aside)."""
+        from graphkit.snapshot.index import index_path, record_snapshot
+
+        try:
+            idx = record_snapshot(self.snapshot_dir, self.sources, self.contract.name,
+                                  self.contract.version, self.granularity)
+        except OSError as exc:
+            return {"index_note": f"{index_path()}: could not record the snapshot in the "
+                                  f"index: {exc.strerror or exc}"}
+        return {"index": str(idx.path), **({"index_note": idx.problem} if idx.problem else {})}
 
     def record(self, summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
         from graphkit.engine.reuse import output_state, record_build
