@@ -293,8 +293,12 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
         lines.append(f"| {j['target']} | {'—' if v is None else f'{v:.3g}'} | {j['status']} |")
     lines += ["", "## Details", "", "```json",
               json.dumps({k: v for k, v in results.items()
-                          if k not in ("sizes", "targets", "whole", "scale")},
+                          if k not in ("sizes", "targets", "whole", "scale", "incremental")},
                          indent=2, default=str), "```", ""]
+    if results.get("incremental"):
+        from bench.incremental import markdown as incremental_markdown
+
+        lines += [incremental_markdown(results["incremental"])]
     if results.get("scale"):
         from bench.scale import markdown
 
@@ -309,7 +313,7 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     (out / "RESULTS.md").write_text("\n".join(lines))
 
 
-SECTIONS = ("build", "whole", "lineage", "transcripts", "neo4j", "scale")
+SECTIONS = ("build", "whole", "lineage", "transcripts", "incremental", "neo4j", "scale")
 
 
 def section_build(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
@@ -431,6 +435,15 @@ def section_neo4j(args: argparse.Namespace, results: dict[str, Any], paths: dict
         say(f"Neo4j run failed: {exc}")
     finally:
         server.stop()
+
+
+def section_incremental(args: argparse.Namespace, results: dict[str, Any],
+                        paths: dict[int, Path], metrics: dict[str, Any]) -> None:
+    from bench.incremental import run as run_incremental  # cold / no-op / append builds
+
+    results["incremental"] = run_incremental(args.data, say, runs=3 if args.quick else 5)
+    metrics.update({k: v for k, v in results["incremental"]["metrics"].items()
+                    if not k.startswith("transcripts_")})  # those are measured above
 
 
 def section_scale(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],

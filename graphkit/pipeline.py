@@ -8,7 +8,7 @@ tests and notebooks call the same functions.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -215,10 +215,18 @@ def build_snapshot(
         check_snapshot_target(snapshot_dir)  # a file in the way fails now, not after the build
     say = progress or (lambda _msg: None)
     include_content = bool(build_options.get("include_content"))
-    build_options.setdefault("cache_dir", default_cache_dir(snapshot_dir))
+    if "cache_dir" not in build_options or (build_options["cache_dir"] is None
+                                            and snapshot_dir is not None):
+        # The CLI passes None when --cache-dir is not given: the cache goes beside the
+        # snapshot then (a build with no cache parsed every transcript every time).
+        build_options["cache_dir"] = default_cache_dir(snapshot_dir)
+    rejects_file = rejects_path or default_rejects_path(snapshot_dir)
+    reuse = _Reuse.start(sources, snapshot_dir, store, rejects_file, rejects_path,
+                         build_options)
+    if reuse is not None and (done := reuse.previous(say)) is not None:
+        return done
     result = build(sources, progress=progress, **build_options)
     summary = result.summary()
-    rejects_file = rejects_path or default_rejects_path(snapshot_dir)
     if result.projection.rows_rejected:
         write_rejects(rejects_file, result.projection.rejects, include_content=include_content)
         summary["rejects_file"] = str(rejects_file)
@@ -239,6 +247,11 @@ def build_snapshot(
             from graphkit.snapshot.index import remember_snapshot
 
             summary.update(remember_snapshot(snapshot_dir, as_paths(sources), result.graph))
+    if result.sources.transcripts:
+        # After the snapshot: how much the cache saved is no part of what was built.
+        summary["transcripts"] = dict(result.sources.transcripts)
+    if reuse is not None:
+        reuse.record(summary, result.sources.skipped)
     if store == "networkx":
         from graphkit.stores.networkx_store import NetworkXStore
 
@@ -248,6 +261,111 @@ def build_snapshot(
         summary["neo4j"] = neo4j.load(result.graph, if_exists=if_exists,
                                       batch_size=batch_size, progress=progress).to_json()
     return result, summary
+
+
+class _ReusedResult(BuildResult):
+    """The result of a rebuild that found nothing changed: the graph is the snapshot's,
+    read only if asked for (the command itself needs only the summary)."""
+
+    def __init__(self, contract: LoadedContract, sources: SourceRows, snapshot_dir: Path,
+                 summary: dict[str, Any], rejects_file: Path | None) -> None:
+        self.contract, self.sources, self.timings = contract, sources, {}
+        self._dir, self._summary, self._rejects = snapshot_dir, summary, rejects_file
+        self._projection: Projection | None = None
+
+    @property
+    def projection(self) -> Projection:  # type: ignore[override]
+        if self._projection is None:
+            from graphkit.snapshot import read_snapshot
+
+            s = self._summary
+            rejects = pa.table({})
+            if s.get("rows_rejected") and self._rejects is not None:
+                import pyarrow.json as pj
+
+                rejects = pj.read_json(self._rejects)
+            self._projection = Projection(read_snapshot(self._dir), s["rows_read"],
+                                          s["rows_used"], s["duplicate_rows"], rejects,
+                                          s.get("dropped_edges", {}))
+        return self._projection
+
+    def summary(self) -> dict[str, Any]:
+        return dict(self._summary)
+
+
+@dataclass
+class _Reuse:
+    """Whether a build may keep the previous snapshot (:mod:`graphkit.engine.reuse`)."""
+
+    cache_dir: Path
+    key: str
+    inputs: list[list[Any]]
+    snapshot_dir: Path
+    side_files: list[Path]
+    rejects_file: Path
+    contract: LoadedContract
+    sources: list[Path]
+    granularity: str
+
+    @classmethod
+    def start(cls, sources: Sources, snapshot_dir: Path | None, store: str,
+              rejects_file: Path, rejects_path: Path | None,
+              options: dict[str, Any]) -> _Reuse | None:
+        """Only a build from files into a snapshot alone is skipped when nothing changed;
+        ``options`` gets the loaded contract (loaded once)."""
+        if isinstance(sources, pa.Table) or snapshot_dir is None or store != "snapshot":
+            return None
+        from graphkit.engine.reuse import build_key, input_state
+        from graphkit.snapshot.rejects import skipped_lines_path
+
+        c = options.get("contract", DEFAULT_CONTRACT)
+        c = options["contract"] = c if isinstance(c, LoadedContract) else load_contract(c)
+        paths = as_paths(sources)
+        shaping = {k: v for k, v in options.items() if k not in ("contract", "cache_dir")}
+        shaping["rejects_path"] = rejects_path
+        key = build_key(c, paths, snapshot_dir, shaping)
+        return cls(Path(options["cache_dir"]), key, input_state(paths), Path(snapshot_dir),
+                   [rejects_file, skipped_lines_path(rejects_file)], rejects_file, c, paths,
+                   str(options.get("granularity", "thread")))
+
+    def previous(self, say: Callable[[str], None]) -> tuple[BuildResult, dict[str, Any]] | None:
+        from graphkit.engine.reuse import output_state, reusable_build
+
+        found = reusable_build(self.cache_dir, self.key, self.inputs,
+                               output_state(self.snapshot_dir, self.side_files))
+        if found is None:
+            return None
+        say(f"nothing changed since {self.snapshot_dir} was built; kept as it is")
+        summary = found["summary"]
+        if "transcripts" in summary:
+            t = summary["transcripts"]
+            summary["transcripts"] = {"files_parsed": 0,
+                                      "files_reused": t["files_parsed"] + t["files_reused"]}
+        summary["snapshot_reused"] = True
+        summary.pop("index_note", None)
+        summary.update(self._remember())
+        rows = SourceRows(skipped=found["skipped"], transcripts=summary.get("transcripts", {}))
+        rejects = self.rejects_file if summary.get("rejects_file") else None
+        return _ReusedResult(self.contract, rows, self.snapshot_dir, summary, rejects), summary
+
+    def _remember(self) -> dict[str, str]:
+        """Record the kept snapshot in graphkit's snapshot index, as a build does (it
+        becomes the latest build of its sources; a damaged index is set aside)."""
+        from graphkit.snapshot.index import index_path, record_snapshot
+
+        try:
+            idx = record_snapshot(self.snapshot_dir, self.sources, self.contract.name,
+                                  self.contract.version, self.granularity)
+        except OSError as exc:
+            return {"index_note": f"{index_path()}: could not record the snapshot in the "
+                                  f"index: {exc.strerror or exc}"}
+        return {"index": str(idx.path), **({"index_note": idx.problem} if idx.problem else {})}
+
+    def record(self, summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
+        from graphkit.engine.reuse import output_state, record_build
+
+        record_build(self.cache_dir, self.key, self.inputs,
+                     output_state(self.snapshot_dir, self.side_files), summary, skipped)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from graphkit.cli.app import (
     neo4j_store,
     password_option,
     progress,
+    quiet,
     quiet_option,
     time_options,
     window,
@@ -103,7 +104,9 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
             include_content=include_content, cache_dir=cache_dir)
     if summary.get("index_note"):
         err(summary["index_note"])
-    for message in source_messages(result.sources):  # stderr: stdout stays the summary
+    # stderr: stdout stays the summary. --quiet keeps them out (they are in the
+    # --json summary and the snapshot's manifest either way).
+    for message in [] if quiet() else source_messages(result.sources):
         err(f"note: {message}")
     if as_json:
         echo_json({**summary,
@@ -129,6 +132,11 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
     for k, v in summary["edges"].items():
         t.add_row("edge", k, str(v))
     Console(highlight=False).print(t)
+    if summary.get("transcripts"):
+        tr = summary["transcripts"]
+        click.echo(f"transcripts: {tr['files_parsed']} files parsed, {tr['files_reused']} reused"
+                   + (" (nothing changed: the snapshot was kept)"
+                      if summary.get("snapshot_reused") else ""))
     for etype, d in summary.get("dropped_edges", {}).items():
         click.echo(f"note: {etype}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
                                                   for k, v in d.items() if v)

@@ -84,6 +84,9 @@ class SourceRows:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
+    # Transcript files parsed this time and taken from the cache (``files_parsed``,
+    # ``files_reused``); empty when no transcripts were read.
+    transcripts: dict[str, int] = field(default_factory=dict)
 
 
 def read_sources(
@@ -211,6 +214,7 @@ def _read_transcripts(paths: list[Path], result: SourceRows, *, strict: bool,
         {"path": s.path, "line": s.line, "reason": s.reason} for s in tr.skipped)
     result.fingerprints.extend(tr.fingerprints)
     result.findings.extend(tr.findings)
+    result.transcripts = {"files_parsed": tr.files_read, "files_reused": tr.files_reused}
     result.notes.append(
         f"transcripts: {tr.files_read} file(s) parsed, {tr.files_reused} reused from the "
         f"index, {len(tr.skipped)} line(s) skipped")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 import os
 import shutil
@@ -184,9 +185,11 @@ def test_rebuild_reads_only_changed_files_and_equals_a_full_read(work: Path,
     full = read_transcripts([work])
     assert rebuilt.table.equals(full.table)
     assert rebuilt.skipped == full.skipped
-    entries = json.loads((cache / INDEX_NAME).read_text())["entries"]
+    entries = json.loads(gzip.decompress((cache / INDEX_NAME).read_bytes()))["entries"]
     assert not any(k.endswith("sample_session.jsonl") for k in entries)
-    assert len(list((cache / "rows").glob("*.parquet"))) == len(entries)
+    # One rows file for all transcripts, the previous one removed.
+    assert len(list(cache.glob("transcripts-rows-*.arrow"))) == 1
+    assert not (cache / "rows").exists()
 
 
 def test_cross_file_links_hold_when_only_some_files_are_reread(work: Path,

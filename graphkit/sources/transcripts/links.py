@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -66,12 +67,39 @@ class Combiner:
         self._row_files: dict[str, list[int]] = {}
         self._tables: dict[str, list[pa.Table]] = {}        # converted, not yet joined
         self._done: dict[str, list[pa.Table]] = {}
+        # Cached files' rows, not yet taken: (base table, start, count, file position).
+        self._spans: dict[str, list[tuple[pa.Table, int, int, int]]] = {}
         # Rows left out for a value of the wrong type: (kind, file position, line, why).
         self.bad: list[tuple[str, int, int, str]] = []
+
+    def add_span(self, kind: str, base: pa.Table, start: int, count: int) -> None:
+        """Take a cached file's pre-rows: rows ``start`` to ``start + count`` of ``base``
+        (the cache's table, with its own ``_file``). Runs of cached files are taken with
+        one ``take``, not a table per file."""
+        i = self._files.get(kind, 0)
+        self._files[kind] = i + 1
+        if count:
+            self._convert(kind)  # rows of earlier files first: keep the file order
+            self._spans.setdefault(kind, []).append((base, start, count, i))
+
+    def _take_spans(self, kind: str) -> None:
+        spans = self._spans.pop(kind, [])
+        if not spans:
+            return
+        base = spans[0][0]
+        assert all(b is base for b, *_ in spans)  # one cache per read
+        idx = np.concatenate([np.arange(s, s + c, dtype=np.int64) for _, s, c, _ in spans])
+        files = np.repeat(np.array([i for *_, i in spans], dtype=np.int32),
+                          [c for _, _, c, _ in spans])
+        table = base.take(pa.array(idx)).drop_columns(["_file"])
+        self._tables.setdefault(kind, []).append(
+            table.append_column("_file", pa.array(files, pa.int32())))
+        self._flush(kind)
 
     def add(self, parse: FileParse) -> None:
         """Take ``parse``'s pre-rows (it is left without them)."""
         kind = parse.kind
+        self._take_spans(kind)  # cached files before this one first
         i = self._files.get(kind, 0)
         self._files[kind] = i + 1
         if parse.table is not None:
@@ -108,6 +136,7 @@ class Combiner:
 
     def table(self, kind: str) -> pa.Table | None:
         """All rows of ``kind`` with their ``_file``, or None if there are none."""
+        self._take_spans(kind)
         self._convert(kind)
         self._flush(kind)
         done = self._done.get(kind)

@@ -8,12 +8,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,9 +19,8 @@ import pyarrow.compute as pc
 from graphkit.core.errors import SourceError
 from graphkit.core.progress import ProgressLike, as_progress
 from graphkit.sources.transcripts.buffer import FileParse
-from graphkit.sources.transcripts.claude import claude_layout, parse_claude
+from graphkit.sources.transcripts.claude import claude_layout
 from graphkit.sources.transcripts.claude_links import link_claude
-from graphkit.sources.transcripts.codex import parse_codex
 from graphkit.sources.transcripts.codex_links import link_codex
 from graphkit.sources.transcripts.files import (
     not_a_transcript,
@@ -31,8 +28,20 @@ from graphkit.sources.transcripts.files import (
     sniff_kind,
     transcript_files,
 )
-from graphkit.sources.transcripts.index import TranscriptIndex, check_cache_dir
+from graphkit.sources.transcripts.index import (
+    CACHE_SCHEMA,
+    TranscriptIndex,
+    check_cache_dir,
+    stat_key,
+)
 from graphkit.sources.transcripts.links import Combiner, LinkReport, ParsedFile
+from graphkit.sources.transcripts.pool import (
+    Parsed,
+    parse_in_workers,
+    parse_one,
+    read_one,
+    workers_for,
+)
 
 
 @dataclass
@@ -62,13 +71,6 @@ class TranscriptRows:
     findings: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _parse(path: Path, kind: str, data: bytes) -> FileParse:
-    parse = parse_claude(path, data) if kind == "claude" else parse_codex(path, data)
-    # Facts go through JSON in the cache; do the same here so fresh and cached agree.
-    parse.facts = json.loads(json.dumps(parse.facts, sort_keys=True))
-    return parse
-
-
 def read_transcripts(
     paths: Sequence[Path],
     *,
@@ -94,31 +96,45 @@ def read_transcripts(
     parsed: list[ParsedFile] = []
     combined = Combiner()
 
+    seen: dict[str, list[str]] = {"claude": [], "codex": []}
+    pooled = _pooled(files, index)
     task = shown.start("reading transcripts", total=len(files), unit="files")
     for path in files:
         task.set_source(str(path))
-        got = _load_or_parse(path, index, result, strict)
+        got = _load_or_parse(path, index, result, strict, pooled)
         if got is None:
             task.advance()
             continue
-        parse, fingerprint = got
+        parse, fingerprint, bad, span = got
         task.advance(rows=parse.num_rows, bytes=fingerprint["size"])
         result.fingerprints.append(fingerprint)
         for line, reason in parse.skipped:
             _skip(result, strict, SkippedLine(str(path), line, reason))
-        if not parse.num_rows and not parse.skipped:
+        rows = span[1] if span is not None else parse.num_rows
+        if not rows and not parse.skipped and not bad:
             _skip(result, strict, SkippedLine(str(path), 0, _no_messages(parse.kind)))
         meta = None
         if parse.kind == "claude" and claude_layout(path).agent_id:
-            meta, meta_print = read_meta(path)
+            meta, meta_print = _meta(path, index)
             if meta_print:
                 result.fingerprints.append(meta_print)
         parsed.append(ParsedFile(str(path), parse, meta))
-        combined.add(parse)
+        position = len(seen[parse.kind])
+        seen[parse.kind].append(str(path))
+        if span is not None and index is not None and index.rows is not None:
+            combined.add_span(parse.kind, index.rows, *span)
+        else:
+            combined.add(parse)
+        # Rows a cached file left out at conversion, where a fresh parse reports them.
+        combined.bad.extend((parse.kind, position, line, why) for line, why in bad)
 
     task.done()
     if index:
-        index.save()
+        bad_of: dict[str, list[tuple[int, str]]] = {}
+        for kind, position, line, why in combined.bad:
+            bad_of.setdefault(seen[kind][position], []).append((line, why))
+        tables = [combined.table(k) or CACHE_SCHEMA.empty_table() for k in seen]
+        index.save(tables, seen, bad_of)
     shown.note(f"linking {len(parsed)} transcript file(s)")
     report = LinkReport()
     table = _link(parsed, combined, report)
@@ -154,45 +170,111 @@ def _link(files: list[ParsedFile], combined: Combiner, report: LinkReport) -> pa
     return table.filter(pa.array(mask))
 
 
+# parse, fingerprint, rows left out at conversion, (start, count) in the index's rows
+_Got: TypeAlias = tuple[FileParse, dict[str, Any], list[tuple[int, str]], tuple[int, int] | None]
+
+
+def _meta(agent_file: Path, index: TranscriptIndex | None
+          ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """An agent file's sidecar and its fingerprint; from the index while the sidecar's size,
+    mtime and inode are unchanged."""
+    key = str(agent_file)
+    entry = index.entry(key) if index else None
+    side = agent_file.with_name(agent_file.name.split(".", 1)[0] + ".meta.json")
+    try:
+        now = stat_key(side.stat())
+    except OSError:
+        now = None
+    kept = entry.get("sidecar") if entry else None
+    if (index and key in index.new_entries and now is not None and isinstance(kept, dict)
+            and kept.get("stat") == now
+            and isinstance(kept.get("fingerprint"), dict)):
+        index.new_entries[key]["sidecar"] = kept
+        meta = kept.get("meta")
+        return (meta if isinstance(meta, dict) else None), kept["fingerprint"]
+    meta, fingerprint = read_meta(agent_file)
+    if index and now is not None and fingerprint is not None and key in index.new_entries:
+        index.new_entries[key]["sidecar"] = {"stat": now, "meta": meta,
+                                             "fingerprint": fingerprint}
+    return meta, fingerprint
+
+
+def _pooled(files: list[Path], index: TranscriptIndex | None) -> dict[str, Iterator[Parsed]]:
+    """Files to parse in worker processes (a large cold read): their outcomes in order."""
+    todo, sizes = [], []
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # reported where it is read
+        entry = index.entry(str(path)) if index else None
+        if entry is None or entry.get("stat") != stat_key(stat):
+            todo.append(path)
+            sizes.append(stat.st_size)
+    if workers_for(sum(sizes)) < 2:
+        return {}
+    outcomes = parse_in_workers(todo, sizes)
+    return {str(p): outcomes for p in todo}
+
+
 def _load_or_parse(path: Path, index: TranscriptIndex | None, result: TranscriptRows,
-                   strict: bool) -> tuple[FileParse, dict[str, Any]] | None:
-    """Return a file's parse (from the index when unchanged) and fingerprint; None if unread."""
+                   strict: bool, pooled: dict[str, Iterator[Parsed]]) -> _Got | None:
+    """Return a file's parse (from the index when unchanged), fingerprint, the lines a
+    cached or pooled parse left out at conversion and, if cached, where its rows are in
+    the index's table (start, count); None if unread."""
     key = str(path)
-    try:
-        stat = path.stat()
-    except OSError as exc:
-        _skip(result, strict, SkippedLine(str(path), 0, f"cannot read file: {exc.strerror}"))
-        return None
-    entry = index.entries.get(key) if index else None
-    if index and entry and (entry["size"], entry["mtime_ns"]) == (stat.st_size,
-                                                                 stat.st_mtime_ns):
-        cached = index.load(key)
-        if cached is not None:
-            result.files_reused += 1
-            return cached, {"path": str(path), "size": stat.st_size,
-                            "mtime_ns": stat.st_mtime_ns, "sha256": entry["sha256"]}
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        _skip(result, strict, SkippedLine(str(path), 0, f"cannot read file: {exc.strerror}"))
-        return None
-    fingerprint = {"path": str(path), "size": len(data), "mtime_ns": stat.st_mtime_ns,
-                   "sha256": hashlib.sha256(data).hexdigest()}
-    if index and entry and entry["sha256"] == fingerprint["sha256"]:
+    entry = index.entry(key) if index else None
+    if key in pooled:
+        out = next(pooled[key])
+        assert out.path == key, (out.path, key)  # outcomes come in file order
+        stat: list[int] | None = out.stat
+        fingerprint, data = out.fingerprint, None
+        if out.error is not None:
+            _skip(result, strict, SkippedLine(key, 0, out.error))
+            return None
+    else:
+        out = None
+        try:
+            st = path.stat()
+        except OSError as exc:
+            _skip(result, strict, SkippedLine(key, 0, f"cannot read file: {exc.strerror}"))
+            return None
+        stat = stat_key(st)
+        if index and entry and entry.get("stat") == stat:
+            cached = index.load(key)  # same size, mtime and inode: not even opened
+            if cached is not None:
+                result.files_reused += 1
+                index.remember(key, stat, entry["sha256"], cached[0])
+                return cached[0], {"path": key, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                                   "sha256": entry["sha256"]}, cached[1], cached[2:]
+        got, data = read_one(path)
+        if got.error is not None:
+            _skip(result, strict, SkippedLine(key, 0, got.error))
+            return None
+        fingerprint = got.fingerprint
+    assert fingerprint is not None and stat is not None
+    if index and entry and entry.get("sha256") == fingerprint["sha256"]:
         cached = index.load(key)  # touched but unchanged: no need to parse again
         if cached is not None:
-            index.touch(key, fingerprint)
             result.files_reused += 1
-            return cached, fingerprint
-    kind = sniff_kind(path.name, data)
-    if kind is None:
-        _skip(result, strict, SkippedLine(str(path), 1, not_a_transcript(path, data)))
-        return None
-    parse = _parse(path, kind, data)
+            index.remember(key, stat, fingerprint["sha256"], cached[0])
+            return cached[0], fingerprint, cached[1], cached[2:]
+    if out is not None:
+        if out.parse is None:
+            _skip(result, strict, SkippedLine(key, 1, out.not_transcript or "not read"))
+            return None
+        parse, bad = out.parse, out.bad
+    else:
+        assert data is not None
+        kind = sniff_kind(path.name, data)
+        if kind is None:
+            _skip(result, strict, SkippedLine(key, 1, not_a_transcript(path, data)))
+            return None
+        parse, bad = parse_one(path, kind, data), []
     result.files_read += 1
     if index:
-        index.store(key, fingerprint, parse)
-    return parse, fingerprint
+        index.remember(key, stat, fingerprint["sha256"], parse)
+    return parse, fingerprint, bad, None
 
 
 def _skip(result: TranscriptRows, strict: bool, skipped: SkippedLine) -> None:

@@ -1,0 +1,224 @@
+"""Parsing many transcript files in worker processes.
+
+Parsing is pure Python (the GIL allows one thread at a time), so a large cold read is
+parsed by two processes: this one and a child. Each parses its files in order exactly as
+the other would (:func:`parse_one`) into one Arrow table of pre-rows per kind and run of
+files (converted where parsed; the child's tables travel as buffers, not as millions of
+Python objects) with each file's fingerprint, facts, skipped lines and row count. The
+caller slices the tables per file, so what it sees is what the cache gives for a file:
+the same rows, facts and left-out lines as a parse in the main process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from graphkit.sources.transcripts.buffer import LINE_AT, FileParse, checked_rows_table
+from graphkit.sources.transcripts.claude import parse_claude
+from graphkit.sources.transcripts.codex import parse_codex
+from graphkit.sources.transcripts.files import not_a_transcript, sniff_kind
+
+# Off by default (GRAPHKIT_PARSE_WORKERS=2 turns it on): on the shared 2-core benchmark
+# machine two processes were not faster (bench/PROFILE_NOTES.md): the child's start-up and
+# the per-file slices it sends back cost about what the second core saved.
+WORKERS = 1
+# Below this many bytes to parse, starting interpreters costs more than it saves.
+MIN_BYTES = 16 * 1024 * 1024
+_RUN_BYTES = 2 * 1024 * 1024  # files per task: about this many bytes, in order
+
+
+@dataclass
+class Parsed:
+    """One file's outcome: a parse (rows not yet attached) or why it gave none."""
+
+    path: str
+    stat: list[int] | None = None         # size, mtime_ns, inode
+    fingerprint: dict[str, Any] | None = None
+    parse: FileParse | None = None
+    count: int = 0                         # rows of this file in its run's table of its kind
+    bad: list[tuple[int, str]] = field(default_factory=list)  # rows left out at conversion
+    error: str | None = None               # "cannot read file: ..." (line 0)
+    not_transcript: str | None = None      # why it is not a transcript (line 1)
+
+
+def parse_one(path: Path, kind: str, data: bytes) -> FileParse:
+    """Parse one file; its facts go through JSON, as they do through the cache."""
+    parse = parse_claude(path, data) if kind == "claude" else parse_codex(path, data)
+    parse.facts = json.loads(json.dumps(parse.facts, sort_keys=True))
+    return parse
+
+
+def read_one(path: Path) -> tuple[Parsed, bytes | None]:
+    """Stat, read and hash one file (what is needed before parsing it)."""
+    out = Parsed(str(path))
+    try:
+        st = path.stat()
+        out.stat = [st.st_size, st.st_mtime_ns, st.st_ino]
+        data = path.read_bytes()
+    except OSError as exc:
+        out.error = f"cannot read file: {exc.strerror}"
+        return out, None
+    out.fingerprint = {"path": str(path), "size": len(data), "mtime_ns": st.st_mtime_ns,
+                       "sha256": hashlib.sha256(data).hexdigest()}
+    return out, data
+
+
+def _parse_run(paths: list[str]) -> tuple[list[Parsed], dict[str, pa.Table]]:
+    """Worker: parse a run of files; their rows as one table per kind."""
+    outcomes: list[Parsed] = []
+    rows: dict[str, list[tuple[Any, ...]]] = {}
+    owner: dict[str, list[int]] = {}
+    for i, name in enumerate(paths):
+        path = Path(name)
+        out, data = read_one(path)
+        outcomes.append(out)
+        if data is None:
+            continue
+        kind = sniff_kind(path.name, data)
+        if kind is None:
+            out.not_transcript = not_a_transcript(path, data)
+            continue
+        parse = parse_one(path, kind, data)
+        out.count = len(parse.rows)
+        rows.setdefault(kind, []).extend(parse.rows)
+        owner.setdefault(kind, []).extend([i] * len(parse.rows))
+        parse.rows = []
+        out.parse = parse
+    tables = {}
+    for kind, kind_rows in rows.items():
+        table, bad = checked_rows_table(kind_rows)
+        for r, why in bad:
+            o = outcomes[owner[kind][r]]
+            o.bad.append((kind_rows[r][LINE_AT], why))
+            o.count -= 1
+        tables[kind] = table
+    return outcomes, tables
+
+
+def _runs(paths: Sequence[Path], sizes: Sequence[int]) -> list[list[str]]:
+    runs: list[list[str]] = [[]]
+    held = 0
+    for path, size in zip(paths, sizes, strict=True):
+        if held >= _RUN_BYTES:
+            runs.append([])
+            held = 0
+        runs[-1].append(str(path))
+        held += size
+    return [r for r in runs if r]
+
+
+def workers_for(total_bytes: int) -> int:
+    """How many processes parse ``total_bytes`` (1: this one alone)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    wanted = int(os.environ.get("GRAPHKIT_PARSE_WORKERS", WORKERS))
+    if total_bytes < MIN_BYTES or cpus < 2 or wanted < 2:
+        return 1
+    return 2
+
+
+def _in_order(outcomes: list[Parsed], tables: dict[str, pa.Table]) -> Iterator[Parsed]:
+    """A run's outcomes, each parse given its slice of the run's table of its kind."""
+    at: dict[str, int] = {}
+    for out in outcomes:
+        if out.parse is not None:
+            kind = out.parse.kind
+            start = at.get(kind, 0)
+            out.parse.table = tables[kind].slice(start, out.count)
+            at[kind] = start + out.count
+        yield out
+
+
+def _split(paths: Sequence[Path], sizes: Sequence[int]) -> int:
+    """Where the second process's share starts: about half the bytes each."""
+    half, held = sum(sizes) / 2, 0
+    for i, size in enumerate(sizes):
+        held += size
+        if held >= half:
+            return i + 1
+    return len(paths)
+
+
+def parse_in_workers(paths: Sequence[Path], sizes: Sequence[int]) -> Iterator[Parsed]:
+    """Each file's outcome, in the order of ``paths``: this process parses the first half
+    of the bytes while a child (``python -m graphkit.sources.transcripts.pool``) parses the
+    rest. A child process, not multiprocessing: that would re-import the caller's main
+    script (or fork its threads mid-lock). If the child fails, its share is parsed here."""
+    cut = _split(paths, sizes)
+    head, tail = list(paths[:cut]), [str(p) for p in paths[cut:]]
+    fd, out_name = tempfile.mkstemp(prefix="graphkit-parse-", suffix=".pickle")
+    os.close(fd)
+    out_file = Path(out_name)
+    child = None
+    try:
+        if tail:
+            child = _start_child(tail, out_name)
+        for run in _runs(head, sizes[:cut]):
+            yield from _in_order(*_parse_run(run))
+        got = None
+        if child is not None and child.wait() == 0:
+            try:
+                got = pickle.loads(out_file.read_bytes())
+            except (OSError, pickle.UnpicklingError, EOFError, ValueError, AttributeError,
+                    ImportError):
+                got = None
+        if got is not None:
+            yield from _in_order(*got)
+        elif tail:  # no child, or it failed: parse its share here
+            for run in _runs([Path(t) for t in tail], sizes[cut:]):
+                yield from _in_order(*_parse_run(run))
+    finally:
+        if child is not None and child.poll() is None:
+            child.kill()
+            child.wait()
+        out_file.unlink(missing_ok=True)
+
+
+def _start_child(paths: list[str], out_name: str) -> subprocess.Popen[bytes] | None:
+    """Start the child parsing ``paths`` into ``out_name`` (None if it cannot start)."""
+    root = str(Path(__file__).resolve().parents[3])  # the folder holding graphkit/
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "graphkit.sources.transcripts.pool", out_name],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env)
+    except OSError:
+        return None
+    assert child.stdin is not None
+    with contextlib.suppress(OSError):  # a child gone already: seen at its exit
+        child.stdin.write(json.dumps(paths).encode())
+    with contextlib.suppress(OSError):
+        child.stdin.close()
+    return child
+
+
+def child_main() -> None:
+    """The child: paths (JSON) on stdin, the pickled outcomes to the file named."""
+    paths = json.loads(sys.stdin.buffer.read())
+    payload = pickle.dumps(_parse_run(paths), protocol=pickle.HIGHEST_PROTOCOL)
+    Path(sys.argv[1]).write_bytes(payload)
+
+
+if __name__ == "__main__":
+    # Through the module's own name, so what is pickled names graphkit's classes, not
+    # __main__'s.
+    from graphkit.sources.transcripts import pool
+
+    pool.child_main()
