@@ -24,11 +24,11 @@ from graphkit.export import export_graph
 from graphkit.export.from_neo4j import read_neo4j_graph
 from graphkit.queries.lineage import lineage, session_tree, sessions
 from graphkit.snapshot import read_snapshot, write_snapshot
-from graphkit.stores.neo4j.server import Neo4jLaunchError, start_local_neo4j
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.export.graphs import assert_same_graph, lineage_graph, typed_graph
 from tests.export.neo4j_admin import run_import
-from tests.stores.neo4j.conftest import TEST_MARKER, has_marker, mark_for_tests, named_test_server
+from tests.stores.neo4j.conftest import launch, serve_for_tests
+from tests.stores.neo4j.conftest import wipe as wipe_nodes
 
 pytestmark = pytest.mark.neo4j
 
@@ -45,43 +45,18 @@ def combined_graph() -> GraphTables:
     return g
 
 
-def _launch(home: Path | None = None) -> Any:
-    try:
-        return start_local_neo4j(home, heap=HEAP)
-    except Neo4jLaunchError as err:
-        pytest.fail(f"Neo4j launcher failed: {err}\n--- launcher output ---\n{err.output}")
-
-
 @pytest.fixture(scope="module")
 def config() -> Iterator[Neo4jConfig]:
     """The module's server: its own, or the scratch one GRAPHKIT_TEST_NEO4J_URI names
     (never NEO4J_URI: a user's database must not be wiped by pytest)."""
-    named = named_test_server()
-    if named is not None:
-        with Neo4jStore(named) as s:
-            mark_for_tests(s, only_if_empty=True)
-        yield named
-        return
-    server = _launch()
-    try:
-        yield Neo4jConfig(uri=server.uri, user=server.user, password=server.password)
-    finally:
-        server.stop()
+    yield from serve_for_tests(heap=HEAP)
 
 
 def wipe(store: Neo4jStore) -> None:
     """Delete every node (but the test marker), constraint and index: the next test
     starts from nothing. Refuses a database the tests did not create or mark."""
-    named = named_test_server()
-    keep = ""
-    if named is not None and named.uri == store.config.uri:  # not ours: only if marked
-        if not has_marker(store):
-            raise RuntimeError(f"refusing to clear {store.config.display_uri}: no "
-                               f"({TEST_MARKER}) node, so the tests did not create it")
-        keep = f"WHERE NOT n:{TEST_MARKER} "
+    wipe_nodes(store)
     with store._driver.session(database=store.config.database) as s:
-        s.run(f"MATCH (n) {keep}"
-              "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
         for r in list(s.run("SHOW CONSTRAINTS YIELD name RETURN name")):
             s.run(f"DROP CONSTRAINT `{r['name']}`").consume()
         for r in list(s.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' "
@@ -156,7 +131,7 @@ def test_bulk_import_folder_gives_the_merge_loads_graph(
     home = tmp_path / "home"
     output = run_import(folder, home)
     assert f"{sum(graph.node_counts().values())} nodes" in output
-    server = _launch(home)
+    server = launch(home=home, heap=HEAP)
     try:
         with Neo4jStore(Neo4jConfig(uri=server.uri, password=server.password)) as neo:
             for statement in (folder / "schema.cypher").read_text().splitlines():

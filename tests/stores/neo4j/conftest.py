@@ -79,16 +79,17 @@ def mark_for_tests(store: Neo4jStore, *, only_if_empty: bool) -> None:
     _run(store, f"CREATE (m:{TEST_MARKER}) RETURN count(m)")
 
 
-@pytest.fixture(scope="session")
-def neo4j_config() -> Iterator[Neo4jConfig]:
-    """Connection settings of the session's server (ours, or the one the test variables name)."""
+def serve_for_tests(**launch_kwargs: object) -> Iterator[Neo4jConfig]:
+    """Connection settings of a server for tests: the one the test variables name
+    (refused unless empty or marked), else one started with ``launch_kwargs`` and
+    stopped when the generator is closed. Fixtures of any scope ``yield from`` it."""
     named = named_test_server()
     if named is not None:
         with Neo4jStore(named) as s:
             mark_for_tests(s, only_if_empty=True)
         yield named
         return
-    server = launch()
+    server = launch(**launch_kwargs)
     try:
         config = Neo4jConfig(uri=server.uri, user=server.user, password=server.password)
         with Neo4jStore(config) as s:
@@ -96,6 +97,12 @@ def neo4j_config() -> Iterator[Neo4jConfig]:
         yield config
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def neo4j_config() -> Iterator[Neo4jConfig]:
+    """Connection settings of the session's server (ours, or the one the test variables name)."""
+    yield from serve_for_tests()
 
 
 @pytest.fixture
