@@ -35,7 +35,7 @@ from graphkit.sources.transcripts.buffer import (
     Message,
     Part,
     RowBuffer,
-    dumps,
+    dumps_decoded,
     id_list,
     json_lines,
     parse_timestamp,
@@ -327,7 +327,7 @@ class _ClaudeFile:
             request_id=e.get("requestId"), prompt_id=e.get("promptId"),
             message_created_at=ts, role=content.role, hook_event=e.get("hookEvent"),
             is_compact_summary=True if e.get("isCompactSummary") else None,
-            compact_metadata=dumps(cm) if cm else None, line=line,
+            compact_metadata=dumps_decoded(cm) if cm else None, line=line,
         )
 
     def _part(self, block: dict[str, Any], index: int) -> Part:
@@ -359,7 +359,7 @@ class _ClaudeFile:
                     self.spawns[call_id] = Spawn(
                         self.ts, prompts={prompt} if isinstance(prompt, str) else set())
         return Part(index, "tool_call", self.etype, block.get("type"), tool_name=name,
-                    tool_call_id=call_id, tool_args=dumps(args) if args is not None else None)
+                    tool_call_id=call_id, tool_args=dumps_decoded(args) if args is not None else None)
 
     def _tool_result(self, block: dict[str, Any], index: int) -> Part:
         for_id = block.get("tool_use_id")

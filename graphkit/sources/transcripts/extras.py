@@ -31,11 +31,14 @@ team's lead session). ``--resume`` is found by the resolver's replay rule
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphkit.sources.transcripts.buffer import dumps_decoded, loads
 
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
               "cache_read_input_tokens")
@@ -164,25 +167,18 @@ def claude_continuations(table: pa.Table, facts: Sequence[dict[str, Any]]) -> di
     """Session -> (the session it continues, how) for branches, compactions and
     teammates (resumes are the resolver's)."""
     out: dict[str, tuple[str, str]] = {}
-    sessions = table.column("session_id").to_pylist()
-    files = table.column("_file").to_pylist()
     # The copies themselves are gone (drop_branch_copies): the file says who it copied.
     for fact in facts:
         for origin in sorted(set(fact.get("forked", {}).values())):
             for s in fact.get("sessions", []):
                 if origin != s:
                     out.setdefault(s, (origin, "branch"))
-    holders: dict[str, list[str]] = {}  # uuid -> sessions holding it, first holder first
-    for s, u in zip(sessions, table.column("provider_uuid").to_pylist(), strict=True):
-        if u and s not in holders.setdefault(u, []):
-            holders[u].append(s)
-    for s, lp in zip(sessions, table.column("logical_parent_uuid").to_pylist(), strict=True):
-        held = holders.get(lp, []) if lp else []
-        # Compacted within the session (the usual case) when it holds the message itself.
-        if held and s not in held:
-            out.setdefault(s, (held[0], "compaction"))
+    _compactions(table, out)
+    if not any(fact.get("teams") for fact in facts):
+        return out
     members: dict[str, dict[str, str]] = {}  # team -> session -> agent name
-    for f, s in zip(files, sessions, strict=True):
+    sessions = table.column("session_id").to_pylist()
+    for f, s in zip(table.column("_file").to_pylist(), sessions, strict=True):
         for team, name in facts[f].get("teams", {}).items():
             members.setdefault(team, {}).setdefault(s, name)
     for team in members.values():
@@ -194,6 +190,44 @@ def claude_continuations(table: pa.Table, facts: Sequence[dict[str, Any]]) -> di
     return out
 
 
+def _compactions(table: pa.Table, out: dict[str, tuple[str, str]]) -> None:
+    """Sessions started from another session's compaction: a row whose
+    ``logical_parent_uuid`` only other sessions hold. Only rows naming such a uuid, and
+    rows holding one, are read into Python (most rows name none)."""
+    named = table.filter(pc.is_valid(table.column("logical_parent_uuid")))
+    if not named.num_rows:
+        return
+    wanted = pc.unique(named.column("logical_parent_uuid"))
+    holding = table.filter(pc.fill_null(pc.is_in(table.column("provider_uuid"), wanted), False))
+    holders: dict[str, list[str]] = {}  # uuid -> sessions holding it, first holder first
+    for s, u in zip(holding.column("session_id").to_pylist(),
+                    holding.column("provider_uuid").to_pylist(), strict=True):
+        if u and s not in holders.setdefault(u, []):
+            holders[u].append(s)
+    for s, lp in zip(named.column("session_id").to_pylist(),
+                     named.column("logical_parent_uuid").to_pylist(), strict=True):
+        held = holders.get(lp, []) if lp else []
+        # Compacted within the session (the usual case) when it holds the message itself.
+        if held and s not in held:
+            out.setdefault(s, (held[0], "compaction"))
+
+
+def _last_parts(table: pa.Table) -> dict[int, int]:
+    """(file << 32 | line) -> the row of the last part (highest ``part_index``, the later
+    row on a tie) of the message starting there, for every message of ``table``."""
+    if not table.num_rows:
+        return {}
+    keys = (table.column("_file").to_numpy().astype(np.int64) << 32) | table.column(
+        "line").to_numpy().astype(np.int64)
+    parts = table.column("part_index").to_numpy()
+    rows = np.arange(len(keys))
+    order = np.lexsort((rows, parts, keys))
+    ends = np.ones(len(order), dtype=bool)
+    ends[:-1] = keys[order][1:] != keys[order][:-1]
+    last = order[ends]
+    return dict(zip(keys[last].tolist(), last.tolist(), strict=True))
+
+
 def with_extras(attributes: list[str | None], table: pa.Table,
                 facts: Sequence[dict[str, Any]],
                 continues: dict[str, tuple[str, str]] | None = None) -> list[str | None]:
@@ -201,22 +235,16 @@ def with_extras(attributes: list[str | None], table: pa.Table,
     message a file's ``usage`` facts name (each pair once over all files, the
     first file holding it), and ``continues`` on the rows of a continuing
     session's main thread."""
-    where: dict[tuple[int, int], tuple[int, int]] = {}  # (file, line) -> (row, part_index)
-    files = table.column("_file").to_pylist()
-    lines = table.column("line").to_pylist()
-    parts = table.column("part_index").to_pylist()
-    for i, (f, ln, p) in enumerate(zip(files, lines, parts, strict=True)):
-        if (f, ln) not in where or p >= where[(f, ln)][1]:
-            where[(f, ln)] = (i, p)
+    where = _last_parts(table) if any(f.get("usage") for f in facts) else {}
     extra: dict[int, dict[str, Any]] = {}
     seen: set[str] = set()
     for f, fact in enumerate(facts):
         for line, key, usage in fact.get("usage", []):
-            spot = where.get((f, line))
+            spot = where.get((f << 32) | line) if 0 <= line < 2**32 else None
             if spot is None or key in seen:
                 continue  # a replayed copy, dropped: its origin counts it
             seen.add(key)
-            row = extra.setdefault(spot[0], {})
+            row = extra.setdefault(spot, {})
             acc = row.get("usage", {})
             row["usage"] = {k: acc.get(k, 0) + usage.get(k, 0) for k in TOKEN_KEYS
                             if k in acc or k in usage}
@@ -232,7 +260,7 @@ def with_extras(attributes: list[str | None], table: pa.Table,
     out = list(attributes)
     for i, add in extra.items():
         text = out[i]
-        doc = json.loads(text) if text else {}
+        doc = loads(text) if text else {}
         doc.update(add)
-        out[i] = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+        out[i] = dumps_decoded(doc)
     return out
