@@ -142,8 +142,40 @@ def dumps_decoded(value: Any) -> str:
         if _has_float(value):
             return dumps(value)
         return _ENCODE(value).decode()
-    except Exception:  # noqa: BLE001 - json.dumps writes or raises as before
+    except Exception:  # json.dumps writes or raises as before
         return dumps(value)
+
+
+def _sorted_encoder() -> Any:
+    import msgspec
+
+    return msgspec.json.Encoder(order="sorted")
+
+
+_ENCODE_SORTED = _sorted_encoder().encode
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def json_roundtrip(value: Any) -> Any:
+    """``json.loads(json.dumps(value, sort_keys=True))``: a parse's facts as the cache gives
+    them back. By msgspec when ``value`` holds only text keys, strings, ints, bools, nulls,
+    lists and objects (it would write a NaN as null, and sort other keys otherwise)."""
+    try:
+        if _plain(value):
+            return _DECODE(_ENCODE_SORTED(value))
+    except Exception:  # json below raises or answers as it always did
+        pass
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def _plain(value: Any) -> bool:
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str for k in value) and all(
+            type(v) in _SCALARS or _plain(v) for v in value.values())
+    if kind is list or kind is tuple:
+        return all(type(v) in _SCALARS or _plain(v) for v in value)
+    return kind in _SCALARS
 
 
 def _has_float(value: Any) -> bool:
@@ -189,7 +221,7 @@ def loads(text: str | bytes) -> Any:
     """:func:`json.loads`, by msgspec where it reads the text (the same values)."""
     try:
         return _DECODE(text)
-    except Exception:  # noqa: BLE001 - json.loads gives the verdict
+    except Exception:  # json.loads gives the verdict
         return json.loads(text)
 
 
@@ -207,7 +239,7 @@ def json_lines(data: bytes, skipped: list[tuple[int, str]]) -> Iterator[tuple[in
             continue
         try:
             obj = decode(raw)
-        except Exception:  # noqa: BLE001 - json.loads below gives the verdict and reason
+        except Exception:  # json.loads below gives the verdict and reason
             if text_lines is None:
                 text_lines = _old_lines(data)
             obj = _json_line(text_lines[number - 1], number, skipped)

@@ -359,7 +359,8 @@ class _ClaudeFile:
                     self.spawns[call_id] = Spawn(
                         self.ts, prompts={prompt} if isinstance(prompt, str) else set())
         return Part(index, "tool_call", self.etype, block.get("type"), tool_name=name,
-                    tool_call_id=call_id, tool_args=dumps_decoded(args) if args is not None else None)
+                    tool_call_id=call_id,
+                    tool_args=dumps_decoded(args) if args is not None else None)
 
     def _tool_result(self, block: dict[str, Any], index: int) -> Part:
         for_id = block.get("tool_use_id")

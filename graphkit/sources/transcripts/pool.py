@@ -26,7 +26,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from graphkit.sources.transcripts.buffer import LINE_AT, FileParse, checked_rows_table
+from graphkit.sources.transcripts.buffer import (
+    LINE_AT,
+    FileParse,
+    checked_rows_table,
+    json_roundtrip,
+)
 from graphkit.sources.transcripts.claude import parse_claude
 from graphkit.sources.transcripts.codex import parse_codex
 from graphkit.sources.transcripts.files import not_a_transcript, sniff_kind
@@ -57,7 +62,7 @@ class Parsed:
 def parse_one(path: Path, kind: str, data: bytes) -> FileParse:
     """Parse one file; its facts go through JSON, as they do through the cache."""
     parse = parse_claude(path, data) if kind == "claude" else parse_codex(path, data)
-    parse.facts = json.loads(json.dumps(parse.facts, sort_keys=True))
+    parse.facts = json_roundtrip(parse.facts)
     return parse
 
 
