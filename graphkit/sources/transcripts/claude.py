@@ -49,6 +49,7 @@ from graphkit.sources.transcripts.sidechains import (
 )
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
+_new_tuple = tuple.__new__
 _ROW_TYPES = frozenset({"user", "assistant", "system"})
 _FOOTER = "agentId: "
 
@@ -279,17 +280,21 @@ class _ClaudeFile:
         if uuid is not None:
             self.uuid_to_mid[uuid] = message.message_id
             self.uuid_line[uuid] = line
-        self.usage.note(e, message.line)  # keyed by the line the message starts on
-        claude_links(e, message.line, self.facts)
-        first_row = len(self.buf)
+        if etype == "assistant":
+            self.usage.note(e, message.line)  # keyed by the line the message starts on
+        if "forkedFrom" in e or "teamName" in e:
+            claude_links(e, message.line, self.facts)
+        rows = self.buf.rows
+        first_row = len(rows)
         self.e, self.etype, self.ts, self.session = e, etype, ts, session
         self.side, self.subtype, self.results = side, content.subtype, 0
+        part = self._part
         for block in content.blocks:
-            if not isinstance(block, dict):
+            if type(block) is not dict:
                 continue
             index = next_part[0]
             next_part[0] += 1
-            self.buf.add(message, self._part(block, index))
+            rows.append(message + part(block, index))  # RowBuffer.add, inlined
         if self.in_agent_file and etype == "user" and self.facts["warmup"] is None:
             # 2.0.x started "Warmup" agents of its own: first prompt "Warmup", no caller.
             first = _prompt_text(content.blocks)
@@ -314,21 +319,17 @@ class _ClaudeFile:
         parent = e.get("parentUuid")
         prev = self.uuid_to_mid.get(parent, parent) if isinstance(parent, str) else None
         cm = e.get("compactMetadata")
-        return Message(
-            session_id=session, conversation_id=None, model=content.model, cwd=e.get("cwd"),
-            git_branch=e.get("gitBranch"), git_remote=None, head_sha=None,
-            client_version=e.get("version"), entrypoint=e.get("entrypoint"),
-            user_type=e.get("userType"), permission_mode=e.get("permissionMode"),
-            is_sidechain=side, agent_id=agent, parent_thread_id=None,
-            message_id=uuid or synthetic_id(session, agent or "", line),
-            previous_message_id=id_list(prev), provider_uuid=uuid, parent_uuid=parent,
-            logical_parent_uuid=e.get("logicalParentUuid"),
-            source_tool_assistant_uuid=e.get("sourceToolAssistantUUID"),
-            request_id=e.get("requestId"), prompt_id=e.get("promptId"),
-            message_created_at=ts, role=content.role, hook_event=e.get("hookEvent"),
-            is_compact_summary=True if e.get("isCompactSummary") else None,
-            compact_metadata=dumps_decoded(cm) if cm else None, line=line,
-        )
+        get = e.get
+        # Positional, in Message field order: keywords cost 2 us a message here.
+        return _new_tuple(Message, (
+            session, None, content.model, get("cwd"), get("gitBranch"), None, None,
+            get("version"), get("entrypoint"), get("userType"), get("permissionMode"),
+            side, agent, None, uuid or synthetic_id(session, agent or "", line),
+            id_list(prev), uuid, parent, get("logicalParentUuid"),
+            get("sourceToolAssistantUUID"), get("requestId"), get("promptId"), ts,
+            content.role, get("hookEvent"), True if get("isCompactSummary") else None,
+            dumps_decoded(cm) if cm else None, line,
+        ))
 
     def _part(self, block: dict[str, Any], index: int) -> Part:
         btype = block.get("type")
