@@ -108,6 +108,10 @@ def parse_timestamp(value: Any) -> int | None:
     """
     if not isinstance(value, str):
         return None
+    if len(value) == 24 and value[19] == "." and value[23] == "Z":  # what Claude writes
+        fast = _millis_z(value)
+        if fast is not None:
+            return fast
     try:
         when = dt.datetime.fromisoformat(value)
     except ValueError:
@@ -115,6 +119,29 @@ def parse_timestamp(value: Any) -> int | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     return (when - _EPOCH) // _ONE_US
+
+
+# "YYYY-MM-DD" -> microseconds at its midnight (None: fromisoformat refuses that date)
+_MIDNIGHT: dict[str, int | None] = {}
+
+
+def _millis_z(value: str) -> int | None:
+    """``YYYY-MM-DDTHH:MM:SS.fffZ`` without datetime, its date read once per day; None for
+    anything fromisoformat should decide."""
+    clock = value[11:13] + value[14:16] + value[17:19] + value[20:23]
+    if not (value[10] == "T" and value[13] == ":" and value[16] == ":" and clock.isascii()
+            and clock.isdigit()):
+        return None
+    hour, minute, second = int(clock[:2]), int(clock[2:4]), int(clock[4:6])
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    day = value[:10]
+    midnight = _MIDNIGHT.get(day, -1)
+    if midnight == -1:
+        midnight = _MIDNIGHT[day] = parse_timestamp(day + "T00:00:00.000+00:00")
+    if midnight is None:
+        return None
+    return midnight + ((hour * 60 + minute) * 60 + second) * 1_000_000 + int(clock[6:]) * 1000
 
 
 def dumps(value: Any) -> str:
@@ -180,15 +207,18 @@ def _plain(value: Any) -> bool:
 
 def _has_float(value: Any) -> bool:
     kind = type(value)
+    if kind is float:
+        return True
     if kind is dict:
-        return any(type(v) is float or (type(v) in _NESTED and _has_float(v))
-                   for v in value.values())
-    if kind is list:
-        return any(type(v) is float or (type(v) in _NESTED and _has_float(v)) for v in value)
-    return kind is float
+        value = value.values()
+    elif kind is not list:
+        return False
+    for v in value:  # a loop, not any(<generator>): most arguments are a few strings
+        kind = type(v)
+        if kind is float or ((kind is dict or kind is list) and _has_float(v)):
+            return True
+    return False
 
-
-_NESTED = (dict, list)
 
 
 def id_list(message_id: str | None) -> str:

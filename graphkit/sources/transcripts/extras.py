@@ -68,7 +68,11 @@ class ClaudeUsage:
         mid = raw if isinstance(raw, str) else f"line-{message_line}"
         req = entry.get("requestId")
         rid = req if isinstance(req, str) else None
-        self.pairs[(mid, rid)] = (message_line, {k: _int(usage.get(k)) for k in TOKEN_KEYS})
+        counts = {}
+        for k in TOKEN_KEYS:  # _int inlined: this runs for every assistant line
+            v = usage.get(k)
+            counts[k] = v if isinstance(v, int) and not isinstance(v, bool) else 0
+        self.pairs[(mid, rid)] = (message_line, counts)
 
     def facts(self) -> list[list[Any]]:
         """``[line, "message.id|requestId", usage]`` per pair, in line order."""
