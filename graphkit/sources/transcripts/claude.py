@@ -172,9 +172,9 @@ def _message_content(etype: str, e: dict[str, Any]) -> _Content | str:
         return f"{etype} message without content"
     if etype == "assistant":
         native = msg.get("id")
-        return _Content(blocks, msg.get("role") or etype, msg.get("model"),
-                        native if isinstance(native, str) else None)
-    return _Content(blocks, msg.get("role") or etype)
+        return _new_tuple(_Content, (blocks, msg.get("role") or etype, msg.get("model"),
+                                     native if isinstance(native, str) else None, None))
+    return _new_tuple(_Content, (blocks, msg.get("role") or etype, None, None, None))
 
 
 def _result_links(e: dict[str, Any], side: bool) -> tuple[str | None, str | None]:
@@ -333,8 +333,10 @@ class _ClaudeFile:
 
     def _part(self, block: dict[str, Any], index: int) -> Part:
         btype = block.get("type")
-        if btype == "text":
-            return Part(index, "text", self.etype, self.subtype or "text", block.get("text"))
+        if btype == "text":  # most parts: the tuple built directly, as in _message
+            return _new_tuple(Part, (index, "text", self.etype, self.subtype or "text",
+                                     block.get("text"), None, None, None, None, None, None,
+                                     None, None))
         if btype in ("tool_use", "server_tool_use"):
             return self._tool_call(block, index)
         if btype == "tool_result" or (isinstance(btype, str) and btype.endswith("_tool_result")):
@@ -359,9 +361,9 @@ class _ClaudeFile:
                     prompt = args.get("prompt")
                     self.spawns[call_id] = Spawn(
                         self.ts, prompts={prompt} if isinstance(prompt, str) else set())
-        return Part(index, "tool_call", self.etype, block.get("type"), tool_name=name,
-                    tool_call_id=call_id,
-                    tool_args=dumps_decoded(args) if args is not None else None)
+        return _new_tuple(Part, (
+            index, "tool_call", self.etype, block.get("type"), None, name, call_id,
+            dumps_decoded(args) if args is not None else None, None, None, None, None, None))
 
     def _tool_result(self, block: dict[str, Any], index: int) -> Part:
         for_id = block.get("tool_use_id")
@@ -385,10 +387,10 @@ class _ClaudeFile:
                     prompt = tur.get("prompt") if isinstance(tur, dict) else None
                     if isinstance(prompt, str):
                         spawn.prompts.add(prompt)
-        return Part(index, "tool_result", self.etype, block.get("type"), text,
-                    tool_name=self.tool_names.get(str(for_id)), tool_call_id=for_id,
-                    tool_result_for=for_id, is_error=err if isinstance(err, bool) else None,
-                    status=STATUS_ERROR if err else STATUS_SUCCESS)
+        return _new_tuple(Part, (
+            index, "tool_result", self.etype, block.get("type"), text,
+            self.tool_names.get(str(for_id)), for_id, None, for_id, None, None,
+            err if isinstance(err, bool) else None, STATUS_ERROR if err else STATUS_SUCCESS))
 
     def finish(self) -> FileParse:
         """The file's pre-rows and facts, inline sidechains given their agents."""
