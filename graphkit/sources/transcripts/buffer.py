@@ -108,10 +108,6 @@ def parse_timestamp(value: Any) -> int | None:
     """
     if not isinstance(value, str):
         return None
-    if len(value) == 24 and value[19] == "." and value[23] == "Z":  # what Claude writes
-        fast = _millis_z(value)
-        if fast is not None:
-            return fast
     try:
         when = dt.datetime.fromisoformat(value)
     except ValueError:
@@ -119,29 +115,6 @@ def parse_timestamp(value: Any) -> int | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     return (when - _EPOCH) // _ONE_US
-
-
-# "YYYY-MM-DD" -> microseconds at its midnight (None: fromisoformat refuses that date)
-_MIDNIGHT: dict[str, int | None] = {}
-
-
-def _millis_z(value: str) -> int | None:
-    """``YYYY-MM-DDTHH:MM:SS.fffZ`` without datetime, its date read once per day; None for
-    anything fromisoformat should decide."""
-    clock = value[11:13] + value[14:16] + value[17:19] + value[20:23]
-    if not (value[10] == "T" and value[13] == ":" and value[16] == ":" and clock.isascii()
-            and clock.isdigit()):
-        return None
-    hour, minute, second = int(clock[:2]), int(clock[2:4]), int(clock[4:6])
-    if hour > 23 or minute > 59 or second > 59:
-        return None
-    day = value[:10]
-    midnight = _MIDNIGHT.get(day, -1)
-    if midnight == -1:
-        midnight = _MIDNIGHT[day] = parse_timestamp(day + "T00:00:00.000+00:00")
-    if midnight is None:
-        return None
-    return midnight + ((hour * 60 + minute) * 60 + second) * 1_000_000 + int(clock[6:]) * 1000
 
 
 def dumps(value: Any) -> str:
@@ -173,36 +146,10 @@ def dumps_decoded(value: Any) -> str:
         return dumps(value)
 
 
-def _sorted_encoder() -> Any:
-    import msgspec
-
-    return msgspec.json.Encoder(order="sorted")
-
-
-_ENCODE_SORTED = _sorted_encoder().encode
-_SCALARS = frozenset({str, int, bool, type(None)})
-
-
 def json_roundtrip(value: Any) -> Any:
     """``json.loads(json.dumps(value, sort_keys=True))``: a parse's facts as the cache gives
-    them back. By msgspec when ``value`` holds only text keys, strings, ints, bools, nulls,
-    lists and objects (it would write a NaN as null, and sort other keys otherwise)."""
-    try:
-        if _plain(value):
-            return _DECODE(_ENCODE_SORTED(value))
-    except Exception:  # json below raises or answers as it always did
-        pass
-    return json.loads(json.dumps(value, sort_keys=True))
-
-
-def _plain(value: Any) -> bool:
-    kind = type(value)
-    if kind is dict:
-        return all(type(k) is str for k in value) and all(
-            type(v) in _SCALARS or _plain(v) for v in value.values())
-    if kind is list or kind is tuple:
-        return all(type(v) in _SCALARS or _plain(v) for v in value)
-    return kind in _SCALARS
+    them back; the text read back by msgspec (:func:`loads`)."""
+    return loads(json.dumps(value, sort_keys=True))
 
 
 def _has_float(value: Any) -> bool:
