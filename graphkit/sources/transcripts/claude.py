@@ -264,7 +264,9 @@ class _ClaudeFile:
             agent = e.get("agentId") or self.layout.agent_id
         else:
             agent = e.get("agentId") if side else None
-        uuid = e.get("uuid") if isinstance(e.get("uuid"), str) else None
+        uuid = e.get("uuid")
+        if not isinstance(uuid, str):
+            uuid = None
         if uuid is not None and uuid in self.uuid_to_mid:
             self._repeated(line, uuid, e)  # the same entry written twice: count it once
             return

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphkit.core.schema import MESSAGES_SCHEMA
 from graphkit.sources.transcripts.buffer import dumps
@@ -39,6 +40,16 @@ from graphkit.sources.transcripts.links import (
 )
 
 
+def _held_once(table: pa.Table) -> bool:
+    """Whether every message id sits in one (session, file) only (the usual case), told
+    by two hash aggregations instead of a Python pass over the rows."""
+    mids = table["message_id"]
+    if not table.num_rows or mids.null_count:
+        return False
+    held = table.group_by(["message_id", "session_id", "_file"]).aggregate([])
+    return bool(held.num_rows == pc.count_distinct(mids).as_py())
+
+
 def settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
     """Keep each Claude message once; return the table and session → resumed_from.
 
@@ -51,6 +62,8 @@ def settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
     - otherwise kept under ``<session>:<id>`` (ids reused by unrelated sessions, or a plain
       copy of a session that added nothing), so ``part_id`` stays unique.
     """
+    if _held_once(table):
+        return table, {}
     sessions = table["session_id"].to_pylist()
     mids = table["message_id"].to_pylist()
     files = table["_file"].to_pylist()
