@@ -1,0 +1,127 @@
+"""The fast JSON paths of the transcript parsers give exactly what json gave before.
+
+msgspec decodes transcript lines and writes tool arguments; whatever it refuses or would
+write differently goes to json. These tests hold the two to the json reference, value
+and type, on the awkward inputs: NaN, huge ints, floats json and msgspec print
+differently, lone surrogates, a byte-order mark, invalid UTF-8, deep nesting.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphkit.sources.transcripts.buffer import dumps_decoded, json_lines, json_roundtrip, loads
+
+SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
+
+
+def reference_lines(data: bytes) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
+    """What json_lines yielded before msgspec: json.loads on each line of the file's text
+    (its bytes if the file is not UTF-8 throughout)."""
+    skipped: list[tuple[int, str]] = []
+    out = []
+    try:
+        lines: list[Any] = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = data.split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            skipped.append((number, "not valid JSON"))
+            continue
+        except RecursionError:
+            skipped.append((number, "JSON nested too deeply to read"))
+            continue
+        if isinstance(obj, dict):
+            out.append((number, obj))
+        else:
+            skipped.append((number, "line is not a JSON object"))
+    return out, skipped
+
+
+def typed(value: Any) -> Any:
+    """``value`` with every scalar paired with its type (1 and 1.0 and True differ)."""
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}, list(value)
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    if isinstance(value, float) and value != value:
+        return "nan", float
+    return value, type(value)
+
+
+def fast_lines(data: bytes) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
+    skipped: list[tuple[int, str]] = []
+    return list(json_lines(data, skipped)), skipped
+
+
+AWKWARD_LINES = [
+    b'{"a": NaN, "b": Infinity, "c": -Infinity}',
+    b'{"big": 123456789012345678901234567890, "neg": -18446744073709551617}',
+    b'{"f": [1e16, 1e-05, 0.1, 1E400, -0.0, 5e-324, 1.00000000000000000001]}',
+    b'{"s": "\\ud800 lone", "pair": "\\ud83d\\ude00"}',
+    b'\xef\xbb\xbf{"bom": 1}',
+    "\u00a0".encode(),
+    b"\x1c{}",
+    b"   \t",
+    b'{"a": 1}\r',
+    b'{"a": 1, "a": 2, "b": 3}',
+    b'"text"',
+    b"null",
+    b"[1, 2]",
+    b"[" * 3000 + b"]" * 3000,
+    b'{"x": ' + b"[" * 900 + b"]" * 900 + b"}",
+    b'{"ctl": "a\x01b"}',
+    b'{"trunc": "ab',
+    b"{\"utf\": \"caf\xc3\xa9 \xe2\x80\xa8\"}",
+]
+
+
+def test_awkward_lines_read_as_json_read_them() -> None:
+    data = b"\n".join(AWKWARD_LINES)
+    assert typed(fast_lines(data)) == typed(reference_lines(data))
+    assert fast_lines(data)[1]  # the refused lines are reported, with their numbers
+
+
+def test_a_file_with_invalid_utf8_falls_back_line_by_line() -> None:
+    data = b'{"ok": 1}\n{"bad": "\xff\xfe"}\n{"n": NaN}\n\xef\xbb\xbf{"bom": 2}\n{"ok": 3}'
+    assert typed(fast_lines(data)) == typed(reference_lines(data))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=True, allow_infinity=True)
+    | st.integers(min_value=-(2**80), max_value=2**80) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@SETTINGS
+@given(json_values)
+def test_tool_arguments_are_written_as_json_dumps_writes_them(value: Any) -> None:
+    expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert dumps_decoded(value) == expected
+
+
+@SETTINGS
+@given(st.dictionaries(st.text(), json_values, max_size=5))
+def test_lines_decode_to_the_values_and_types_json_gives(value: dict[str, Any]) -> None:
+    for ascii_only in (True, False):
+        line = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+        data = line + b"\n\n" + line
+        assert typed(fast_lines(data)) == typed(reference_lines(data))
+        text = json.dumps(value, ensure_ascii=ascii_only)
+        assert typed(loads(text)) == typed(json.loads(text))
+
+
+@SETTINGS
+@given(st.dictionaries(st.text(), json_values, max_size=5))
+def test_facts_round_trip_as_through_json(value: dict[str, Any]) -> None:
+    assert typed(json_roundtrip(value)) == typed(json.loads(json.dumps(value, sort_keys=True)))
