@@ -445,6 +445,9 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
     """Parse one Claude transcript into pre-rows plus the cross-file facts it holds."""
     state = _ClaudeFile(claude_layout(path))
     state.entry_at = _entry_reader(path, data)
-    for line, entry in _entries(path, data, state.skipped):
-        state.add(line, entry)
+    entries = (_entries(path, data, state.skipped) if path.suffix == ".json"
+               else json_lines(data, state.skipped))  # JSONL: no generator in between
+    add = state.add
+    for line, entry in entries:
+        add(line, entry)
     return state.finish()
