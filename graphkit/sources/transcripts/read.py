@@ -178,6 +178,8 @@ def _meta(agent_file: Path, index: TranscriptIndex | None
           ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """An agent file's sidecar and its fingerprint; from the index while the sidecar's size,
     mtime and inode are unchanged."""
+    if index is None:
+        return read_meta(agent_file)  # nothing to reuse: no stat of the sidecar first
     key = str(agent_file)
     entry = index.entry(key) if index else None
     side = agent_file.with_name(agent_file.name.split(".", 1)[0] + ".meta.json")
@@ -232,6 +234,13 @@ def _load_or_parse(path: Path, index: TranscriptIndex | None, result: Transcript
         if out.error is not None:
             _skip(result, strict, SkippedLine(key, 0, out.error))
             return None
+    elif index is None:  # no cache to consult: read_one's own stat is the only one
+        out = None
+        got, data = read_one(path)
+        if got.error is not None:
+            _skip(result, strict, SkippedLine(key, 0, got.error))
+            return None
+        stat, fingerprint = got.stat, got.fingerprint
     else:
         out = None
         try:
