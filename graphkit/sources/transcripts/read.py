@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import gc
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -86,6 +88,28 @@ def read_transcripts(
     index (must lie outside the transcript folders); ``progress`` hears files done of the
     total, rows and bytes read and the file being read.
     """
+    with _fewer_collections():
+        return _read(paths, strict, since, cache_dir, progress)
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Run the cyclic garbage collector rarely while transcripts are read.
+
+    Parsing allocates millions of dicts and tuples and frees nearly all of them by reference
+    counting (it makes no cycles); at the default threshold the collector ran every 700
+    allocations and scanned the growing rows again and again: 15-20% of the CPU time.
+    """
+    old = gc.get_threshold()
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
+def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
+          cache_dir: Path | None, progress: ProgressLike) -> TranscriptRows:
     if cache_dir is not None:
         check_cache_dir(Path(cache_dir), paths)
     shown = as_progress(progress)
