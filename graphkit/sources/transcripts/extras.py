@@ -249,9 +249,12 @@ def with_extras(attributes: list[str | None], table: pa.Table,
                 continue  # a replayed copy, dropped: its origin counts it
             seen.add(key)
             row = extra.setdefault(spot, {})
-            acc = row.get("usage", {})
-            row["usage"] = {k: acc.get(k, 0) + usage.get(k, 0) for k in TOKEN_KEYS
-                            if k in acc or k in usage}
+            acc = row.get("usage")
+            if acc is None:  # the usual case: one pair per message (counts are ints)
+                row["usage"] = {k: usage[k] for k in TOKEN_KEYS if k in usage}
+            else:
+                row["usage"] = {k: acc.get(k, 0) + usage.get(k, 0) for k in TOKEN_KEYS
+                                if k in acc or k in usage}
     if continues:
         agents = table.column("agent_id").to_pylist()
         for i, (s, a) in enumerate(zip(table.column("session_id").to_pylist(), agents,
