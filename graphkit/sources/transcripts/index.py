@@ -28,10 +28,8 @@ import pyarrow as pa
 
 from graphkit.core.errors import SourceError
 from graphkit.sources.transcripts.buffer import PRE_SCHEMA, FileParse
+from graphkit.sources.transcripts.version import PARSER_VERSION
 
-# Bump when parsing changes what a file yields: older cache entries are then ignored.
-# 4: usage and continuation facts; 5: deep JSON lines are skipped lines; 6: one rows file.
-PARSER_VERSION = 6
 INDEX_NAME = "transcripts-cache.json.gz"
 _LEGACY_INDEX = "transcripts-index.json"  # PARSER_VERSION <= 5: a Parquet file per transcript
 FILE_COLUMN = "_file"
