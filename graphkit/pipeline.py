@@ -169,6 +169,7 @@ def build_snapshot(
     if_exists: IfExists = "merge",
     batch_size: int | None = None,
     progress: Progress | None = None,
+    input_state: list[list[Any]] | None = None,
     **build_options: Any,
 ) -> tuple[BuildResult, dict[str, Any]]:
     """Build, write rejects and the snapshot, and load the graph into ``store``.
@@ -176,7 +177,9 @@ def build_snapshot(
     ``store`` is ``snapshot`` (the snapshot alone), ``networkx`` (also loaded
     into an in-process NetworkX graph, whose counts the summary reports) or
     ``neo4j`` (also loaded into ``neo4j``, a connected store). Returns the
-    build and the summary the CLI prints.
+    build and the summary the CLI prints. ``input_state``: what
+    :func:`graphkit.engine.reuse.input_state` says of ``sources``, when the caller
+    has just asked (the walk of every file under them is not repeated).
     """
     from graphkit.snapshot import write_snapshot
     from graphkit.snapshot.rejects import (
@@ -206,7 +209,7 @@ def build_snapshot(
         build_options["cache_dir"] = default_cache_dir(snapshot_dir)
     rejects_file = rejects_path or default_rejects_path(snapshot_dir)
     reuse = _Reuse.start(sources, snapshot_dir, store, rejects_file, rejects_path,
-                         build_options)
+                         build_options, input_state)
     if reuse is not None and (done := reuse.previous(
             build_options.get("contract", DEFAULT_CONTRACT), say)) is not None:
         return done
@@ -293,8 +296,8 @@ class _Reuse:
 
     @classmethod
     def start(cls, sources: Sources, snapshot_dir: Path | None, store: str,
-              rejects_file: Path, rejects_path: Path | None,
-              options: dict[str, Any]) -> _Reuse | None:
+              rejects_file: Path, rejects_path: Path | None, options: dict[str, Any],
+              inputs: list[list[Any]] | None = None) -> _Reuse | None:
         """Only a build from files into a snapshot alone is skipped when nothing changed."""
         if isinstance(sources, pa.Table) or snapshot_dir is None or store != "snapshot":
             return None
@@ -306,7 +309,8 @@ class _Reuse:
         shaping["rejects_path"] = rejects_path
         key = build_key(options.get("contract", DEFAULT_CONTRACT), paths, snapshot_dir,
                         shaping)
-        return cls(Path(options["cache_dir"]), key, input_state(paths), Path(snapshot_dir),
+        return cls(Path(options["cache_dir"]), key,
+                   input_state(paths) if inputs is None else inputs, Path(snapshot_dir),
                    [rejects_file, skipped_lines_path(rejects_file)], rejects_file, paths,
                    str(options.get("granularity", "thread")))
 

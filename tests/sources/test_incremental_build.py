@@ -214,3 +214,38 @@ def test_a_changed_sidecar_is_read_again(work: Path, tmp_path: Path) -> None:
     _assert_equals_cold(work, snap, tmp_path)
     agents = read_snapshot(snap).nodes["Agent"].table.to_pylist()
     assert any("Changed-Type" in json.dumps(a) for a in agents)
+
+
+def test_appends_write_small_segments_and_compact(work: Path, tmp_path: Path,
+                                                  monkeypatch: Any) -> None:
+    import gzip
+
+    from graphkit.sources.transcripts import read_transcripts
+
+    cache = tmp_path / "cache"
+    read_transcripts([work], cache_dir=cache)
+
+    def segments() -> list[dict[str, Any]]:
+        doc = json.loads(gzip.decompress((cache / index.INDEX_NAME).read_bytes()))
+        return list(doc["segments"])
+
+    assert len(segments()) == 1
+    whole = segments()[0]["num_rows"]
+    monkeypatch.setattr(index, "_MAX_SEGMENTS", 3)
+    monkeypatch.setattr(index, "_MAX_HELD", 100.0)  # only the segment count compacts here
+    for n in range(4):
+        with (work / SESSION).open("a") as fh:
+            fh.write(json.dumps(assistant(f"a-more-{n}", "00000000-0295-4000-8000-000000000001",
+                                          f"2026-07-11T07:01:0{n}Z", [text("more")], "a2"))
+                     + "\n")
+        again = read_transcripts([work], cache_dir=cache)
+        assert again.files_read == 1
+        assert again.table.equals(read_transcripts([work]).table)
+        names = {p.name for p in cache.glob("transcripts-*")}
+        assert names == {index.INDEX_NAME} | {x for g in segments()
+                                              for x in (g["rows"], g["entries"])}
+        if n < 2:  # one small segment more: the appended-to file's rows only
+            assert len(segments()) == n + 2
+            assert segments()[-1]["num_rows"] < whole / 4
+    assert len(segments()) == 2  # compacted into one at the third segment, then one more
+    assert segments()[0]["num_rows"] >= whole
