@@ -140,17 +140,25 @@ def test_a_snapshot_changed_or_removed_since_is_built(work: Path, tmp_path: Path
     assert (snap / "manifest.json").is_file()
 
 
-def test_a_kept_rebuild_imports_nothing_heavy(work: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("given", ["a folder", "no SOURCE"])
+def test_a_kept_rebuild_imports_nothing_heavy(work: Path, tmp_path: Path, given: str) -> None:
     snap = tmp_path / "snap"
-    _cli(str(work), "--snapshot", str(snap))
-    probe = ("import sys\nsys.argv = ['graphkit', 'build', sys.argv[1], '--snapshot', "
-             "sys.argv[2], '--json']\nfrom graphkit.cli import main\ntry:\n    main()\n"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [str(work)]
+    if given == "no SOURCE":  # the user's own folders: ~/.claude/projects
+        home = tmp_path / "home"
+        shutil.copytree(work, home / ".claude" / "projects")
+        env = {**env, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+               "CODEX_HOME": str(home / ".codex")}
+        args = []
+    probe = ("import json, sys\nsys.argv = ['graphkit', 'build', *sys.argv[2:], '--snapshot', "
+             "sys.argv[1], '--json']\nfrom graphkit.cli import main\ntry:\n    main()\n"
              "except SystemExit:\n    pass\nheavy = ['pyarrow', 'pydantic', 'yaml', 'rich', "
              "'networkx', 'numpy', 'graphkit.contract.model', 'graphkit.pipeline']\n"
              "print(json.dumps([m for m in heavy if m in sys.modules]), file=sys.stderr)\n")
-    done = subprocess.run([sys.executable, "-c", "import json\n" + probe, str(work), str(snap)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert done.returncode == 0, done.stderr
-    assert _kept(json.loads(done.stdout))
-    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+    runs = [subprocess.run([sys.executable, "-c", probe, str(snap), *args], capture_output=True,
+                           text=True, cwd=ROOT, timeout=300, env=env) for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stderr
+    assert not _kept(json.loads(runs[0].stdout)) and _kept(json.loads(runs[1].stdout))
+    assert json.loads(runs[1].stderr.strip().splitlines()[-1]) == []
