@@ -249,3 +249,58 @@ def test_appends_write_small_segments_and_compact(work: Path, tmp_path: Path,
             assert segments()[-1]["num_rows"] < whole / 4
     assert len(segments()) == 2  # compacted into one at the third segment, then one more
     assert segments()[0]["num_rows"] >= whole
+
+
+HOME = fixtures() / "hypaware-cache" / "home" / ".claude" / "projects" / "-home-dev-src-billing-svc"
+CODEX = "claude-code-log/codex/sessions/2026/01/03"
+CHILD = f"{CODEX}/rollout-2026-01-03T04-05-10-33333333-3333-4333-8333-333333333333.jsonl"
+
+
+@pytest.mark.parametrize("change", ["subagent", "codex-child", "new-session", "deleted-agent",
+                                    "resumed"])
+def test_linked_files_changed_equal_a_cold_build(tmp_path: Path, change: str) -> None:
+    """A change to one file can change rows of files linked to it (a subagent's spawning
+    call, a Codex parent, a resumed session): the rebuild still equals a cold build."""
+    from tests.sources.builders import codex_message, user, write_jsonl
+
+    work = tmp_path / "transcripts"
+    shutil.copytree(TRANSCRIPTS, work)
+    billing = work / "home" / "-home-dev-src-billing-svc"
+    shutil.copytree(HOME, billing)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    files = _build(work, snap, cache)["transcripts"]["files_parsed"]
+    sid = "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03"
+    parsed, total = 1, files
+    if change == "subagent":
+        nested = billing / sid / "subagents" / "agent-c2ee44ff55aa66bb.jsonl"
+        with nested.open("a") as fh:
+            fh.write(json.dumps(dict(assistant("e2-extra", sid, "2026-11-22T08:30:10.500Z",
+                                               [text("also pyyaml")]), isSidechain=True,
+                                     agentId="c2ee44ff55aa66bb")) + "\n")
+    elif change == "codex-child":
+        with (work / CHILD).open("a") as fh:
+            fh.write(json.dumps(codex_message("2026-01-03T04:06:00.000Z", "assistant",
+                                              "one more finding")) + "\n")
+    elif change == "new-session":
+        write_jsonl(billing / "dddddddd-0000-4000-8000-00000000000d.jsonl",
+                    [user("d1", "dddddddd-0000-4000-8000-00000000000d",
+                          "2026-11-23T09:00:00Z", "a new session")])
+        total += 1
+    elif change == "deleted-agent":
+        agent = next(billing.rglob("agent-*.jsonl"))
+        agent.unlink()
+        agent.with_name(agent.stem + ".meta.json").unlink(missing_ok=True)
+        parsed, total = 0, files - 1
+    else:  # a resume of session B: replays B's messages, then continues
+        b = billing / "7c2d9e14-3a6b-4f1e-8d20-5e6f7a8b9c02.jsonl"
+        resumed = [dict(json.loads(line), sessionId="bbbbbbbb-0000-4000-8000-00000000000b")
+                   for line in b.read_text().splitlines()]
+        resumed.append(user("c0000002-new", "bbbbbbbb-0000-4000-8000-00000000000b",
+                            "2026-11-21T15:00:00Z", "and the tests?",
+                            "c0000002-0000-4000-8000-000000000004"))
+        write_jsonl(billing / "bbbbbbbb-0000-4000-8000-00000000000b.jsonl", resumed)
+        total += 1
+    after = _build(work, snap, cache)
+    assert after["transcripts"] == {"files_parsed": parsed, "files_reused": total - parsed}
+    _assert_equals_cold(work, snap, tmp_path)
+    assert _build(work, snap, cache)["snapshot_reused"] is True
