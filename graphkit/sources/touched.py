@@ -204,8 +204,10 @@ _KEYS = pa.schema([(k, pa.string()) for k in ("file_path", "notebook_path", "pat
 # alone on its line (json.loads refuses a BOM, Arrow would take it; a newline would
 # split it; several objects on a line are caught by the row count).
 _ONE_LINE_OBJECT = r"^[ \t]*\{[^\n\r]*\}[ \t]*$"
-# (Deep nesting is no danger here: with an explicit schema and other keys ignored,
-# Arrow's reader skips a value nested a million deep and refuses one in a key it reads.)
+# json.loads gives up on documents nested about 1,000 deep (taken as text: no path),
+# where Arrow's reader would still find the keys: documents with this many brackets
+# (inside strings too, so some that are not deep) go row by row, to answer alike.
+_MAX_BRACKETS = 500
 # A posix path normpath and join leave as they are (no ``.``/``..`` segment, no ``//``,
 # no trailing ``/``); any other goes through normalise().
 _NEEDS_NORMPATH = r"(^|/)\.\.?(/|$)|//|./$"
@@ -252,7 +254,11 @@ def _read_keys(docs: pa.Array) -> pa.Table | None:
     return got if got.num_rows == len(docs) else None
 
 
-def _keys_by_chunk(docs: pa.Array, chunk: int = 4096) -> tuple[pa.Table, pa.Array]:
+# Documents per retry where Arrow's reader refuses the whole set (tests set it to 1).
+CHUNK = 4096
+
+
+def _keys_by_chunk(docs: pa.Array) -> tuple[pa.Table, pa.Array]:
     """:func:`_read_keys` of ``docs``, a chunk at a time where the whole is refused;
     and which documents it read (False: chunks to parse with json.loads)."""
     if not len(docs):
@@ -261,8 +267,8 @@ def _keys_by_chunk(docs: pa.Array, chunk: int = 4096) -> tuple[pa.Table, pa.Arra
     if whole is not None:
         return whole.combine_chunks(), pc.is_valid(docs)
     parts, ok = [], []
-    for at in range(0, len(docs), chunk):
-        part = docs.slice(at, chunk)
+    for at in range(0, len(docs), CHUNK):
+        part = docs.slice(at, CHUNK)
         got = _read_keys(part)
         ok += [got is not None] * len(part)
         parts.append(got if got is not None else pa.table(
@@ -273,8 +279,9 @@ def _keys_by_chunk(docs: pa.Array, chunk: int = 4096) -> tuple[pa.Table, pa.Arra
 def _quick(names: pa.Array, docs: pa.Array) -> pa.Array:
     """Which Claude file-tool calls' documents Arrow's JSON reader may parse."""
     claude = pc.is_in(names, value_set=_CLAUDE_TOOLS)
-    return pc.fill_null(pc.and_(claude, pc.match_substring_regex(docs, _ONE_LINE_OBJECT)),
-                        False)
+    shallow = pc.less(pc.count_substring_regex(docs, r"[\[{]"), _MAX_BRACKETS)
+    return pc.fill_null(pc.and_(pc.and_(claude, shallow),
+                                pc.match_substring_regex(docs, _ONE_LINE_OBJECT)), False)
 
 
 def _paths_by_arrow(names: pa.Array, docs: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
@@ -290,8 +297,8 @@ def _paths_by_arrow(names: pa.Array, docs: pa.Array) -> tuple[pa.Array, pa.Array
     notebook = pc.coalesce(given("notebook_path"), file_path)
     raw = pc.if_else(pc.is_in(names, value_set=pa.array(["NotebookRead", "NotebookEdit"])),
                      notebook, file_path)
-    reads = pc.is_in(names, value_set=pa.array(sorted(READS)))
-    op = pc.if_else(reads, "read", "write")
+    # Glob and Grep read, as READS do; WRITES write.
+    op = pc.if_else(pc.is_in(names, value_set=pa.array(sorted(WRITES))), "write", "read")
     # Glob/Grep: a path naming a file, else (Glob) a pattern naming one, joined to the path.
     path, pattern = keys.column("path").combine_chunks(), keys.column("pattern").combine_chunks()
     path_file = _names_files(path)

@@ -9,6 +9,7 @@ import json
 import pyarrow as pa
 import pytest
 
+import graphkit.sources.touched as touched_module
 from graphkit.sources.touched import (
     PATCHES,
     READS,
@@ -81,8 +82,13 @@ def _expected(rows: list[tuple[str | None, str | None, str | None, str]]) -> lis
     return out
 
 
-@pytest.mark.parametrize("encode", [False, True])
-def test_column_wise_equals_row_by_row(encode: bool) -> None:
+@pytest.mark.parametrize(("encode", "chunk"), [(False, 4096), (True, 4096), (False, 1),
+                                               (True, 7)])
+def test_column_wise_equals_row_by_row(encode: bool, chunk: int,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # Small chunks: the odd documents refuse only their own, so the good ones take
+    # Arrow's way (with 4,096 one odd document sends all of these row by row).
+    monkeypatch.setattr(touched_module, "CHUNK", chunk)
     rows = [(tool, doc, cwd, part)
             for i, path in enumerate(PATHS)
             for j, doc in enumerate(_docs(path))
@@ -122,3 +128,26 @@ def test_only_patches_and_no_tool_calls() -> None:
     got = with_touched_files(_table(rows, False), keep_args=False)
     assert got.column("touched_files").to_pylist() == _expected(rows)
     assert got.column("touched_files").to_pylist()[0] is not None
+
+
+def test_searches_read_and_edits_write_the_arrow_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_row_by_row(*_args: object) -> None:
+        raise AssertionError("these documents take Arrow's way")
+
+    monkeypatch.setattr(touched_module, "touched_json", no_row_by_row)
+    rows = [("Glob", '{"path": "src/a.py"}', "/w", "tool_call"),
+            ("Glob", '{"path": "src", "pattern": "b.py"}', "/w", "tool_call"),
+            ("Grep", '{"path": "/abs/c.py", "pattern": "x+"}', "/w", "tool_call"),
+            ("Grep", '{"path": "src", "pattern": "d.py"}', "/w", "tool_call"),
+            ("Read", '{"file_path": "e.py"}', "/w", "tool_call"),
+            ("NotebookEdit", '{"notebook_path": "f.ipynb"}', None, "tool_call"),
+            ("MultiEdit", '{"file_path": "g.py"}', "/w/", "tool_call")]
+    got = with_touched_files(_table(rows, False), keep_args=False)
+    assert [json.loads(v) if v else v for v in got.column("touched_files").to_pylist()] == [
+        [{"path": "/w/src/a.py", "reads": 1, "writes": 0}],
+        [{"path": "/w/src/b.py", "reads": 1, "writes": 0}],
+        [{"path": "/abs/c.py", "reads": 1, "writes": 0}],
+        None,
+        [{"path": "/w/e.py", "reads": 1, "writes": 0}],
+        [{"path": "f.ipynb", "reads": 0, "writes": 1}],
+        [{"path": "/w/g.py", "reads": 0, "writes": 1}]]
