@@ -8,24 +8,25 @@ bytes as the in-memory build, whatever the number of partitions.
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from graphkit.engine.local import EngineResult, build_local
-    from graphkit.engine.plan import PartitionError
-
+_EXPORTS = {"EngineResult": "graphkit.engine.local", "build_local": "graphkit.engine.local",
+            "PartitionError": "graphkit.engine.plan"}
 __all__ = ["EngineResult", "PartitionError", "build_local"]
 
 
 def __getattr__(name: str) -> Any:
-    # Imported on first use: every build imports graphkit.engine.reuse (the
-    # incremental check), which must not pull in the partitioned engine.
-    if name in ("EngineResult", "build_local"):
-        from graphkit.engine import local
+    # Loaded on first use: :mod:`graphkit.engine.reuse` (a rebuild with nothing changed)
+    # runs before pyarrow is imported and must not pull the engine in with it.
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphkit.engine' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return getattr(local, name)
-    if name == "PartitionError":
-        from graphkit.engine.plan import PartitionError
 
-        return PartitionError
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if TYPE_CHECKING:
+    from graphkit.engine.local import EngineResult, build_local
+    from graphkit.engine.plan import PartitionError
