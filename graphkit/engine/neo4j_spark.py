@@ -190,7 +190,7 @@ def require_connector(spark: Any) -> None:
 
 
 def _frame(spark: Any, table: pa.Table, parts: int) -> Any:
-    return spark.createDataFrame(table).repartition(parts)
+    return arrow_frame(spark, table).repartition(parts)
 
 
 def _write_nodes(w: _Writer, graph: GraphTables, parts: int) -> dict[str, int]:
@@ -206,9 +206,30 @@ def _write_nodes(w: _Writer, graph: GraphTables, parts: int) -> dict[str, int]:
     return written
 
 
-def _write_edges(w: _Writer, graph: GraphTables, parts: int) -> None:
+def relationship_frame(spark: Any, graph: GraphTables, etype: str,
+                       load_plan: plan.LoadPlan, plan_columns: bool = False) -> Any:
+    """``etype``'s rows as a DataFrame with one Spark partition per plan partition
+    (range partitioning on its number 0..parts-1; two may share one), each in
+    lock order. The plan columns are dropped after the sort (which keeps the
+    order) unless ``plan_columns``."""
     from pyspark.sql import functions as F
 
+    e = graph.edges[etype]
+    parts = len(load_plan.partitions[etype])
+    part, order = planned_order(e.table.num_rows, load_plan.partitions[etype])
+    table = split_epochs(e.table, utc_columns(e.table)).append_column(_PART, pa.array(part)) \
+        .append_column(_ORDER, pa.array(order))
+    df = arrow_frame(spark, table).repartitionByRange(parts, F.col(_PART)) \
+        .sortWithinPartitions(_PART, _ORDER)
+    return df if plan_columns else df.drop(_PART, _ORDER)
+
+
+def arrow_frame(spark: Any, table: pa.Table) -> Any:
+    """An Arrow table as a DataFrame (sent from the driver's memory to Spark)."""
+    return spark.createDataFrame(table)
+
+
+def _write_edges(w: _Writer, graph: GraphTables, parts: int) -> None:
     load_plan = plan.edge_partitions(graph, parts)
     for etype in sorted(graph.edges):
         e = graph.edges[etype]
@@ -216,15 +237,8 @@ def _write_edges(w: _Writer, graph: GraphTables, parts: int) -> None:
             continue
         stamps = utc_columns(e.table)
         props = [n for n in e.table.column_names if n not in (EDGE_SOURCE, EDGE_TARGET)]
-        part, order = planned_order(e.table.num_rows, load_plan.partitions[etype])
-        table = split_epochs(e.table, stamps).append_column(_PART, pa.array(part)) \
-            .append_column(_ORDER, pa.array(order))
-        # One Spark partition per plan partition (range partitioning on its
-        # number 0..parts-1), rows in lock order; the plan columns are dropped
-        # after the sort, which keeps the order.
-        df = w.spark.createDataFrame(table).repartitionByRange(parts, F.col(_PART)) \
-            .sortWithinPartitions(_PART, _ORDER).drop(_PART, _ORDER)
-        w.write(df, relationship_query(etype, e.source_type, e.target_type, props, stamps))
+        w.write(relationship_frame(w.spark, graph, etype, load_plan),
+                relationship_query(etype, e.source_type, e.target_type, props, stamps))
 
 
 def _marker(w: _Writer, labels: Sequence[str], on: bool) -> None:
