@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
@@ -25,6 +26,7 @@ from graphkit.engine.neo4j_spark import (
     load_spark,
     node_query,
     relationship_frame,
+    require_connector,
     split_epochs,
 )
 from graphkit.pipeline import build
@@ -171,6 +173,18 @@ def test_unreachable_server_is_one_line(snapshot: Path, store: Neo4jStore, spark
     finally:
         bad.close()
     assert "\n" not in str(err.value) and "127.0.0.1:9" in str(err.value)
+
+
+def test_a_session_without_the_connector_is_refused_before_writing() -> None:
+    # A second session in one process cannot gain the package (a JVM's
+    # classpath is fixed at start; seen in docs/scale.md): the class lookup
+    # fails. A session whose JVM answers nothing stands in for one here, as this
+    # process's JVM has the connector.
+    no_connector = SimpleNamespace(sparkContext=SimpleNamespace(_jvm=None))
+
+    with pytest.raises(StoreError, match="not on Spark's classpath") as err:
+        require_connector(no_connector)
+    assert "--packages org.neo4j:neo4j-connector-apache-spark_2.13" in (err.value.hint or "")
 
 
 def test_cli_load_engine_spark(snapshot: Path, store: Neo4jStore, spark: Any,
