@@ -90,19 +90,24 @@ def one_run(snap: Path, how: str, spark: Any, partitions: int | None) -> dict[st
             "load_avg_1m_at_start": round(load_avg, 1)}
 
 
-def markdown(res: dict[str, Any]) -> str:
+def markdown(results: dict[str, Any]) -> str:
+    """The runs of every measured size as one Markdown section."""
     lines = [BEGIN, "## Neo4j load: Spark executors (connector) beside the driver load", "",
-             f"Snapshot of {res['size']} generated rows: {res['nodes']:,} nodes, "
-             f"{res['relationships']:,} relationships. Fresh server per run (1 GiB heap); "
-             f"Spark `{res['master']}` started once ({res['spark_start_s']:.0f} s, not "
-             "counted). Client CPU = this process + Spark's JVM. "
-             "`python -m bench.spark_load`.", "",
-             "| run | writers | seconds | records/s | client CPU s | server CPU s | "
-             "records/CPU-s | load avg at start |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in res["runs"]:
-        lines.append(f"| {r['run']} | {r['writers']} | {r['seconds']} | {r['records_per_s']:,} | "
-                     f"{r['client_cpu_s']} | {r['server_cpu_s']} | {r['records_per_cpu_s']:,} | "
-                     f"{r['load_avg_1m_at_start']} |")
+             "Fresh server per run (1 GiB heap, 512 MiB page cache); Spark started once per "
+             "size (not counted). `writers`: the driver load's sessions, or Spark tasks "
+             "(`local[2]` runs two at a time). Client CPU = this process + Spark's JVM. "
+             "`python -m bench.spark_load --size N`.", "",
+             "| snapshot | run | writers | seconds | records/s | client CPU s | server CPU s | "
+             "records/CPU-s | load avg at start |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for res in results.values():
+        what = (f"{res['size']} rows: {res['nodes']:,} nodes + {res['relationships']:,} rels; "
+                f"Spark `{res['master']}` start {res['spark_start_s']:.0f} s")
+        for r in res["runs"]:
+            lines.append(f"| {what} | {r['run']} | {r['writers']} | {r['seconds']} | "
+                         f"{r['records_per_s']:,} | {r['client_cpu_s']} | {r['server_cpu_s']} | "
+                         f"{r['records_per_cpu_s']:,} | {r['load_avg_1m_at_start']} |")
+            what = ""
     return "\n".join([*lines, "", END])
 
 
@@ -146,9 +151,12 @@ def main() -> None:
             res["runs"].append(row)
     finally:
         spark.stop()
-    (args.out / "spark_load.json").write_text(json.dumps(res, indent=2) + "\n")
-    write_section(args.out / "SCALE.md", markdown(res))
-    print(markdown(res))
+    saved = args.out / "spark_load.json"
+    results = json.loads(saved.read_text()) if saved.exists() else {}
+    results = {**{k: v for k, v in results.items() if "runs" in v}, args.size: res}
+    saved.write_text(json.dumps(results, indent=2) + "\n")
+    write_section(args.out / "SCALE.md", markdown(results))
+    print(markdown(results))
 
 
 if __name__ == "__main__":
