@@ -199,3 +199,9 @@ def test_cli_load_engine_spark(snapshot: Path, store: Neo4jStore, spark: Any,
     graph = read_snapshot(snapshot)
     assert store.node_counts(sorted(graph.nodes)) == graph.node_counts()
     assert cfg.password is None or cfg.password not in result.output
+
+
+def test_cli_spark_master_needs_engine_spark(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["load", str(tmp_path), "--spark-master", "local[2]"])
+    assert result.exit_code == 2
+    assert "--spark-master needs --engine spark" in result.output
