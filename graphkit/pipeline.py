@@ -106,11 +106,14 @@ def build(
     progress: Progress | None = None,
     fingerprints: bool = True,
     include_content: bool = False,
+    hash_inputs: bool = False,
 ) -> BuildResult:
     """Read ``sources``, check them against the contract and project the graph.
 
     ``sources`` is a path, a list of paths, or an Arrow table of
-    ``ai_gateway_messages`` rows already in memory.
+    ``ai_gateway_messages`` rows already in memory. ``fingerprints`` records each
+    input file's size and mtime for the manifest, ``hash_inputs`` each row file's
+    SHA-256 too.
 
     >>> result = build("samples/rows")
     >>> result.summary()["nodes"]["Session"]
@@ -132,9 +135,9 @@ def build(
         else:
             paths = as_paths(sources)
             if fingerprints:
-                # Hashing the input files reads every byte of them (content
-                # columns too) but holds no GIL: it runs beside read and projection.
-                hashing = background.submit(row_file_fingerprints, paths)
+                # Hashing the input files (asked for) reads every byte of them, content
+                # columns too, but holds no GIL: it runs beside read and projection.
+                hashing = background.submit(row_file_fingerprints, paths, hash_inputs)
             rows = read_sources(paths, read_spec(c, include_content), strict=strict,
                                 since=since, cache_dir=cache_dir, progress=progress,
                                 fingerprints=False)
