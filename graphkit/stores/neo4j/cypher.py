@@ -161,12 +161,15 @@ def relationships_by_node_id(
     missing end does in :func:`merge_relationships`, never the wrong node.
     """
     verb = "CREATE" if create else "MERGE"
+    # The ids are compared after a projection: written as `a.id = $sources[i]`
+    # the planner turns that into a (locking) unique-index seek and only
+    # filters on id(a), the very seek this query exists to avoid (PROFILE).
     return (
         "UNWIND range(0, size($s) - 1) AS i"
-        " MATCH (a) WHERE id(a) = $s[i]"
-        " MATCH (b) WHERE id(b) = $t[i]"
-        f" WITH i, a, b WHERE a:{quote_name(source_label)} AND a.id = $sources[i]"
-        f" AND b:{quote_name(target_label)} AND b.id = $targets[i]"
+        f" MATCH (a) WHERE id(a) = $s[i] AND a:{quote_name(source_label)}"
+        f" MATCH (b) WHERE id(b) = $t[i] AND b:{quote_name(target_label)}"
+        " WITH i, a, b, a.id AS a_id, b.id AS b_id"
+        " WHERE a_id = $sources[i] AND b_id = $targets[i]"
         f" {verb} (a)-[r:{quote_name(rel_type, 'relationship type')}]->(b)"
         f" SET r += {_props_map(props, epoch)} RETURN count(r) AS written"
     )

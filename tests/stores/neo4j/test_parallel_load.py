@@ -136,6 +136,29 @@ def test_an_end_outside_the_graph_is_found_in_the_database_by_its_id(
     assert_same_graph(store.read_graph(sorted(g.nodes), sorted(g.edges)), loaded)
 
 
+@pytest.mark.parametrize("create", [True, False])
+def test_relationships_by_node_id_seek_by_id_not_by_index(store: Neo4jStore,
+                                                           create: bool) -> None:
+    """The point of sending internal ids: the plan seeks each end by id and
+    takes no (locking) index seek; the id check stays a filter."""
+    from graphkit.stores.neo4j import cypher
+
+    store.ensure_schema(["Thread", "Tool"])
+    query = cypher.relationships_by_node_id("CALLED_TOOL", "Thread", "Tool", ["calls"],
+                                            create=create)
+    with store._session() as session:
+        plan_ = session.run("EXPLAIN " + query, s=[0], t=[1], sources=["a"], targets=["b"],
+                            c0=[1]).consume().plan
+
+    def operators(p: dict) -> list[str]:
+        return [p["operatorType"].split("@")[0]] + [
+            o for c in p.get("children", []) for o in operators(c)]
+
+    ops = operators(plan_)
+    assert ops.count("NodeByIdSeek") == 2
+    assert not [o for o in ops if "Index" in o or "Scan" in o], ops
+
+
 def test_a_batch_the_server_refuses_fails_the_load_with_one_line(store: Neo4jStore) -> None:
     from graphkit.core.errors import StoreError
 
