@@ -70,8 +70,12 @@ IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 # 765 rows/s (33x slower than 5000). Flat from 500 to 5000 within the noise,
 # worse above: bigger transactions cost heap and GC in the 1 GiB launcher.
 DEFAULT_BATCH_SIZE = 5000
-# Sessions writing at once (see bench/NEO4J_LOAD.md for the sweep).
-DEFAULT_WORKERS = 4
+# Sessions writing at once. bench/NEO4J_LOAD.md's sweep (1M-row snapshot,
+# server CPU s on a 2-core machine): 1 worker 63.8, 2 workers 72-77, 4 more;
+# no retries at any count. Every extra session costs server CPU (GC, JIT of
+# concurrent paths), so the default fills 2 server cores and no more; a
+# bigger server takes --workers N (the partitions never contend).
+DEFAULT_WORKERS = 2
 
 # The default contract's lineage vocabulary (what `--neo4j` queries walk).
 DEFAULT_VOCABULARY = LineageVocabulary()
