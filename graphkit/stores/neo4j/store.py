@@ -71,8 +71,8 @@ IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 # worse above: bigger transactions cost heap and GC in the 1 GiB launcher.
 DEFAULT_BATCH_SIZE = 5000
 # Sessions writing at once. bench/NEO4J_LOAD.md's sweep (1M-row snapshot,
-# server CPU s on a 2-core machine): 1 worker 63.8, 2 workers 72-77, 4 more;
-# no retries at any count. Every extra session costs server CPU (GC, JIT of
+# server CPU s on a 2-core machine): 1 worker 63.8, 2 workers 71-77, 4
+# workers 77.8; no retries. Every extra session costs server CPU (GC, JIT of
 # concurrent paths), so the default fills 2 server cores and no more; a
 # bigger server takes --workers N (the partitions never contend).
 DEFAULT_WORKERS = 2
