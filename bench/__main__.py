@@ -522,7 +522,8 @@ def main() -> None:
     notes = results["notes"]
     notes.append("graphkit in-process is timed with fingerprints=False (no SHA-256 of the "
                  "input files, which the naive script does not do either); the whole "
-                 "`graphkit build` process does hash its inputs. The naive script reads the "
+                 "`graphkit build` process records their size and mtime (SHA-256 only with "
+                 "--hash-inputs). The naive script reads the "
                  "same non-content columns graphkit reads and memoizes node ids per key, so "
                  "it is a strong baseline, not a straw man.")
     say(f"machine: {results['machine']}; sections: {','.join(run_these)}")

@@ -9,8 +9,7 @@ size's files read into the page cache before every timed run):
 - **build**: ``graphkit build DIR --snapshot OUT`` into a new folder (rows →
   graph → Parquet snapshot, manifest, rejects), the console script users run.
 - **rebuild**: the same command again into the snapshot it made (nothing
-  changed; a row-file build has no change detection, so this is a full build
-  plus the swap of an existing snapshot).
+  changed: the stat-based check of ``graphkit.engine.reuse`` keeps the snapshot).
 - **naive**: ``python -m bench.naive DIR`` (rows as dicts, a NetworkX graph one row
   at a time, the same graph; see ``bench/naive.py``). It writes no snapshot.
 
@@ -204,8 +203,8 @@ def markdown(whole: dict[str, Any]) -> list[str]:
              "were read into the page cache; medians. **floor**: `python -c` importing pyarrow "
              f"and reading the {len(FLOOR_COLUMNS)} columns graphkit reads "
              "(`pq.read_table(DIR, columns=...)`). **build**: into a new folder. **rebuild**: "
-             "the same command into the snapshot it made (row files have no change "
-             "detection: a full build and a swap). **naive**: `python -m bench.naive DIR` "
+             "the same command into the snapshot it made (nothing changed: the stat check "
+             "keeps the snapshot). **naive**: `python -m bench.naive DIR` "
              "(the same graph, no snapshot written). CPU is user+system of the process.", "",
              "| rows | floor s | build s | rebuild s | naive s | naive/build | build/floor "
              "| CPU naive/build | CPU build/floor | snapshot MB | load avg (1 min) |",

@@ -23,6 +23,11 @@ from graphkit.contract.validate import conform_sources, conform_table, read_spec
 from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import GraphTables
 from graphkit.core.schema import MESSAGES_SCHEMA
+from graphkit.engine.reuse import (  # noqa: F401 (the library's names for them)
+    SKIPPED_IN_SUMMARY,
+    default_cache_dir,
+    skipped_lines_summary,
+)
 from graphkit.sources.read import (
     Progress,
     SourceRows,
@@ -80,19 +85,6 @@ class BuildResult:
         }
 
 
-# How many skipped transcript lines a JSON summary lists (``lines_skipped`` is the total;
-# every one is in the skipped-lines file beside the snapshot).
-SKIPPED_IN_SUMMARY = 100
-
-
-def skipped_lines_summary(skipped: Sequence[dict[str, Any]],
-                          cap: int = SKIPPED_IN_SUMMARY) -> list[dict[str, Any]]:
-    """The first ``cap`` skipped lines as ``{"file", "line", "reason"}`` (line 0: a whole
-    file), for a build's JSON summary."""
-    return [{"file": s["path"], "line": s["line"], "reason": s["reason"]}
-            for s in skipped[:cap]]
-
-
 def source_messages(sources: SourceRows) -> list[str]:
     """What reading the sources has to say: its notes, then each finding not already
     among them (``check: message``), one line each."""
@@ -114,11 +106,14 @@ def build(
     progress: Progress | None = None,
     fingerprints: bool = True,
     include_content: bool = False,
+    hash_inputs: bool = False,
 ) -> BuildResult:
     """Read ``sources``, check them against the contract and project the graph.
 
     ``sources`` is a path, a list of paths, or an Arrow table of
-    ``ai_gateway_messages`` rows already in memory.
+    ``ai_gateway_messages`` rows already in memory. ``fingerprints`` records each
+    input file's size and mtime for the manifest, ``hash_inputs`` each row file's
+    SHA-256 too.
 
     >>> result = build("samples/rows")
     >>> result.summary()["nodes"]["Session"]
@@ -140,9 +135,9 @@ def build(
         else:
             paths = as_paths(sources)
             if fingerprints:
-                # Hashing the input files reads every byte of them (content
-                # columns too) but holds no GIL: it runs beside read and projection.
-                hashing = background.submit(row_file_fingerprints, paths)
+                # Hashing the input files (asked for) reads every byte of them, content
+                # columns too, but holds no GIL: it runs beside read and projection.
+                hashing = background.submit(row_file_fingerprints, paths, hash_inputs)
             rows = read_sources(paths, read_spec(c, include_content), strict=strict,
                                 since=since, cache_dir=cache_dir, progress=progress,
                                 fingerprints=False)
@@ -158,14 +153,6 @@ def build(
             # Row files first, then the transcripts' own: the order read_sources gives.
             rows.fingerprints[:0] = hashing.result()
     return BuildResult(c, proj, rows, {"read": t1 - t0, "project": t2 - t1})
-
-
-def default_cache_dir(snapshot_dir: Path | None) -> Path:
-    """Where the incremental transcript index lives: beside the snapshot (never
-    in the user's transcript folders), else the user's cache folder."""
-    if snapshot_dir is not None:
-        return snapshot_dir.parent / f".{snapshot_dir.name}.cache"
-    return Path.home() / ".cache" / "graphkit"
 
 
 def default_rejects_path(snapshot_dir: Path | None) -> Path:
@@ -185,6 +172,7 @@ def build_snapshot(
     if_exists: IfExists = "merge",
     batch_size: int | None = None,
     progress: Progress | None = None,
+    input_state: list[list[Any]] | None = None,
     **build_options: Any,
 ) -> tuple[BuildResult, dict[str, Any]]:
     """Build, write rejects and the snapshot, and load the graph into ``store``.
@@ -192,7 +180,9 @@ def build_snapshot(
     ``store`` is ``snapshot`` (the snapshot alone), ``networkx`` (also loaded
     into an in-process NetworkX graph, whose counts the summary reports) or
     ``neo4j`` (also loaded into ``neo4j``, a connected store). Returns the
-    build and the summary the CLI prints.
+    build and the summary the CLI prints. ``input_state``: what
+    :func:`graphkit.engine.reuse.input_state` says of ``sources``, when the caller
+    has just asked (the walk of every file under them is not repeated).
     """
     from graphkit.snapshot import write_snapshot
     from graphkit.snapshot.rejects import (
@@ -222,8 +212,9 @@ def build_snapshot(
         build_options["cache_dir"] = default_cache_dir(snapshot_dir)
     rejects_file = rejects_path or default_rejects_path(snapshot_dir)
     reuse = _Reuse.start(sources, snapshot_dir, store, rejects_file, rejects_path,
-                         build_options)
-    if reuse is not None and (done := reuse.previous(say)) is not None:
+                         build_options, input_state)
+    if reuse is not None and (done := reuse.previous(
+            build_options.get("contract", DEFAULT_CONTRACT), say)) is not None:
         return done
     result = build(sources, progress=progress, **build_options)
     summary = result.summary()
@@ -251,7 +242,7 @@ def build_snapshot(
         # After the snapshot: how much the cache saved is no part of what was built.
         summary["transcripts"] = dict(result.sources.transcripts)
     if reuse is not None:
-        reuse.record(summary, result.sources.skipped)
+        reuse.record(result.contract, summary, result.sources.skipped)
     if store == "networkx":
         from graphkit.stores.networkx_store import NetworkXStore
 
@@ -303,69 +294,51 @@ class _Reuse:
     snapshot_dir: Path
     side_files: list[Path]
     rejects_file: Path
-    contract: LoadedContract
     sources: list[Path]
     granularity: str
 
     @classmethod
     def start(cls, sources: Sources, snapshot_dir: Path | None, store: str,
-              rejects_file: Path, rejects_path: Path | None,
-              options: dict[str, Any]) -> _Reuse | None:
-        """Only a build from files into a snapshot alone is skipped when nothing changed;
-        ``options`` gets the loaded contract (loaded once)."""
+              rejects_file: Path, rejects_path: Path | None, options: dict[str, Any],
+              inputs: list[list[Any]] | None = None) -> _Reuse | None:
+        """Only a build from files into a snapshot alone is skipped when nothing changed."""
         if isinstance(sources, pa.Table) or snapshot_dir is None or store != "snapshot":
             return None
         from graphkit.engine.reuse import build_key, input_state
         from graphkit.snapshot.rejects import skipped_lines_path
 
-        c = options.get("contract", DEFAULT_CONTRACT)
-        c = options["contract"] = c if isinstance(c, LoadedContract) else load_contract(c)
         paths = as_paths(sources)
         shaping = {k: v for k, v in options.items() if k not in ("contract", "cache_dir")}
         shaping["rejects_path"] = rejects_path
-        key = build_key(c, paths, snapshot_dir, shaping)
-        return cls(Path(options["cache_dir"]), key, input_state(paths), Path(snapshot_dir),
-                   [rejects_file, skipped_lines_path(rejects_file)], rejects_file, c, paths,
+        key = build_key(options.get("contract", DEFAULT_CONTRACT), paths, snapshot_dir,
+                        shaping)
+        return cls(Path(options["cache_dir"]), key,
+                   input_state(paths) if inputs is None else inputs, Path(snapshot_dir),
+                   [rejects_file, skipped_lines_path(rejects_file)], rejects_file, paths,
                    str(options.get("granularity", "thread")))
 
-    def previous(self, say: Callable[[str], None]) -> tuple[BuildResult, dict[str, Any]] | None:
-        from graphkit.engine.reuse import output_state, reusable_build
+    def previous(self, contract: str | LoadedContract,
+                 say: Callable[[str], None]) -> tuple[BuildResult, dict[str, Any]] | None:
+        from graphkit.engine.reuse import kept_build
 
-        found = reusable_build(self.cache_dir, self.key, self.inputs,
-                               output_state(self.snapshot_dir, self.side_files))
+        found = kept_build(self.cache_dir, self.key, self.sources, self.snapshot_dir,
+                           self.inputs)
         if found is None:
             return None
         say(f"nothing changed since {self.snapshot_dir} was built; kept as it is")
-        summary = found["summary"]
-        if "transcripts" in summary:
-            t = summary["transcripts"]
-            summary["transcripts"] = {"files_parsed": 0,
-                                      "files_reused": t["files_parsed"] + t["files_reused"]}
-        summary["snapshot_reused"] = True
-        summary.pop("index_note", None)
-        summary.update(self._remember())
-        rows = SourceRows(skipped=found["skipped"], transcripts=summary.get("transcripts", {}))
+        summary, skipped = found
+        c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
+        rows = SourceRows(skipped=skipped, transcripts=summary.get("transcripts", {}))
         rejects = self.rejects_file if summary.get("rejects_file") else None
-        return _ReusedResult(self.contract, rows, self.snapshot_dir, summary, rejects), summary
+        return _ReusedResult(c, rows, self.snapshot_dir, summary, rejects), summary
 
-    def _remember(self) -> dict[str, str]:
-        """Record the kept snapshot in graphkit's snapshot index, as a build does (it
-        becomes the latest build of its sources; a damaged index is set aside)."""
-        from graphkit.snapshot.index import index_path, record_snapshot
+    def record(self, contract: LoadedContract, summary: dict[str, Any],
+               skipped: list[dict[str, Any]]) -> None:
+        from graphkit.engine.reuse import record_build
 
-        try:
-            idx = record_snapshot(self.snapshot_dir, self.sources, self.contract.name,
-                                  self.contract.version, self.granularity)
-        except OSError as exc:
-            return {"index_note": f"{index_path()}: could not record the snapshot in the "
-                                  f"index: {exc.strerror or exc}"}
-        return {"index": str(idx.path), **({"index_note": idx.problem} if idx.problem else {})}
-
-    def record(self, summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
-        from graphkit.engine.reuse import output_state, record_build
-
-        record_build(self.cache_dir, self.key, self.inputs,
-                     output_state(self.snapshot_dir, self.side_files), summary, skipped)
+        record_build(self.cache_dir, self.key, self.inputs, self.snapshot_dir,
+                     self.side_files, (contract.name, contract.version), self.granularity,
+                     summary, skipped)
 
 
 @dataclass

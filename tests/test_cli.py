@@ -198,3 +198,18 @@ def test_build_since_filters_rows(tmp_path: Path) -> None:
     r = invoke("build", src, "--snapshot", tmp_path / "s", "--since", "2026-11-20T09:00:05",
                "--json")
     assert json.loads(r.output)["rows_read"] == 3
+
+
+def test_hash_inputs_puts_sha256_in_the_manifest(tmp_path: Path, built: Path) -> None:
+    import hashlib
+
+    src = tmp_path / "rows.parquet"
+    plain = json.loads((built / "manifest.json").read_text())["inputs"]
+    assert [f["path"] for f in plain] == [str(src)] and "sha256" not in plain[0]
+    r = invoke("build", src, "--snapshot", tmp_path / "hashed", "--hash-inputs")
+    assert r.exit_code == 0, r.output
+    hashed = json.loads((tmp_path / "hashed" / "manifest.json").read_text())["inputs"]
+    assert hashed[0]["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
+    r = CliRunner().invoke(cli, ["build", str(src), "--snapshot", str(tmp_path / "p"),
+                                 "--partitions", "2", "--hash-inputs"])
+    assert r.exit_code == 2 and "--hash-inputs works with the default engine only" in r.output

@@ -57,11 +57,15 @@ from graphkit.cli.app import (
 @click.option("--partitions", help="Build partition by partition, bounded in memory: "
                                    "a count, or auto.")
 @click.option("--spark-master", help="Spark master URL (spark://HOST:7077, local[4], k8s://…).")
+@click.option("--hash-inputs", is_flag=True,
+              help="Record each row file's SHA-256 in the manifest (default: size and "
+                   "mtime; hashing reads every byte again).")
 def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
           granularity: str, rejects_path: Path | None, include_content: bool, strict: bool,
           since: str | None, until: str | None, cache_dir: Path | None, store: str,
           if_exists: Any, batch_size: int | None, ask_password: bool, as_json: bool,
-          engine: str, partitions: str | None, spark_master: str | None) -> None:
+          engine: str, partitions: str | None, spark_master: str | None,
+          hash_inputs: bool) -> None:
     """Build a session graph from message rows or transcripts.
 
     SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
@@ -70,16 +74,33 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     Example: graphkit build samples/rows --snapshot out/graph
     """
-    from graphkit.pipeline import build_snapshot, skipped_lines_summary, source_messages
+    from graphkit.engine.reuse import skipped_lines_summary
 
     lo, hi = window(since, until)
     paths = list(sources) or default_sources()
+    # Passed only when given: a build without it keeps its incremental build key.
+    hashing: dict[str, Any] = {"hash_inputs": True} if hash_inputs else {}
+    inputs = None
+    if engine == "local" and partitions is None and not spark_master and store == "snapshot" \
+            and snapshot_dir is not None:
+        from graphkit.engine.reuse import input_state
+
+        inputs = input_state(paths)  # walked once: the build below takes it
+        kept = _kept(paths, inputs, snapshot_dir, cache_dir, contract, rejects_path,
+                     granularity=granularity, strict=strict, since=lo, until=hi,
+                     include_content=include_content, **hashing)
+        if kept is not None:
+            _print_kept(*kept, as_json=as_json)
+            return
+    from graphkit.pipeline import build_snapshot, source_messages
+
     if engine != "local" or partitions is not None or spark_master:
         from graphkit.engine.command import engine_build
 
-        if hi is not None:
-            raise UserError("--until works with the default engine only; drop --engine/"
-                            "--partitions/--spark-master, or drop --until")
+        if hi is not None or hash_inputs:
+            flag = "--until" if hi is not None else "--hash-inputs"
+            raise UserError(f"{flag} works with the default engine only; drop --engine/"
+                            f"--partitions/--spark-master, or drop {flag}")
 
         with progress() as say:
             summary, skipped = engine_build(
@@ -101,7 +122,8 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
             paths, snapshot_dir, rejects_path=rejects_path, store=store, neo4j=neo,
             if_exists=if_exists, batch_size=batch_size, progress=say, contract=contract,
             granularity=granularity, strict=strict, since=lo, until=hi,
-            include_content=include_content, cache_dir=cache_dir)
+            include_content=include_content, cache_dir=cache_dir, input_state=inputs,
+            **hashing)
     if summary.get("index_note"):
         err(summary["index_note"])
     # stderr: stdout stays the summary. --quiet keeps them out (they are in the
@@ -113,6 +135,32 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
                    "skipped_lines": skipped_lines_summary(result.sources.skipped)})
         return
     print_summary(summary, result.sources.skipped)
+
+
+def _kept(paths: list[Path], inputs: list[list[Any]], snapshot_dir: Path,
+          cache_dir: Path | None, contract: str, rejects_path: Path | None,
+          **options: Any) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """The summary of a rebuild that finds nothing changed since the last one, checked
+    before the build's own imports (pyarrow, the contract model): then it is all the
+    command costs. None: build (the build checks again, as library callers get it)."""
+    from graphkit.engine.reuse import build_key, default_cache_dir, kept_build
+
+    key = build_key(contract, paths, snapshot_dir, {**options, "rejects_path": rejects_path})
+    return kept_build(cache_dir or default_cache_dir(snapshot_dir), key, paths, snapshot_dir,
+                      inputs)
+
+
+def _print_kept(summary: dict[str, Any], skipped: list[dict[str, Any]], *,
+                as_json: bool) -> None:
+    """What :func:`build` prints, for a kept snapshot (no notes: nothing was read)."""
+    from graphkit.engine.reuse import skipped_lines_summary
+
+    if summary.get("index_note"):
+        err(summary["index_note"])
+    if as_json:
+        echo_json({**summary, "skipped_lines": skipped_lines_summary(skipped)})
+        return
+    print_summary(summary, skipped)
 
 
 def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:

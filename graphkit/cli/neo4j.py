@@ -29,11 +29,16 @@ from graphkit.cli.app import (
 @click.option("--workers", type=click.IntRange(min=1),
               help="Sessions writing at once (default 2); batches that would lock the same "
                    "nodes never run at the same time.")
+@click.option("--engine", type=click.Choice(["driver", "spark"]), default="driver",
+              show_default=True, help="spark: Spark's executors write, through the Neo4j "
+                                      "Connector for Apache Spark (graphkit[spark]).")
+@click.option("--spark-master", help="Spark master URL for --engine spark (default: the "
+                                     "spark-submit session, else local[*]).")
 @password_option
 @click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
 @quiet_option
 def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: int | None,
-         ask_password: bool, as_json: bool) -> None:
+         engine: str, spark_master: str | None, ask_password: bool, as_json: bool) -> None:
     """Load a snapshot into the Neo4j server named by NEO4J_URI.
 
     Into a database holding none of the graph's node labels, nodes and
@@ -41,21 +46,35 @@ def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: in
     NEO4J_URI may be a neo4j:// routing URI of a cluster (writes go to the leader).
 
     Example: NEO4J_URI=bolt://127.0.0.1:7687 graphkit load out/graph --if-exists replace
+
+    With --engine spark, Spark's executors write (--workers: writers at once,
+    default Spark's parallelism); see docs/scale.md.
     """
     from graphkit.snapshot import read_snapshot
 
-    graph = read_snapshot(snapshot_dir)
-    # The password prompt (if any) comes before the progress display starts.
-    with neo4j_store(ask_password) as neo, progress() as shown:
-        report = neo.load(graph, if_exists=if_exists, batch_size=batch_size, workers=workers,
-                          progress=shown)
+    if spark_master and engine != "spark":
+        raise UserError("--spark-master needs --engine spark")
+    if engine == "spark":
+        from graphkit.engine.neo4j_spark import load_snapshot_spark
+
+        with neo4j_store(ask_password) as neo:
+            report = load_snapshot_spark(snapshot_dir, neo, master=spark_master,
+                                         if_exists=if_exists, batch_size=batch_size,
+                                         partitions=workers)
+    else:
+        graph = read_snapshot(snapshot_dir)
+        # The password prompt (if any) comes before the progress display starts.
+        with neo4j_store(ask_password) as neo, progress() as shown:
+            report = neo.load(graph, if_exists=if_exists, batch_size=batch_size,
+                              workers=workers, progress=shown)
     if as_json:
         echo_json(report.to_json())
         return
     how = "created in an empty database" if report.write_mode == "create" else "merged"
+    who = "Spark writers" if engine == "spark" else "workers"
     click.echo(f"loaded {sum(report.nodes.values())} nodes and {sum(report.edges.values())} "
                f"relationships into {neo.config.display_uri} in {report.seconds:.2f} s "
-               f"({how}, {report.workers} workers)")
+               f"({how}, {report.workers} {who})")
 
 
 @cli.command("neo4j-server")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,7 +22,9 @@ from graphkit.cli.app import (
     time_options,
     window,
 )
-from graphkit.queries.model import Lineage, TreeNode
+
+if TYPE_CHECKING:  # imported when a query command runs, not by every command
+    from graphkit.queries.model import Lineage, TreeNode
 
 SESSION_COLUMNS = ("session_id", "threads", "agents", "messages", "first_seen", "last_seen")
 LINEAGE_CSV_COLUMNS = ("id", "session_id", "relation", "step", "type", "node")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,8 +22,10 @@ from graphkit.cli.app import (
     time_options,
     window,
 )
-from graphkit.queries.prices import Cost, PriceTable, UsageGroup
-from graphkit.queries.usage import SessionUsage, ThreadUsage, Tokens
+
+if TYPE_CHECKING:  # imported when a usage command runs, not by every command
+    from graphkit.queries.prices import Cost, PriceTable, UsageGroup
+    from graphkit.queries.usage import SessionUsage, ThreadUsage
 
 
 def _tsv(cells: Sequence[object]) -> str:
@@ -39,6 +41,8 @@ def _usd(cost: Cost) -> str:
 
 
 def _thread_cost(t: ThreadUsage, table: PriceTable) -> Cost:
+    from graphkit.queries.prices import Cost
+
     cost = Cost()
     for model, tokens in t.by_model.items():
         cost.add(table, model, tokens)
@@ -47,6 +51,9 @@ def _thread_cost(t: ThreadUsage, table: PriceTable) -> Cost:
 
 def _subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
     """Each thread's subtree cost (threads come depth first, as in :attr:`threads`)."""
+    from graphkit.queries.prices import Cost
+    from graphkit.queries.usage import Tokens
+
     own = [_thread_cost(t, table) for t in u.threads]
     out = []
     for i, t in enumerate(u.threads):

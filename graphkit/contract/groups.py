@@ -72,6 +72,19 @@ def numbers(arr: pa.Array, column: str) -> pa.Array:
     e.g. a token count) becomes int64, or float64 where some value has a fraction.
     Text that is no number is a :class:`ContractError` naming the column."""
     if pa.types.is_dictionary(arr.type):
+        # Convert the (short) dictionary and take by the indices, rather than a string
+        # per row. Only where every entry is an integer: the answer is then what the
+        # rows' own values give (a fraction or a non-number among entries no row uses
+        # must not change the type or fail: those go the per-row way).
+        values = None
+        if pa.types.is_string(arr.type.value_type) or pa.types.is_large_string(
+                arr.type.value_type):
+            try:
+                values = arr.dictionary.cast(pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                values = None
+        if values is not None:
+            return pc.take(values, arr.indices)
         arr = arr.cast(arr.type.value_type)
     if pa.types.is_null(arr.type):
         return arr.cast(pa.int64())
@@ -84,6 +97,7 @@ def numbers(arr: pa.Array, column: str) -> pa.Array:
             return arr.cast(target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             continue
+    # The first value Arrow's cast refuses (" 6": Python's float() would take it).
     bad = next(v for v in arr.to_pylist() if v is not None and not _is_number(v))
     raise ContractError(f"`sum` of column {column!r} met {str(bad)[:40]!r}, which is no number",
                         hint="sum a column holding numbers (or text holding them)")
@@ -91,8 +105,8 @@ def numbers(arr: pa.Array, column: str) -> pa.Array:
 
 def _is_number(v: object) -> bool:
     try:
-        float(str(v))
-    except ValueError:
+        pa.array([str(v)]).cast(pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return False
     return True
 
@@ -145,7 +159,15 @@ def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation], *
             specs.append(([] if op == "count_all" else src, op))
         out_cols.append((prop, names[(src, op)], src, op))
     # Key names double as columns; a property may read a key column too.
-    grouped = pa.table(work).group_by(key_names, use_threads=False).aggregate(specs)
+    table_ = pa.table(work)
+    coded = _coded_keys(table_, key_names)
+    by_codes = [sp for sp in specs if sp[1] == "count_distinct" and coded is not None
+                and _fits(coded[1], _small_ints(table_.column(sp[0])))]
+    grouped = table_.group_by(key_names, use_threads=False).aggregate(
+        [sp for sp in specs if sp not in by_codes])
+    if by_codes and coded is not None:
+        grouped = _count_distinct_by_codes(table_, grouped, key_names, coded,
+                                           [str(sp[0]) for sp in by_codes])
     cols = []
     for k in key_names:
         v = single(grouped.column(k))
@@ -198,3 +220,84 @@ def key_codes(groups: pa.Table, cols: Sequence[str], sizes: Sequence[int]) -> pa
         idx = pc.fill_null(single(groups.column(index_column(c))), size)
         code = code * (size + 1) + idx.to_numpy(zero_copy_only=False).astype(np.int64)
     return pa.array(code)
+
+
+_CODE_LIMIT = 1 << 62
+
+
+def _small_ints(col: pa.ChunkedArray | pa.Array) -> int | None:
+    """One past the largest value of an integer column of non-negative values (the
+    dictionary indices :func:`aggregate` groups by); None for any other column."""
+    arr = single(col)
+    if not pa.types.is_integer(arr.type):
+        return None
+    lo_hi = pc.min_max(arr).as_py()
+    if lo_hi["min"] is None:
+        return 0
+    return int(lo_hi["max"]) + 1 if lo_hi["min"] >= 0 else None
+
+
+def _codes(arrs: Sequence[pa.Array], sizes: Sequence[int]) -> Any:
+    """One int64 per row naming its values in ``arrs`` (null: one past the size)."""
+    import numpy as np
+
+    code = np.zeros(len(arrs[0]) if arrs else 0, dtype=np.int64)
+    for arr, size in zip(arrs, sizes, strict=True):
+        idx = pc.fill_null(arr, size).to_numpy(zero_copy_only=False).astype(np.int64)
+        code = code * (size + 1) + idx
+    return code
+
+
+def _coded_keys(table: pa.Table, key_names: list[str]) -> tuple[list[int], int] | None:
+    """(the sizes of the key columns, how many key codes there can be) when every key
+    column holds small non-negative integers (dictionary indices); else None."""
+    sizes = []
+    total = 1
+    for k in key_names:
+        size = _small_ints(table.column(k))
+        if size is None:
+            return None
+        sizes.append(size)
+        total *= size + 1
+        if total >= _CODE_LIMIT:
+            return None
+    return sizes, total
+
+
+def _count_distinct_by_codes(table: pa.Table, grouped: pa.Table, key_names: list[str],
+                             coded: tuple[list[int], int], columns: list[str]) -> pa.Table:
+    """``grouped`` with a ``COLUMN_count_distinct`` column per one of ``columns``:
+    Arrow's ``hash_count_distinct`` (non-null values), computed from integer codes.
+
+    Arrow keeps a hash set per group; here each row's (group, value) pair is one
+    int64, and the distinct pairs per group are counted: about a fifth of the CPU
+    on a million rows, the same counts."""
+    import numpy as np
+
+    sizes, _ = coded
+    row_code = _codes([single(table.column(k)) for k in key_names], sizes)
+    group_code = _codes([single(grouped.column(k)) for k in key_names], sizes)
+    for col in columns:
+        values = single(table.column(col))
+        span = (_small_ints(values) or 0) + 1
+        valid = pc.is_valid(values)
+        pairs = row_code[valid.to_numpy(zero_copy_only=False)] * span + values.filter(
+            valid).to_numpy(zero_copy_only=False).astype(np.int64)
+        # Distinct pairs by Arrow's hash, sorted: each group's pairs are then one run.
+        owner = np.sort(pc.unique(pa.array(pairs, pa.int64())).to_numpy()) // span
+        starts = np.flatnonzero(np.diff(owner)) + 1 if len(owner) else np.zeros(0, np.int64)
+        owners = owner[np.concatenate([[0], starts])] if len(owner) else owner
+        counts = np.diff(np.concatenate([[0], starts, [len(owner)]])) if len(owner) else owner
+        # Each group's count of distinct pairs; a group with none (all null) counts 0.
+        owners = np.append(owners, -1)
+        counts = np.append(counts, 0)
+        at = np.minimum(np.searchsorted(owners[:-1], group_code), len(owners) - 1)
+        hit = owners[at] == group_code
+        out = np.where(hit, counts[at], 0).astype(np.int64)
+        grouped = grouped.append_column(f"{col}_count_distinct", pa.array(out))
+    return grouped
+
+
+def _fits(total: int, span: int | None) -> bool:
+    """Whether (group code, value) pairs fit one int64 (``span``: values' bound)."""
+    return span is not None and total * (span + 1) < _CODE_LIMIT

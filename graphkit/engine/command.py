@@ -41,7 +41,8 @@ def _check(snapshot_dir: Path | None, engine: str, store: str,
                                 hint="give --snapshot DIR")
     if store != "snapshot":
         raise EngineOptionError("a partitioned build writes the snapshot only",
-                                hint="build with --snapshot DIR, then `graphkit load DIR`")
+                                hint="build with --snapshot DIR, then `graphkit load DIR"
+                                     + (" --engine spark`" if engine == "spark" else "`"))
     if spark_master and engine != "spark":
         raise EngineOptionError("--spark-master needs --engine spark")
     return snapshot_dir

@@ -41,6 +41,7 @@ from graphkit.engine.merge import merge_parts, unify
 from graphkit.engine.output import SnapshotFolder
 from graphkit.engine.partition import PartOutput, project_partition, split_buckets
 from graphkit.engine.plan import ORD, Plan, describe, make_plan
+from graphkit.snapshot.format import COMPRESSION
 from graphkit.snapshot.rejects import skipped_lines_path, write_rejects, write_skipped_lines
 from graphkit.sources.read import Progress
 
@@ -193,7 +194,8 @@ class _Partials:
                 continue
             path = self.folder / f"{kind}-{type_}-{p:05d}.parquet"
             groups = {}
-            with pq.ParquetWriter(str(path), table.schema) as w:
+            # Spill files of partial tables, read back once: the snapshot's codec too.
+            with pq.ParquetWriter(str(path), table.schema, compression=COMPRESSION) as w:
                 for i, (b, piece) in enumerate(pieces):
                     w.write_table(piece, row_group_size=max(1, piece.num_rows))
                     groups[b] = i

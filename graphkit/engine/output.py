@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from graphkit.core.names import is_name
 from graphkit.snapshot.io import (
+    COMPRESSION,
     ROW_GROUP_ROWS,
     SnapshotError,
     commit_snapshot,
@@ -38,7 +39,7 @@ class TableWriter:
         self.rows = 0
         self._pending: list[pa.Table] = []
         self._pending_rows = 0
-        self._writer = pq.ParquetWriter(str(path), schema)
+        self._writer = pq.ParquetWriter(str(path), schema, compression=COMPRESSION)
 
     def add(self, table: pa.Table) -> None:
         """Append ``table``'s rows (already in the file's order)."""

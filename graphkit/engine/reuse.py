@@ -1,13 +1,17 @@
 """A rebuild with nothing changed: the previous snapshot stands, nothing is read or projected.
 
 After a build writes its snapshot, :func:`record_build` keeps, in the cache folder, what the
-build depended on: a key of everything that shapes the output (contract, options, graphkit
-and parser versions, the sources as given) and the size, mtime and inode of every file under
-the sources (transcripts, sidecars, row files alike, so a file added, deleted, appended to or
-replaced is seen) — plus the same of the snapshot's manifest and side files, so a snapshot
-rewritten or removed since is not trusted. :func:`reusable_build` compares; only when all of
-it is equal is the recorded summary returned and the build skipped. Any doubt (no record, a
-damaged or foreign one) means a full build.
+build depended on: a key of everything that shapes the output (the contract file's bytes,
+options, graphkit and parser versions, the sources as given) and the size, mtime and inode
+of every file under the sources (transcripts, sidecars, row files alike, so a file added,
+deleted, appended to or replaced is seen) — plus the same of the snapshot's manifest and
+side files, so a snapshot rewritten or removed since is not trusted. :func:`kept_build`
+compares; only when all of it is equal is the recorded summary returned and the build
+skipped. Any doubt (no record, a damaged or foreign one) means a full build.
+
+This module imports nothing heavy (no pyarrow, pydantic, contract model or rich): the
+command line runs :func:`kept_build` before it imports the build, so a rebuild that finds
+nothing changed costs little more than the interpreter's start and a walk of the sources.
 """
 
 from __future__ import annotations
@@ -22,23 +26,81 @@ from pathlib import Path
 from typing import Any
 
 import graphkit
-from graphkit.contract.loader import LoadedContract
 from graphkit.snapshot.format import MANIFEST
-from graphkit.sources.transcripts.index import PARSER_VERSION, atomic_write
+from graphkit.sources.transcripts.version import PARSER_VERSION
 
 RECORD = "build-record.json.gz"
-_RECORD_VERSION = 1
+_RECORD_VERSION = 2
+# How many skipped transcript lines a JSON summary lists (``lines_skipped`` is the total;
+# every one is in the skipped-lines file beside the snapshot).
+SKIPPED_IN_SUMMARY = 100
+# The options that shape a snapshot, with the values a build takes when one is not given
+# (so a library call that leaves them out and the CLI that passes them agree).
+_SHAPING_DEFAULTS: dict[str, Any] = {"granularity": "thread", "strict": False, "since": None,
+                                     "until": None, "include_content": False,
+                                     "rejects_path": None}
 
 
-def build_key(contract: LoadedContract, sources: Sequence[Path], snapshot_dir: Path,
+def default_cache_dir(snapshot_dir: Path | None) -> Path:
+    """Where the incremental transcript index lives: beside the snapshot (never
+    in the user's transcript folders), else the user's cache folder."""
+    if snapshot_dir is not None:
+        return snapshot_dir.parent / f".{snapshot_dir.name}.cache"
+    return Path.home() / ".cache" / "graphkit"
+
+
+def skipped_lines_summary(skipped: Sequence[dict[str, Any]],
+                          cap: int = SKIPPED_IN_SUMMARY) -> list[dict[str, Any]]:
+    """The first ``cap`` skipped lines as ``{"file", "line", "reason"}`` (line 0: a whole
+    file), for a build's JSON summary."""
+    return [{"file": s["path"], "line": s["line"], "reason": s["reason"]}
+            for s in skipped[:cap]]
+
+
+def contract_candidates(name_or_path: str) -> list[Path]:
+    """The files :func:`graphkit.contract.loader.find_contract` looks at for
+    ``name_or_path``, in its order (a test keeps the two in step): the first that is a
+    file is the contract; a file appearing earlier in the list changes which one."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        return [p]
+    here = Path(graphkit.__file__).resolve().parent
+    return [p, *(d / f"{name_or_path}.yaml" for d in (here / "_contracts",
+                                                      here.parent / "contracts"))]
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except IsADirectoryError:
+        return "folder"
+    except OSError:
+        return None
+
+
+def contract_state(contract: Any) -> list[Any]:
+    """What decides the contract: each candidate file's path and bytes' digest, without
+    parsing it (a loaded contract given by a library caller: its path and spec)."""
+    if hasattr(contract, "spec"):  # a LoadedContract, perhaps changed in memory
+        return ["loaded", str(contract.path), contract.spec.model_dump_json()]
+    return [[str(p.expanduser().resolve()), _digest(p)]
+            for p in contract_candidates(str(contract))]
+
+
+def build_key(contract: Any, sources: Sequence[Path], snapshot_dir: Path,
               options: dict[str, Any]) -> str:
-    """A digest of everything besides the input files that decides the snapshot's bytes."""
+    """A digest of everything besides the input files that decides the snapshot's bytes.
+
+    ``contract`` is a contract name, a path or a loaded contract; ``options`` the build's
+    options other than the contract and the cache folder, plus ``rejects_path`` as given.
+    """
+    shaping = {**_SHAPING_DEFAULTS, **options}
     doc = {
         "record": _RECORD_VERSION, "graphkit": graphkit.__version__, "parser": PARSER_VERSION,
-        "contract": contract.spec.model_dump_json(), "contract_path": str(contract.path),
+        "contract": contract_state(contract),
         "sources": [str(Path(p).expanduser().resolve()) for p in sources],
         "snapshot": str(Path(snapshot_dir).expanduser().resolve()),
-        "options": {k: str(v) for k, v in sorted(options.items())},
+        "options": {k: str(v) for k, v in sorted(shaping.items())},
     }
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
@@ -81,33 +143,78 @@ def input_state(sources: Sequence[Path]) -> list[list[Any]]:
     return out
 
 
-def output_state(snapshot_dir: Path, side_files: Sequence[Path]) -> list[Any]:
+def output_state(snapshot_dir: Path, side_files: Sequence[Path | str]) -> list[Any]:
     """What the snapshot and its side files (rejects, skipped lines) are now."""
     return [_stat(str(Path(snapshot_dir) / MANIFEST))] + [_stat(str(p)) for p in side_files]
 
 
-def reusable_build(cache_dir: Path, key: str, inputs: list[list[Any]],
-                   outputs: list[Any]) -> dict[str, Any] | None:
-    """The recorded ``{"summary", "skipped"}`` when nothing changed since; else None."""
+def _read_record(cache_dir: Path) -> dict[str, Any] | None:
     try:
         doc = json.loads(gzip.decompress((cache_dir / RECORD).read_bytes()))
-        if not isinstance(doc, dict) or doc.get("key") != key or outputs[0] is None:
+    except (OSError, ValueError, EOFError, zlib.error):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def kept_build(cache_dir: Path, key: str, sources: Sequence[Path], snapshot_dir: Path,
+               inputs: list[list[Any]] | None = None) -> tuple[dict[str, Any],
+                                                               list[dict[str, Any]]] | None:
+    """The summary and skipped lines of a rebuild that keeps the snapshot as it is, when
+    nothing changed since the recorded build (the snapshot is recorded in graphkit's
+    snapshot index, as a build's is); else None. ``inputs``: :func:`input_state` of
+    ``sources`` when the caller has it already."""
+    doc = _read_record(cache_dir)
+    try:
+        if doc is None or doc.get("key") != key:
             return None
-        if doc.get("inputs") != inputs or doc.get("outputs") != outputs:
+        side = [str(p) for p in doc["side_files"]]
+        outputs = output_state(snapshot_dir, side)
+        if outputs[0] is None or doc.get("outputs") != outputs:
+            return None
+        if doc.get("inputs") != (input_state(sources) if inputs is None else inputs):
             return None
         summary, skipped = doc["summary"], doc["skipped"]
+        made_by = doc["contract"]
         if not isinstance(summary, dict) or not isinstance(skipped, list):
             return None
-        return {"summary": summary, "skipped": skipped}
-    except (OSError, ValueError, KeyError, TypeError, EOFError, zlib.error):
+        name, version, granularity = (str(made_by["name"]), int(made_by["version"]),
+                                      str(doc["granularity"]))
+    except (KeyError, TypeError, ValueError):
         return None
+    if "transcripts" in summary:
+        t = summary["transcripts"]
+        summary["transcripts"] = {"files_parsed": 0,
+                                  "files_reused": t["files_parsed"] + t["files_reused"]}
+    summary["snapshot_reused"] = True
+    summary.pop("index_note", None)
+    summary.update(_remember(snapshot_dir, sources, name, version, granularity))
+    return summary, skipped
 
 
-def record_build(cache_dir: Path, key: str, inputs: list[list[Any]], outputs: list[Any],
+def _remember(snapshot_dir: Path, sources: Sequence[Path], name: str, version: int,
+              granularity: str) -> dict[str, str]:
+    """Record the kept snapshot in graphkit's snapshot index, as a build does (it
+    becomes the latest build of its sources; a damaged index is set aside)."""
+    from graphkit.snapshot.index import index_path, record_snapshot
+
+    try:
+        idx = record_snapshot(snapshot_dir, sources, name, version, granularity)
+    except OSError as exc:
+        return {"index_note": f"{index_path()}: could not record the snapshot in the "
+                              f"index: {exc.strerror or exc}"}
+    return {"index": str(idx.path), **({"index_note": idx.problem} if idx.problem else {})}
+
+
+def record_build(cache_dir: Path, key: str, inputs: list[list[Any]], snapshot_dir: Path,
+                 side_files: Sequence[Path], contract: tuple[str, int], granularity: str,
                  summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
     """Remember what this build depended on and said (see the module doc)."""
-    doc = {"key": key, "inputs": inputs, "outputs": outputs, "summary": summary,
-           "skipped": skipped}
+    from graphkit.sources.transcripts.index import atomic_write
+
+    side = [str(p) for p in side_files]
+    doc = {"key": key, "inputs": inputs, "outputs": output_state(snapshot_dir, side),
+           "side_files": side, "contract": {"name": contract[0], "version": contract[1]},
+           "granularity": granularity, "summary": summary, "skipped": skipped}
     payload = gzip.compress(json.dumps(doc, default=str).encode("utf-8"), 6, mtime=0)
     atomic_write(cache_dir / RECORD, lambda fh: fh.write(payload))
 

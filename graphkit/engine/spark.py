@@ -128,8 +128,10 @@ def _user_error(exc: BaseException) -> GraphkitError | None:
     return GraphkitError(text[at + len(_MARK):].splitlines()[0].strip())
 
 
-def start_session(master: str | None, app_name: str = "graphkit build") -> Any:
-    """A Spark session: the running one (spark-submit), or one on ``master``."""
+def start_session(master: str | None, app_name: str = "graphkit build",
+                  packages: Sequence[str] = ()) -> Any:
+    """A Spark session: the running one (spark-submit), or one on ``master``
+    (with the Maven ``packages`` on its classpath, fetched by Spark)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -139,6 +141,8 @@ def start_session(master: str | None, app_name: str = "graphkit build") -> Any:
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
+    if packages:
+        builder = builder.config("spark.jars.packages", ",".join(packages))
     local = (master or "local").startswith("local")
     builder = builder.config("spark.sql.session.timeZone", "UTC") \
         .config("spark.ui.showConsoleProgress", "false")
@@ -156,7 +160,8 @@ def start_session(master: str | None, app_name: str = "graphkit build") -> Any:
     return session
 
 
-def _active_session() -> Any:
+def active_session() -> Any:
+    """The running Spark session (spark-submit, a notebook), or None."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -380,7 +385,7 @@ def build_spark(
     t0 = time.perf_counter()
     # A session this call starts is stopped at the end; one it was given, or
     # found running (spark-submit, a notebook), is left as it was.
-    owned = spark is None and _active_session() is None
+    owned = spark is None and active_session() is None
     session = spark or start_session(master)
     timings = {"spark_start": time.perf_counter() - t0}
     session.conf.set("spark.sql.shuffle.partitions", str(n_parts))

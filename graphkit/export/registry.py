@@ -21,11 +21,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from graphkit.core.errors import GraphkitError
 from graphkit.core.files import output_file
-from graphkit.core.graph import GraphTables
+
+if TYPE_CHECKING:  # only named: `graphkit --help` and a kept rebuild need no pyarrow
+    from graphkit.core.graph import GraphTables
 
 # A status line on a terminal (see graphkit.cli.app.progress); a no-op when piped.
 Progress = Callable[[str], None]

@@ -33,9 +33,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphkit.core.graph import GraphTables
+if TYPE_CHECKING:  # only named: a kept rebuild records itself here without pyarrow
+    from graphkit.core.graph import GraphTables
 
 INDEX_ENV = "GRAPHKIT_HOME"
 INDEX_FILE = "index.json"

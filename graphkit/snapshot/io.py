@@ -51,6 +51,7 @@ from graphkit.core.graph import GraphTables
 from graphkit.core.ids import NODE_ID_RECIPE
 from graphkit.core.names import is_name
 from graphkit.snapshot.format import (
+    COMPRESSION,
     FORMAT_VERSION,
     MANIFEST,
     MARKER,
@@ -74,10 +75,10 @@ from graphkit.snapshot.swap import (
 )
 from graphkit.snapshot.verify import manifest_lineage, read_manifest, read_snapshot, read_table
 
-__all__ = ["FORMAT_VERSION", "MANIFEST", "MARKER", "MAX_MANIFEST_BYTES", "OLDEST_FORMAT",
-           "ROW_GROUP_ROWS", "SnapshotError", "check_snapshot_target", "commit_snapshot",
-           "manifest_for", "manifest_lineage", "read_manifest", "read_snapshot", "read_table",
-           "start_snapshot", "table_entry", "write_snapshot"]
+__all__ = ["COMPRESSION", "FORMAT_VERSION", "MANIFEST", "MARKER", "MAX_MANIFEST_BYTES",
+           "OLDEST_FORMAT", "ROW_GROUP_ROWS", "SnapshotError", "check_snapshot_target",
+           "commit_snapshot", "manifest_for", "manifest_lineage", "read_manifest",
+           "read_snapshot", "read_table", "start_snapshot", "table_entry", "write_snapshot"]
 
 
 
@@ -243,7 +244,8 @@ def _write_tables(graph: GraphTables, tmp: Path, include_content: bool) -> dict[
 
 
 def _write_table(table: pa.Table, tmp: Path, rel: str) -> dict[str, Any]:
-    pq.write_table(table, tmp / rel, row_group_size=ROW_GROUP_ROWS)
+    pq.write_table(table, tmp / rel, row_group_size=ROW_GROUP_ROWS,
+                   compression=COMPRESSION)
     return table_entry(tmp, rel, table.num_rows)
 
 

@@ -58,7 +58,9 @@ def _table_dirs(path: Path) -> list[Path]:
     base_depth = len(path.parts)
     for dirpath, dirnames, _ in os.walk(path):
         here = Path(dirpath)
-        if _is_table_dir(here):
+        # No metadata/ below: not a table, and no stat needed to say so (a transcript
+        # history has thousands of folders, and every build asks).
+        if "metadata" in dirnames and _is_table_dir(here):
             found.append(here)
             dirnames[:] = []
             continue
@@ -73,7 +75,11 @@ def _parquet_exports(path: Path) -> list[Path]:
     if path.is_file():
         files = [path] if path.suffix in (".parquet", ".pq") else []
     elif path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.suffix in (".parquet", ".pq"))
+        # As rglob("*") would list them (folders too, symlinked folders not entered), but
+        # without a Path per file of a large folder of other files.
+        files = sorted(Path(d, n) for d, dirs, names in os.walk(path)
+                       for n in (*dirs, *names)
+                       if n.endswith((".parquet", ".pq")) and Path(n).suffix in (".parquet", ".pq"))
     else:
         files = []
     if not files:

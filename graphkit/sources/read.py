@@ -72,7 +72,8 @@ class SourceRows:
     order read; each table in its source's own types.
     ``skipped``: every line (or, with ``line`` 0, whole file) that gave no rows, as
     ``{"path", "line", "reason"}``.
-    ``fingerprints``: size, mtime and SHA-256 of each input file.
+    ``fingerprints``: size and mtime of each input file (row files: SHA-256 too when
+    asked for; transcripts: always, their cache needs it).
     ``notes``: one-line remarks for the summary.
     ``findings``: problems the reading found that a user should hear of, shaped like
     ``graphkit check`` findings (``check``, ``count``, ``message``, ``examples``): e.g.
@@ -103,7 +104,7 @@ def read_sources(
 
     ``strict`` fails on the first skipped transcript line; ``since`` lets transcripts
     skip older rows early (the caller still filters all rows); ``cache_dir`` holds the
-    incremental transcript index; ``fingerprints`` hashes each input file.
+    incremental transcript index; ``fingerprints`` records each input file's size and mtime.
     """
     result = SourceRows()
     wanted = spec.wanted()
@@ -224,17 +225,18 @@ def _read_transcripts(paths: list[Path], result: SourceRows, *, strict: bool,
     result.pieces.append((",".join(str(p) for p in paths), tr.table))
 
 
-def row_file_fingerprints(paths: Sequence[Path]) -> list[dict[str, Any]]:
-    """Size, mtime and SHA-256 of every row file among ``paths`` (folders walked), in
-    the order :func:`read_sources` lists them; transcripts bring their own, Iceberg
-    caches have none. Reads only bytes, so it can run beside the reading."""
+def row_file_fingerprints(paths: Sequence[Path], digest: bool = False) -> list[dict[str, Any]]:
+    """Size and mtime (with ``digest``, SHA-256 too) of every row file among ``paths``
+    (folders walked), in the order :func:`read_sources` lists them; transcripts bring
+    their own, Iceberg caches have none. Reads only bytes, so it can run beside the
+    reading."""
     out: list[dict[str, Any]] = []
     for raw in paths:
         path = Path(raw).expanduser()
         if path.exists() and source_kind(path) == "rows":
             files = [path] if path.is_file() else [
                 f for fs in row_files(path).values() for f in fs]
-            out.extend(fingerprint(f) for f in files)
+            out.extend(fingerprint(f, digest) for f in files)
     return out
 
 

@@ -55,6 +55,7 @@ SHELLS = frozenset({"shell", "exec_command", "local_shell", "container.exec", "s
 _quote = json.encoder.encode_basestring
 _FILE_TOOLS = pa.array(sorted({*READS, *WRITES, *SEARCHES, *PATCHES}))
 _SHELL_TOOLS = pa.array(sorted(SHELLS))
+_CLAUDE_TOOLS = pa.array(sorted({*READS, *WRITES, *SEARCHES}))
 _HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$",
                      re.MULTILINE)
 _WILDCARD = re.compile(r"[*?\[\]{}]")
@@ -85,8 +86,10 @@ def _args(raw: str | None) -> Any:
         return None
     try:
         return json.loads(raw)
-    except ValueError:
-        return raw  # a custom tool's input is plain text (a Codex patch)
+    except (ValueError, RecursionError):
+        # A custom tool's input is plain text (a Codex patch); a document nested
+        # deeper than Python's json goes is taken as text too.
+        return raw
 
 
 def _names_file(path: str) -> bool:
@@ -113,20 +116,12 @@ def _patch_text(name: str, args: Any) -> str | None:
     return None
 
 
-def touched(tool_name: str | None, tool_args: str | None,
-            cwd: str | None) -> list[tuple[str, str]]:
-    """``(op, path)`` for each file a tool call reads (``read``) or writes (``write``).
+def found_paths(tool_name: str, args: Any) -> list[tuple[str, str]]:
+    """``(op, path)`` as a tool call's (parsed) arguments name them, not yet normalised.
 
-    >>> touched("Edit", '{"file_path": "src/a.py", "old_string": "x"}', "/w")
-    [('write', '/w/src/a.py')]
-    >>> touched("Grep", '{"path": "src", "pattern": "x"}', "/w")
-    []
-    >>> touched("apply_patch", "*** Begin Patch\\n*** Update File: a.py\\n*** End Patch", "/w")
-    [('write', '/w/a.py')]
+    >>> found_paths("Glob", {"path": "src", "pattern": "a.py"})
+    [('read', 'src/a.py')]
     """
-    if not tool_name:
-        return []
-    args = _args(tool_args)
     found: list[tuple[str, str]] = []
     if isinstance(args, dict):
         for op, table in (("read", READS), ("write", WRITES)):
@@ -146,7 +141,23 @@ def touched(tool_name: str | None, tool_args: str | None,
         text = _patch_text(tool_name, args)
         if text:
             found += [("write", m.group(1)) for m in _HEADER.finditer(text)]
-    return [(op, normalise(p, cwd)) for op, p in found]
+    return found
+
+
+def touched(tool_name: str | None, tool_args: str | None,
+            cwd: str | None) -> list[tuple[str, str]]:
+    """``(op, path)`` for each file a tool call reads (``read``) or writes (``write``).
+
+    >>> touched("Edit", '{"file_path": "src/a.py", "old_string": "x"}', "/w")
+    [('write', '/w/src/a.py')]
+    >>> touched("Grep", '{"path": "src", "pattern": "x"}', "/w")
+    []
+    >>> touched("apply_patch", "*** Begin Patch\\n*** Update File: a.py\\n*** End Patch", "/w")
+    [('write', '/w/a.py')]
+    """
+    if not tool_name:
+        return []
+    return [(op, normalise(p, cwd)) for op, p in found_paths(tool_name, _args(tool_args))]
 
 
 def touched_json(tool_name: str | None, tool_args: str | None, cwd: str | None) -> str | None:
@@ -160,8 +171,21 @@ def touched_json(tool_name: str | None, tool_args: str | None, cwd: str | None) 
         return None
     # Built by hand: json.dumps of the list costs more than finding the paths did.
     return "[" + ", ".join(
-        f'{{"path": {_quote(p)}, "reads": {int(op == "read")}, "writes": {int(op == "write")}}}'
-        for op, p in items) + "]"
+        f'{{"path": {_json_text(p)}, "reads": {int(op == "read")}, '
+        f'"writes": {int(op == "write")}}}' for op, p in items) + "]"
+
+
+def _json_text(path: str) -> str:
+    """``path`` as a JSON string; a lone surrogate (JSON's ``\\ud800`` parses to one, and
+    UTF-8 cannot hold it) stays escaped."""
+    text = _quote(path)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(path)
+    return text
 
 
 def _text(col: pa.ChunkedArray | pa.Array) -> pa.Array:
@@ -174,33 +198,228 @@ def _text(col: pa.ChunkedArray | pa.Array) -> pa.Array:
     return arr.cast(pa.string())
 
 
+# The argument keys Claude's file tools name files by, read by Arrow's JSON reader.
+_KEYS = pa.schema([(k, pa.string()) for k in ("file_path", "notebook_path", "path", "pattern")])
+# A document Arrow's reader takes exactly as json.loads does, one per line: an object
+# alone on its line (json.loads refuses a BOM, Arrow would take it; a newline would
+# split it; several objects on a line are caught by the row count).
+_ONE_LINE_OBJECT = r"^[ \t]*\{[^\n\r]*\}[ \t]*$"
+# json.loads gives up on documents nested about 1,000 deep (taken as text: no path),
+# where Arrow's reader would still find the keys: documents with this many brackets
+# (inside strings too, so some that are not deep) go row by row, to answer alike.
+_MAX_BRACKETS = 500
+# A posix path normpath and join leave as they are (no ``.``/``..`` segment, no ``//``,
+# no trailing ``/``); any other goes through normalise().
+_NEEDS_NORMPATH = r"(^|/)\.\.?(/|$)|//|./$"
+# Text json's encode_basestring changes (quote, backslash, control characters).
+_NEEDS_QUOTING = r'["\\\x00-\x1f]'
+
+
+def _file_tool_rows(table: pa.Table, names: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """(positions of the rows calling a file tool, of the shell rows among them)."""
+    calls = pc.is_in(names, value_set=_FILE_TOOLS)
+    shells = pc.fill_null(pc.is_in(names, value_set=_SHELL_TOOLS), False)
+    if "part_type" in table.column_names:
+        not_result = pc.fill_null(pc.not_equal(
+            _text(table.column("part_type")), "tool_result"), True)
+        calls = pc.and_kleene(calls, not_result)
+        shells = pc.and_(shells, not_result)
+    shell_at = pc.indices_nonzero(shells)
+    if len(shell_at):
+        # A shell call counts only when its arguments mention apply_patch.
+        text = _text(pc.take(table.column("tool_args"), shell_at))
+        shell_at = shell_at.filter(pc.fill_null(pc.match_substring(text, "apply_patch"), False))
+    return pc.indices_nonzero(pc.fill_null(calls, False)), shell_at
+
+
+def _read_keys(docs: pa.Array) -> pa.Table | None:
+    """The :data:`_KEYS` of each document by Arrow's JSON reader (None where it refuses
+    one of them: a key of another type, twice, invalid JSON)."""
+    empty, newline = pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string())
+    joined = pc.binary_join_element_wise(docs.cast(pa.large_string()), empty, newline)
+    offsets = joined.buffers()[1]
+    import numpy as np
+
+    ends = np.frombuffer(offsets, dtype=np.int64, count=len(joined) + 1, offset=joined.offset * 8)
+    data = joined.buffers()[2][int(ends[0]):int(ends[-1])]
+    longest = int(np.max(np.diff(ends))) if len(docs) else 0
+    import pyarrow.json as pajson
+
+    try:
+        got = pajson.read_json(pa.BufferReader(data), read_options=pajson.ReadOptions(
+            block_size=max(1 << 22, longest + 2)), parse_options=pajson.ParseOptions(
+            explicit_schema=_KEYS, unexpected_field_behavior="ignore"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    return got if got.num_rows == len(docs) else None
+
+
+# Documents per retry where Arrow's reader refuses the whole set (tests set it to 1).
+CHUNK = 4096
+
+
+def _keys_by_chunk(docs: pa.Array) -> tuple[pa.Table, pa.Array]:
+    """:func:`_read_keys` of ``docs``, a chunk at a time where the whole is refused;
+    and which documents it read (False: chunks to parse with json.loads)."""
+    if not len(docs):
+        return _KEYS.empty_table(), pa.array([], pa.bool_())
+    whole = _read_keys(docs)
+    if whole is not None:
+        return whole.combine_chunks(), pc.is_valid(docs)
+    parts, ok = [], []
+    for at in range(0, len(docs), CHUNK):
+        part = docs.slice(at, CHUNK)
+        got = _read_keys(part)
+        ok += [got is not None] * len(part)
+        parts.append(got if got is not None else pa.table(
+            {k.name: pa.nulls(len(part), pa.string()) for k in _KEYS}))
+    return pa.concat_tables(parts).combine_chunks(), pa.array(ok)
+
+
+def _quick(names: pa.Array, docs: pa.Array) -> pa.Array:
+    """Which Claude file-tool calls' documents Arrow's JSON reader may parse."""
+    claude = pc.is_in(names, value_set=_CLAUDE_TOOLS)
+    shallow = pc.less(pc.count_substring_regex(docs, r"[\[{]"), _MAX_BRACKETS)
+    return pc.fill_null(pc.and_(pc.and_(claude, shallow),
+                                pc.match_substring_regex(docs, _ONE_LINE_OBJECT)), False)
+
+
+def _paths_by_arrow(names: pa.Array, docs: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """(op, raw path, parsed?) per Claude call, the keys read by Arrow; the same
+    choice of key and path as :func:`found_paths`, taken from the keys alone."""
+    keys, ok = _keys_by_chunk(docs)
+
+    def given(name: str) -> pa.Array:
+        col = keys.column(name).combine_chunks()
+        return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
+
+    file_path = given("file_path")
+    notebook = pc.coalesce(given("notebook_path"), file_path)
+    raw = pc.if_else(pc.is_in(names, value_set=pa.array(["NotebookRead", "NotebookEdit"])),
+                     notebook, file_path)
+    # Glob and Grep read, as READS do; WRITES write.
+    op = pc.if_else(pc.is_in(names, value_set=pa.array(sorted(WRITES))), "write", "read")
+    # Glob/Grep: a path naming a file, else (Glob) a pattern naming one, joined to the path.
+    path, pattern = keys.column("path").combine_chunks(), keys.column("pattern").combine_chunks()
+    path_file = _names_files(path)
+    # Only a Glob whose path names no file reads its pattern (Grep's are regexes: skip them).
+    pattern = pc.if_else(pc.and_(pc.equal(names, "Glob"), pc.invert(path_file)), pattern,
+                         pa.scalar(None, pa.string()))
+    joined = pc.if_else(pc.or_kleene(pc.starts_with(pattern, "/"), pc.ends_with(path, "/")),
+                        pc.binary_join_element_wise(path, pattern, ""),
+                        pc.binary_join_element_wise(path, pattern, "/"))
+    glob = pc.if_else(pc.fill_null(pc.starts_with(pattern, "/"), False), pattern, joined)
+    glob = pc.if_else(pc.fill_null(pc.equal(path, ""), True), pattern, glob)
+    glob = pc.if_else(_names_files(pattern), glob, pa.scalar(None, pa.string()))
+    searched = pc.if_else(path_file, path, pc.if_else(pc.equal(names, "Glob"), glob,
+                                                      pa.scalar(None, pa.string())))
+    raw = pc.if_else(pc.is_in(names, value_set=pa.array(sorted(SEARCHES))), searched, raw)
+    return op, raw, ok
+
+
+def _names_files(paths: pa.Array) -> pa.Array:
+    """:func:`_names_file` of each path (False for null)."""
+    last = pc.struct_field(pc.extract_regex(pc.utf8_rtrim(paths, characters="\\/"),
+                                            r"(?s)(?P<last>[^\\/]*)$"), [0])
+    named = pc.and_(pc.match_substring_regex(last, r"(?s)^.+\.[^.]+$"),
+                    pc.invert(pc.match_substring_regex(last, _WILDCARD.pattern)))
+    return pc.fill_null(named, False)
+
+
+def _put(arr: pa.Array, at: pa.Array | list[int],
+         values: pa.Array | list[Any]) -> pa.Array:
+    """``arr`` with ``values`` at positions ``at``."""
+    import numpy as np
+
+    where = np.asarray(at.to_numpy() if isinstance(at, pa.Array) else at, dtype=np.int64)
+    pos = np.arange(len(arr), dtype=np.int64)
+    pos[where] = len(arr) + np.arange(len(where), dtype=np.int64)
+    extra = values if isinstance(values, pa.Array) else pa.array(values, arr.type)
+    return pc.take(pa.concat_arrays([arr, extra.cast(arr.type)]), pa.array(pos))
+
+
+def _normalised(paths: pa.Array, cwds: pa.Array) -> pa.Array:
+    """normalise() of each path against its cwd: by Arrow where the path is posix and
+    joining and normpath change nothing but the join, by normalise() elsewhere."""
+    cwd = pc.if_else(pc.equal(cwds, ""), pa.scalar(None, pa.string()), cwds)
+    slash = pc.if_else(pc.ends_with(cwd, "/"), "", "/")
+    joined = pc.if_else(pc.or_kleene(pc.starts_with(paths, "/"), pc.is_null(cwd)), paths,
+                        pc.binary_join_element_wise(cwd, slash, paths, ""))
+    odd = pc.or_kleene(pc.or_kleene(
+        pc.match_substring_regex(paths, _DRIVE.pattern),
+        pc.fill_null(pc.match_substring_regex(cwd, _DRIVE.pattern), False)),
+        pc.match_substring_regex(joined, _NEEDS_NORMPATH))
+    at = pc.indices_nonzero(odd).to_pylist()
+    if not at:
+        return joined
+    sel = pa.array(at, pa.int64())
+    return _put(joined, at, [normalise(p, c) for p, c in zip(
+        pc.take(paths, sel).to_pylist(), pc.take(cwds, sel).to_pylist(), strict=True)])
+
+
+def _one_file_json(ops: pa.Array, paths: pa.Array) -> pa.Array:
+    """``touched_json`` text of one file per row, built by Arrow (json's quoting by
+    Python where a path needs escapes)."""
+    odd = pc.match_substring_regex(paths, _NEEDS_QUOTING)
+    at = pc.indices_nonzero(odd).to_pylist()
+    quoted = pc.binary_join_element_wise('"', paths, '"', "")
+    if at:
+        quoted = _put(quoted, at, [_quote(p) for p in pc.take(paths, pa.array(
+            at, pa.int64())).to_pylist()])
+    tail = pc.if_else(pc.equal(ops, "read"), ', "reads": 1, "writes": 0}]',
+                      ', "reads": 0, "writes": 1}]')
+    return pc.binary_join_element_wise('[{"path": ', quoted, tail, "")
+
+
 def with_touched_files(table: pa.Table, keep_args: bool) -> pa.Table:
     """``table`` with a ``touched_files`` column (kept if the source has one),
-    computed on tool calls only; ``tool_args`` is dropped unless ``keep_args``."""
+    computed on tool calls only; ``tool_args`` is dropped unless ``keep_args``.
+
+    Claude's file tools (most calls) are read by Arrow: their argument keys by its
+    JSON reader, paths joined and quoted by compute functions; patches, shell calls
+    and any document Arrow might read otherwise than json.loads go through
+    :func:`touched_json` one by one, giving the same text."""
     if TOUCHED_FILES not in table.column_names:
         n = table.num_rows
         have = set(table.column_names)
-        values: list[str | None] = [None] * n
+        column = pa.nulls(n, pa.string())
         if {"tool_name", "tool_args"} <= have and n:
-            # Only calls of the tools above can name a file: JSON is parsed for them
-            # alone (a shell call only when its arguments mention apply_patch).
-            names = _text(table.column("tool_name"))
-            args = _text(table.column("tool_args"))
-            calls = pc.or_kleene(pc.is_in(names, value_set=_FILE_TOOLS), pc.and_kleene(
-                pc.is_in(names, value_set=_SHELL_TOOLS),
-                pc.match_substring(args, "apply_patch")))
-            if "part_type" in have:
-                calls = pc.and_kleene(calls, pc.fill_null(pc.not_equal(
-                    _text(table.column("part_type")), "tool_result"), True))
-            at = pc.indices_nonzero(pc.fill_null(calls, False)).to_pylist()
-            if at:
-                sel = pa.array(at)
-                cwds = (pc.take(_text(table.column("cwd")), sel).to_pylist()
-                        if "cwd" in have else [None] * len(at))
-                for i, name, a, cwd in zip(at, pc.take(names, sel).to_pylist(),
-                                           pc.take(args, sel).to_pylist(), cwds, strict=True):
-                    values[i] = touched_json(name, a, cwd)
-        table = table.append_column(TOUCHED_FILES, pa.array(values, pa.string()))
+            column = _touched_column(table, n)
+        table = table.append_column(TOUCHED_FILES, column)
     if not keep_args and "tool_args" in table.column_names:
         table = table.drop_columns(["tool_args"])
     return table
+
+
+def _touched_column(table: pa.Table, n: int) -> pa.Array:
+    names = _text(table.column("tool_name"))
+    calls, shells = _file_tool_rows(table, names)
+    at = pa.concat_arrays([calls, shells]).cast(pa.int64())
+    if not len(at):
+        return pa.nulls(n, pa.string())
+    at = pc.take(at, pc.sort_indices(at))
+    call_names = pc.take(names, at)
+    docs = _text(pc.take(table.column("tool_args"), at))
+    cwds = (_text(pc.take(table.column("cwd"), at)) if "cwd" in table.column_names
+            else pa.nulls(len(at), pa.string()))
+    quick = _quick(call_names, docs)
+    q_at = pc.indices_nonzero(quick)
+    ops, raw, ok = _paths_by_arrow(pc.take(call_names, q_at), pc.take(docs, q_at))
+    # Calls Arrow did not read, and those it did not parse, go the Python way.
+    slow = pc.invert(quick)
+    if not pc.all(ok).as_py():
+        slow = _put(slow, q_at, pc.invert(ok))
+    values = pa.nulls(len(at), pa.string())
+    hit = pc.and_(ok, pc.is_valid(raw))
+    if pc.any(hit).as_py():
+        h_at = pc.take(q_at, pc.indices_nonzero(hit))
+        text = _one_file_json(ops.filter(hit), _normalised(raw.filter(hit),
+                                                           pc.take(cwds, h_at)))
+        values = _put(values, h_at, text)
+    s_at = pc.indices_nonzero(slow)
+    if len(s_at):
+        values = _put(values, s_at.to_pylist(), [
+            touched_json(a, b, c) for a, b, c in zip(
+                pc.take(call_names, s_at).to_pylist(), pc.take(docs, s_at).to_pylist(),
+                pc.take(cwds, s_at).to_pylist(), strict=True)])
+    return _put(pa.nulls(n, pa.string()), at, values)

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from graphkit.core.errors import QueryError
-from graphkit.core.graph import LineageVocabulary
+
+if TYPE_CHECKING:  # only named: the CLI's start (and a kept rebuild) need no pyarrow
+    from graphkit.core.graph import LineageVocabulary
 
 # What a load does when the graph's node types already hold nodes.
 IfExists = Literal["merge", "replace", "fail"]

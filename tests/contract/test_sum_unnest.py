@@ -98,3 +98,36 @@ def test_unnest_of_no_rows() -> None:
     t = pa.table({"k": pa.array([], pa.string()), "arr": pa.array([], pa.string())})
     out = unnest_rows(t, Unnest(column="arr", fields={"v": "v"}))
     assert out.num_rows == 0 and out.column_names == ["k", "arr", "v"]
+
+
+@pytest.mark.parametrize("values", [
+    ["5", None, "7", "5"],            # integers: int64
+    ["5", "2.5", None],               # a fraction among the rows: float64
+    ["-3", "+4", " 6"],               # what Arrow's cast takes, or refuses, either way
+])
+def test_sum_numbers_of_a_dictionary_equal_the_rows_values(values: list[str | None]) -> None:
+    from graphkit.contract.groups import numbers
+
+    plain = pa.array(values, pa.string())
+    coded = plain.dictionary_encode()
+    try:
+        expected = numbers(plain, "n")
+    except ContractError:
+        with pytest.raises(ContractError):
+            numbers(coded, "n")
+        return
+    got = numbers(coded, "n")
+    assert got.type == expected.type and got.to_pylist() == expected.to_pylist()
+
+
+def test_sum_numbers_read_only_the_dictionary_entries_rows_use() -> None:
+    from graphkit.contract.groups import numbers
+
+    # Entries no row uses (left by a filter) change neither the type nor the outcome.
+    coded = pa.DictionaryArray.from_arrays(pa.array([0, 2, None], pa.int32()),
+                                           pa.array(["4", "x", "9"]))
+    assert numbers(coded, "n").to_pylist() == [4, 9, None]
+    assert numbers(coded, "n").type == pa.int64()
+    frac = pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int32()),
+                                          pa.array(["4", "1.5"]))
+    assert numbers(frac, "n").type == pa.int64()

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from graphkit.engine.output import TableWriter
-from graphkit.snapshot.io import ROW_GROUP_ROWS
+from graphkit.snapshot.io import COMPRESSION, ROW_GROUP_ROWS
 
 
 def test_pieces_of_any_size_write_the_whole_table_bytes(tmp_path: Path) -> None:
@@ -20,7 +20,8 @@ def test_pieces_of_any_size_write_the_whole_table_bytes(tmp_path: Path) -> None:
     table = pa.table({"id": pa.array([f"{i:08x}-x" for i in rng.permutation(n)]),
                       "n": pa.array(rng.integers(0, 50, n)),
                       "kind": pa.array(rng.choice(["a", "b", None], n))})
-    pq.write_table(table, tmp_path / "whole.parquet", row_group_size=ROW_GROUP_ROWS)
+    pq.write_table(table, tmp_path / "whole.parquet", row_group_size=ROW_GROUP_ROWS,
+                   compression=COMPRESSION)
     w = TableWriter(tmp_path / "pieces.parquet", table.schema)
     cuts = [0, 7, 50_000, ROW_GROUP_ROWS + 3, n - 1, n]
     for lo, hi in itertools.pairwise(cuts):
@@ -35,7 +36,8 @@ def test_pieces_of_any_size_write_the_whole_table_bytes(tmp_path: Path) -> None:
 
 def test_an_empty_table_writes_what_write_table_writes(tmp_path: Path) -> None:
     schema = pa.schema([("id", pa.string()), ("n", pa.int64())])
-    pq.write_table(schema.empty_table(), tmp_path / "a.parquet", row_group_size=ROW_GROUP_ROWS)
+    pq.write_table(schema.empty_table(), tmp_path / "a.parquet", row_group_size=ROW_GROUP_ROWS,
+                   compression=COMPRESSION)
     w = TableWriter(tmp_path / "b.parquet", schema)
     w.close()
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()

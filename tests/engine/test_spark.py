@@ -1,13 +1,13 @@
 """The Spark engine on a real local Spark (``local[2]``) writes the same snapshot as
 the local engines, table for table and byte for byte.
 
-One Spark session serves the module: starting the JVM is the slow part.
+One Spark session (tests/engine/conftest.py) serves the folder: starting the JVM is
+the slow part.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from graphkit.cli import cli
 from graphkit.core.errors import GraphkitError
 from graphkit.engine import build_local
-from graphkit.engine.spark import build_spark, start_session
+from graphkit.engine.spark import build_spark
 from tests.builders import identity_cases, table
 from tests.engine.helpers import (
     assert_same_snapshot,
@@ -28,13 +28,6 @@ from tests.engine.helpers import (
     reference,
     same_summary,
 )
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    session = start_session("local[2]")
-    yield session
-    session.stop()
 
 
 def test_generated_rows_and_hypaware_cache(spark: Any, fixtures: Path, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -52,7 +53,12 @@ def test_manifest(tmp_path: Path, sample_rows: Path) -> None:
     assert on_disk["counts"]["nodes"]["Thread"] == result.graph.node_counts()["Thread"]
     assert on_disk["created_at"].endswith("+00:00")
     fps = on_disk["inputs"]
-    assert fps and all(len(f["sha256"]) == 64 and f["size"] > 0 for f in fps)
+    # Size and mtime by default; the SHA-256 only when asked for (--hash-inputs).
+    assert fps and all(f["size"] > 0 and f["mtime_ns"] > 0 and "sha256" not in f for f in fps)
+    hashed = build([sample_rows], hash_inputs=True).sources.fingerprints
+    assert [{k: v for k, v in f.items() if k != "sha256"} for f in hashed] == fps
+    assert all(f["sha256"] == hashlib.sha256(Path(f["path"]).read_bytes()).hexdigest()
+               for f in hashed)
     assert sorted(p.name for p in (tmp_path / "s" / "nodes").iterdir()) == sorted(
         f"{t}.parquet" for t in result.graph.nodes)
 
@@ -112,3 +118,26 @@ def test_content_is_left_out_unless_asked(tmp_path: Path) -> None:
 def test_missing_snapshot_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SnapshotError, match=r"no manifest\.json"):
         read_snapshot(tmp_path)
+
+
+def test_tables_are_zstd_and_a_snappy_snapshot_still_reads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow.parquet as pq
+
+    import graphkit.snapshot.io as snapshot_io
+
+    g = graph_from_records(identity_cases())
+    write_snapshot(g, tmp_path / "new")
+    files = sorted((tmp_path / "new").rglob("*.parquet"))
+    assert files
+    for f in files:
+        meta = pq.ParquetFile(f).metadata
+        assert {meta.row_group(0).column(i).compression
+                for i in range(meta.num_columns)} == {"ZSTD"}, f
+    # A snapshot written before the codec changed (snappy) reads and checks as before.
+    monkeypatch.setattr(snapshot_io, "COMPRESSION", "snappy")
+    write_snapshot(g, tmp_path / "old")
+    old = sorted((tmp_path / "old").rglob("*.parquet"))
+    assert pq.ParquetFile(old[0]).metadata.row_group(0).column(0).compression == "SNAPPY"
+    assert_same_tables(g, read_snapshot(tmp_path / "old"))
+    assert_same_tables(read_snapshot(tmp_path / "new"), read_snapshot(tmp_path / "old"))

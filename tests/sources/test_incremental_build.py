@@ -214,3 +214,93 @@ def test_a_changed_sidecar_is_read_again(work: Path, tmp_path: Path) -> None:
     _assert_equals_cold(work, snap, tmp_path)
     agents = read_snapshot(snap).nodes["Agent"].table.to_pylist()
     assert any("Changed-Type" in json.dumps(a) for a in agents)
+
+
+def test_appends_write_small_segments_and_compact(work: Path, tmp_path: Path,
+                                                  monkeypatch: Any) -> None:
+    import gzip
+
+    from graphkit.sources.transcripts import read_transcripts
+
+    cache = tmp_path / "cache"
+    read_transcripts([work], cache_dir=cache)
+
+    def segments() -> list[dict[str, Any]]:
+        doc = json.loads(gzip.decompress((cache / index.INDEX_NAME).read_bytes()))
+        return list(doc["segments"])
+
+    assert len(segments()) == 1
+    whole = segments()[0]["num_rows"]
+    monkeypatch.setattr(index, "_MAX_SEGMENTS", 3)
+    monkeypatch.setattr(index, "_MAX_HELD", 100.0)  # only the segment count compacts here
+    for n in range(4):
+        with (work / SESSION).open("a") as fh:
+            fh.write(json.dumps(assistant(f"a-more-{n}", "00000000-0295-4000-8000-000000000001",
+                                          f"2026-07-11T07:01:0{n}Z", [text("more")], "a2"))
+                     + "\n")
+        again = read_transcripts([work], cache_dir=cache)
+        assert again.files_read == 1
+        assert again.table.equals(read_transcripts([work]).table)
+        names = {p.name for p in cache.glob("transcripts-*")}
+        assert names == {index.INDEX_NAME} | {x for g in segments()
+                                              for x in (g["rows"], g["entries"])}
+        if n < 2:  # one small segment more: the appended-to file's rows only
+            assert len(segments()) == n + 2
+            assert segments()[-1]["num_rows"] < whole / 4
+    assert len(segments()) == 2  # compacted into one at the third segment, then one more
+    assert segments()[0]["num_rows"] >= whole
+
+
+HOME = fixtures() / "hypaware-cache" / "home" / ".claude" / "projects" / "-home-dev-src-billing-svc"
+CODEX = "claude-code-log/codex/sessions/2026/01/03"
+CHILD = f"{CODEX}/rollout-2026-01-03T04-05-10-33333333-3333-4333-8333-333333333333.jsonl"
+
+
+@pytest.mark.parametrize("change", ["subagent", "codex-child", "new-session", "deleted-agent",
+                                    "resumed"])
+def test_linked_files_changed_equal_a_cold_build(tmp_path: Path, change: str) -> None:
+    """A change to one file can change rows of files linked to it (a subagent's spawning
+    call, a Codex parent, a resumed session): the rebuild still equals a cold build."""
+    from tests.sources.builders import codex_message, user, write_jsonl
+
+    work = tmp_path / "transcripts"
+    shutil.copytree(TRANSCRIPTS, work)
+    billing = work / "home" / "-home-dev-src-billing-svc"
+    shutil.copytree(HOME, billing)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    files = _build(work, snap, cache)["transcripts"]["files_parsed"]
+    sid = "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03"
+    parsed, total = 1, files
+    if change == "subagent":
+        nested = billing / sid / "subagents" / "agent-c2ee44ff55aa66bb.jsonl"
+        with nested.open("a") as fh:
+            fh.write(json.dumps(dict(assistant("e2-extra", sid, "2026-11-22T08:30:10.500Z",
+                                               [text("also pyyaml")]), isSidechain=True,
+                                     agentId="c2ee44ff55aa66bb")) + "\n")
+    elif change == "codex-child":
+        with (work / CHILD).open("a") as fh:
+            fh.write(json.dumps(codex_message("2026-01-03T04:06:00.000Z", "assistant",
+                                              "one more finding")) + "\n")
+    elif change == "new-session":
+        write_jsonl(billing / "dddddddd-0000-4000-8000-00000000000d.jsonl",
+                    [user("d1", "dddddddd-0000-4000-8000-00000000000d",
+                          "2026-11-23T09:00:00Z", "a new session")])
+        total += 1
+    elif change == "deleted-agent":
+        agent = next(billing.rglob("agent-*.jsonl"))
+        agent.unlink()
+        agent.with_name(agent.stem + ".meta.json").unlink(missing_ok=True)
+        parsed, total = 0, files - 1
+    else:  # a resume of session B: replays B's messages, then continues
+        b = billing / "7c2d9e14-3a6b-4f1e-8d20-5e6f7a8b9c02.jsonl"
+        resumed = [dict(json.loads(line), sessionId="bbbbbbbb-0000-4000-8000-00000000000b")
+                   for line in b.read_text().splitlines()]
+        resumed.append(user("c0000002-new", "bbbbbbbb-0000-4000-8000-00000000000b",
+                            "2026-11-21T15:00:00Z", "and the tests?",
+                            "c0000002-0000-4000-8000-000000000004"))
+        write_jsonl(billing / "bbbbbbbb-0000-4000-8000-00000000000b.jsonl", resumed)
+        total += 1
+    after = _build(work, snap, cache)
+    assert after["transcripts"] == {"files_parsed": parsed, "files_reused": total - parsed}
+    _assert_equals_cold(work, snap, tmp_path)
+    assert _build(work, snap, cache)["snapshot_reused"] is True

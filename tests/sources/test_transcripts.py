@@ -185,10 +185,11 @@ def test_rebuild_reads_only_changed_files_and_equals_a_full_read(work: Path,
     full = read_transcripts([work])
     assert rebuilt.table.equals(full.table)
     assert rebuilt.skipped == full.skipped
-    entries = json.loads(gzip.decompress((cache / INDEX_NAME).read_bytes()))["entries"]
-    assert not any(k.endswith("sample_session.jsonl") for k in entries)
-    # One rows file for all transcripts, the previous one removed.
-    assert len(list(cache.glob("transcripts-rows-*.arrow"))) == 1
+    # The files the index names are all there is: older segments' files are removed.
+    index = json.loads(gzip.decompress((cache / INDEX_NAME).read_bytes()))
+    named = {n for g in index["segments"] for n in (g["rows"], g["entries"])}
+    assert {p.name for p in cache.glob("transcripts-*")} == named | {INDEX_NAME}
+    assert len(index["segments"]) <= 2
     assert not (cache / "rows").exists()
 
 

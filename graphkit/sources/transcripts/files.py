@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import SourceError
-from graphkit.sources.row_files import unreadable_folder
 
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
                           "compacted"})
@@ -87,6 +86,10 @@ def candidates(root: Path) -> Iterator[Path]:
     Skipped on purpose: sidecars (``*.meta.json``, read with their agent file), workflow
     journals and other non-agent files inside ``subagents/``.
     """
+    # Here, not at the top: `graphkit build` with no SOURCE asks default_transcript_roots
+    # before deciding anything, and a rebuild that changes nothing never lists candidates.
+    from graphkit.sources.row_files import unreadable_folder
+
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable_folder):
         dirnames.sort()
         in_subagents = "subagents" in Path(dirpath).relative_to(root).parts or (

@@ -1,0 +1,164 @@
+"""The command line's "nothing changed" check, run before the build's imports: it prints
+what the build's own no-op path prints, and anything that shapes the output (contract,
+graphkit or parser version, options, the list of sources) still forces a build."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import graphkit
+import graphkit.engine.reuse as reuse
+from graphkit.cli.app import cli
+from graphkit.pipeline import build_snapshot, skipped_lines_summary
+from tests.sources.builders import fixtures
+
+TRANSCRIPTS = fixtures() / "transcripts"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    root = tmp_path / "transcripts"
+    shutil.copytree(TRANSCRIPTS / "claude-code-log", root)
+    return root
+
+
+def _cli(*args: str) -> dict[str, Any]:
+    run = CliRunner().invoke(cli, ["build", *args, "--json"], catch_exceptions=False)
+    assert run.exit_code == 0, run.output
+    return json.loads(run.output.splitlines()[-1])
+
+
+def _kept(summary: dict[str, Any]) -> bool:
+    return summary.get("snapshot_reused") is True
+
+
+def test_the_early_check_prints_what_the_build_would(work: Path, tmp_path: Path,
+                                                     monkeypatch: Any) -> None:
+    snap = tmp_path / "snap"
+    first = _cli(str(work), "--snapshot", str(snap))
+    assert not _kept(first)
+    quick = _cli(str(work), "--snapshot", str(snap))
+    # The same rebuild with the early check off: the library's own no-op path.
+    monkeypatch.setattr("graphkit.cli.build._kept", lambda *_a, **_k: None)
+    slow = _cli(str(work), "--snapshot", str(snap))
+    assert _kept(quick) and quick == slow
+    result, lib = build_snapshot([work], snap)  # the library call keeps it too
+    assert quick == json.loads(json.dumps(
+        {**lib, "skipped_lines": skipped_lines_summary(result.sources.skipped)}))
+    assert quick["transcripts"] == {"files_parsed": 0, "files_reused":
+                                    first["transcripts"]["files_parsed"]}
+    # The text summary too, line for line.
+    text = CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap)]).output
+    monkeypatch.undo()
+    assert CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap)]).output == text
+    assert "files parsed" in text and "nothing changed" in text
+
+
+def test_a_changed_contract_file_is_built(work: Path, tmp_path: Path) -> None:
+    from graphkit.contract.loader import find_contract
+
+    snap, contract = tmp_path / "snap", tmp_path / "contract.yaml"
+    shutil.copy(find_contract("ai-gateway-graph"), contract)
+    args = [str(work), "--snapshot", str(snap), "--contract", str(contract)]
+    _cli(*args)
+    assert _kept(_cli(*args))
+    contract.write_text(contract.read_text() + "\n# a comment changes the bytes\n")
+    assert not _kept(_cli(*args))
+    assert _kept(_cli(*args))
+    # Another contract by name: built, not kept.
+    assert not _kept(_cli(str(work), "--snapshot", str(snap)))
+
+
+def test_the_contract_candidates_follow_find_contract(tmp_path: Path,
+                                                      monkeypatch: Any) -> None:
+    from graphkit.contract.loader import find_contract
+
+    def first_file(name: str) -> Path:
+        return next(p for p in reuse.contract_candidates(name) if p.is_file())
+
+    assert first_file("ai-gateway-graph").resolve() == find_contract("ai-gateway-graph").resolve()
+    other = tmp_path / "c.yaml"
+    other.write_text("contract: x\n")
+    assert first_file(str(other)) == find_contract(str(other))
+    # A file named like the shipped contract in the working folder wins: so it counts.
+    monkeypatch.chdir(tmp_path)
+    before = reuse.contract_state("ai-gateway-graph")
+    (tmp_path / "ai-gateway-graph").write_text("contract: x\n")
+    assert find_contract("ai-gateway-graph") == Path("ai-gateway-graph")
+    assert reuse.contract_state("ai-gateway-graph") != before
+
+
+@pytest.mark.parametrize("change", ["granularity", "include-content", "since", "rejects",
+                                    "sources", "graphkit", "parser"])
+def test_what_shapes_the_output_forces_a_build(work: Path, tmp_path: Path, change: str,
+                                               monkeypatch: Any) -> None:
+    snap = tmp_path / "snap"
+    base = [str(work), "--snapshot", str(snap)]
+    _cli(*base)
+    assert _kept(_cli(*base))
+    extra: list[str] = []
+    if change == "granularity":
+        extra = ["--granularity", "message"]
+    elif change == "include-content":
+        extra = ["--include-content"]
+    elif change == "since":
+        extra = ["--since", "2020-01-01"]
+    elif change == "rejects":
+        extra = ["--rejects", str(tmp_path / "r.jsonl")]
+    elif change == "sources":
+        more = tmp_path / "extra" / "more.jsonl"
+        more.parent.mkdir()
+        shutil.copy(TRANSCRIPTS / "claude-code-transcripts" / "sample_session.jsonl", more)
+        extra = [str(more)]
+    elif change == "graphkit":
+        monkeypatch.setattr(graphkit, "__version__", graphkit.__version__ + ".post1")
+    else:
+        monkeypatch.setattr(reuse, "PARSER_VERSION", reuse.PARSER_VERSION + 1)
+    assert not _kept(_cli(*base, *extra))
+    assert _kept(_cli(*base, *extra))  # and that build is kept in turn
+
+
+def test_a_snapshot_changed_or_removed_since_is_built(work: Path, tmp_path: Path) -> None:
+    snap = tmp_path / "snap"
+    base = [str(work), "--snapshot", str(snap)]
+    _cli(*base)
+    manifest = snap / "manifest.json"
+    manifest.write_bytes(manifest.read_bytes() + b" ")
+    assert not _kept(_cli(*base))
+    shutil.rmtree(snap)
+    assert not _kept(_cli(*base))
+    assert (snap / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("given", ["a folder", "no SOURCE"])
+def test_a_kept_rebuild_imports_nothing_heavy(work: Path, tmp_path: Path, given: str) -> None:
+    snap = tmp_path / "snap"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [str(work)]
+    if given == "no SOURCE":  # the user's own folders: ~/.claude/projects
+        home = tmp_path / "home"
+        shutil.copytree(work, home / ".claude" / "projects")
+        env = {**env, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+               "CODEX_HOME": str(home / ".codex")}
+        args = []
+    probe = ("import json, sys\nsys.argv = ['graphkit', 'build', *sys.argv[2:], '--snapshot', "
+             "sys.argv[1], '--json']\nfrom graphkit.cli import main\ntry:\n    main()\n"
+             "except SystemExit:\n    pass\nheavy = ['pyarrow', 'pydantic', 'yaml', 'rich', "
+             "'networkx', 'numpy', 'graphkit.contract.model', 'graphkit.pipeline']\n"
+             "print(json.dumps([m for m in heavy if m in sys.modules]), file=sys.stderr)\n")
+    runs = [subprocess.run([sys.executable, "-c", probe, str(snap), *args], capture_output=True,
+                           text=True, cwd=ROOT, timeout=300, env=env) for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stderr
+    assert not _kept(json.loads(runs[0].stdout)) and _kept(json.loads(runs[1].stdout))
+    assert json.loads(runs[1].stderr.strip().splitlines()[-1]) == []
