@@ -43,6 +43,25 @@ def _cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of each thread of ``pid`` by thread kind (Bolt workers, JIT
+    compilers, GC), so a run says where the server's CPU went."""
+    kinds = {"neo4j.BoltWorke": "bolt", "C2 CompilerThre": "jit", "C1 CompilerThre": "jit",
+             "GC Thread#": "gc", "G1 Conc#": "gc", "G1 Refine#": "gc", "VM Thread": "gc"}
+    out: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue  # the thread ended
+        name = stat[stat.index("(") + 1:stat.rindex(")")].rstrip("0123456789")
+        fields = stat.rsplit(")", 1)[1].split()
+        kind = kinds.get(name, "other")
+        out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf(
+            "SC_CLK_TCK")
+    return out
+
+
 def _own_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -86,11 +105,14 @@ def one_run(graph: Any, mode: str, workers: int, batch: int,
                 seed = sorted(graph.nodes)[0]
                 store.ensure_schema(sorted(graph.nodes))
                 store._run_auto(f"CREATE (:`{seed}` {{id: '__bench_not_in_graph__'}})")
+            threads = _thread_cpu(server.process.pid)
             server_cpu, own_cpu = _cpu_of(server.process.pid), _own_cpu()
             load_avg = os.getloadavg()[0]
             report = store.load(graph)
             server_cpu = _cpu_of(server.process.pid) - server_cpu
             own_cpu = _own_cpu() - own_cpu
+            by_kind = {k: round(v - threads.get(k, 0.0), 1)
+                       for k, v in sorted(_thread_cpu(server.process.pid).items())}
             nodes = sum(store.node_counts(sorted(graph.nodes)).values()) - (mode == "merge")
             rels = sum(store.relationship_counts(sorted(graph.edges)).values())
     finally:
@@ -104,6 +126,7 @@ def one_run(graph: Any, mode: str, workers: int, batch: int,
             "records_per_s": round(records / report.seconds),
             "client_cpu_s": round(own_cpu, 1), "server_cpu_s": round(server_cpu, 1),
             "records_per_cpu_s": round(records / (own_cpu + server_cpu)),
+            "server_cpu_by_thread": by_kind,
             "load_avg_1m_at_start": round(load_avg, 1), "rust_ext": rust_loaded()}
 
 

@@ -27,7 +27,7 @@ from graphkit.cli.app import (
                    "first, fail refuses if any exist.")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Rows per UNWIND batch.")
 @click.option("--workers", type=click.IntRange(min=1),
-              help="Sessions writing at once (default 4); batches that would lock the same "
+              help="Sessions writing at once (default 2); batches that would lock the same "
                    "nodes never run at the same time.")
 @click.option("--engine", type=click.Choice(["driver", "spark"]), default="driver",
               show_default=True, help="spark: Spark's executors write, through the Neo4j "

@@ -133,6 +133,48 @@ def create_relationships(
     )
 
 
+NODE_IDS_RETURN = "RETURN collect(i) AS rows, collect(id(n)) AS node_ids"
+
+
+def with_node_ids(node_query: str) -> str:
+    """A :func:`create_nodes` / :func:`merge_nodes` query that returns, instead
+    of a count, each written row's position in the batch (``rows``) and its
+    node's internal id (``node_ids``), so relationships can find their ends by
+    id (:func:`relationships_by_node_id`) instead of by an index seek."""
+    head, sep, _ = node_query.rpartition(" RETURN count(n) AS written")
+    if not sep:
+        raise StoreError("not a node batch query")
+    return f"{head} {NODE_IDS_RETURN}"
+
+
+def relationships_by_node_id(
+    rel_type: str, source_label: str, target_label: str, props: Sequence[str] = (),
+    epoch: Mapping[str, int] | None = None, *, create: bool = True,
+) -> str:
+    """Create (or with ``create=False`` merge) a batch of typed relationships
+    whose ends are found by the internal ids this load's node batches returned.
+
+    Parameters: ``$s``, ``$t`` (internal node ids), ``$sources``, ``$targets``
+    (graphkit ids) and ``$c0``, … as in :func:`merge_relationships`. A seek by
+    internal id reads one record; the label and ``id`` checks after it make a
+    node that another client deleted (its id reused) match nothing, as a
+    missing end does in :func:`merge_relationships`, never the wrong node.
+    """
+    verb = "CREATE" if create else "MERGE"
+    # The ids are compared after a projection: written as `a.id = $sources[i]`
+    # the planner turns that into a (locking) unique-index seek and only
+    # filters on id(a), the very seek this query exists to avoid (PROFILE).
+    return (
+        "UNWIND range(0, size($s) - 1) AS i"
+        f" MATCH (a) WHERE id(a) = $s[i] AND a:{quote_name(source_label)}"
+        f" MATCH (b) WHERE id(b) = $t[i] AND b:{quote_name(target_label)}"
+        " WITH i, a, b, a.id AS a_id, b.id AS b_id"
+        " WHERE a_id = $sources[i] AND b_id = $targets[i]"
+        f" {verb} (a)-[r:{quote_name(rel_type, 'relationship type')}]->(b)"
+        f" SET r += {_props_map(props, epoch)} RETURN count(r) AS written"
+    )
+
+
 def _props_map(props: Sequence[str], epoch: Mapping[str, int] | None = None) -> str:
     # Property names are spliced (quoted); their values are parameters $c<n>.
     # A property in `epoch` arrives as an integer count of 1/epoch[p] seconds

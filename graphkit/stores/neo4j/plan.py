@@ -18,7 +18,7 @@ Everything here is pure Arrow/NumPy on the graph's tables: no server.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -52,8 +52,8 @@ def _fixed_width_hash(ids: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
     """A 64-bit hash of each id if every id has the same byte length (graphkit's
     ids are UUID text), straight from the Arrow buffers; None otherwise.
 
-    A hash collision can only put two rows in the same partition or let two
-    batches contend (which Neo4j resolves by retrying): never a wrong write.
+    Callers check every hit against the ids themselves (see :func:`_positions`):
+    a collision costs time, never a wrong end.
     """
     arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     if len(arr) == 0 or arr.null_count or not pa.types.is_string(arr.type):
@@ -83,6 +83,15 @@ def _positions(ids: pa.ChunkedArray, nodes: _NodeLookup) -> np.ndarray:
     if want is not None and nodes.hashes is not None and nodes.order is not None:
         at = np.minimum(np.searchsorted(nodes.hashes, want), nodes.count - 1)
         pos = np.where(nodes.hashes[at] == want, nodes.order[at], -1).astype(np.int64)
+        # Relationships are written between the nodes at these positions, so
+        # a hash collision must not pass: keep only exact matches (the id
+        # found equals the id wanted); a colliding row takes the exact path.
+        want_ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+        found = nodes.ids.take(pa.array(np.maximum(pos, 0)))
+        same = pc.fill_null(pc.equal(found, want_ids), False).to_numpy(zero_copy_only=False)
+        if not same[pos >= 0].all():
+            exact = pc.fill_null(pc.index_in(ids, value_set=nodes.ids), -1)
+            pos = exact.to_numpy(zero_copy_only=False).astype(np.int64)
     else:  # ids of mixed lengths: Arrow's hash lookup (slower, exact)
         found = pc.fill_null(pc.index_in(ids, value_set=nodes.ids), -1)
         pos = found.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -165,6 +174,8 @@ class LoadPlan:
 
     partitions: dict[str, list[np.ndarray]]
     repeated_pairs: set[str]
+    # Each edge type's end positions (the numbering of :func:`node_offsets`).
+    ends: dict[str, EdgeEnds] = field(default_factory=dict)
 
 
 def edge_partitions(graph: GraphTables, parts: int, dense: int = DENSE_DEGREE) -> LoadPlan:
@@ -199,7 +210,7 @@ def edge_partitions(graph: GraphTables, parts: int, dense: int = DENSE_DEGREE) -
         pair = e.source * (n + 1) + e.target
         if len(np.unique(pair)) != len(pair):
             repeated.add(etype)
-    return LoadPlan(out, repeated)
+    return LoadPlan(out, repeated, ends)
 
 
 def has_duplicate_ids(table: pa.Table) -> bool:

@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,6 +213,7 @@ def start_local_neo4j(
     timeout: float = 180.0,
     launcher_dir: Path = LAUNCHER_DIR,
     say: Callable[[str], None] = _say_on_stderr,
+    jvm_options: Sequence[str] = (),
 ) -> LocalNeo4j:
     """Start the launcher and return once Bolt answers a query.
 
@@ -220,6 +221,7 @@ def start_local_neo4j(
     reuse one to restart on the same data). With ``auth`` and no ``password``
     a random one is made (see ``.password``); ``auth=False`` disables auth.
     ``port=0`` lets the server pick a free port, reported in ``.uri``.
+    ``jvm_options`` go to ``java`` before ``-jar`` (GC or JIT flags for a benchmark).
     """
     java = shutil.which("java")
     if java is None:
@@ -239,6 +241,7 @@ def start_local_neo4j(
         f"-Xms{heap}",  # Neo4j warns unless initial == max heap
         f"-Xmx{heap}",
         "-XX:+UseG1GC",
+        *jvm_options,
         "-jar",
         str(jar),
         "--home",

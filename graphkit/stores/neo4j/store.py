@@ -34,6 +34,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import unquote
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -69,8 +70,12 @@ IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 # 765 rows/s (33x slower than 5000). Flat from 500 to 5000 within the noise,
 # worse above: bigger transactions cost heap and GC in the 1 GiB launcher.
 DEFAULT_BATCH_SIZE = 5000
-# Sessions writing at once (see bench/NEO4J_LOAD.md for the sweep).
-DEFAULT_WORKERS = 4
+# Sessions writing at once. bench/NEO4J_LOAD.md's sweep (1M-row snapshot,
+# server CPU s on a 2-core machine): 1 worker 63.8, 2 workers 71-77, 4
+# workers 77.8; no retries. Every extra session costs server CPU (GC, JIT of
+# concurrent paths), so the default fills 2 server cores and no more; a
+# bigger server takes --workers N (the partitions never contend).
+DEFAULT_WORKERS = 2
 
 # The default contract's lineage vocabulary (what `--neo4j` queries walk).
 DEFAULT_VOCABULARY = LineageVocabulary()
@@ -339,8 +344,9 @@ class Neo4jStore:
             meter = _Meter(as_progress(progress).start(
                 "loading Neo4j", unit="records",
                 total=sum(graph.node_counts().values()) + sum(graph.edge_counts().values())))
-            report.nodes = self._load_nodes(graph, empty, size, n_workers, meter)
-            self._load_edges(graph, planned.result(), empty, size, meter, report)
+            node_ids = np.full(plan.node_offsets(graph)[1], -1, np.int64)
+            report.nodes = self._load_nodes(graph, empty, size, n_workers, meter, node_ids)
+            self._load_edges(graph, planned.result(), empty, size, meter, report, node_ids)
         if if_exists == "replace":
             # Whole now, and so is any killed replace before this one. (A merge
             # cannot say so: labels a killed replace had not yet cleared still
@@ -351,26 +357,34 @@ class Neo4jStore:
         return report
 
     def _load_nodes(self, graph: GraphTables, create: bool, size: int, n_workers: int,
-                    meter: _Meter) -> dict[str, int]:
-        """Every node batch, ``n_workers`` at a time (distinct ids never contend)."""
-        jobs: list[tuple[str, str, pa.Table]] = []
+                    meter: _Meter, node_ids: np.ndarray) -> dict[str, int]:
+        """Every node batch, ``n_workers`` at a time (distinct ids never contend).
+
+        Each batch returns its nodes' internal ids, kept in ``node_ids`` at the
+        nodes' positions (:func:`plan.node_offsets`) for the relationships.
+        """
+        offsets, _ = plan.node_offsets(graph)
+        jobs: list[tuple[str, str, int, pa.Table]] = []
         for label in sorted(graph.nodes):
             table = graph.nodes[label].table
             props, epoch = _node_props(table), epoch_columns(table)
             # CREATE would refuse a second row with the same id: MERGE folds them.
-            query = (cypher.create_nodes(label, props, epoch)
-                     if create and not plan.has_duplicate_ids(table)
-                     else cypher.merge_nodes(label, props, epoch))
+            query = cypher.with_node_ids(
+                cypher.create_nodes(label, props, epoch)
+                if create and not plan.has_duplicate_ids(table)
+                else cypher.merge_nodes(label, props, epoch))
             if epoch:
                 table = _as_epoch(table, epoch)
-            jobs += [(label, query, table.slice(i, size)) for i in range(0, table.num_rows, size)]
+            jobs += [(label, query, offsets[label] + i, table.slice(i, size))
+                     for i in range(0, table.num_rows, size)]
         written = {label: 0 for label in sorted(graph.nodes)}
 
-        def one(job: tuple[str, str, pa.Table]) -> tuple[str, int]:
-            label, query, rows = job
-            done = self._write(query, **_node_params(rows))
+        def one(job: tuple[str, str, int, pa.Table]) -> tuple[str, int]:
+            label, query, start, rows = job
+            at, ids = self._write_ids(query, **_node_params(rows))
+            node_ids[start + at] = ids
             meter.add(rows.num_rows, label)
-            return label, done
+            return label, len(at)
 
         with ThreadPoolExecutor(n_workers, thread_name_prefix="graphkit-load") as pool:
             for label, done in pool.map(one, jobs):
@@ -378,35 +392,58 @@ class Neo4jStore:
         return written
 
     def _load_edges(self, graph: GraphTables, load_plan: plan.LoadPlan, create: bool,
-                    size: int, meter: _Meter, report: LoadReport) -> None:
-        """Each partition's relationship batches in one session, the partitions at once."""
-        queries, tables = {}, {}
+                    size: int, meter: _Meter, report: LoadReport,
+                    node_ids: np.ndarray) -> None:
+        """Each partition's relationship batches in one session, the partitions at once.
+
+        Rows whose two ends this load wrote find them by internal id; the
+        others (an end not among the graph's nodes) by label and id, as before.
+        """
+        by_id, by_key, tables = {}, {}, {}
         for etype, e in graph.edges.items():
             props, epoch = _edge_props(e.table), epoch_columns(e.table)
-            queries[etype] = (
+            creating = create and etype not in load_plan.repeated_pairs
+            by_id[etype] = cypher.relationships_by_node_id(
+                etype, e.source_type, e.target_type, props, epoch, create=creating)
+            by_key[etype] = (
                 cypher.create_relationships(etype, e.source_type, e.target_type, props, epoch)
-                if create and etype not in load_plan.repeated_pairs
+                if creating
                 else cypher.merge_relationships(etype, e.source_type, e.target_type, props,
                                                 epoch))
             tables[etype] = _as_epoch(e.table, epoch) if epoch else e.table
         parts = len(next(iter(load_plan.partitions.values()), [None]))
         failed = threading.Event()
 
+        def write(etype: str, rows: np.ndarray) -> int:
+            ends = load_plan.ends[etype]
+            src, dst = ends.source[rows], ends.target[rows]
+            s = np.where(src >= 0, node_ids[src], -1)
+            t = np.where(dst >= 0, node_ids[dst], -1)
+            known = (src >= 0) & (dst >= 0) & (s >= 0) & (t >= 0)
+            done = 0
+            if known.any():
+                batch = tables[etype].take(pa.array(rows[known]))
+                done += self._write(by_id[etype], s=s[known].tolist(), t=t[known].tolist(),
+                                    **_edge_params(batch))
+            if not known.all():
+                batch = tables[etype].take(pa.array(rows[~known]))
+                done += self._write(by_key[etype], **_edge_params(batch))
+            return done
+
         def one_partition(p: int) -> dict[str, int]:
             written: dict[str, int] = {}
             for etype in sorted(graph.edges):
-                rows = tables[etype].take(pa.array(load_plan.partitions[etype][p]))
-                for i in range(0, rows.num_rows, size):
+                rows = load_plan.partitions[etype][p]
+                for i in range(0, len(rows), size):
                     if failed.is_set():  # another partition failed: stop early
                         return written
-                    batch = rows.slice(i, size)
                     try:
-                        done = self._write(queries[etype], **_edge_params(batch))
+                        done = write(etype, rows[i:i + size])
                     except BaseException:
                         failed.set()
                         raise
                     written[etype] = written.get(etype, 0) + done
-                    meter.add(batch.num_rows, etype)
+                    meter.add(len(rows[i:i + size]), etype)
             return written
 
         totals = {etype: 0 for etype in sorted(graph.edges)}
@@ -585,6 +622,18 @@ class Neo4jStore:
 
         with self._errors(), self._session() as session:
             return int(session.execute_write(work))
+
+    def _write_ids(self, query: str, **params: Any) -> tuple[np.ndarray, np.ndarray]:
+        """One managed write of a :func:`cypher.with_node_ids` query: the rows it
+        wrote (positions in the batch) and their nodes' internal ids."""
+
+        def work(tx: Any) -> tuple[list[int], list[int]]:
+            record = tx.run(query, params).single()
+            return (list(record["rows"]), list(record["node_ids"])) if record else ([], [])
+
+        with self._errors(), self._session() as session:
+            rows, ids = session.execute_write(work)
+        return np.asarray(rows, np.int64), np.asarray(ids, np.int64)
 
     def _read(self, query: str, **params: Any) -> list[dict[str, Any]]:
         def work(tx: Any) -> list[dict[str, Any]]:

@@ -111,6 +111,54 @@ def test_repeated_ids_and_pairs_are_merged_even_into_an_empty_target(
     assert nodes["Session"] == 3 and rels["HAS_THREAD"] == 6
 
 
+def test_an_end_outside_the_graph_is_found_in_the_database_by_its_id(
+        store: Neo4jStore) -> None:
+    """Relationships between nodes of this load go by the nodes' internal ids;
+    one whose end is not among the graph's nodes still finds it by label and id
+    in a database that has it, and is counted skipped where nothing has it."""
+    store._run_auto("CREATE (:Session {id: 's-elsewhere', session_id: 's-elsewhere'})")
+    g = sessions_graph(sessions=4, threads=2)
+    has = g.edges["HAS_THREAD"].table
+    g.edges["HAS_THREAD"] = EdgeTable("HAS_THREAD", "Session", "Thread", pa.concat_tables([
+        has, pa.table({"source": ["s-elsewhere", "s-nowhere"],
+                       "target": ["t-00001-000", "t-00002-001"]})]))
+    report = store.load(g, batch_size=3, workers=2)
+    assert report.write_mode == "merge"
+    assert report.edges["HAS_THREAD"] == has.num_rows + 1
+    assert report.skipped_edges == {"HAS_THREAD": 1}
+    rows = store.edge_rows("HAS_THREAD", "Session", "Thread", [], sources=["s-elsewhere"])
+    assert [(r["source"], r["target"]) for r in rows] == [("s-elsewhere", "t-00001-000")]
+    store._run_auto("MATCH (n:Session {id: 's-elsewhere'}) DETACH DELETE n")
+    loaded = store.read_graph(sorted(g.nodes), sorted(g.edges))
+    store._run_auto("MATCH (n) WHERE NOT n:GraphkitTestDatabase DETACH DELETE n")
+    g.edges["HAS_THREAD"] = EdgeTable("HAS_THREAD", "Session", "Thread", has)
+    assert store.load(g, batch_size=3, workers=2).write_mode == "create"
+    assert_same_graph(store.read_graph(sorted(g.nodes), sorted(g.edges)), loaded)
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_relationships_by_node_id_seek_by_id_not_by_index(store: Neo4jStore,
+                                                           create: bool) -> None:
+    """The point of sending internal ids: the plan seeks each end by id and
+    takes no (locking) index seek; the id check stays a filter."""
+    from graphkit.stores.neo4j import cypher
+
+    store.ensure_schema(["Thread", "Tool"])
+    query = cypher.relationships_by_node_id("CALLED_TOOL", "Thread", "Tool", ["calls"],
+                                            create=create)
+    with store._session() as session:
+        plan_ = session.run("EXPLAIN " + query, s=[0], t=[1], sources=["a"], targets=["b"],
+                            c0=[1]).consume().plan
+
+    def operators(p: dict) -> list[str]:
+        return [p["operatorType"].split("@")[0]] + [
+            o for c in p.get("children", []) for o in operators(c)]
+
+    ops = operators(plan_)
+    assert ops.count("NodeByIdSeek") == 2
+    assert not [o for o in ops if "Index" in o or "Scan" in o], ops
+
+
 def test_a_batch_the_server_refuses_fails_the_load_with_one_line(store: Neo4jStore) -> None:
     from graphkit.core.errors import StoreError
 
@@ -171,6 +219,26 @@ def test_ids_of_mixed_lengths_take_the_exact_lookup() -> None:
     offsets, _ = plan.node_offsets(g)
     assert sorted(set(ends["HAS_THREAD"].source.tolist())) == [
         offsets["Session"] + i for i in range(4)]
+
+
+def test_hash_collisions_never_give_a_wrong_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Edge ends are found by a 64-bit hash of the ids; relationships are then
+    written between the nodes found, so a colliding hash must not pass."""
+    g = sessions_graph(sessions=5, threads=3)
+    exact = plan.edge_ends(g)
+
+    def colliding(ids: pa.ChunkedArray | pa.Array) -> np.ndarray:
+        return np.zeros(len(ids), np.uint64)  # every id has the same hash
+
+    monkeypatch.setattr(plan, "_fixed_width_hash", colliding)
+    collided = plan.edge_ends(g)
+    for etype in g.edges:
+        assert collided[etype].source.tolist() == exact[etype].source.tolist()
+        assert collided[etype].target.tolist() == exact[etype].target.tolist()
+    offsets, _ = plan.node_offsets(g)
+    threads = g.nodes["Thread"].table.column("id").to_pylist()
+    targets = g.edges["HAS_THREAD"].table.column("target").to_pylist()
+    assert [threads[p - offsets["Thread"]] for p in exact["HAS_THREAD"].target] == targets
 
 
 def test_components_join_chains() -> None:
