@@ -22,6 +22,8 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
+from graphkit.sources.transcripts.files import ESCAPED_SURROGATE, whole_text
+
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _ONE_US = dt.timedelta(microseconds=1)
 
@@ -250,7 +252,15 @@ def _json_line(raw: Any, number: int, skipped: list[tuple[int, str]]) -> Any:
         return None
     if obj is None:
         skipped.append((number, "line is not a JSON object"))
+    if ESCAPED_SURROGATE.search(raw if isinstance(raw, str) else raw.decode("latin-1")):
+        try:
+            obj = whole_text(obj)
+        except RecursionError:
+            skipped.append((number, "JSON nested too deeply to read"))
+            return None
     return obj
+
+
 
 
 def json_text(value: Any) -> str | None:

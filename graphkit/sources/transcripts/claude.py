@@ -39,6 +39,7 @@ from graphkit.sources.transcripts.buffer import (
     id_list,
     json_lines,
     parse_timestamp,
+    whole_text,
 )
 from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
 from graphkit.sources.transcripts.sidechains import (
@@ -86,7 +87,7 @@ def _entries(path: Path, data: bytes, skipped: list[tuple[int, str]]) -> Iterato
     """Yield (line number, entry) for a JSONL file or a ``{"loglines": [...]}`` document."""
     if path.suffix == ".json":
         try:
-            doc = json.loads(data)
+            doc = whole_text(json.loads(data))
         except ValueError:
             skipped.append((1, "not valid JSON"))
             return

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,24 @@ _CLAUDE_KEYS = ("sessionId", "parentUuid", "isSidechain", "leafUuid")
 _CLAUDE_TYPES = frozenset({"file-history-snapshot", "summary", "custom-title", "ai-title",
                            "queue-operation"})
 _SNIFF_LINES = 20
+
+
+# JSON may escape half of a UTF-16 pair alone (JavaScript writes one when it cuts a string
+# inside an emoji); Python reads it as a lone surrogate, which no UTF-8 writer (Arrow,
+# Parquet, the snapshot) accepts. It becomes U+FFFD, as undecodable bytes do elsewhere.
+ESCAPED_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_text(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings and keys replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [whole_text(v) for v in value]
+    if isinstance(value, dict):
+        return {whole_text(k): whole_text(v) for k, v in value.items()}
+    return value
 
 
 def _kind_of_object(obj: Any) -> str | None:
@@ -149,7 +168,7 @@ def read_meta(agent_file: Path) -> tuple[dict[str, Any] | None, dict[str, Any] |
     except OSError:
         return None, None
     try:
-        meta = json.loads(data)
+        meta = whole_text(json.loads(data))
     except (ValueError, RecursionError):
         meta = None
     fingerprint = {"path": str(meta_path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,

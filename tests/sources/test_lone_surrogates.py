@@ -1,0 +1,80 @@
+r"""A lone UTF-16 surrogate escaped in a transcript (JavaScript writes ``"\ud83d"`` when it
+cuts a string inside an emoji) is read as U+FFFD, in ids, keys, text and agent sidecars;
+a whole pair stays the character it names. Before, such a line crashed the build."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from graphkit.pipeline import build
+
+HALF = "\ud83d"  # the first half of 😀's pair, alone
+
+
+def _write(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # json.dumps escapes the lone surrogate as \ud83d, as Claude Code and Codex write it
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def _claude(root: Path) -> Path:
+    sid = f"s{HALF}1"
+    base = {"sessionId": sid, "cwd": "/w", "isSidechain": False}
+    _write(root / "proj" / "s1.jsonl", [
+        {**base, "type": "user", "uuid": "u1", "parentUuid": None,
+         "timestamp": "2026-01-02T10:00:00.000Z",
+         "message": {"role": "user", "content": f"cut {HALF} here, whole \ud83d\ude00"}},
+        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1",
+         "timestamp": "2026-01-02T10:00:01.000Z",
+         "message": {"id": "m1", "role": "assistant", "model": "claude-x",
+                     "content": [{"type": "tool_use", "id": "t1", "name": "Task",
+                                  "input": {f"k{HALF}": "v", "prompt": "go"}}]}},
+    ])
+    agent = {"sessionId": sid, "cwd": "/w", "isSidechain": True, "agentId": "ag1"}
+    _write(root / "proj" / "s1" / "subagents" / "agent-ag1.jsonl", [
+        {**agent, "type": "user", "uuid": "u2", "parentUuid": None,
+         "timestamp": "2026-01-02T10:00:02.000Z",
+         "message": {"role": "user", "content": "go"}},
+    ])
+    meta = root / "proj" / "s1" / "subagents" / "agent-ag1.meta.json"
+    meta.write_text(json.dumps({"agentType": f"explore{HALF}", "description": "d"}))
+    return root
+
+
+def _codex(root: Path) -> Path:
+    _write(root / "2026" / "01" / "02" / "rollout-2026-01-02T10-00-00-x.jsonl", [
+        {"timestamp": "2026-01-02T10:00:00.000Z", "type": "session_meta",
+         "payload": {"id": f"c{HALF}1", "timestamp": "2026-01-02T10:00:00.000Z", "cwd": "/w",
+                     "originator": "codex_cli_rs", "cli_version": "0.1"}},
+        {"timestamp": "2026-01-02T10:00:01.000Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user",
+                     "content": [{"type": "input_text", "text": f"hi {HALF}"}]}},
+    ])
+    return root
+
+
+def _values(result: object, label: str, column: str) -> list[str]:
+    nodes = result.graph.nodes[label]  # type: ignore[attr-defined]
+    return nodes.table.column(column).to_pylist()
+
+
+def test_claude_lines_with_a_lone_surrogate_are_kept_with_u_fffd(tmp_path: Path) -> None:
+    result = build([_claude(tmp_path / "claude")])
+    assert _values(result, "Session", "session_id") == ["s\ufffd1"]
+    threads = result.graph.nodes["Thread"].table.to_pylist()
+    assert len(threads) == 2  # the main thread and the subagent, linked under one session
+    agents = result.graph.nodes["Agent"].table.to_pylist()
+    assert [a.get("agent_type") for a in agents] == ["explore\ufffd"]
+
+
+def test_a_codex_thread_id_with_a_lone_surrogate_is_kept_with_u_fffd(tmp_path: Path) -> None:
+    result = build([_codex(tmp_path / "codex")])
+    assert _values(result, "Session", "session_id") == ["c\ufffd1"]
+
+
+def test_content_keeps_a_whole_pair_and_replaces_only_the_half(tmp_path: Path) -> None:
+    result = build([_claude(tmp_path / "claude")], include_content=True,
+                   granularity="message")
+    texts = [t for t in _values(result, "Message", "text") if t]
+    assert any("cut \ufffd here, whole \U0001f600" in t for t in texts), texts
