@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from graphkit.core.lazy import lazy_exports
 
 _EXPORTS = {
     "SkippedLine": "graphkit.sources.transcripts.read",
@@ -25,15 +26,7 @@ __all__ = ["SkippedLine", "TranscriptRows", "default_transcript_roots", "read_tr
            "sniff_kind", "transcript_kind"]
 
 
-def __getattr__(name: str) -> Any:
-    # Loaded on first use: the parser version (:mod:`.version`) is read by a rebuild
-    # that finds nothing changed, before pyarrow is imported.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:

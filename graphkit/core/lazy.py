@@ -1,0 +1,28 @@
+"""Package attributes imported on first use (PEP 562 ``__getattr__``).
+
+Why: ``graphkit build`` checks whether anything changed before it imports pyarrow, pydantic
+or the engine (:mod:`graphkit.engine.reuse`); a package whose ``__init__`` imported its
+modules eagerly would load them all for that check. Standard library only.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from importlib import import_module
+from typing import Any
+
+
+def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
+    """Return a module ``__getattr__`` that imports ``exports[name]`` (a module path) the
+    first time ``name`` is asked for, and keeps the value in the package."""
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(import_module(module), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__
