@@ -21,7 +21,8 @@ SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=
 
 def reference_lines(data: bytes) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
     """What json_lines yielded before msgspec: json.loads on each line of the file's text
-    (its bytes if the file is not UTF-8 throughout)."""
+    (its bytes if the file is not UTF-8 throughout), lone surrogates made U+FFFD as the
+    parsers now do (a build used to crash on them)."""
     skipped: list[tuple[int, str]] = []
     out = []
     try:
@@ -39,11 +40,26 @@ def reference_lines(data: bytes) -> tuple[list[tuple[int, Any]], list[tuple[int,
         except RecursionError:
             skipped.append((number, "JSON nested too deeply to read"))
             continue
+        text = raw if isinstance(raw, str) else raw.decode("latin-1")
+        if "\\ud" in text.lower():  # an escaped UTF-16 half: lone ones become U+FFFD
+            obj = without_lone_halves(obj)
         if isinstance(obj, dict):
             out.append((number, obj))
         else:
             skipped.append((number, "line is not a JSON object"))
     return out, skipped
+
+
+def without_lone_halves(value: Any) -> Any:
+    """``value`` with each lone UTF-16 surrogate replaced by U+FFFD (UTF-16's own decoder
+    with errors="replace"; a whole pair is one character by then and stays)."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, list):
+        return [without_lone_halves(v) for v in value]
+    if isinstance(value, dict):
+        return {without_lone_halves(k): without_lone_halves(v) for k, v in value.items()}
+    return value
 
 
 def typed(value: Any) -> Any:
