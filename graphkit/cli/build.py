@@ -196,7 +196,9 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
     if summary.get("rejects_file"):
         click.echo(f"rejected rows written to {summary['rejects_file']}")
     if summary.get("snapshot"):
-        click.echo(f"snapshot written to {summary['snapshot']}")
+        click.echo(f"snapshot kept (its inputs, contract and options are unchanged): "
+                   f"{summary['snapshot']}" if summary.get("snapshot_reused")
+                   else f"snapshot written to {summary['snapshot']}")
     for name in ("networkx", "neo4j"):
         if summary.get(name):
             n = summary[name]

@@ -62,6 +62,16 @@ def test_the_early_check_prints_what_the_build_would(work: Path, tmp_path: Path,
     monkeypatch.undo()
     assert CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap)]).output == text
     assert "files parsed" in text and "nothing changed" in text
+    assert "snapshot kept" in text and "snapshot written" not in text
+
+
+def test_a_kept_row_file_snapshot_says_kept_not_written(tmp_path: Path) -> None:
+    rows, snap = Path(__file__).parents[2] / "samples" / "rows", tmp_path / "snap"
+    first = CliRunner().invoke(cli, ["build", str(rows), "--snapshot", str(snap)]).output
+    again = CliRunner().invoke(cli, ["build", str(rows), "--snapshot", str(snap)]).output
+    assert f"snapshot written to {snap}" in first and "snapshot kept" not in first
+    assert f"snapshot kept (its inputs, contract and options are unchanged): {snap}" in again
+    assert "snapshot written" not in again
 
 
 def test_a_changed_contract_file_is_built(work: Path, tmp_path: Path) -> None:
