@@ -66,7 +66,7 @@ AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
 
 
 def merge_nodes(label: str, props: Sequence[str] = (),
-                epoch: Mapping[str, int] | None = None) -> str:
+                epoch: Mapping[str, int] | None = None, *, node_ids: bool = False) -> str:
     """Upsert a batch of ``label`` nodes sent column-wise.
 
     Parameters: ``$ids`` (the node ids) and ``$c0``, ``$c1``, … (one list per
@@ -74,11 +74,36 @@ def merge_nodes(label: str, props: Sequence[str] = (),
     per row: the driver packs ~3× less, and the client shares 2 cores with the
     server. ``SET n += {…}`` with a null value removes that property, so nulls
     are never stored and a rerun after a value became null converges.
+
+    It returns the count written (``written``); with ``node_ids``, instead, each
+    written row's position in the batch (``rows``) and its node's internal id
+    (``node_ids``), so relationships can find their ends by id
+    (:func:`relationships_by_node_id`) instead of by an index seek.
     """
+    return _node_batch("MERGE", label, props, epoch, node_ids)
+
+
+def create_nodes(label: str, props: Sequence[str] = (),
+                 epoch: Mapping[str, int] | None = None, *, node_ids: bool = False) -> str:
+    """Create a batch of ``label`` nodes sent column-wise (parameters and
+    results as in :func:`merge_nodes`), for a database holding none of the
+    graph's labels.
+
+    No lookup before the write: the uniqueness constraint still refuses a
+    second node with the same id, so a race with another load fails instead
+    of duplicating. ``SET n += {…}`` skips null values as :func:`merge_nodes` does.
+    """
+    return _node_batch("CREATE", label, props, epoch, node_ids)
+
+
+def _node_batch(verb: str, label: str, props: Sequence[str],
+                epoch: Mapping[str, int] | None, node_ids: bool) -> str:
+    returning = ("RETURN collect(i) AS rows, collect(id(n)) AS node_ids" if node_ids
+                 else "RETURN count(n) AS written")
     return (
         "UNWIND range(0, size($ids) - 1) AS i"
-        f" MERGE (n:{quote_name(label)} {{id: $ids[i]}})"
-        f" SET n += {_props_map(props, epoch)} RETURN count(n) AS written"
+        f" {verb} (n:{quote_name(label)} {{id: $ids[i]}})"
+        f" SET n += {_props_map(props, epoch)} {returning}"
     )
 
 
@@ -92,29 +117,7 @@ def merge_relationships(
     :func:`merge_nodes`. Both ends are matched by label and id (the constraint
     index); a row whose end is missing matches nothing and is not counted.
     """
-    return (
-        "UNWIND range(0, size($sources) - 1) AS i"
-        f" MATCH (a:{quote_name(source_label)} {{id: $sources[i]}})"
-        f" MATCH (b:{quote_name(target_label)} {{id: $targets[i]}})"
-        f" MERGE (a)-[r:{quote_name(rel_type, 'relationship type')}]->(b)"
-        f" SET r += {_props_map(props, epoch)} RETURN count(r) AS written"
-    )
-
-
-def create_nodes(label: str, props: Sequence[str] = (),
-                 epoch: Mapping[str, int] | None = None) -> str:
-    """Create a batch of ``label`` nodes sent column-wise (parameters as in
-    :func:`merge_nodes`), for a database holding none of the graph's labels.
-
-    No lookup before the write: the uniqueness constraint still refuses a
-    second node with the same id, so a race with another load fails instead
-    of duplicating. ``SET n += {…}`` skips null values as :func:`merge_nodes` does.
-    """
-    return (
-        "UNWIND range(0, size($ids) - 1) AS i"
-        f" CREATE (n:{quote_name(label)} {{id: $ids[i]}})"
-        f" SET n += {_props_map(props, epoch)} RETURN count(n) AS written"
-    )
+    return _relationship_batch("MERGE", rel_type, source_label, target_label, props, epoch)
 
 
 def create_relationships(
@@ -124,27 +127,18 @@ def create_relationships(
     """Create a batch of typed relationships (parameters as in
     :func:`merge_relationships`), for a database where none of their ends existed
     before the load: no relationship between them can exist yet."""
+    return _relationship_batch("CREATE", rel_type, source_label, target_label, props, epoch)
+
+
+def _relationship_batch(verb: str, rel_type: str, source_label: str, target_label: str,
+                        props: Sequence[str], epoch: Mapping[str, int] | None) -> str:
     return (
         "UNWIND range(0, size($sources) - 1) AS i"
         f" MATCH (a:{quote_name(source_label)} {{id: $sources[i]}})"
         f" MATCH (b:{quote_name(target_label)} {{id: $targets[i]}})"
-        f" CREATE (a)-[r:{quote_name(rel_type, 'relationship type')}]->(b)"
+        f" {verb} (a)-[r:{quote_name(rel_type, 'relationship type')}]->(b)"
         f" SET r += {_props_map(props, epoch)} RETURN count(r) AS written"
     )
-
-
-NODE_IDS_RETURN = "RETURN collect(i) AS rows, collect(id(n)) AS node_ids"
-
-
-def with_node_ids(node_query: str) -> str:
-    """A :func:`create_nodes` / :func:`merge_nodes` query that returns, instead
-    of a count, each written row's position in the batch (``rows``) and its
-    node's internal id (``node_ids``), so relationships can find their ends by
-    id (:func:`relationships_by_node_id`) instead of by an index seek."""
-    head, sep, _ = node_query.rpartition(" RETURN count(n) AS written")
-    if not sep:
-        raise StoreError("not a node batch query")
-    return f"{head} {NODE_IDS_RETURN}"
 
 
 def relationships_by_node_id(

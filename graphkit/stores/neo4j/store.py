@@ -369,10 +369,9 @@ class Neo4jStore:
             table = graph.nodes[label].table
             props, epoch = _node_props(table), epoch_columns(table)
             # CREATE would refuse a second row with the same id: MERGE folds them.
-            query = cypher.with_node_ids(
-                cypher.create_nodes(label, props, epoch)
-                if create and not plan.has_duplicate_ids(table)
-                else cypher.merge_nodes(label, props, epoch))
+            query = (cypher.create_nodes(label, props, epoch, node_ids=True)
+                     if create and not plan.has_duplicate_ids(table)
+                     else cypher.merge_nodes(label, props, epoch, node_ids=True))
             if epoch:
                 table = _as_epoch(table, epoch)
             jobs += [(label, query, offsets[label] + i, table.slice(i, size))
@@ -624,8 +623,9 @@ class Neo4jStore:
             return int(session.execute_write(work))
 
     def _write_ids(self, query: str, **params: Any) -> tuple[np.ndarray, np.ndarray]:
-        """One managed write of a :func:`cypher.with_node_ids` query: the rows it
-        wrote (positions in the batch) and their nodes' internal ids."""
+        """One managed write of a node batch built with ``node_ids=True``
+        (:func:`cypher.merge_nodes`): the rows it wrote (positions in the batch)
+        and their nodes' internal ids."""
 
         def work(tx: Any) -> tuple[list[int], list[int]]:
             record = tx.run(query, params).single()
