@@ -78,3 +78,15 @@ def test_content_keeps_a_whole_pair_and_replaces_only_the_half(tmp_path: Path) -
                    granularity="message")
     texts = [t for t in _values(result, "Message", "text") if t]
     assert any("cut \ufffd here, whole \U0001f600" in t for t in texts), texts
+
+
+def test_a_replayed_line_with_a_lone_surrogate_is_the_same_line(tmp_path: Path) -> None:
+    # A uuid written twice is compared with its first copy, read again from the file;
+    # both copies must read alike, or the replay is reported as a conflict.
+    line = {"sessionId": "s1", "cwd": "/w", "isSidechain": False, "type": "user",
+            "uuid": "u1", "parentUuid": None, "timestamp": "2026-01-02T10:00:00.000Z",
+            "message": {"role": "user", "content": f"cut {HALF}"}}
+    _write(tmp_path / "proj" / "s1.jsonl", [line, line])
+    result = build([tmp_path])
+    assert result.sources.skipped == []
+    assert _values(result, "Thread", "messages") == [1]

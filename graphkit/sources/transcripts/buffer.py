@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
-from graphkit.sources.transcripts.files import ESCAPED_SURROGATE, whole_text
+from graphkit.sources.transcripts.files import json_document
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _ONE_US = dt.timedelta(microseconds=1)
@@ -243,7 +243,7 @@ def _json_line(raw: Any, number: int, skipped: list[tuple[int, str]]) -> Any:
     if not raw.strip():
         return None
     try:
-        obj = json.loads(raw)
+        obj = json_document(raw)
     except ValueError:
         skipped.append((number, "not valid JSON"))
         return None
@@ -252,12 +252,6 @@ def _json_line(raw: Any, number: int, skipped: list[tuple[int, str]]) -> Any:
         return None
     if obj is None:
         skipped.append((number, "line is not a JSON object"))
-    if ESCAPED_SURROGATE.search(raw if isinstance(raw, str) else raw.decode("latin-1")):
-        try:
-            obj = whole_text(obj)
-        except RecursionError:
-            skipped.append((number, "JSON nested too deeply to read"))
-            return None
     return obj
 
 

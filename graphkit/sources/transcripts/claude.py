@@ -39,9 +39,9 @@ from graphkit.sources.transcripts.buffer import (
     id_list,
     json_lines,
     parse_timestamp,
-    whole_text,
 )
 from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
+from graphkit.sources.transcripts.files import json_document
 from graphkit.sources.transcripts.sidechains import (
     SideLine,
     Spawn,
@@ -87,7 +87,7 @@ def _entries(path: Path, data: bytes, skipped: list[tuple[int, str]]) -> Iterato
     """Yield (line number, entry) for a JSONL file or a ``{"loglines": [...]}`` document."""
     if path.suffix == ".json":
         try:
-            doc = whole_text(json.loads(data))
+            doc = json_document(data)
         except ValueError:
             skipped.append((1, "not valid JSON"))
             return
@@ -429,12 +429,12 @@ def _entry_reader(path: Path, data: bytes) -> Callable[[int], dict[str, Any] | N
     def entry_at(line: int) -> dict[str, Any] | None:
         if not cache:  # split once, on the first repeat (repeats are rare)
             if path.suffix == ".json":
-                doc = json.loads(data)
+                doc = json_document(data)
                 cache.append([json.dumps(x) for x in doc.get("loglines", [])])
             else:
                 cache.append(data.split(b"\n"))
         try:
-            got = json.loads(cache[0][line - 1])
+            got = json_document(cache[0][line - 1])
         except (IndexError, ValueError, RecursionError):
             return None
         return got if isinstance(got, dict) else None

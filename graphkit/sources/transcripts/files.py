@@ -29,18 +29,25 @@ _SNIFF_LINES = 20
 # JSON may escape half of a UTF-16 pair alone (JavaScript writes one when it cuts a string
 # inside an emoji); Python reads it as a lone surrogate, which no UTF-8 writer (Arrow,
 # Parquet, the snapshot) accepts. It becomes U+FFFD, as undecodable bytes do elsewhere.
-ESCAPED_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]")
+_ESCAPED_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def whole_text(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings and keys replaced by U+FFFD."""
+def json_document(raw: str | bytes) -> Any:
+    """:func:`json.loads` of a transcript line or document, every lone surrogate in its
+    strings and keys made U+FFFD; raises what json.loads raises (RecursionError too)."""
+    value = json.loads(raw)
+    text = raw if isinstance(raw, str) else raw.decode("latin-1")
+    return _whole_text(value) if _ESCAPED_SURROGATE.search(text) else value
+
+
+def _whole_text(value: Any) -> Any:
     if isinstance(value, str):
         return _LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
-        return [whole_text(v) for v in value]
+        return [_whole_text(v) for v in value]
     if isinstance(value, dict):
-        return {whole_text(k): whole_text(v) for k, v in value.items()}
+        return {_whole_text(k): _whole_text(v) for k, v in value.items()}
     return value
 
 
@@ -168,7 +175,7 @@ def read_meta(agent_file: Path) -> tuple[dict[str, Any] | None, dict[str, Any] |
     except OSError:
         return None, None
     try:
-        meta = whole_text(json.loads(data))
+        meta = json_document(data)
     except (ValueError, RecursionError):
         meta = None
     fingerprint = {"path": str(meta_path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
