@@ -306,8 +306,12 @@ def _positions(spec: Contract, table: pa.Table, bad: pa.Array,
     positions: pa.Array | None = None
     duplicates = 0
     dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
-    coded_key = (shortcuts.dedupe_on_dictionary and len(dedupe) == 1
-                 and pa.types.is_dictionary(rows.schema.field(dedupe[0]).type))
+    # A text key (an id column a source stores plain) is encoded on the way: one
+    # hash pass, then the same scatter-min as for a dictionary column.
+    key_type = rows.schema.field(dedupe[0]).type if len(dedupe) == 1 else None
+    coded_key = (shortcuts.dedupe_on_dictionary and key_type is not None
+                 and (pa.types.is_dictionary(key_type) or pa.types.is_string(key_type)
+                      or pa.types.is_large_string(key_type)))
     if coded_key:
         positions, duplicates = _first_rows(rows, dedupe[0])
     elif dedupe:
