@@ -44,9 +44,13 @@ def encode(col: pa.ChunkedArray | pa.Array, unique: bool = False) -> pa.Array:
     if pa.types.is_dictionary(t):
         # combine_chunks above already unified the chunks' dictionaries.
         dic = arr.dictionary
-        if unique or (dic.null_count == 0 and pc.count_distinct(dic).as_py() == len(dic)):
+        if unique:
             return arr
+        # One hash pass: a dictionary already holding each value once (and no
+        # null) encodes to itself, in its own order.
         u = dic.dictionary_encode()
+        if len(u.dictionary) == len(dic) and dic.null_count == 0:
+            return arr
         return pa.DictionaryArray.from_arrays(pc.take(u.indices, arr.indices), u.dictionary)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return arr.dictionary_encode()

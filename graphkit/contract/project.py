@@ -226,6 +226,8 @@ def _first_rows(rows: pa.Table, column: str) -> tuple[pa.Array | None, int]:
     f = rows.schema.field(column)
     arr = encode(rows.column(column), unique=has_unique_dictionary(f))
     n = len(arr)
+    if len(arr.dictionary) == 0:
+        return None, 0  # no key at all (a column the source lacks): every row stays
     valid = pc.is_valid(arr.indices).to_numpy(zero_copy_only=False)
     idx = pc.fill_null(arr.indices, 0).to_numpy(zero_copy_only=False)
     at = np.arange(n, dtype=np.int64)
