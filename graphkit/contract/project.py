@@ -29,7 +29,7 @@ from graphkit.contract.groups import (
     single,
 )
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
-from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule, Unnest
+from graphkit.contract.model import Aggregation, Contract, EdgeRule, Filter, NodeRule, Unnest
 from graphkit.contract.unnest import unnest_rows
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, GraphTables, NodeTable
@@ -290,6 +290,45 @@ def _used_columns(contract: LoadedContract) -> set[str]:
     return used
 
 
+def _unencoded(contract: LoadedContract) -> set[str]:
+    """Columns the rules read only where their text serves as well as a dictionary:
+    counted (``count``: non-null rows) or matched by a join (a hash lookup of the
+    few names the left side holds). Encoding such a column (``tool_call_id``: an id
+    per call) would hash every row's value for nothing."""
+    counted: set[str] = set()
+    other: set[str] = set()
+
+    def tests(f: Filter | None) -> set[str]:
+        # Null tests read only validity; any other test reads the values.
+        return set() if f is None else f.columns() - {*f.not_null, *f.is_null}
+
+    def props(p: dict[str, Aggregation]) -> None:
+        for a in p.values():
+            if a.column != "*":
+                (counted if a.op == "count" else other).add(a.column)
+
+    spec = contract.spec
+    for n in spec.nodes:
+        props(n.properties)
+        other.update(n.key)
+        other |= tests(n.where)
+        if n.unnest is not None:
+            other.add(n.unnest.column)
+    for e in spec.edges:
+        props(e.properties)
+        other.update(k for k in (*e.from_.key, *e.to.key) if k is not None)
+        other |= tests(e.where)
+        if e.unnest is not None:
+            other.add(e.unnest.column)
+        if e.join is not None:
+            counted.add(e.join.matches)
+            other.update([e.join.column, *e.join.same])
+            other |= tests(e.join.where)
+        if e.chain is not None:
+            other.update([*e.chain.within, *e.chain.order_by])
+    return counted - other
+
+
 def _key_columns(spec: Contract) -> list[str]:
     """The dedupe and order columns, each once."""
     dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
@@ -366,7 +405,7 @@ def project(
     content = content_columns(contract)
     rows = rows.select([c for c in rows.column_names
                         if c in used and c not in (FILE_COL, ROW_COL)])
-    rows = _coded(rows, verdict.positions, content)
+    rows = _coded(rows, verdict.positions, content | _unencoded(contract))
     # The unsorted copies are garbage now; hand their pages back to the OS so
     # the peak RSS of a large build stays near what Arrow actually holds.
     pa.default_memory_pool().release_unused()
