@@ -126,6 +126,21 @@ def build(
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     t0 = time.perf_counter()
+    if (cache_dir is not None and not strict and since is None and until is None
+            and not isinstance(sources, pa.Table)):
+        # Transcripts alone: build by link groups, keeping unchanged groups' graphs.
+        from graphkit.engine.splice import SpliceUnusable, splice_build, transcript_roots
+
+        roots = transcript_roots(as_paths(sources))
+        if roots:
+            try:
+                done = splice_build(roots, c, cache_dir=Path(cache_dir),
+                                    granularity=granularity,
+                                    include_content=include_content, progress=progress)
+                done.timings = {"read+project": time.perf_counter() - t0}
+                return done
+            except SpliceUnusable:
+                pass
     with ThreadPoolExecutor(max_workers=1) as background:
         hashing = None
         if isinstance(sources, pa.Table):

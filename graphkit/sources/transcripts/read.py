@@ -82,6 +82,7 @@ class TranscriptRows:
     row_file: Any = None
     fingerprint_files: list[str] = field(default_factory=list)
     bad_from: int = 0
+    parsed: list[str] = field(default_factory=list)  # the files parsed (not from the cache)
 
 
 def read_transcripts(
@@ -92,6 +93,7 @@ def read_transcripts(
     cache_dir: Path | None = None,
     progress: ProgressLike = None,
     closure: bool = False,
+    listed: bool = False,
 ) -> TranscriptRows:
     """Return message rows (``MESSAGES_SCHEMA``) for Claude and Codex transcripts under ``paths``.
 
@@ -99,10 +101,12 @@ def read_transcripts(
     created at or after it (a naive datetime is UTC); ``cache_dir`` holds the incremental
     index (must lie outside the transcript folders); ``progress`` hears files done of the
     total, rows and bytes read and the file being read; ``closure`` fills the fields the
-    spliced build needs (:class:`TranscriptRows`).
+    spliced build needs (:class:`TranscriptRows`); ``listed``: ``paths`` are the files
+    to read, exactly and in this order (not walked, not resolved; the caller checked
+    ``cache_dir``).
     """
     with _fewer_collections():
-        return _read(paths, strict, since, cache_dir, progress, closure)
+        return _read(paths, strict, since, cache_dir, progress, closure, listed)
 
 
 @contextmanager
@@ -122,13 +126,16 @@ def _fewer_collections() -> Iterator[None]:
 
 
 def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
-          cache_dir: Path | None, progress: ProgressLike, closure: bool = False
-          ) -> TranscriptRows:
-    if cache_dir is not None:
+          cache_dir: Path | None, progress: ProgressLike, closure: bool = False,
+          listed: bool = False) -> TranscriptRows:
+    if cache_dir is not None and not listed:
         check_cache_dir(Path(cache_dir), paths)
     shown = as_progress(progress)
-    shown.note("listing transcript files in " + ", ".join(map(str, paths)))
-    files = transcript_files(paths)
+    if listed:
+        files = [Path(p) for p in paths]
+    else:
+        shown.note("listing transcript files in " + ", ".join(map(str, paths)))
+        files = transcript_files(paths)
     index = TranscriptIndex(Path(cache_dir)) if cache_dir is not None else None
     result = TranscriptRows(table=pa.table({}))
     parsed: list[ParsedFile] = []
@@ -342,6 +349,7 @@ def _load_or_parse(path: Path, index: TranscriptIndex | None, result: Transcript
             return None
         parse, bad = parse_one(path, kind, data), []
     result.files_read += 1
+    result.parsed.append(key)
     if index:
         index.remember(key, stat, fingerprint["sha256"], parse)
     return parse, fingerprint, bad, None

@@ -1,0 +1,378 @@
+"""A transcript build that keeps the graph of every session a change cannot reach.
+
+Linking is global (a resume is found by message ids shared across sessions, a subagent's
+spawning call may sit in another file, Codex parents are matched by time), but it only
+ever joins files that share a *link key* (:func:`graphkit.sources.transcripts.links.
+closure_keys`). So the transcript files are kept in ``BUCKETS`` groups that no chain of
+shared keys crosses; each group is read (through its own transcript cache), linked and
+projected on its own (:func:`graphkit.engine.partition.project_partition`, the
+partitioned engine's widened contract), and its partial graph is stored in
+``cache_dir/graph``. A build re-reads and re-projects only the groups holding a changed,
+new or deleted file (and the groups a changed file's keys now reach, merged into one);
+every other group's partial graph is taken as stored, and all are merged
+(:func:`graphkit.engine.merge.merge_parts`) into tables equal to a build of all rows.
+
+Rows' input positions (which order rejects and break ties of ``first``/``last``) are
+stored per group as (file, row in file) and made global again at the merge, so a new
+file elsewhere does not stale them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from graphkit.sources.transcripts.version import PARSER_VERSION
+
+if TYPE_CHECKING:
+    from graphkit.contract.loader import LoadedContract
+    from graphkit.pipeline import BuildResult
+    from graphkit.sources.read import Progress
+    from graphkit.sources.transcripts.read import TranscriptRows
+
+BUCKETS = 16
+_FORMAT = 1
+_STATE = "graph-state.json.gz"
+_KEYS = "graph-keys.arrow"
+_LOW = (1 << 32) - 1
+_CODEX_BIT = 1 << 62
+_ROUNDS = 4 * BUCKETS  # groups only ever grow within a build; this is a safety net
+
+
+class SpliceUnusable(Exception):
+    """The sources cannot be built this way (e.g. no rows at all): build them whole."""
+
+
+@dataclass
+class _Group:
+    """One bucket's files as read this time (or None: taken as stored)."""
+
+    members: list[str]
+    rows: TranscriptRows | None = None
+    keys: dict[str, set[str]] = field(default_factory=dict)
+
+
+def project_key(c: LoadedContract, granularity: str, include_content: bool) -> str:
+    """What the stored partial graphs depend on besides the transcripts."""
+    from graphkit import __version__
+
+    doc = [c.spec.model_dump_json(), c.name, c.version, granularity, include_content,
+           __version__, PARSER_VERSION, BUCKETS, _FORMAT]
+    return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _side_stat(path: str) -> list[int] | None:
+    """The stat of an agent file's sidecar (its meta), which linking reads too."""
+    name = os.path.basename(path)
+    if not name.startswith("agent-"):
+        return None
+    return _stat(os.path.join(os.path.dirname(path), name.split(".", 1)[0] + ".meta.json"))
+
+
+def bucket_of_key(key: str) -> int:
+    return zlib.crc32(key.encode()) % BUCKETS
+
+
+def _guess(path: str) -> int:
+    """A new file's first group: its session's, as told by the path (moved if wrong)."""
+    p = Path(path)
+    if p.name.startswith("rollout-"):
+        return bucket_of_key("x:codex")
+    if p.parent.name == "subagents":
+        return bucket_of_key("s:" + p.parent.parent.name)
+    return bucket_of_key("s:" + p.name.split(".", 1)[0])
+
+
+def _hashes(keys: set[str]) -> np.ndarray:
+    return np.array([zlib.crc32(k.encode()) for k in keys], dtype=np.uint32)
+
+
+class _Store:
+    """``cache_dir/graph``: the state, the key table, each group's cache and partial."""
+
+    def __init__(self, folder: Path) -> None:
+        self.dir = folder
+        self.state: dict[str, Any] = {}
+        self.problem: str | None = None
+        self.parsed: set[str] = set()  # files parsed by this build (some twice: moved)
+        self.keys = pa.table({"h": pa.array([], pa.uint32()), "b": pa.array([], pa.int16())})
+        path = folder / _STATE
+        if not path.exists():
+            return
+        try:
+            state = json.loads(gzip.decompress(path.read_bytes()))
+            if state.get("format") != _FORMAT or state.get("parser") != PARSER_VERSION \
+                    or state.get("buckets") != BUCKETS:
+                return
+            with pa.OSFile(str(folder / _KEYS)) as fh:
+                keys = pa.ipc.open_file(fh).read_all()
+            if keys.schema.names != ["h", "b"]:
+                raise ValueError("key table")
+            self.state, self.keys = state, keys
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zlib.error,
+                pa.ArrowException) as exc:
+            self.problem = f"stored graph parts unreadable ({type(exc).__name__}); rebuilt"
+
+    def files(self) -> dict[str, list[Any]]:
+        return dict(self.state.get("files", {}))
+
+    def part(self, b: int) -> dict[str, Any] | None:
+        got = self.state.get("parts", {}).get(str(b))
+        return got if isinstance(got, dict) else None
+
+    def cache(self, b: int) -> Path:
+        return self.dir / f"b{b:02d}"
+
+
+def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress | None
+                ) -> tuple[list[str], dict[str, list[Any]], dict[str, int], dict[int, _Group],
+                           list[str]]:
+    """Decide the groups and read the ones that must be projected again.
+
+    Returns the transcript files in order, their stat (and sidecar's) before reading, each
+    one's group, the groups read (keyed by bucket) and notes for the summary.
+    """
+    from graphkit.sources.transcripts.files import transcript_files
+
+    files = [str(p) for p in transcript_files(roots)]
+    before = store.files()
+    notes = [store.problem] if store.problem else []
+    assign = {p: int(v[0]) for p, v in before.items() if p in set(files)}
+    old = dict(assign)
+    dirty: set[int] = set()
+    stats: dict[str, list[Any]] = {}
+    for p in files:
+        now = stats[p] = [_stat(p), _side_stat(p)]
+        if p not in before:
+            assign[p] = _guess(p)
+            dirty.add(assign[p])
+        elif list(before[p][1:]) != now:
+            dirty.add(assign[p])
+    dirty.update(int(v[0]) for p, v in before.items() if p not in assign)
+    for b in sorted({*assign.values()}):
+        part = store.part(b)
+        if part is None or part.get("key") != key or not (store.dir / str(
+                part.get("file"))).is_file():
+            dirty.add(b)  # no partial, or one made with another contract or options
+    groups: dict[int, _Group] = {}
+    for _ in range(_ROUNDS):
+        for b in sorted(dirty):
+            members = [p for p in files if assign.get(p) == b]
+            if b not in groups or groups[b].members != members:
+                groups[b] = _read_group(store.cache(b), members, progress)
+                store.parsed.update(groups[b].rows.parsed)  # type: ignore[union-attr]
+        reached = _reached(groups, store.keys, dirty)
+        if reached:
+            dirty |= reached
+            continue
+        moved = _regroup(groups, assign, old)
+        if not moved:
+            return files, stats, assign, groups, notes
+        dirty |= moved
+    raise SpliceUnusable("link groups did not settle")
+
+
+def _read_group(cache: Path, members: list[str], progress: Progress | None) -> _Group:
+    from graphkit.sources.transcripts.read import read_transcripts
+
+    rows = read_transcripts([Path(p) for p in members], cache_dir=cache, progress=progress,
+                            closure=True, listed=True)
+    return _Group(members, rows, dict(zip(rows.files, rows.file_keys, strict=True)))
+
+
+def _reached(groups: dict[int, _Group], keys: pa.Table, dirty: set[int]) -> set[int]:
+    """Groups not yet read that hold a key of a file read now."""
+    if not keys.num_rows:
+        return set()
+    mine = [_hashes(k) for g in groups.values() for k in g.keys.values()]
+    if not mine:
+        return set()
+    import pyarrow.compute as pc
+
+    held = np.unique(np.concatenate(mine))
+    hit = keys.filter(pc.is_in(keys.column("h"), pa.array(held)))
+    return {int(b) for b in np.unique(hit.column("b").to_numpy())} - dirty
+
+
+def _regroup(groups: dict[int, _Group], assign: dict[str, int], old: dict[str, int]
+             ) -> set[int]:
+    """Files that share keys (through others too) put in one group: that of their
+    earliest-known member, else the lowest they are in. Returns the groups that changed."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for g in groups.values():
+        for path, keys in g.keys.items():
+            root = find("f:" + path)
+            for k in keys:
+                other = find(k)
+                if other != root:
+                    parent[other] = root
+    members: dict[str, list[str]] = {}
+    for g in groups.values():
+        for path in g.members:
+            members.setdefault(find("f:" + path), []).append(path)
+    changed: set[int] = set()
+    for paths in members.values():
+        known = [old[p] for p in paths if p in old]
+        target = min(known) if known else min(assign[p] for p in paths)
+        for p in paths:
+            if assign[p] != target:
+                changed.update((assign[p], target))
+                assign[p] = target
+    return changed
+
+
+def transcript_roots(paths: list[Path]) -> list[Path] | None:
+    """``paths`` when every one is a transcript folder or file (and the spliced build is
+    not turned off by ``GRAPHKIT_SPLICE=0``), else None."""
+    if os.environ.get("GRAPHKIT_SPLICE") == "0":
+        return None
+    from graphkit.sources.read import source_kind
+
+    for p in paths:
+        if not Path(p).expanduser().exists() or source_kind(Path(p).expanduser()) not in (
+                "claude", "codex"):
+            return None
+    return [Path(p).expanduser() for p in paths]
+
+
+def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path,
+                 granularity: str, include_content: bool, progress: Progress | None
+                 ) -> BuildResult:
+    """Build the transcripts under ``roots`` group by group, keeping unchanged groups'
+    partial graphs (see the module doc)."""
+    from graphkit.engine.plan import make_plan
+    from graphkit.engine.splice_parts import (
+        PartUnreadable,
+        assemble,
+        project_group,
+        save_part,
+    )
+    from graphkit.sources.transcripts.index import check_cache_dir
+
+    check_cache_dir(Path(cache_dir), roots)
+    store = _Store(Path(cache_dir) / "graph")
+    key = project_key(contract, granularity, include_content)
+    files, stats, assign, groups, notes = read_groups(roots, store, key, progress)
+    if not any(g.rows is not None and g.rows.table.num_rows for g in groups.values()) and \
+            not any((store.part(b) or {}).get("counts", {}).get("rows_read")
+                    for b in set(assign.values()) if b not in groups):
+        raise SpliceUnusable("no rows")
+    plan = make_plan(contract)
+    label = ",".join(str(p) for p in roots)
+    parts: dict[int, dict[str, Any]] = {}
+    for _ in range(_ROUNDS):
+        for b in sorted(set(assign.values())):
+            if b in parts:
+                continue
+            g = groups.get(b)
+            if g is None:
+                part = store.part(b)
+                assert part is not None
+                parts[b] = part
+                continue
+            if progress:
+                progress(f"projecting link group {b} ({len(g.members)} files)")
+            if g.rows is None:  # its stored partial was unreadable: read it again
+                g = groups[b] = _read_group(store.cache(b), g.members, progress)
+                store.parsed.update(g.rows.parsed)  # type: ignore[union-attr]
+            assert g.rows is not None
+            out, info = project_group(plan, contract, g.rows, label, granularity,
+                                      include_content)
+            info["key"] = key
+            parts[b] = save_part(store.dir, b, out, info)
+        try:
+            result, agents = assemble(plan, contract, files, parts, granularity, store.dir)
+            break
+        except PartUnreadable as exc:
+            notes.append(f"stored graph part of link group {exc.bucket} unreadable "
+                         f"({exc}); projected again")
+            members = [p for p in files if assign.get(p) == exc.bucket]
+            groups[exc.bucket] = _Group(members)
+            del parts[exc.bucket]
+    else:
+        raise SpliceUnusable("stored graph parts unreadable")
+    _save_state(store, stats, assign, groups, parts)
+    _drop_stale(store, parts)
+    reused = sum(1 for b in parts if b not in groups)
+    final = {p for part in parts.values() for p in part["files"]}
+    parsed, kept = len(store.parsed & set(files)), len(final - store.parsed)
+    sessions = {b: int(parts[b].get("sessions", 0)) for b in parts}
+    sources = result.sources
+    sources.transcripts = {
+        "files_parsed": parsed, "files_reused": kept,
+        "groups_projected": len(parts) - reused, "groups_reused": reused,
+        "sessions_projected": sum(n for b, n in sessions.items() if b in groups),
+        "sessions_reused": sum(n for b, n in sessions.items() if b not in groups)}
+    sources.notes = [*notes, f"transcripts: {parsed} file(s) parsed, {kept} "
+                     f"reused from the index, {len(sources.skipped)} line(s) skipped; "
+                     f"{len(parts) - reused} link group(s) projected, {reused} kept"]
+    if agents:
+        sources.notes.append("transcript subagent threads: " + ", ".join(
+            f"{n} {kind}" for kind, n in agents.items()))
+    return result
+
+
+def _save_state(store: _Store, stats: dict[str, list[Any]], assign: dict[str, int],
+                groups: dict[int, _Group], parts: dict[int, dict[str, Any]]) -> None:
+    from graphkit.sources.transcripts.index import atomic_write
+
+    keep = store.keys.filter(pa.array(~np.isin(store.keys.column("b").to_numpy(),
+                                               list(groups))))
+    fresh_h, fresh_b = [keep.column("h").to_numpy()], [keep.column("b").to_numpy()]
+    for b, g in groups.items():
+        for path, keys in g.keys.items():
+            h = _hashes(keys)
+            fresh_h.append(h)
+            fresh_b.append(np.full(len(h), assign.get(path, b), dtype=np.int16))
+    table = pa.table({"h": pa.array(np.concatenate(fresh_h), pa.uint32()),
+                      "b": pa.array(np.concatenate(fresh_b).astype(np.int16), pa.int16())})
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+
+    def write_keys(fh: Any) -> None:
+        with pa.ipc.new_file(fh, table.schema, options=options) as w:
+            w.write_table(table)
+
+    atomic_write(store.dir / _KEYS, write_keys)
+    state = {"format": _FORMAT, "parser": PARSER_VERSION, "buckets": BUCKETS,
+             "files": {p: [assign[p], *stat] for p, stat in stats.items()},
+             "parts": {str(b): part for b, part in parts.items()}}
+    payload = gzip.compress(json.dumps(state, sort_keys=True).encode(), 6, mtime=0)
+    atomic_write(store.dir / _STATE, lambda fh: fh.write(payload))
+
+
+def _drop_stale(store: _Store, parts: dict[int, dict[str, Any]]) -> None:
+    """Partial files no group names any more, and caches of groups left empty."""
+    import shutil
+
+    keep = {p["file"] for p in parts.values()}
+    for old in store.dir.glob("part-*.arrow"):
+        if old.name not in keep:
+            old.unlink(missing_ok=True)
+    for b in range(BUCKETS):
+        if b not in parts and store.cache(b).is_dir():
+            shutil.rmtree(store.cache(b), ignore_errors=True)
+
