@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from graphkit.sources.transcripts.version import PARSER_VERSION
 
 if TYPE_CHECKING:
     from graphkit.contract.loader import LoadedContract
@@ -61,12 +60,19 @@ class _Group:
     keys: dict[str, set[str]] = field(default_factory=dict)
 
 
+def _parser() -> int:
+    """The parser version, as the transcript cache reads it (one place to bump)."""
+    from graphkit.sources.transcripts import index
+
+    return int(index.PARSER_VERSION)
+
+
 def project_key(c: LoadedContract, granularity: str, include_content: bool) -> str:
     """What the stored partial graphs depend on besides the transcripts."""
     from graphkit import __version__
 
     doc = [c.spec.model_dump_json(), c.name, c.version, granularity, include_content,
-           __version__, PARSER_VERSION, BUCKETS, _FORMAT]
+           __version__, _parser(), BUCKETS, _FORMAT]
     return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
 
 
@@ -118,7 +124,7 @@ class _Store:
             return
         try:
             state = json.loads(gzip.decompress(path.read_bytes()))
-            if state.get("format") != _FORMAT or state.get("parser") != PARSER_VERSION \
+            if state.get("format") != _FORMAT or state.get("parser") != _parser() \
                     or state.get("buckets") != BUCKETS:
                 return
             with pa.OSFile(str(folder / _KEYS)) as fh:
@@ -357,7 +363,7 @@ def _save_state(store: _Store, stats: dict[str, list[Any]], assign: dict[str, in
             w.write_table(table)
 
     atomic_write(store.dir / _KEYS, write_keys)
-    state = {"format": _FORMAT, "parser": PARSER_VERSION, "buckets": BUCKETS,
+    state = {"format": _FORMAT, "parser": _parser(), "buckets": BUCKETS,
              "files": {p: [assign[p], *stat] for p, stat in stats.items()},
              "parts": {str(b): part for b, part in parts.items()}}
     payload = gzip.compress(json.dumps(state, sort_keys=True).encode(), 6, mtime=0)

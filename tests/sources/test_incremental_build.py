@@ -42,13 +42,24 @@ def _tables(snap: Path) -> dict[str, Any]:
 
 
 def _assert_equals_cold(src: Path, snap: Path, tmp_path: Path) -> None:
-    """The snapshot equals a build of the same inputs with an empty cache elsewhere."""
+    """The snapshot equals a build of the same inputs with an empty cache elsewhere, and
+    one of all rows at once (no link groups: ``GRAPHKIT_SPLICE=0``)."""
     cold = tmp_path / f"cold-{len(list(tmp_path.glob('cold-*')))}"
     _build(src, cold / "snap", cold / "cache")
-    mine, theirs = _tables(snap), _tables(cold / "snap")
-    assert mine.keys() == theirs.keys()
-    for name, table in theirs.items():
-        assert mine[name].equals(table), name
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRAPHKIT_SPLICE", "0")
+        _build(src, cold / "whole", cold / "whole-cache")
+    mine = _tables(snap)
+    for other in ("snap", "whole"):
+        theirs = _tables(cold / other)
+        assert mine.keys() == theirs.keys()
+        for name, table in theirs.items():
+            assert mine[name].equals(table), (other, name)
+
+
+def _files(summary: dict[str, Any]) -> dict[str, int]:
+    """Files parsed and reused (the summary also counts link groups projected and kept)."""
+    return {k: summary["transcripts"][k] for k in ("files_parsed", "files_reused")}
 
 
 def _append_line(path: Path) -> None:
@@ -80,13 +91,13 @@ def test_append_delete_and_same_size_replacement_equal_a_cold_build(work: Path,
 
     _append_line(work / SESSION)
     after = _build(work, snap, cache)
-    assert after["transcripts"] == {"files_parsed": 1, "files_reused": files - 1}
+    assert _files(after) == {"files_parsed": 1, "files_reused": files - 1}
     assert "snapshot_reused" not in after
     _assert_equals_cold(work, snap, tmp_path)
 
     (work / "claude-code-transcripts" / "sample_session.jsonl").unlink()
     after = _build(work, snap, cache)
-    assert after["transcripts"] == {"files_parsed": 0, "files_reused": files - 1}
+    assert _files(after) == {"files_parsed": 0, "files_reused": files - 1}
     _assert_equals_cold(work, snap, tmp_path)
 
     # Same size, same mtime, other bytes: only the inode tells (a file replaced by rename).
@@ -112,7 +123,7 @@ def test_a_new_parser_version_or_contract_rebuilds_everything(work: Path, tmp_pa
     monkeypatch.setattr(index, "PARSER_VERSION", index.PARSER_VERSION + 1)
     monkeypatch.setattr(reuse, "PARSER_VERSION", index.PARSER_VERSION)
     after = _build(work, snap, cache)
-    assert after["transcripts"] == {"files_parsed": files, "files_reused": 0}
+    assert _files(after) == {"files_parsed": files, "files_reused": 0}
     _assert_equals_cold(work, snap, tmp_path)
 
     # Another contract: the rows come from the cache, the graph is projected again.
@@ -123,7 +134,7 @@ def test_a_new_parser_version_or_contract_rebuilds_everything(work: Path, tmp_pa
         "version: ", "version: 1", 1))
     other = _build(work, snap, cache, contract=str(changed))
     assert "snapshot_reused" not in other
-    assert other["transcripts"] == {"files_parsed": 0, "files_reused": files}
+    assert _files(other) == {"files_parsed": 0, "files_reused": files}
     assert _build(work, snap, cache)["transcripts"]["files_parsed"] == 0
     assert "snapshot_reused" not in _build(work, snap, cache, granularity="message")
 
@@ -134,7 +145,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt_never_a_traceback(work: Path, tmp
     snap, cache = tmp_path / "snap", tmp_path / "cache"
     files = _build(work, snap, cache)["transcripts"]["files_parsed"]
     _append_line(work / SESSION)  # so the snapshot cannot simply be kept
-    for path in sorted(cache.iterdir()):
+    for path in sorted(p for p in cache.rglob("*") if p.is_file()):  # link groups' too
         if damage == "garbage":
             path.write_bytes(b"\x00not what graphkit wrote\xff" * 3)
         elif damage == "foreign":
@@ -301,6 +312,6 @@ def test_linked_files_changed_equal_a_cold_build(tmp_path: Path, change: str) ->
         write_jsonl(billing / "bbbbbbbb-0000-4000-8000-00000000000b.jsonl", resumed)
         total += 1
     after = _build(work, snap, cache)
-    assert after["transcripts"] == {"files_parsed": parsed, "files_reused": total - parsed}
+    assert _files(after) == {"files_parsed": parsed, "files_reused": total - parsed}
     _assert_equals_cold(work, snap, tmp_path)
     assert _build(work, snap, cache)["snapshot_reused"] is True
