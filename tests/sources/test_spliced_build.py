@@ -1,0 +1,193 @@
+"""The spliced transcript build (:mod:`graphkit.engine.splice`): link groups read, linked and
+projected apart, unchanged groups' partial graphs kept. Whatever it keeps, the result
+equals a build of all rows at once (``GRAPHKIT_SPLICE=0``): tables, summary, skipped lines,
+manifest inputs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import graphkit.engine.splice as splice
+from graphkit.pipeline import build_snapshot
+from graphkit.snapshot import read_snapshot
+from tests.sources.builders import assistant, fixtures, text, user, write_jsonl
+
+TRANSCRIPTS = fixtures() / "transcripts"
+PROJECT = "-home-dev-app"
+
+
+def _tables(snap: Path) -> dict[str, Any]:
+    g = read_snapshot(snap)
+    return {**{f"n:{t}": n.table for t, n in g.nodes.items()},
+            **{f"e:{t}": e.table for t, e in g.edges.items()}}
+
+
+def _build(src: Path, snap: Path, cache: Path, **options: Any) -> dict[str, Any]:
+    return build_snapshot([src], snap, cache_dir=cache, **options)[1]
+
+
+def _whole(src: Path, out: Path, monkeypatch: Any, **options: Any) -> dict[str, Any]:
+    with monkeypatch.context() as mp:
+        mp.setenv("GRAPHKIT_SPLICE", "0")
+        return _build(src, out / "snap", out / "cache", **options)
+
+
+_PLACES = ("snapshot", "skipped_lines_file", "rejects_file", "index", "transcripts")
+
+
+def _assert_same(snap: Path, mine: dict[str, Any], whole: Path, theirs: dict[str, Any]) -> None:
+    a, b = _tables(snap), _tables(whole / "snap")
+    assert a.keys() == b.keys()
+    for name in a:
+        assert a[name].equals(b[name]), name
+    assert {k: v for k, v in mine.items() if k not in _PLACES} == \
+        {k: v for k, v in theirs.items() if k not in _PLACES}
+    ma = json.loads((snap / "manifest.json").read_text())
+    mb = json.loads((whole / "snap" / "manifest.json").read_text())
+    assert ma["inputs"] == mb["inputs"]
+    skipped = [snap.with_name(snap.name + ".skipped.jsonl"),
+               whole / "snap.skipped.jsonl"]
+    assert [p.read_text() if p.exists() else None for p in skipped[:1]] == \
+        [p.read_text() if p.exists() else None for p in skipped[1:]]
+
+
+def _state(cache: Path) -> dict[str, Any]:
+    return json.loads(gzip.decompress((cache / "graph" / "graph-state.json.gz").read_bytes()))
+
+
+def _session(root: Path, sid: str, uuids: list[str], at: str) -> Path:
+    entries = []
+    for i, u in enumerate(uuids):
+        parent = uuids[i - 1] if i else None
+        if i % 2:
+            entries.append(assistant(u, sid, f"2026-03-0{at}T10:00:0{i}Z", [text(f"a {u}")],
+                                     parent))
+        else:
+            entries.append(user(u, sid, f"2026-03-0{at}T10:00:0{i}Z", f"q {u}", parent))
+    return write_jsonl(root / PROJECT / f"{sid}.jsonl", entries)
+
+
+def _two_groups(root: Path) -> tuple[str, str]:
+    """Two unrelated sessions whose files land in different link groups."""
+    sids = [f"{n:08x}-0000-4000-8000-000000000000" for n in range(1, 200)]
+    first = sids[0]
+    other = next(s for s in sids[1:]
+                 if splice.bucket_of_key("s:" + s) != splice.bucket_of_key("s:" + first))
+    _session(root, first, ["a-1", "a-2", "a-3", "a-4"], "1")
+    _session(root, other, ["b-1", "b-2", "b-3", "b-4"], "2")
+    return first, other
+
+
+def test_a_cold_spliced_build_equals_a_build_of_all_rows(tmp_path: Path,
+                                                         monkeypatch: Any) -> None:
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    mine = _build(work, tmp_path / "snap", tmp_path / "cache")
+    theirs = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(tmp_path / "snap", mine, tmp_path / "whole", theirs)
+    tr = mine["transcripts"]
+    assert tr["groups_reused"] == 0 and tr["groups_projected"] > 1
+    assert tr["sessions_projected"] == mine["nodes"]["Session"]
+
+
+def test_an_append_reprojects_one_group_and_keeps_the_others(tmp_path: Path,
+                                                             monkeypatch: Any) -> None:
+    work = tmp_path / "t"
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    cold = _build(work, snap, cache)["transcripts"]
+    path = work / PROJECT / f"{first}.jsonl"
+    with path.open("a") as fh:
+        fh.write(json.dumps(assistant("a-5", first, "2026-03-01T10:00:09Z", [text("more")],
+                                      "a-4")) + "\n")
+    mine = _build(work, snap, cache)
+    tr = mine["transcripts"]
+    assert (tr["groups_projected"], tr["groups_reused"]) == (1, cold["groups_projected"] - 1)
+    assert (tr["sessions_projected"], tr["sessions_reused"]) == (1, 1)
+    assert (tr["files_parsed"], tr["files_reused"]) == (1, 1)
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+
+
+def test_an_append_that_joins_two_groups_merges_them(tmp_path: Path, monkeypatch: Any) -> None:
+    """Session A's new line replays a message of session B (same uuid and time, as a
+    resume does): the two now link, so they must be linked together."""
+    work = tmp_path / "t"
+    first, other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+    before = _state(cache)["files"]
+    a, b = (str((work / PROJECT / f"{s}.jsonl").resolve()) for s in (first, other))
+    assert before[a][0] != before[b][0]
+    replay = json.loads((work / PROJECT / f"{other}.jsonl").read_text().splitlines()[1])
+    with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+        fh.write(json.dumps(dict(replay, sessionId=first)) + "\n")
+        fh.write(json.dumps(user("a-9", first, "2026-03-03T10:00:00Z", "and then", "b-2"))
+                 + "\n")
+    mine = _build(work, snap, cache)
+    after = _state(cache)["files"]
+    assert after[a][0] == after[b][0]  # one link group now
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+    assert mine["edges"]["CONTINUES"] == whole["edges"]["CONTINUES"]
+
+
+def test_a_new_contract_option_projects_every_group_again(tmp_path: Path,
+                                                          monkeypatch: Any) -> None:
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    cold = _build(work, snap, cache)["transcripts"]
+    mine = _build(work, snap, cache, granularity="message")
+    tr = mine["transcripts"]
+    assert tr["groups_reused"] == 0 and tr["groups_projected"] == cold["groups_projected"]
+    assert tr["files_parsed"] == 0  # the rows came from the groups' caches
+    whole = _whole(work, tmp_path / "whole", monkeypatch, granularity="message")
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+
+
+@pytest.mark.parametrize("damage", ["part-garbage", "part-gone", "state-garbage", "keys-gone"])
+def test_a_damaged_stored_graph_is_rebuilt_with_a_note(tmp_path: Path, monkeypatch: Any,
+                                                       damage: str) -> None:
+    work = tmp_path / "t"
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+    store = cache / "graph"
+    if damage.startswith("part"):
+        for part in store.glob("part-*.arrow"):
+            if damage == "part-garbage":
+                part.write_bytes(b"\x00not a partial graph" * 5)
+            else:
+                part.unlink()
+    elif damage == "state-garbage":
+        (store / "graph-state.json.gz").write_bytes(b"\x1f\x8b garbage")
+    else:
+        (store / "graph-keys.arrow").unlink()
+    with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+        fh.write(json.dumps(user("a-7", first, "2026-03-01T10:00:08Z", "again", "a-4")) + "\n")
+    notes: list[str] = []
+    result, mine = build_snapshot([work], snap, cache_dir=cache, progress=notes.append)
+    if damage == "part-garbage":
+        assert any("unreadable" in n for n in result.sources.notes)
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+    assert _build(work, snap, cache)["snapshot_reused"] is True
+
+
+def test_row_files_or_since_build_all_rows_at_once(tmp_path: Path) -> None:
+    """Only transcripts alone go by link groups; with --since the whole build runs."""
+    import datetime as dt
+
+    work = tmp_path / "t"
+    _two_groups(work)
+    summary = _build(work, tmp_path / "snap", tmp_path / "cache",
+                     since=dt.datetime(2026, 3, 2))
+    assert "groups_projected" not in summary["transcripts"]
+    assert not (tmp_path / "cache" / "graph").exists()
