@@ -107,13 +107,15 @@ def build(
     fingerprints: bool = True,
     include_content: bool = False,
     hash_inputs: bool = False,
+    input_state: list[list[Any]] | None = None,
 ) -> BuildResult:
     """Read ``sources``, check them against the contract and project the graph.
 
     ``sources`` is a path, a list of paths, or an Arrow table of
     ``ai_gateway_messages`` rows already in memory. ``fingerprints`` records each
     input file's size and mtime for the manifest, ``hash_inputs`` each row file's
-    SHA-256 too.
+    SHA-256 too. ``input_state``: what :func:`graphkit.engine.reuse.input_state` said of
+    ``sources`` just now (a transcript build takes the files and their stat from it).
 
     >>> result = build("samples/rows")
     >>> result.summary()["nodes"]["Session"]
@@ -135,8 +137,8 @@ def build(
         if roots:
             try:
                 done = splice_build(roots, c, cache_dir=Path(cache_dir),
-                                    granularity=granularity,
-                                    include_content=include_content, progress=progress)
+                                    granularity=granularity, include_content=include_content,
+                                    progress=progress, inputs=input_state)
                 done.timings = {"read+project": time.perf_counter() - t0}
                 return done
             except SpliceUnusable:
@@ -231,7 +233,8 @@ def build_snapshot(
     if reuse is not None and (done := reuse.previous(
             build_options.get("contract", DEFAULT_CONTRACT), say)) is not None:
         return done
-    result = build(sources, progress=progress, **build_options)
+    result = build(sources, progress=progress, **build_options,
+                   input_state=reuse.inputs if reuse is not None else input_state)
     summary = result.summary()
     if result.projection.rows_rejected:
         write_rejects(rejects_file, result.projection.rejects, include_content=include_content)

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-
 if TYPE_CHECKING:
     from graphkit.contract.loader import LoadedContract
     from graphkit.pipeline import BuildResult
@@ -82,14 +81,6 @@ def _stat(path: str) -> list[int] | None:
     except OSError:
         return None
     return [st.st_size, st.st_mtime_ns, st.st_ino]
-
-
-def _side_stat(path: str) -> list[int] | None:
-    """The stat of an agent file's sidecar (its meta), which linking reads too."""
-    name = os.path.basename(path)
-    if not name.startswith("agent-"):
-        return None
-    return _stat(os.path.join(os.path.dirname(path), name.split(".", 1)[0] + ".meta.json"))
 
 
 def bucket_of_key(key: str) -> int:
@@ -147,7 +138,56 @@ class _Store:
         return self.dir / f"b{b:02d}"
 
 
-def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress | None
+def listed_files(roots: list[Path], inputs: list[list[Any]] | None
+                 ) -> tuple[list[str], dict[str, list[int] | None]]:
+    """The transcript files under ``roots`` in order (as :func:`transcript_files` lists
+    them) and the stat of every file there, from ``inputs`` (``engine.reuse.input_state``:
+    the walk the no-op check made) when given, else walked and stat'ed here."""
+    from graphkit.sources.transcripts.files import transcript_files
+
+    if inputs is None:
+        files = [str(p) for p in transcript_files(roots)]
+        stats: dict[str, list[int] | None] = {}
+        for p in files:
+            stats[p] = _stat(p)
+            side = _side_path(p)
+            if side is not None:
+                stats[side] = _stat(side)
+        return files, stats
+    stats = {row[0]: (list(row[1:]) if row[1] != -1 else None) for row in inputs}
+    found: set[str] = set()
+    for given in roots:
+        root = str(Path(given).expanduser().resolve())
+        if not os.path.isdir(root):
+            found.add(root)
+            continue
+        prefix = root.rstrip(os.sep) + os.sep
+        for path in stats:
+            if path.startswith(prefix) and _candidate(root, path):
+                found.add(path)
+    return sorted(found), stats
+
+
+def _candidate(root: str, path: str) -> bool:
+    """:func:`graphkit.sources.transcripts.files.candidates`' rule, on a path's text."""
+    folder, name = os.path.split(path)
+    if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
+        return False
+    rel = os.path.relpath(folder, root)
+    parts = [] if rel == "." else rel.split(os.sep)
+    in_subagents = "subagents" in parts or os.path.basename(folder) == "subagents"
+    return not in_subagents or name.startswith("agent-")
+
+
+def _side_path(path: str) -> str | None:
+    name = os.path.basename(path)
+    if not name.startswith("agent-"):
+        return None
+    return os.path.join(os.path.dirname(path), name.split(".", 1)[0] + ".meta.json")
+
+
+def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress | None,
+                inputs: list[list[Any]] | None = None,
                 ) -> tuple[list[str], dict[str, list[Any]], dict[str, int], dict[int, _Group],
                            list[str]]:
     """Decide the groups and read the ones that must be projected again.
@@ -155,17 +195,17 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
     Returns the transcript files in order, their stat (and sidecar's) before reading, each
     one's group, the groups read (keyed by bucket) and notes for the summary.
     """
-    from graphkit.sources.transcripts.files import transcript_files
-
-    files = [str(p) for p in transcript_files(roots)]
+    files, walked = listed_files(roots, inputs)
     before = store.files()
     notes = [store.problem] if store.problem else []
-    assign = {p: int(v[0]) for p, v in before.items() if p in set(files)}
+    listed = set(files)
+    assign = {p: int(v[0]) for p, v in before.items() if p in listed}
     old = dict(assign)
     dirty: set[int] = set()
     stats: dict[str, list[Any]] = {}
     for p in files:
-        now = stats[p] = [_stat(p), _side_stat(p)]
+        side = _side_path(p)
+        now = stats[p] = [walked.get(p), walked.get(side) if side else None]
         if p not in before:
             assign[p] = _guess(p)
             dirty.add(assign[p])
@@ -266,14 +306,15 @@ def transcript_roots(paths: list[Path]) -> list[Path] | None:
 
 
 def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path,
-                 granularity: str, include_content: bool, progress: Progress | None
-                 ) -> BuildResult:
+                 granularity: str, include_content: bool, progress: Progress | None,
+                 inputs: list[list[Any]] | None = None) -> BuildResult:
     """Build the transcripts under ``roots`` group by group, keeping unchanged groups'
     partial graphs (see the module doc)."""
     from graphkit.engine.plan import make_plan
     from graphkit.engine.splice_parts import (
         PartUnreadable,
         assemble,
+        load_info,
         project_group,
         save_part,
     )
@@ -282,10 +323,10 @@ def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path
     check_cache_dir(Path(cache_dir), roots)
     store = _Store(Path(cache_dir) / "graph")
     key = project_key(contract, granularity, include_content)
-    files, stats, assign, groups, notes = read_groups(roots, store, key, progress)
+    files, stats, assign, groups, notes = read_groups(roots, store, key, progress, inputs)
     if not any(g.rows is not None and g.rows.table.num_rows for g in groups.values()) and \
-            not any((store.part(b) or {}).get("counts", {}).get("rows_read")
-                    for b in set(assign.values()) if b not in groups):
+            not any((store.part(b) or {}).get("rows") for b in set(assign.values())
+                    if b not in groups):
         raise SpliceUnusable("no rows")
     plan = make_plan(contract)
     label = ",".join(str(p) for p in roots)
@@ -296,10 +337,16 @@ def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path
                 continue
             g = groups.get(b)
             if g is None:
-                part = store.part(b)
-                assert part is not None
-                parts[b] = part
-                continue
+                ref = store.part(b)
+                assert ref is not None
+                try:
+                    parts[b] = load_info(store.dir, b, ref)
+                except PartUnreadable as exc:
+                    notes.append(f"stored graph part of link group {b} unreadable ({exc}); "
+                                 "projected again")
+                    g = groups[b] = _Group([p for p in files if assign.get(p) == b])
+                else:
+                    continue
             if progress:
                 progress(f"projecting link group {b} ({len(g.members)} files)")
             if g.rows is None:  # its stored partial was unreadable: read it again
@@ -365,7 +412,8 @@ def _save_state(store: _Store, stats: dict[str, list[Any]], assign: dict[str, in
     atomic_write(store.dir / _KEYS, write_keys)
     state = {"format": _FORMAT, "parser": _parser(), "buckets": BUCKETS,
              "files": {p: [assign[p], *stat] for p, stat in stats.items()},
-             "parts": {str(b): part for b, part in parts.items()}}
+             "parts": {str(b): {"file": part["file"], "key": part["key"],
+                                "rows": sum(part["file_rows"])} for b, part in parts.items()}}
     payload = gzip.compress(json.dumps(state, sort_keys=True).encode(), 6, mtime=0)
     atomic_write(store.dir / _STATE, lambda fh: fh.write(payload))
 

@@ -8,6 +8,7 @@ many rows each gave).
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections import Counter
 from pathlib import Path
@@ -95,7 +96,8 @@ def project_group(plan: Plan, contract: LoadedContract, rows: TranscriptRows, la
 
 
 def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) -> dict[str, Any]:
-    """Write a group's partial tables and rejects as one file; ``info`` naming them."""
+    """Write a group's account, partial tables and rejects as one file: an 8-byte length,
+    the account as JSON (naming where each table's IPC stream starts), then the streams."""
     from graphkit.sources.transcripts.index import atomic_write
 
     options = pa.ipc.IpcWriteOptions(compression="zstd")
@@ -111,22 +113,44 @@ def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) 
         chunks.append(data)
         at += len(data)
     name = f"part-{bucket:02d}-{secrets.token_hex(6)}.arrow"
+    info = {**info, "file": name, "tables": tables}
+    head = json.dumps(info, separators=(",", ":")).encode()
+    payload = b"".join([len(head).to_bytes(8, "little"), head, *chunks])
     folder.mkdir(parents=True, exist_ok=True)
-    payload = b"".join(chunks)
     atomic_write(folder / name, lambda fh: fh.write(payload))
-    return {**info, "file": name, "tables": tables}
+    return info
+
+
+def _read_part(folder: Path, bucket: int, name: str) -> tuple[dict[str, Any], pa.Buffer]:
+    try:
+        data = (folder / name).read_bytes()
+        size = int.from_bytes(data[:8], "little")
+        if not 0 < size <= len(data) - 8:
+            raise ValueError("no account")
+        info = json.loads(data[8:8 + size])
+        if not isinstance(info, dict) or info.get("file") != name:
+            raise ValueError("not this part's account")
+        return info, pa.py_buffer(data).slice(8 + size)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
+
+
+def load_info(folder: Path, bucket: int, ref: dict[str, Any]) -> dict[str, Any]:
+    """A stored group's account (what its read and projection reported)."""
+    info, _ = _read_part(folder, bucket, str(ref.get("file")))
+    return info
 
 
 def _load(folder: Path, bucket: int, part: dict[str, Any]) -> dict[tuple[str, str], pa.Table]:
+    _, buf = _read_part(folder, bucket, part["file"])
     try:
-        buf = pa.py_buffer((folder / part["file"]).read_bytes())
         out = {}
         for kind, type_, at, size in part["tables"]:
             if at < 0 or at + size > buf.size:
                 raise ValueError("outside the file")
             out[(kind, type_)] = pa.ipc.open_stream(buf.slice(at, size)).read_all()
         return out
-    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+    except (ValueError, KeyError, TypeError, pa.ArrowException) as exc:
         raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
 
 

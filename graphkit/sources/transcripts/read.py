@@ -185,9 +185,8 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
     shown.note(f"linking {len(parsed)} transcript file(s)")
     report = LinkReport()
     if closure:
-        tables = {k: combined.table(k) for k in seen}
         result.files = [f.path for f in parsed]
-        result.file_keys = closure_keys(parsed, tables)
+        result.file_keys = closure_keys(parsed, {k: combined.table(k) for k in seen})
     table = _link(parsed, combined, report, result if closure else None)
     of_kind = {kind: [f.path for f in parsed if f.parse.kind == kind]
                for kind in ("claude", "codex")}
