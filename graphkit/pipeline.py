@@ -133,7 +133,7 @@ def build(
         # Transcripts alone: build by link groups, keeping unchanged groups' graphs.
         from graphkit.engine.splice import SpliceUnusable, splice_build, transcript_roots
 
-        roots = transcript_roots(as_paths(sources))
+        roots = transcript_roots(as_paths(sources), input_state)
         if roots:
             try:
                 done = splice_build(roots, c, cache_dir=Path(cache_dir),

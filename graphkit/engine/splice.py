@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 
@@ -114,7 +115,9 @@ class _Store:
         if not path.exists():
             return
         try:
-            state = json.loads(gzip.decompress(path.read_bytes()))
+            state = msgspec.json.decode(gzip.decompress(path.read_bytes()))
+            if not isinstance(state, dict):
+                raise ValueError("state")
             if state.get("format") != _FORMAT or state.get("parser") != _parser() \
                     or state.get("buckets") != BUCKETS:
                 return
@@ -124,7 +127,7 @@ class _Store:
                 raise ValueError("key table")
             self.state, self.keys = state, keys
         except (OSError, ValueError, KeyError, TypeError, EOFError, zlib.error,
-                pa.ArrowException) as exc:
+                pa.ArrowException, msgspec.DecodeError) as exc:
             self.problem = f"stored graph parts unreadable ({type(exc).__name__}); rebuilt"
 
     def files(self) -> dict[str, list[Any]]:
@@ -169,13 +172,13 @@ def listed_files(roots: list[Path], inputs: list[list[Any]] | None
 
 
 def _candidate(root: str, path: str) -> bool:
-    """:func:`graphkit.sources.transcripts.files.candidates`' rule, on a path's text."""
-    folder, name = os.path.split(path)
+    """:func:`graphkit.sources.transcripts.files.candidates`' rule, on a path's text
+    (``path`` lies below ``root``)."""
+    folder, name = path.rsplit(os.sep, 1)
     if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
         return False
-    rel = os.path.relpath(folder, root)
-    parts = [] if rel == "." else rel.split(os.sep)
-    in_subagents = "subagents" in parts or os.path.basename(folder) == "subagents"
+    parts = folder[len(root):].split(os.sep)
+    in_subagents = "subagents" in parts or root.rsplit(os.sep, 1)[-1] == "subagents"
     return not in_subagents or name.startswith("agent-")
 
 
@@ -291,16 +294,27 @@ def _regroup(groups: dict[int, _Group], assign: dict[str, int], old: dict[str, i
     return changed
 
 
-def transcript_roots(paths: list[Path]) -> list[Path] | None:
+def transcript_roots(paths: list[Path], inputs: list[list[Any]] | None = None
+                     ) -> list[Path] | None:
     """``paths`` when every one is a transcript folder or file (and the spliced build is
-    not turned off by ``GRAPHKIT_SPLICE=0``), else None."""
+    not turned off by ``GRAPHKIT_SPLICE=0``), else None. ``inputs`` (the no-op check's
+    walk) spares the walk that rules out an Iceberg cache when no file could be one."""
     if os.environ.get("GRAPHKIT_SPLICE") == "0":
         return None
     from graphkit.sources.read import source_kind
+    from graphkit.sources.transcripts.files import transcript_kind
 
     for p in paths:
-        if not Path(p).expanduser().exists() or source_kind(Path(p).expanduser()) not in (
-                "claude", "codex"):
+        path = Path(p).expanduser()
+        if not path.exists():
+            return None
+        root = str(path.resolve()).rstrip(os.sep) + os.sep
+        plain = inputs is not None and path.is_dir() and not any(
+            row[0].startswith(root) and (row[0].endswith((".parquet", ".pq")) or any(
+                f"{os.sep}{d}{os.sep}" in row[0][len(root) - 1:] for d in ("metadata", "data")))
+            for row in inputs)
+        kind = transcript_kind(path) if plain else source_kind(path)
+        if kind not in ("claude", "codex"):
             return None
     return [Path(p).expanduser() for p in paths]
 
@@ -414,7 +428,7 @@ def _save_state(store: _Store, stats: dict[str, list[Any]], assign: dict[str, in
              "files": {p: [assign[p], *stat] for p, stat in stats.items()},
              "parts": {str(b): {"file": part["file"], "key": part["key"],
                                 "rows": sum(part["file_rows"])} for b, part in parts.items()}}
-    payload = gzip.compress(json.dumps(state, sort_keys=True).encode(), 6, mtime=0)
+    payload = gzip.compress(msgspec.json.encode(state), 1, mtime=0)
     atomic_write(store.dir / _STATE, lambda fh: fh.write(payload))
 
 

@@ -8,12 +8,12 @@ many rows each gave).
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -114,7 +114,7 @@ def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) 
         at += len(data)
     name = f"part-{bucket:02d}-{secrets.token_hex(6)}.arrow"
     info = {**info, "file": name, "tables": tables}
-    head = json.dumps(info, separators=(",", ":")).encode()
+    head = msgspec.json.encode(info)
     payload = b"".join([len(head).to_bytes(8, "little"), head, *chunks])
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / name, lambda fh: fh.write(payload))
@@ -127,11 +127,11 @@ def _read_part(folder: Path, bucket: int, name: str) -> tuple[dict[str, Any], pa
         size = int.from_bytes(data[:8], "little")
         if not 0 < size <= len(data) - 8:
             raise ValueError("no account")
-        info = json.loads(data[8:8 + size])
+        info = msgspec.json.decode(data[8:8 + size])
         if not isinstance(info, dict) or info.get("file") != name:
             raise ValueError("not this part's account")
         return info, pa.py_buffer(data).slice(8 + size)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, msgspec.DecodeError) as exc:
         raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
 
 

@@ -191,3 +191,22 @@ def test_row_files_or_since_build_all_rows_at_once(tmp_path: Path) -> None:
                      since=dt.datetime(2026, 3, 2))
     assert "groups_projected" not in summary["transcripts"]
     assert not (tmp_path / "cache" / "graph").exists()
+
+
+def test_the_files_from_the_no_op_walk_are_the_files_a_walk_lists(tmp_path: Path) -> None:
+    """The spliced build takes its file list and stats from the no-op check's walk; it
+    must list what :func:`transcript_files` lists, in the same order."""
+    from graphkit.engine.reuse import input_state
+    from graphkit.sources.transcripts.files import transcript_files
+
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    _two_groups(work)
+    write_jsonl(work / "x" / "subagents" / "journal.jsonl", [{"type": "note"}])
+    write_jsonl(work / "x" / "subagents" / "agent-1.jsonl", [{"type": "note"}])
+    (work / "x" / "subagents" / "agent-1.meta.json").write_text("{}")
+    roots = [work, work / PROJECT]
+    files, stats = splice.listed_files(roots, input_state(roots))
+    assert files == [str(p) for p in transcript_files(roots)]
+    assert all(stats[f] is not None for f in files)
+    assert splice.listed_files(roots, None)[0] == files
