@@ -44,6 +44,7 @@ _STATE = "graph-state.json.gz"
 _KEYS = "graph-keys.arrow"
 _LOW = (1 << 32) - 1
 _CODEX_BIT = 1 << 62
+_CODEX_KEY = "x:codex"  # every Codex rollout holds it (see closure_keys)
 _ROUNDS = 4 * BUCKETS  # groups only ever grow within a build; this is a safety net
 
 
@@ -89,13 +90,31 @@ def bucket_of_key(key: str) -> int:
 
 
 def _guess(path: str) -> int:
-    """A new file's first group: its session's, as told by the path (moved if wrong)."""
+    """A new file's first group: its session's, as the path tells it (a subagent file beside
+    the session files: as its first line tells it); moved if its keys say otherwise."""
     p = Path(path)
     if p.name.startswith("rollout-"):
-        return bucket_of_key("x:codex")
+        return bucket_of_key(_CODEX_KEY)
     if p.parent.name == "subagents":
         return bucket_of_key("s:" + p.parent.parent.name)
+    if p.name.startswith("agent-"):
+        try:
+            with open(path, "rb") as fh:
+                first = msgspec.json.decode(fh.readline())
+            if isinstance(first, dict) and isinstance(first.get("sessionId"), str):
+                return bucket_of_key("s:" + first["sessionId"])
+        except (OSError, ValueError, msgspec.DecodeError):
+            pass
     return bucket_of_key("s:" + p.name.split(".", 1)[0])
+
+
+def _home(keys: set[str], paths: list[str]) -> int:
+    """The group a set of linked files belongs in when none was in one before: all Codex
+    rollouts', else its smallest session's (what :func:`_guess` guesses)."""
+    if _CODEX_KEY in keys:
+        return bucket_of_key(_CODEX_KEY)
+    sessions = [k for k in keys if k.startswith("s:")]
+    return bucket_of_key(min(sessions)) if sessions else _guess(min(paths))
 
 
 def _hashes(keys: set[str]) -> np.ndarray:
@@ -262,8 +281,9 @@ def _reached(groups: dict[int, _Group], keys: pa.Table, dirty: set[int]) -> set[
 
 def _regroup(groups: dict[int, _Group], assign: dict[str, int], old: dict[str, int]
              ) -> set[int]:
-    """Files that share keys (through others too) put in one group: that of their
-    earliest-known member, else the lowest they are in. Returns the groups that changed."""
+    """Files that share keys (through others too) put in one group: the lowest one their
+    members were in before this build, else :func:`_home`'s. Returns the groups that
+    changed."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -280,13 +300,16 @@ def _regroup(groups: dict[int, _Group], assign: dict[str, int], old: dict[str, i
                 if other != root:
                     parent[other] = root
     members: dict[str, list[str]] = {}
+    keys_of: dict[str, set[str]] = {}
     for g in groups.values():
         for path in g.members:
-            members.setdefault(find("f:" + path), []).append(path)
+            root = find("f:" + path)
+            members.setdefault(root, []).append(path)
+            keys_of.setdefault(root, set()).update(g.keys.get(path, ()))
     changed: set[int] = set()
-    for paths in members.values():
+    for root, paths in members.items():
         known = [old[p] for p in paths if p in old]
-        target = min(known) if known else min(assign[p] for p in paths)
+        target = min(known) if known else _home(keys_of[root], paths)
         for p in paths:
             if assign[p] != target:
                 changed.update((assign[p], target))
