@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from graphkit.sources.transcripts.read import TranscriptRows
 
 BUCKETS = 16
-_FORMAT = 1
+_FORMAT = 4  # 2: each part's account zlib'd; 3: no rows cached; 4: 64-bit keys
 _STATE = "graph-state.json.gz"
 _KEYS = "graph-keys.arrow"
 _LOW = (1 << 32) - 1
@@ -118,7 +118,13 @@ def _home(keys: set[str], paths: list[str]) -> int:
 
 
 def _hashes(keys: set[str]) -> np.ndarray:
-    return np.array([zlib.crc32(k.encode()) for k in keys], dtype=np.uint32)
+    """64-bit hashes of link keys (two checksums: fast, and a collision only makes a
+    build read one group more)."""
+    out = []
+    for k in keys:
+        b = k.encode()
+        out.append(zlib.crc32(b) << 32 | zlib.adler32(b))
+    return np.array(out, dtype=np.uint64)
 
 
 class _Store:
@@ -129,7 +135,7 @@ class _Store:
         self.state: dict[str, Any] = {}
         self.problem: str | None = None
         self.parsed: set[str] = set()  # files parsed by this build (some twice: moved)
-        self.keys = pa.table({"h": pa.array([], pa.uint32()), "b": pa.array([], pa.int16())})
+        self.keys = pa.table({"h": pa.array([], pa.uint64()), "b": pa.array([], pa.int16())})
         path = folder / _STATE
         if not path.exists():
             return
@@ -156,8 +162,6 @@ class _Store:
         got = self.state.get("parts", {}).get(str(b))
         return got if isinstance(got, dict) else None
 
-    def cache(self, b: int) -> Path:
-        return self.dir / f"b{b:02d}"
 
 
 def listed_files(roots: list[Path], inputs: list[list[Any]] | None
@@ -225,14 +229,17 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
     old = dict(assign)
     dirty: set[int] = set()
     stats: dict[str, list[Any]] = {}
+    changed: set[str] = set()
     for p in files:
         side = _side_path(p)
         now = stats[p] = [walked.get(p), walked.get(side) if side else None]
         if p not in before:
             assign[p] = _guess(p)
             dirty.add(assign[p])
+            changed.add(p)
         elif list(before[p][1:]) != now:
             dirty.add(assign[p])
+            changed.add(p)
     dirty.update(int(v[0]) for p, v in before.items() if p not in assign)
     for b in sorted({*assign.values()}):
         part = store.part(b)
@@ -244,9 +251,9 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
         for b in sorted(dirty):
             members = [p for p in files if assign.get(p) == b]
             if b not in groups or groups[b].members != members:
-                groups[b] = _read_group(store.cache(b), members, progress)
+                groups[b] = _read_group(members, progress)
                 store.parsed.update(groups[b].rows.parsed)  # type: ignore[union-attr]
-        reached = _reached(groups, store.keys, dirty)
+        reached = _reached(groups, changed, store.keys, dirty)
         if reached:
             dirty |= reached
             continue
@@ -257,19 +264,24 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
     raise SpliceUnusable("link groups did not settle")
 
 
-def _read_group(cache: Path, members: list[str], progress: Progress | None) -> _Group:
+def _read_group(members: list[str], progress: Progress | None) -> _Group:
+    """Parse a group's files and link them. No rows are cached: the group's partial graph
+    is what is kept, and parsing a group's files again costs about what reading their
+    rows back did (without the rows, the cache is a third of the size)."""
     from graphkit.sources.transcripts.read import read_transcripts
 
-    rows = read_transcripts([Path(p) for p in members], cache_dir=cache, progress=progress,
-                            closure=True, listed=True)
+    rows = read_transcripts([Path(p) for p in members], progress=progress, closure=True,
+                            listed=True)
     return _Group(members, rows, dict(zip(rows.files, rows.file_keys, strict=True)))
 
 
-def _reached(groups: dict[int, _Group], keys: pa.Table, dirty: set[int]) -> set[int]:
-    """Groups not yet read that hold a key of a file read now."""
+def _reached(groups: dict[int, _Group], changed: set[str], keys: pa.Table, dirty: set[int]
+             ) -> set[int]:
+    """Groups not yet read that hold a key of a changed or new file (an unchanged file's
+    keys are its group's alone already)."""
     if not keys.num_rows:
         return set()
-    mine = [_hashes(k) for g in groups.values() for k in g.keys.values()]
+    mine = [_hashes(k) for g in groups.values() for p, k in g.keys.items() if p in changed]
     if not mine:
         return set()
     import pyarrow.compute as pc
@@ -387,7 +399,7 @@ def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path
             if progress:
                 progress(f"projecting link group {b} ({len(g.members)} files)")
             if g.rows is None:  # its stored partial was unreadable: read it again
-                g = groups[b] = _read_group(store.cache(b), g.members, progress)
+                g = groups[b] = _read_group(g.members, progress)
                 store.parsed.update(g.rows.parsed)  # type: ignore[union-attr]
             assert g.rows is not None
             out, info = project_group(plan, contract, g.rows, label, granularity,
@@ -438,7 +450,7 @@ def _save_state(store: _Store, stats: dict[str, list[Any]], assign: dict[str, in
             h = _hashes(keys)
             fresh_h.append(h)
             fresh_b.append(np.full(len(h), assign.get(path, b), dtype=np.int16))
-    table = pa.table({"h": pa.array(np.concatenate(fresh_h), pa.uint32()),
+    table = pa.table({"h": pa.array(np.concatenate(fresh_h), pa.uint64()),
                       "b": pa.array(np.concatenate(fresh_b).astype(np.int16), pa.int16())})
     options = pa.ipc.IpcWriteOptions(compression="zstd")
 
@@ -456,14 +468,13 @@ def _save_state(store: _Store, stats: dict[str, list[Any]], assign: dict[str, in
 
 
 def _drop_stale(store: _Store, parts: dict[int, dict[str, Any]]) -> None:
-    """Partial files no group names any more, and caches of groups left empty."""
-    import shutil
-
+    """Partial files no group names any more; a whole build's transcript cache (this build
+    keeps partial graphs instead of rows)."""
     keep = {p["file"] for p in parts.values()}
     for old in store.dir.glob("part-*.arrow"):
         if old.name not in keep:
             old.unlink(missing_ok=True)
-    for b in range(BUCKETS):
-        if b not in parts and store.cache(b).is_dir():
-            shutil.rmtree(store.cache(b), ignore_errors=True)
-
+    for pattern in ("transcripts-rows-*.arrow", "transcripts-entries-*.json.gz",
+                    "transcripts-cache.json.gz"):
+        for old in store.dir.parent.glob(pattern):
+            old.unlink(missing_ok=True)

@@ -9,6 +9,7 @@ many rows each gave).
 from __future__ import annotations
 
 import secrets
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,7 +98,7 @@ def project_group(plan: Plan, contract: LoadedContract, rows: TranscriptRows, la
 
 def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) -> dict[str, Any]:
     """Write a group's account, partial tables and rejects as one file: an 8-byte length,
-    the account as JSON (naming where each table's IPC stream starts), then the streams."""
+    the account as zlib'd JSON (naming where each table's IPC stream starts), then the streams."""
     from graphkit.sources.transcripts.index import atomic_write
 
     options = pa.ipc.IpcWriteOptions(compression="zstd")
@@ -114,7 +115,7 @@ def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) 
         at += len(data)
     name = f"part-{bucket:02d}-{secrets.token_hex(6)}.arrow"
     info = {**info, "file": name, "tables": tables}
-    head = msgspec.json.encode(info)
+    head = zlib.compress(msgspec.json.encode(info), 6)
     payload = b"".join([len(head).to_bytes(8, "little"), head, *chunks])
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / name, lambda fh: fh.write(payload))
@@ -127,11 +128,11 @@ def _read_part(folder: Path, bucket: int, name: str) -> tuple[dict[str, Any], pa
         size = int.from_bytes(data[:8], "little")
         if not 0 < size <= len(data) - 8:
             raise ValueError("no account")
-        info = msgspec.json.decode(data[8:8 + size])
+        info = msgspec.json.decode(zlib.decompress(data[8:8 + size]))
         if not isinstance(info, dict) or info.get("file") != name:
             raise ValueError("not this part's account")
         return info, pa.py_buffer(data).slice(8 + size)
-    except (OSError, ValueError, UnicodeDecodeError, msgspec.DecodeError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, msgspec.DecodeError, zlib.error) as exc:
         raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
 
 
