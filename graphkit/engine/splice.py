@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from graphkit.sources.read import Progress
     from graphkit.sources.transcripts.read import TranscriptRows
 
-BUCKETS = 16
-_FORMAT = 4  # 2: each part's account zlib'd; 3: no rows cached; 4: 64-bit keys
+BUCKETS = 32
+_FORMAT = 5  # 2: accounts zlib'd; 3: no rows cached; 4: 64-bit keys; 5: lz4 partials
 _STATE = "graph-state.json.gz"
 _KEYS = "graph-keys.arrow"
 _LOW = (1 << 32) - 1
@@ -363,6 +363,7 @@ def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path
     from graphkit.engine.splice_parts import (
         PartUnreadable,
         assemble,
+        forget_reads,
         load_info,
         project_group,
         save_part,
@@ -416,7 +417,9 @@ def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path
             groups[exc.bucket] = _Group(members)
             del parts[exc.bucket]
     else:
+        forget_reads()
         raise SpliceUnusable("stored graph parts unreadable")
+    forget_reads()
     _save_state(store, stats, assign, groups, parts)
     _drop_stale(store, parts)
     reused = sum(1 for b in parts if b not in groups)

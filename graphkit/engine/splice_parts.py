@@ -101,7 +101,7 @@ def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) 
     the account as zlib'd JSON (naming where each table's IPC stream starts), then the streams."""
     from graphkit.sources.transcripts.index import atomic_write
 
-    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
     chunks: list[bytes] = []
     tables: list[list[Any]] = []
     at = 0
@@ -122,7 +122,13 @@ def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) 
     return info
 
 
+_READ: dict[Path, tuple[dict[str, Any], pa.Buffer]] = {}  # read once per build
+
+
 def _read_part(folder: Path, bucket: int, name: str) -> tuple[dict[str, Any], pa.Buffer]:
+    got = _READ.pop(folder / name, None)  # the account was read first, the tables next
+    if got is not None:
+        return got
     try:
         data = (folder / name).read_bytes()
         size = int.from_bytes(data[:8], "little")
@@ -136,9 +142,16 @@ def _read_part(folder: Path, bucket: int, name: str) -> tuple[dict[str, Any], pa
         raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
 
 
+def forget_reads() -> None:
+    """Drop the part files read for this build (see :func:`load_info`)."""
+    _READ.clear()
+
+
 def load_info(folder: Path, bucket: int, ref: dict[str, Any]) -> dict[str, Any]:
     """A stored group's account (what its read and projection reported)."""
-    info, _ = _read_part(folder, bucket, str(ref.get("file")))
+    name = str(ref.get("file"))
+    info, buf = _read_part(folder, bucket, name)
+    _READ[folder / name] = (info, buf)
     return info
 
 
