@@ -4,13 +4,15 @@ Linking is global (a resume is found by message ids shared across sessions, a su
 spawning call may sit in another file, Codex parents are matched by time), but it only
 ever joins files that share a *link key* (:func:`graphkit.sources.transcripts.links.
 closure_keys`). So the transcript files are kept in ``BUCKETS`` groups that no chain of
-shared keys crosses; each group is read (through its own transcript cache), linked and
-projected on its own (:func:`graphkit.engine.partition.project_partition`, the
-partitioned engine's widened contract), and its partial graph is stored in
-``cache_dir/graph``. A build re-reads and re-projects only the groups holding a changed,
-new or deleted file (and the groups a changed file's keys now reach, merged into one);
-every other group's partial graph is taken as stored, and all are merged
-(:func:`graphkit.engine.merge.merge_parts`) into tables equal to a build of all rows.
+shared keys crosses; each group is parsed, linked and projected on its own
+(:func:`graphkit.engine.partition.project_partition`, the partitioned engine's widened
+contract), and its partial graph is stored in ``cache_dir/graph`` with a 64-bit hash of
+every link key (``graph-keys.arrow``). A build parses and projects again only the groups
+holding a changed, new or deleted file, and the groups a changed file's keys now reach
+(files linked through them are moved into one group); every other group's partial graph
+is taken as stored, and all are merged (:func:`graphkit.engine.merge.merge_parts`) into
+tables equal to a build of all rows at once. No rows are kept: parsing a group's files
+again costs about what reading their rows back did, at a third of the cache.
 
 Rows' input positions (which order rejects and break ties of ``first``/``last``) are
 stored per group as (file, row in file) and made global again at the merge, so a new
@@ -42,8 +44,6 @@ BUCKETS = 32
 _FORMAT = 5  # 2: accounts zlib'd; 3: no rows cached; 4: 64-bit keys; 5: lz4 partials
 _STATE = "graph-state.json.gz"
 _KEYS = "graph-keys.arrow"
-_LOW = (1 << 32) - 1
-_CODEX_BIT = 1 << 62
 _CODEX_KEY = "x:codex"  # every Codex rollout holds it (see closure_keys)
 _ROUNDS = 4 * BUCKETS  # groups only ever grow within a build; this is a safety net
 
@@ -54,7 +54,7 @@ class SpliceUnusable(Exception):
 
 @dataclass
 class _Group:
-    """One bucket's files as read this time (or None: taken as stored)."""
+    """One group's files as read this time (``rows`` None: not read yet)."""
 
     members: list[str]
     rows: TranscriptRows | None = None
