@@ -358,7 +358,30 @@ def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path
                  granularity: str, include_content: bool, progress: Progress | None,
                  inputs: list[list[Any]] | None = None) -> BuildResult:
     """Build the transcripts under ``roots`` group by group, keeping unchanged groups'
-    partial graphs (see the module doc)."""
+    partial graphs (see the module doc). Raises :class:`SpliceUnusable` when the contract
+    cannot be merged from parts (a distinct count over rows of several sessions, an
+    ``order_by`` of derived columns): that is remembered, and such builds go whole."""
+    from graphkit.engine.plan import PartitionError
+
+    marker = Path(cache_dir) / "graph" / "graph-unusable"
+    key = project_key(contract, granularity, include_content)
+    try:
+        if marker.read_text() == key:
+            raise SpliceUnusable("the contract cannot be merged from parts")
+    except OSError:
+        pass
+    try:
+        return _splice(roots, contract, Path(cache_dir), key, granularity, include_content,
+                       progress, inputs)
+    except PartitionError as exc:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(key)
+        raise SpliceUnusable(str(exc)) from exc
+
+
+def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: str,
+            granularity: str, include_content: bool, progress: Progress | None,
+            inputs: list[list[Any]] | None) -> BuildResult:
     from graphkit.engine.plan import make_plan
     from graphkit.engine.splice_parts import (
         PartUnreadable,
@@ -370,15 +393,14 @@ def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path
     )
     from graphkit.sources.transcripts.index import check_cache_dir
 
-    check_cache_dir(Path(cache_dir), roots)
-    store = _Store(Path(cache_dir) / "graph")
-    key = project_key(contract, granularity, include_content)
+    check_cache_dir(cache_dir, roots)
+    plan = make_plan(contract)  # refuses a contract that cannot be merged, before reading
+    store = _Store(cache_dir / "graph")
     files, stats, assign, groups, notes = read_groups(roots, store, key, progress, inputs)
     if not any(g.rows is not None and g.rows.table.num_rows for g in groups.values()) and \
             not any((store.part(b) or {}).get("rows") for b in set(assign.values())
                     if b not in groups):
         raise SpliceUnusable("no rows")
-    plan = make_plan(contract)
     label = ",".join(str(p) for p in roots)
     parts: dict[int, dict[str, Any]] = {}
     for _ in range(_ROUNDS):

@@ -230,3 +230,25 @@ def test_the_cli_says_how_many_sessions_and_groups_were_projected(tmp_path: Path
     tr = json.loads(run.output.splitlines()[-1])["transcripts"]  # after the notes
     assert (tr["sessions_projected"], tr["groups_projected"]) == (1, 1)
     assert (tr["sessions_reused"], tr["groups_reused"]) == (1, 1)
+
+
+def test_a_contract_that_cannot_be_merged_from_parts_builds_whole(tmp_path: Path,
+                                                                   monkeypatch: Any) -> None:
+    """A distinct count over rows of several sessions (here: a Model's sessions) cannot be
+    merged from link groups: the build goes whole, no error, and remembers it."""
+    from graphkit.contract.loader import find_contract
+
+    work = tmp_path / "t"
+    _two_groups(work)
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(find_contract("ai-gateway-graph").read_text().replace(
+        "      provider: {first: provider}\n\n  - type: Tool",
+        "      provider: {first: provider}\n      sessions: {count_distinct: session_id}\n\n"
+        "  - type: Tool", 1))
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    mine = _build(work, snap, cache, contract=str(contract))
+    assert "groups_projected" not in mine["transcripts"]
+    assert (cache / "graph" / "graph-unusable").is_file()
+    whole = _whole(work, tmp_path / "whole", monkeypatch, contract=str(contract))
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+    assert read_snapshot(snap).nodes["Model"].table.column("sessions").to_pylist() == [2]
