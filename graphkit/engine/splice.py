@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from graphkit.sources.read import Progress
     from graphkit.sources.transcripts.read import TranscriptRows
 
-BUCKETS = 32
+BUCKETS = 16
 _FORMAT = 5  # 2: accounts zlib'd; 3: no rows cached; 4: 64-bit keys; 5: lz4 partials
 _STATE = "graph-state.json.gz"
 _KEYS = "graph-keys.arrow"
