@@ -41,9 +41,10 @@ if TYPE_CHECKING:
     from graphkit.sources.transcripts.read import TranscriptRows
 
 BUCKETS = 16
-_FORMAT = 5  # 2: accounts zlib'd; 3: no rows cached; 4: 64-bit keys; 5: lz4 partials
+_FORMAT = 6  # 6: a hot group
 _STATE = "graph-state.json.gz"
 _KEYS = "graph-keys.arrow"
+HOT = BUCKETS  # the group of recently changed sessions (no key hashes to it)
 _CODEX_KEY = "x:codex"  # every Codex rollout holds it (see closure_keys)
 _ROUNDS = 4 * BUCKETS  # groups only ever grow within a build; this is a safety net
 
@@ -246,6 +247,8 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
         if part is None or part.get("key") != key or not (store.dir / str(
                 part.get("file"))).is_file():
             dirty.add(b)  # no partial, or one made with another contract or options
+    # Decided once per build: else files sent home would be called hot again next round.
+    cool = sum(1 for b in assign.values() if b == HOT) * BUCKETS > len(files)
     groups: dict[int, _Group] = {}
     for _ in range(_ROUNDS):
         for b in sorted(dirty):
@@ -257,7 +260,7 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
         if reached:
             dirty |= reached
             continue
-        moved = _regroup(groups, assign, old)
+        moved = _regroup(groups, assign, old, changed if before else set(), cool)
         if not moved:
             return files, stats, assign, groups, notes
         dirty |= moved
@@ -291,11 +294,13 @@ def _reached(groups: dict[int, _Group], changed: set[str], keys: pa.Table, dirty
     return {int(b) for b in np.unique(hit.column("b").to_numpy())} - dirty
 
 
-def _regroup(groups: dict[int, _Group], assign: dict[str, int], old: dict[str, int]
-             ) -> set[int]:
-    """Files that share keys (through others too) put in one group: the lowest one their
-    members were in before this build, else :func:`_home`'s. Returns the groups that
-    changed."""
+def _regroup(groups: dict[int, _Group], assign: dict[str, int], old: dict[str, int],
+             changed: set[str], cool: bool) -> set[int]:
+    """Files that share keys (through others too) put in one group: :data:`HOT` when one
+    of them ``changed`` (the sessions being written to: the next append re-reads them
+    alone, not a 16th of the history), else the lowest one their members were in before
+    this build, else :func:`_home`'s. When the hot group outgrows an average group, its
+    files that did not change go back to their homes. Returns the groups that changed."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -318,15 +323,20 @@ def _regroup(groups: dict[int, _Group], assign: dict[str, int], old: dict[str, i
             root = find("f:" + path)
             members.setdefault(root, []).append(path)
             keys_of.setdefault(root, set()).update(g.keys.get(path, ()))
-    changed: set[int] = set()
+    moved: set[int] = set()
     for root, paths in members.items():
         known = [old[p] for p in paths if p in old]
-        target = min(known) if known else _home(keys_of[root], paths)
+        if any(p in changed for p in paths):
+            target = HOT
+        elif known and not (cool and min(known) == HOT):
+            target = min(known)
+        else:
+            target = _home(keys_of[root], paths)
         for p in paths:
             if assign[p] != target:
-                changed.update((assign[p], target))
+                moved.update((assign[p], target))
                 assign[p] = target
-    return changed
+    return moved
 
 
 def transcript_roots(paths: list[Path], inputs: list[list[Any]] | None = None

@@ -252,3 +252,43 @@ def test_a_contract_that_cannot_be_merged_from_parts_builds_whole(tmp_path: Path
     whole = _whole(work, tmp_path / "whole", monkeypatch, contract=str(contract))
     _assert_same(snap, mine, tmp_path / "whole", whole)
     assert read_snapshot(snap).nodes["Model"].table.column("sessions").to_pylist() == [2]
+
+
+def test_changed_sessions_move_to_the_hot_group_and_cool_off(tmp_path: Path,
+                                                             monkeypatch: Any) -> None:
+    """A session written to moves to the hot group, so the next append re-reads it alone;
+    once the hot group outgrows an average group, its unchanged sessions go back home."""
+    work = tmp_path / "t"
+    sids = [f"{n:08x}-0000-4000-8000-000000000000" for n in range(1, 400)]
+    home = splice.bucket_of_key("s:" + sids[0])
+    s1, s2 = [s for s in sids if splice.bucket_of_key("s:" + s) == home][:2]
+    s3 = next(s for s in sids if splice.bucket_of_key("s:" + s) != home)
+    for n, sid in enumerate((s1, s2, s3), 1):
+        _session(work, sid, [f"{n}-1", f"{n}-2", f"{n}-3", f"{n}-4"], str(n))
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+
+    def append(sid: str, n: int, parent: str) -> dict[str, Any]:
+        with (work / PROJECT / f"{sid}.jsonl").open("a") as fh:
+            fh.write(json.dumps(user(f"x-{n}", sid, f"2026-03-05T10:00:0{n}Z", "more", parent))
+                     + "\n")
+        return _build(work, snap, cache)["transcripts"]
+
+    def group(sid: str) -> int:
+        return int(_state(cache)["files"][str((work / PROJECT / f"{sid}.jsonl").resolve())][0])
+
+    first = append(s1, 1, "1-4")  # s1 leaves its group (s2 stays): both projected
+    assert (first["groups_projected"], first["sessions_projected"]) == (2, 2)
+    assert group(s1) == splice.HOT and group(s2) == home
+    again = append(s1, 2, "x-1")  # now s1 alone is read again
+    assert (again["groups_projected"], again["sessions_projected"]) == (1, 1)
+    other = append(s3, 3, "3-4")  # the hot group is over its share: s1 goes home
+    assert group(s3) == splice.HOT and group(s1) == home
+    assert other["groups_reused"] == 0
+    mine = _build(work, snap, cache)
+    assert mine["snapshot_reused"] is True
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    assert _tables(snap).keys() == _tables(tmp_path / "whole" / "snap").keys()
+    for name, table in _tables(tmp_path / "whole" / "snap").items():
+        assert _tables(snap)[name].equals(table), name
+    assert whole["nodes"] == mine["nodes"]
