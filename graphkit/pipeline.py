@@ -136,11 +136,11 @@ def build(
         roots = transcript_roots(as_paths(sources), input_state)
         if roots:
             try:
-                done = splice_build(roots, c, cache_dir=Path(cache_dir),
-                                    granularity=granularity, include_content=include_content,
-                                    progress=progress, inputs=input_state)
-                done.timings = {"read+project": time.perf_counter() - t0}
-                return done
+                proj, rows = splice_build(roots, c, cache_dir=Path(cache_dir),
+                                          granularity=granularity,
+                                          include_content=include_content,
+                                          progress=progress, inputs=input_state)
+                return BuildResult(c, proj, rows, {"read+project": time.perf_counter() - t0})
             except SpliceUnusable:
                 pass
     with ThreadPoolExecutor(max_workers=1) as background:

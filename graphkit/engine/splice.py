@@ -36,8 +36,8 @@ import pyarrow as pa
 
 if TYPE_CHECKING:
     from graphkit.contract.loader import LoadedContract
-    from graphkit.pipeline import BuildResult
-    from graphkit.sources.read import Progress
+    from graphkit.contract.project import Projection
+    from graphkit.sources.read import Progress, SourceRows
     from graphkit.sources.transcripts.read import TranscriptRows
 
 BUCKETS = 16
@@ -366,7 +366,8 @@ def transcript_roots(paths: list[Path], inputs: list[list[Any]] | None = None
 
 def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path,
                  granularity: str, include_content: bool, progress: Progress | None,
-                 inputs: list[list[Any]] | None = None) -> BuildResult:
+                 inputs: list[list[Any]] | None = None
+                 ) -> tuple[Projection, SourceRows]:
     """Build the transcripts under ``roots`` group by group, keeping unchanged groups'
     partial graphs (see the module doc). Raises :class:`SpliceUnusable` when the contract
     cannot be merged from parts (a distinct count over rows of several sessions, an
@@ -391,7 +392,7 @@ def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path
 
 def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: str,
             granularity: str, include_content: bool, progress: Progress | None,
-            inputs: list[list[Any]] | None) -> BuildResult:
+            inputs: list[list[Any]] | None) -> tuple[Projection, SourceRows]:
     from graphkit.engine.plan import make_plan
     from graphkit.engine.splice_parts import (
         PartUnreadable,
@@ -440,7 +441,8 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
             info["key"] = key
             parts[b] = save_part(store.dir, b, out, info)
         try:
-            result, agents = assemble(plan, contract, files, parts, granularity, store.dir)
+            projection, sources, agents = assemble(plan, contract, files, parts, granularity,
+                                                   store.dir)
             break
         except PartUnreadable as exc:
             notes.append(f"stored graph part of link group {exc.bucket} unreadable "
@@ -458,7 +460,6 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
     final = {p for part in parts.values() for p in part["files"]}
     parsed, kept = len(store.parsed & set(files)), len(final - store.parsed)
     sessions = {b: int(parts[b].get("sessions", 0)) for b in parts}
-    sources = result.sources
     sources.transcripts = {
         "files_parsed": parsed, "files_reused": kept,
         "groups_projected": len(parts) - reused, "groups_reused": reused,
@@ -470,7 +471,7 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
     if agents:
         sources.notes.append("transcript subagent threads: " + ", ".join(
             f"{n} {kind}" for kind, n in agents.items()))
-    return result
+    return projection, sources
 
 
 def _save_state(store: _Store, stats: dict[str, list[Any]], assign: dict[str, int],

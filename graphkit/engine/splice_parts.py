@@ -26,7 +26,8 @@ from graphkit.engine.plan import ORD, Plan
 
 if TYPE_CHECKING:
     from graphkit.contract.loader import LoadedContract
-    from graphkit.pipeline import BuildResult
+    from graphkit.contract.project import Projection
+    from graphkit.sources.read import SourceRows
     from graphkit.sources.transcripts.read import TranscriptRows
 
 _LOW = (1 << 32) - 1
@@ -225,14 +226,13 @@ def load_parts(plan: Plan, folder: Path, files: list[str], parts: dict[int, dict
 
 def assemble(plan: Plan, contract: LoadedContract, files: list[str],
              parts: dict[int, dict[str, Any]], granularity: str, folder: Path,
-             ) -> tuple[BuildResult, dict[str, int]]:
+             ) -> tuple[Projection, SourceRows, dict[str, int]]:
     """The groups' partials merged into the build's graph and account; subagent threads
     by kind."""
     from graphkit.contract.loader import lineage_vocabulary
     from graphkit.contract.project import Projection
     from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
     from graphkit.core.ids import NODE_ID_RECIPE
-    from graphkit.pipeline import BuildResult
 
     loaded, rejects = load_parts(plan, folder, files, parts)
     types: list[tuple[str, str]] = []
@@ -266,10 +266,11 @@ def assemble(plan: Plan, contract: LoadedContract, files: list[str],
                             sum(c["duplicates"] for c in counts), rej.drop_columns([ORD]),
                             dropped)
     account, agents = _account(files, parts)
-    return BuildResult(contract, projection, account), agents
+    return projection, account, agents
 
 
-def _account(files: list[str], parts: dict[int, dict[str, Any]]) -> tuple[Any, dict[str, int]]:
+def _account(files: list[str], parts: dict[int, dict[str, Any]]
+             ) -> tuple[SourceRows, dict[str, int]]:
     """The reading's account (skipped lines, fingerprints, findings) in the whole build's
     order."""
     from graphkit.sources.read import SourceRows
