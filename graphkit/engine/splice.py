@@ -34,6 +34,11 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
+from graphkit.core.progress import Progress as CoreProgress
+from graphkit.core.progress import Task, as_progress
+
+READING = "reading transcripts"  # the task read_transcripts starts
+
 if TYPE_CHECKING:
     from graphkit.contract.loader import LoadedContract
     from graphkit.contract.project import Projection
@@ -223,6 +228,7 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
     one's group, the groups read (keyed by bucket) and notes for the summary.
     """
     files, walked = listed_files(roots, inputs)
+    shown = _OneTask(as_progress(progress), len(files))
     before = store.files()
     notes = [store.problem] if store.problem else []
     listed = set(files)
@@ -254,7 +260,7 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
         for b in sorted(dirty):
             members = [p for p in files if assign.get(p) == b]
             if b not in groups or groups[b].members != members:
-                groups[b] = _read_group(members, progress)
+                groups[b] = _read_group(members, shown)
                 store.parsed.update(groups[b].rows.parsed)  # type: ignore[union-attr]
         reached = _reached(groups, changed, store.keys, dirty)
         if reached:
@@ -262,12 +268,50 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
             continue
         moved = _regroup(groups, assign, old, changed if before else set(), cool)
         if not moved:
+            shown.finish(len(files))
             return files, stats, assign, groups, notes
         dirty |= moved
     raise SpliceUnusable("link groups did not settle")
 
 
-def _read_group(members: list[str], progress: Progress | None) -> _Group:
+class _OneTask(CoreProgress):
+    """The groups' reads shown as one ``reading transcripts`` task over all files: each
+    file named and counted once (a file read again, moved to another group, is not)."""
+
+    def __init__(self, outer: CoreProgress, total: int) -> None:
+        self.outer = outer
+        self.task = outer.start(READING, total=total, unit="files")
+        self.counted: set[str] = set()
+
+    def note(self, message: str) -> None:
+        self.outer.note(message)
+
+    def start(self, name: str, total: int | None = None, unit: str = "") -> Task:
+        return _Shared(self) if name == READING else self.outer.start(name, total, unit)
+
+    def finish(self, total: int) -> None:
+        """Count the files not read (their groups kept) and end the task."""
+        if total > len(self.counted):
+            self.task.advance(total - len(self.counted))
+        self.task.done()
+
+
+class _Shared(Task):
+    def __init__(self, one: _OneTask) -> None:
+        self.one, self.current = one, ""
+
+    def set_source(self, label: str) -> None:
+        self.current = label
+        if label not in self.one.counted:
+            self.one.task.set_source(label)
+
+    def advance(self, n: int = 1, **counts: int) -> None:
+        if self.current not in self.one.counted:
+            self.one.counted.add(self.current)
+            self.one.task.advance(n, **counts)
+
+
+def _read_group(members: list[str], progress: Any) -> _Group:
     """Parse a group's files and link them. No rows are cached: the group's partial graph
     is what is kept, and parsing a group's files again costs about what reading their
     rows back did (without the rows, the cache is a third of the size)."""
@@ -412,6 +456,12 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
             not any((store.part(b) or {}).get("rows") for b in set(assign.values())
                     if b not in groups):
         raise SpliceUnusable("no rows")
+    if progress:
+        kept = [b for b in set(assign.values()) if b not in groups]
+        rows = sum(g.rows.table.num_rows for g in groups.values() if g.rows is not None) + \
+            sum(int((store.part(b) or {}).get("rows", 0)) for b in kept)
+        progress(f"projecting {rows} rows with {contract.name} v{contract.version} "
+                 f"({len(set(assign.values())) - len(kept)} link groups, {len(kept)} kept)")
     label = ",".join(str(p) for p in roots)
     parts: dict[int, dict[str, Any]] = {}
     for _ in range(_ROUNDS):
