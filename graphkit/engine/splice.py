@@ -457,11 +457,12 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
                     if b not in groups):
         raise SpliceUnusable("no rows")
     if progress:
-        kept = [b for b in set(assign.values()) if b not in groups]
+        unread = [b for b in set(assign.values()) if b not in groups]
         rows = sum(g.rows.table.num_rows for g in groups.values() if g.rows is not None) + \
-            sum(int((store.part(b) or {}).get("rows", 0)) for b in kept)
+            sum(int((store.part(b) or {}).get("rows", 0)) for b in unread)
         progress(f"projecting {rows} rows with {contract.name} v{contract.version} "
-                 f"({len(set(assign.values())) - len(kept)} link groups, {len(kept)} kept)")
+                 f"({len(set(assign.values())) - len(unread)} link groups, "
+                 f"{len(unread)} kept)")
     label = ",".join(str(p) for p in roots)
     parts: dict[int, dict[str, Any]] = {}
     for _ in range(_ROUNDS):
