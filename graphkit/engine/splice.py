@@ -109,8 +109,8 @@ def _guess(path: str) -> int:
                 first = msgspec.json.decode(fh.readline())
             if isinstance(first, dict) and isinstance(first.get("sessionId"), str):
                 return bucket_of_key("s:" + first["sessionId"])
-        except (OSError, ValueError, msgspec.DecodeError):
-            pass
+        except (OSError, ValueError, RecursionError, msgspec.DecodeError):
+            pass  # a guess only: the file's keys decide
     return bucket_of_key("s:" + p.name.split(".", 1)[0])
 
 
