@@ -107,13 +107,15 @@ def build(
     fingerprints: bool = True,
     include_content: bool = False,
     hash_inputs: bool = False,
+    input_state: list[list[Any]] | None = None,
 ) -> BuildResult:
     """Read ``sources``, check them against the contract and project the graph.
 
     ``sources`` is a path, a list of paths, or an Arrow table of
     ``ai_gateway_messages`` rows already in memory. ``fingerprints`` records each
     input file's size and mtime for the manifest, ``hash_inputs`` each row file's
-    SHA-256 too.
+    SHA-256 too. ``input_state``: what :func:`graphkit.engine.reuse.input_state` said of
+    ``sources`` just now (a transcript build takes the files and their stat from it).
 
     >>> result = build("samples/rows")
     >>> result.summary()["nodes"]["Session"]
@@ -126,6 +128,21 @@ def build(
 
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     t0 = time.perf_counter()
+    if (cache_dir is not None and not strict and since is None and until is None
+            and not isinstance(sources, pa.Table)):
+        # Transcripts alone: build by link groups, keeping unchanged groups' graphs.
+        from graphkit.engine.splice import SpliceUnusable, splice_build, transcript_roots
+
+        roots = transcript_roots(as_paths(sources), input_state)
+        if roots:
+            try:
+                proj, rows = splice_build(roots, c, cache_dir=Path(cache_dir),
+                                          granularity=granularity,
+                                          include_content=include_content,
+                                          progress=progress, inputs=input_state)
+                return BuildResult(c, proj, rows, {"read+project": time.perf_counter() - t0})
+            except SpliceUnusable:
+                pass
     with ThreadPoolExecutor(max_workers=1) as background:
         hashing = None
         if isinstance(sources, pa.Table):
@@ -216,7 +233,8 @@ def build_snapshot(
     if reuse is not None and (done := reuse.previous(
             build_options.get("contract", DEFAULT_CONTRACT), say)) is not None:
         return done
-    result = build(sources, progress=progress, **build_options)
+    result = build(sources, progress=progress, **build_options,
+                   input_state=reuse.inputs if reuse is not None else input_state)
     summary = result.summary()
     if result.projection.rows_rejected:
         write_rejects(rejects_file, result.projection.rejects, include_content=include_content)

@@ -182,9 +182,12 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
     Console(highlight=False).print(t)
     if summary.get("transcripts"):
         tr = summary["transcripts"]
+        groups = (f"; {tr['sessions_projected']} sessions in {tr['groups_projected']} link "
+                  f"groups projected, {tr['sessions_reused']} in {tr['groups_reused']} kept"
+                  if "groups_projected" in tr else "")
         click.echo(f"transcripts: {tr['files_parsed']} files parsed, {tr['files_reused']} reused"
-                   + (" (nothing changed: the snapshot was kept)"
-                      if summary.get("snapshot_reused") else ""))
+                   + groups + (" (nothing changed: the snapshot was kept)"
+                               if summary.get("snapshot_reused") else ""))
     for etype, d in summary.get("dropped_edges", {}).items():
         click.echo(f"note: {etype}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
                                                   for k, v in d.items() if v)

@@ -42,13 +42,33 @@ def _tables(snap: Path) -> dict[str, Any]:
 
 
 def _assert_equals_cold(src: Path, snap: Path, tmp_path: Path) -> None:
-    """The snapshot equals a build of the same inputs with an empty cache elsewhere."""
+    """The snapshot equals a build of the same inputs with an empty cache elsewhere, and
+    one of all rows at once (no link groups: ``GRAPHKIT_SPLICE=0``)."""
     cold = tmp_path / f"cold-{len(list(tmp_path.glob('cold-*')))}"
     _build(src, cold / "snap", cold / "cache")
-    mine, theirs = _tables(snap), _tables(cold / "snap")
-    assert mine.keys() == theirs.keys()
-    for name, table in theirs.items():
-        assert mine[name].equals(table), name
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRAPHKIT_SPLICE", "0")
+        _build(src, cold / "whole", cold / "whole-cache")
+    mine = _tables(snap)
+    for other in ("snap", "whole"):
+        theirs = _tables(cold / other)
+        assert mine.keys() == theirs.keys()
+        for name, table in theirs.items():
+            assert mine[name].equals(table), (other, name)
+
+
+def _files(summary: dict[str, Any]) -> dict[str, int]:
+    """Files parsed and reused (the summary also counts link groups projected and kept)."""
+    return {k: summary["transcripts"][k] for k in ("files_parsed", "files_reused")}
+
+
+def _reread(summary: dict[str, Any], total: int, changed: int) -> None:
+    """A rebuild after a change: the link groups holding a changed file were projected
+    again (their files parsed again, at least the ``changed`` ones), the others kept."""
+    tr = summary["transcripts"]
+    assert tr["files_parsed"] + tr["files_reused"] == total
+    assert tr["files_parsed"] >= changed
+    assert tr["groups_projected"] >= 1 and tr["groups_reused"] >= 1
 
 
 def _append_line(path: Path) -> None:
@@ -80,13 +100,13 @@ def test_append_delete_and_same_size_replacement_equal_a_cold_build(work: Path,
 
     _append_line(work / SESSION)
     after = _build(work, snap, cache)
-    assert after["transcripts"] == {"files_parsed": 1, "files_reused": files - 1}
+    _reread(after, files, 1)
     assert "snapshot_reused" not in after
     _assert_equals_cold(work, snap, tmp_path)
 
     (work / "claude-code-transcripts" / "sample_session.jsonl").unlink()
     after = _build(work, snap, cache)
-    assert after["transcripts"] == {"files_parsed": 0, "files_reused": files - 1}
+    _reread(after, files - 1, 0)
     _assert_equals_cold(work, snap, tmp_path)
 
     # Same size, same mtime, other bytes: only the inode tells (a file replaced by rename).
@@ -101,7 +121,7 @@ def test_append_delete_and_same_size_replacement_equal_a_cold_build(work: Path,
     os.replace(fresh, target)
     assert (target.stat().st_size, target.stat().st_mtime_ns) == (old.st_size, old.st_mtime_ns)
     after = _build(work, snap, cache)
-    assert after["transcripts"]["files_parsed"] == 1
+    _reread(after, files - 1, 1)
     _assert_equals_cold(work, snap, tmp_path)
 
 
@@ -112,10 +132,11 @@ def test_a_new_parser_version_or_contract_rebuilds_everything(work: Path, tmp_pa
     monkeypatch.setattr(index, "PARSER_VERSION", index.PARSER_VERSION + 1)
     monkeypatch.setattr(reuse, "PARSER_VERSION", index.PARSER_VERSION)
     after = _build(work, snap, cache)
-    assert after["transcripts"] == {"files_parsed": files, "files_reused": 0}
+    assert _files(after) == {"files_parsed": files, "files_reused": 0}
     _assert_equals_cold(work, snap, tmp_path)
 
-    # Another contract: the rows come from the cache, the graph is projected again.
+    # Another contract: every link group is projected again (no rows are kept: its files
+    # are parsed again).
     from graphkit.contract.loader import find_contract
 
     changed = tmp_path / "contract.yaml"
@@ -123,8 +144,11 @@ def test_a_new_parser_version_or_contract_rebuilds_everything(work: Path, tmp_pa
         "version: ", "version: 1", 1))
     other = _build(work, snap, cache, contract=str(changed))
     assert "snapshot_reused" not in other
-    assert other["transcripts"] == {"files_parsed": 0, "files_reused": files}
-    assert _build(work, snap, cache)["transcripts"]["files_parsed"] == 0
+    assert _files(other) == {"files_parsed": files, "files_reused": 0}
+    assert other["transcripts"]["groups_reused"] == 0
+    back = _build(work, snap, cache)  # the stored partials are the other contract's
+    assert back["transcripts"]["groups_reused"] == 0
+    _assert_equals_cold(work, snap, tmp_path)
     assert "snapshot_reused" not in _build(work, snap, cache, granularity="message")
 
 
@@ -134,7 +158,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt_never_a_traceback(work: Path, tmp
     snap, cache = tmp_path / "snap", tmp_path / "cache"
     files = _build(work, snap, cache)["transcripts"]["files_parsed"]
     _append_line(work / SESSION)  # so the snapshot cannot simply be kept
-    for path in sorted(cache.iterdir()):
+    for path in sorted(p for p in cache.rglob("*") if p.is_file()):  # link groups' too
         if damage == "garbage":
             path.write_bytes(b"\x00not what graphkit wrote\xff" * 3)
         elif damage == "foreign":
@@ -209,7 +233,8 @@ def test_a_changed_sidecar_is_read_again(work: Path, tmp_path: Path) -> None:
     meta["agentType"] = "Changed-Type"
     side.write_text(json.dumps(meta))
     after = _build(work, snap, cache)
-    assert after["transcripts"]["files_parsed"] == 0  # no transcript changed, only a sidecar
+    _reread(after, after["transcripts"]["files_parsed"] + after["transcripts"]["files_reused"],
+            0)  # no transcript changed, only a sidecar: its group is projected again
     assert "snapshot_reused" not in after
     _assert_equals_cold(work, snap, tmp_path)
     agents = read_snapshot(snap).nodes["Agent"].table.to_pylist()
@@ -301,6 +326,6 @@ def test_linked_files_changed_equal_a_cold_build(tmp_path: Path, change: str) ->
         write_jsonl(billing / "bbbbbbbb-0000-4000-8000-00000000000b.jsonl", resumed)
         total += 1
     after = _build(work, snap, cache)
-    assert after["transcripts"] == {"files_parsed": parsed, "files_reused": total - parsed}
+    _reread(after, total, parsed)
     _assert_equals_cold(work, snap, tmp_path)
     assert _build(work, snap, cache)["snapshot_reused"] is True

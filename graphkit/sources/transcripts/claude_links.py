@@ -25,7 +25,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.core.schema import MESSAGES_SCHEMA
 from graphkit.sources.transcripts.buffer import dumps
 from graphkit.sources.transcripts.extras import (
     claude_continuations,
@@ -192,10 +191,11 @@ class _Facts:
 
 
 def link_claude(files: list[ParsedFile], table: pa.Table | None,
-                report: LinkReport) -> pa.Table:
-    """Claude pre-rows of all files as schema rows, linked; what was found goes to ``report``."""
+                report: LinkReport, keep_file: bool = False) -> pa.Table | None:
+    """Claude pre-rows of all files as schema rows, linked; what was found goes to ``report``
+    (``keep_file``: each row's ``_file`` too; None when there are no rows)."""
     if table is None:
-        return MESSAGES_SCHEMA.empty_table()
+        return None
     file_facts = [f.parse.facts for f in files]
     table = drop_branch_copies(table, file_facts)
     table, resumed_from = settle_duplicates(table)
@@ -218,7 +218,7 @@ def link_claude(files: list[ParsedFile], table: pa.Table | None,
     attributes = with_extras([attrs_of[k] for k in threads], table, file_facts,
                              claude_continuations(table, file_facts))
     return finish_rows(table, "anthropic", "claude", index, [start[k] for k in threads],
-                       attributes)
+                       attributes, keep_file)
 
 
 def _report_threads(threads: dict[tuple[str, str | None], int],

@@ -11,7 +11,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from graphkit.core.schema import MESSAGES_SCHEMA
 from graphkit.sources.transcripts.buffer import dumps
 from graphkit.sources.transcripts.extras import with_extras
 from graphkit.sources.transcripts.links import (
@@ -23,11 +22,12 @@ from graphkit.sources.transcripts.links import (
 
 
 def link_codex(files: list[ParsedFile], table: pa.Table | None,
-               report: LinkReport) -> pa.Table:
+               report: LinkReport, keep_file: bool = False) -> pa.Table | None:
     """Codex pre-rows of all files as schema rows, each thread under its session and parent;
-    subagent threads with no parent found are marked and reported to ``report``."""
+    subagent threads with no parent found are marked and reported to ``report``
+    (``keep_file``: each row's ``_file`` too; None when there are no rows)."""
     if table is None:
-        return MESSAGES_SCHEMA.empty_table()
+        return None
     facts_of: dict[str, dict[str, Any]] = {}
     for f in files:
         facts_of.setdefault(f.parse.facts["thread_id"], f.parse.facts)
@@ -58,7 +58,8 @@ def link_codex(files: list[ParsedFile], table: pa.Table | None,
                        {c for c in start if _is_subagent(facts_of.get(c, {}))})
     attributes = with_extras([attrs_of[c] for c in convs], table,
                              [f.parse.facts for f in files])
-    return finish_rows(table, "openai", "codex", index, [start[c] for c in convs], attributes)
+    return finish_rows(table, "openai", "codex", index, [start[c] for c in convs], attributes,
+                       keep_file)
 
 
 def _is_subagent(facts: dict[str, Any]) -> bool:

@@ -163,8 +163,10 @@ def number_messages(threads: list[Any], mids: list[str],
 
 
 def finish_rows(table: pa.Table, provider: str, client: str, index: list[int],
-            started: list[int], attributes: list[str | None]) -> pa.Table:
-    """Return the pre-rows as ``MESSAGES_SCHEMA`` rows, in schema column order."""
+            started: list[int], attributes: list[str | None],
+            keep_file: bool = False) -> pa.Table:
+    """Return the pre-rows as ``MESSAGES_SCHEMA`` rows, in schema column order (and, with
+    ``keep_file``, each row's ``_file`` after them)."""
     n = table.num_rows
     computed: dict[str, Any] = {
         "gateway_id": pa.array([GATEWAY_ID] * n, pa.string()),
@@ -187,4 +189,62 @@ def finish_rows(table: pa.Table, provider: str, client: str, index: list[int],
             arrays.append(table[column.name])
         else:
             arrays.append(pa.nulls(n, column.type))
+    if keep_file:
+        return pa.Table.from_arrays([*arrays, table["_file"]],
+                                    schema=MESSAGES_SCHEMA.append(pa.field("_file", pa.int32())))
     return pa.Table.from_arrays(arrays, schema=MESSAGES_SCHEMA)
+
+
+def closure_keys(files: list[ParsedFile], tables: dict[str, pa.Table | None]) -> list[set[str]]:
+    """For each file (in ``files`` order), the keys by which linking may join it to other
+    files: two files sharing a key may change each other's rows, files that share none
+    (directly or through others) link alike read together or apart.
+
+    One key per cross-file rule of :mod:`.claude_links`, :mod:`.extras` and :mod:`.codex_links`:
+    ``s:`` sessions (resumes are ranked per session, subagents' sidecars, links and warmups
+    are keyed by session, ``/branch`` copies and continuations name their origin session),
+    ``m:`` message ids and uuids (replays settled by message id, ``part_id`` kept once,
+    compactions name another session's uuid), ``c:`` spawning calls, ``u:`` usage pairs
+    (counted once over all files), ``t:`` agent teams; every Codex rollout shares ``x:codex``
+    (parents are matched by time and cwd over all threads). ``tables``: the combined
+    pre-rows of each kind, ``_file`` the file's position among the files of its kind.
+    """
+    out: list[set[str]] = []
+    position: dict[str, int] = {}
+    of_kind: dict[str, list[int]] = {}
+    for f in files:
+        position[f.path] = len(of_kind.setdefault(f.parse.kind, []))
+        of_kind[f.parse.kind].append(len(out))
+        out.append(_fact_keys(f))
+    for kind, members in of_kind.items():
+        table = tables.get(kind)
+        if table is None or not table.num_rows:
+            continue
+        owners = table.column("_file").to_pylist()
+        for name in ("session_id", "message_id", "provider_uuid", "logical_parent_uuid"):
+            prefix = "s:" if name == "session_id" else "m:"
+            for i, value in zip(owners, table.column(name).to_pylist(), strict=True):
+                if value:
+                    out[members[i]].add(prefix + value)
+    return out
+
+
+def _fact_keys(f: ParsedFile) -> set[str]:
+    facts = f.parse.facts
+    if f.parse.kind == "codex":
+        keys = {"x:codex"}
+        for name in ("thread_id", "session_id", "parent_thread_id"):
+            if facts.get(name):
+                keys.add(f"s:{facts[name]}")
+        return keys
+    keys = {f"s:{s}" for s in facts.get("sessions", [])}
+    keys.update(f"s:{s}" for s in (facts.get("forked") or {}).values())
+    keys.update(f"t:{t}" for t in (facts.get("teams") or {}))
+    keys.update(f"c:{c}" for c in (facts.get("spawns") or {}))
+    keys.update(f"c:{c}" for c in (facts.get("inline_agents") or {}).values() if c)
+    for sess, _named, call in [*facts.get("agent_links", []), *facts.get("run_links", [])]:
+        keys.update((f"s:{sess}", f"c:{call}"))
+    keys.update(f"u:{key}" for _line, key, _usage in facts.get("usage", []))
+    if f.meta and isinstance(f.meta.get("toolUseId"), str):
+        keys.add("c:" + f.meta["toolUseId"])
+    return keys

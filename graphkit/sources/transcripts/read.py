@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.core.errors import SourceError
 from graphkit.core.progress import ProgressLike, as_progress
+from graphkit.core.schema import MESSAGES_SCHEMA
 from graphkit.sources.transcripts.buffer import FileParse
 from graphkit.sources.transcripts.claude import claude_layout
 from graphkit.sources.transcripts.claude_links import link_claude
@@ -36,7 +38,7 @@ from graphkit.sources.transcripts.index import (
     check_cache_dir,
     stat_key,
 )
-from graphkit.sources.transcripts.links import Combiner, LinkReport, ParsedFile
+from graphkit.sources.transcripts.links import Combiner, LinkReport, ParsedFile, closure_keys
 from graphkit.sources.transcripts.pool import (
     Parsed,
     parse_in_workers,
@@ -71,6 +73,16 @@ class TranscriptRows:
     fingerprints: list[dict[str, Any]] = field(default_factory=list)
     agents: dict[str, int] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
+    # With ``closure=True`` (the spliced build, :mod:`graphkit.engine.splice`): the files
+    # that gave a parse, in order; each one's link keys (:func:`.links.closure_keys`);
+    # each row's file (index into ``files``); the transcript file each fingerprint is
+    # of; where the skipped lines of rows left out at conversion start.
+    files: list[str] = field(default_factory=list)
+    file_keys: list[set[str]] = field(default_factory=list)
+    row_file: Any = None
+    fingerprint_files: list[str] = field(default_factory=list)
+    bad_from: int = 0
+    parsed: list[str] = field(default_factory=list)  # the files parsed (not from the cache)
 
 
 def read_transcripts(
@@ -80,16 +92,21 @@ def read_transcripts(
     since: dt.datetime | None = None,
     cache_dir: Path | None = None,
     progress: ProgressLike = None,
+    closure: bool = False,
+    listed: bool = False,
 ) -> TranscriptRows:
     """Return message rows (``MESSAGES_SCHEMA``) for Claude and Codex transcripts under ``paths``.
 
     ``strict`` turns the first skipped line into a :class:`SourceError`; ``since`` keeps rows
     created at or after it (a naive datetime is UTC); ``cache_dir`` holds the incremental
     index (must lie outside the transcript folders); ``progress`` hears files done of the
-    total, rows and bytes read and the file being read.
+    total, rows and bytes read and the file being read; ``closure`` fills the fields the
+    spliced build needs (:class:`TranscriptRows`); ``listed``: ``paths`` are the files
+    to read, exactly and in this order (not walked, not resolved; the caller checked
+    ``cache_dir``).
     """
     with _fewer_collections():
-        return _read(paths, strict, since, cache_dir, progress)
+        return _read(paths, strict, since, cache_dir, progress, closure, listed)
 
 
 @contextmanager
@@ -109,12 +126,16 @@ def _fewer_collections() -> Iterator[None]:
 
 
 def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
-          cache_dir: Path | None, progress: ProgressLike) -> TranscriptRows:
-    if cache_dir is not None:
+          cache_dir: Path | None, progress: ProgressLike, closure: bool = False,
+          listed: bool = False) -> TranscriptRows:
+    if cache_dir is not None and not listed:
         check_cache_dir(Path(cache_dir), paths)
     shown = as_progress(progress)
-    shown.note("listing transcript files in " + ", ".join(map(str, paths)))
-    files = transcript_files(paths)
+    if listed:
+        files = [Path(p) for p in paths]
+    else:
+        shown.note("listing transcript files in " + ", ".join(map(str, paths)))
+        files = transcript_files(paths)
     index = TranscriptIndex(Path(cache_dir)) if cache_dir is not None else None
     result = TranscriptRows(table=pa.table({}))
     parsed: list[ParsedFile] = []
@@ -132,6 +153,7 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
         parse, fingerprint, bad, span = got
         task.advance(rows=parse.num_rows, bytes=fingerprint["size"])
         result.fingerprints.append(fingerprint)
+        result.fingerprint_files.append(str(path))
         for line, reason in parse.skipped:
             _skip(result, strict, SkippedLine(str(path), line, reason))
         rows = span[1] if span is not None else parse.num_rows
@@ -142,6 +164,7 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
             meta, meta_print = _meta(path, index)
             if meta_print:
                 result.fingerprints.append(meta_print)
+                result.fingerprint_files.append(str(path))
         parsed.append(ParsedFile(str(path), parse, meta))
         position = len(seen[parse.kind])
         seen[parse.kind].append(str(path))
@@ -161,9 +184,13 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
         index.save(tables, seen, bad_of)
     shown.note(f"linking {len(parsed)} transcript file(s)")
     report = LinkReport()
-    table = _link(parsed, combined, report)
+    if closure:
+        result.files = [f.path for f in parsed]
+        result.file_keys = closure_keys(parsed, {k: combined.table(k) for k in seen})
+    table = _link(parsed, combined, report, result if closure else None)
     of_kind = {kind: [f.path for f in parsed if f.parse.kind == kind]
                for kind in ("claude", "codex")}
+    result.bad_from = len(result.skipped)
     for kind, position, line, why in combined.bad:
         _skip(result, strict, SkippedLine(of_kind[kind][position], line, why))
     result.agents = dict(sorted(report.kinds.items()))
@@ -176,13 +203,27 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
     return result
 
 
-def _link(files: list[ParsedFile], combined: Combiner, report: LinkReport) -> pa.Table:
-    """Return schema rows for all files: Claude rows first, then Codex, each in file order."""
-    claude = link_claude([f for f in files if f.parse.kind == "claude"],
-                         combined.table("claude"), report)
-    codex = link_codex([f for f in files if f.parse.kind == "codex"],
-                       combined.table("codex"), report)
-    table = pa.concat_tables([claude, codex])
+def _link(files: list[ParsedFile], combined: Combiner, report: LinkReport,
+          rows_of: TranscriptRows | None = None) -> pa.Table:
+    """Return schema rows for all files: Claude rows first, then Codex, each in file order
+    (with ``rows_of``, each row's file goes to its ``row_file``)."""
+    keep = rows_of is not None
+    linked, owners = [], []
+    for kind, link in (("claude", link_claude), ("codex", link_codex)):
+        of_kind = [f for f in files if f.parse.kind == kind]
+        t = link(of_kind, combined.table(kind), report, keep)
+        if t is None:
+            continue
+        if keep:
+            where = {f.path: i for i, f in enumerate(files)}
+            at = np.array([where[f.path] for f in of_kind], dtype=np.int32)
+            owners.append(at[t.column("_file").to_numpy()] if t.num_rows
+                          else np.zeros(0, np.int32))
+            t = t.drop_columns(["_file"])
+        linked.append(t)
+    table = pa.concat_tables(linked) if linked else MESSAGES_SCHEMA.empty_table()
+    if rows_of is not None:
+        rows_of.row_file = np.concatenate(owners) if owners else np.zeros(0, np.int32)
     part_ids = table["part_id"].to_pylist()
     if len(set(part_ids)) == len(part_ids):
         return table
@@ -191,6 +232,8 @@ def _link(files: list[ParsedFile], combined: Combiner, report: LinkReport) -> pa
     for pid in part_ids:  # part_id is the row key: a part read twice is kept once
         mask.append(pid not in seen)
         seen.add(pid)
+    if rows_of is not None:
+        rows_of.row_file = rows_of.row_file[np.array(mask, dtype=bool)]
     return table.filter(pa.array(mask))
 
 
@@ -305,6 +348,7 @@ def _load_or_parse(path: Path, index: TranscriptIndex | None, result: Transcript
             return None
         parse, bad = parse_one(path, kind, data), []
     result.files_read += 1
+    result.parsed.append(key)
     if index:
         index.remember(key, stat, fingerprint["sha256"], parse)
     return parse, fingerprint, bad, None

@@ -1,0 +1,330 @@
+"""The partial graphs of :mod:`graphkit.engine.splice`: projected, stored, merged.
+
+A group's partial is one file of Arrow IPC streams (each node and edge type's partial
+table, then the rejects), named in the splice state with what the group's read and
+projection reported (counts, skipped lines, fingerprints, findings, the files and how
+many rows each gave).
+"""
+
+from __future__ import annotations
+
+import secrets
+import zlib
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphkit.core.schema import ROW_COL
+from graphkit.engine.merge import merge_parts, unify
+from graphkit.engine.partition import PartOutput, project_partition
+from graphkit.engine.plan import ORD, Plan
+
+if TYPE_CHECKING:
+    from graphkit.contract.loader import LoadedContract
+    from graphkit.contract.project import Projection
+    from graphkit.sources.read import SourceRows
+    from graphkit.sources.transcripts.read import TranscriptRows
+
+_LOW = (1 << 32) - 1
+_CODEX = 1 << 62
+_FILE_BITS = (1 << 30) - 1
+
+
+class PartUnreadable(Exception):
+    """A stored partial graph is missing or damaged (its group is projected again)."""
+
+    def __init__(self, bucket: int, why: str) -> None:
+        super().__init__(why)
+        self.bucket = bucket
+
+
+def _local_positions(rows: TranscriptRows) -> np.ndarray:
+    """Each row's input position within its group: (Codex, file, row in file), so that
+    the merge can make it global whatever other groups hold."""
+    table = rows.table
+    owner = np.asarray(rows.row_file, dtype=np.int64)
+    n = len(owner)
+    if not n:
+        return np.zeros(0, np.int64)
+    codex = pc.equal(table.column("client_name"), "codex").to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(np.concatenate([[True], owner[1:] != owner[:-1]]))
+    first = np.repeat(starts, np.diff(np.concatenate([starts, [n]])))
+    offset = np.arange(n, dtype=np.int64) - first
+    return np.where(codex, _CODEX, 0) | (owner << 32) | offset
+
+
+def project_group(plan: Plan, contract: LoadedContract, rows: TranscriptRows, label: str,
+                  granularity: str, include_content: bool) -> tuple[PartOutput, dict[str, Any]]:
+    """Project one group's linked rows (conformed as the whole build conforms them)."""
+    from graphkit.contract.validate import combine_dictionaries, conform_table, read_spec
+    from graphkit.sources.read import computed_columns
+
+    spec = read_spec(contract, include_content)
+    local = _local_positions(rows)
+    owner = np.asarray(rows.row_file, dtype=np.int64)
+    table = combine_dictionaries(conform_table(contract, computed_columns(rows.table, spec),
+                                               label))
+    at = table.schema.get_field_index(ROW_COL)
+    table = table.set_column(at, ROW_COL, pa.array(local, table.schema.field(at).type))
+    table = table.append_column(ORD, pa.array(local, pa.int64()))
+    sessions = pc.count_distinct(rows.table.column("session_id")).as_py()
+    codex_files = [False] * len(rows.files)
+    if len(owner):
+        is_codex = pc.equal(rows.table.column("client_name"), "codex").to_numpy(
+            zero_copy_only=False)
+        for i in np.unique(owner[is_codex]):
+            codex_files[int(i)] = True
+    out = project_partition(plan, table, granularity=granularity,
+                            include_content=include_content)
+    info = {
+        "files": rows.files,
+        "file_rows": np.bincount(owner, minlength=len(rows.files)).tolist(),
+        "codex": codex_files,
+        "sessions": sessions,
+        "skipped": [[s.path, s.line, s.reason] for s in rows.skipped],
+        "bad_from": rows.bad_from,
+        "fingerprints": rows.fingerprints,
+        "fingerprint_files": rows.fingerprint_files,
+        "findings": rows.findings,
+        "agents": rows.agents,
+        "counts": out.counts,
+    }
+    return out, info
+
+
+def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) -> dict[str, Any]:
+    """Write a group's account, partial tables and rejects as one file: an 8-byte length,
+    the account as zlib'd JSON (naming where each table's IPC stream starts), then the streams."""
+    from graphkit.sources.transcripts.index import atomic_write
+
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    chunks: list[bytes] = []
+    tables: list[list[Any]] = []
+    at = 0
+    for (kind, type_), table in [*out.tables.items(), (("rejects", ""), out.rejects)]:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema, options=options) as w:
+            w.write_table(table)
+        data = sink.getvalue().to_pybytes()
+        tables.append([kind, type_, at, len(data)])
+        chunks.append(data)
+        at += len(data)
+    name = f"part-{bucket:02d}-{secrets.token_hex(6)}.arrow"
+    info = {**info, "file": name, "tables": tables}
+    head = zlib.compress(msgspec.json.encode(info), 6)
+    payload = b"".join([len(head).to_bytes(8, "little"), head, *chunks])
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(folder / name, lambda fh: fh.write(payload))
+    return info
+
+
+_READ: dict[Path, tuple[dict[str, Any], pa.Buffer]] = {}  # read once per build
+
+
+def _read_part(folder: Path, bucket: int, name: str) -> tuple[dict[str, Any], pa.Buffer]:
+    got = _READ.pop(folder / name, None)  # the account was read first, the tables next
+    if got is not None:
+        return got
+    try:
+        data = (folder / name).read_bytes()
+        size = int.from_bytes(data[:8], "little")
+        if not 0 < size <= len(data) - 8:
+            raise ValueError("no account")
+        info = msgspec.json.decode(zlib.decompress(data[8:8 + size]))
+        if not isinstance(info, dict) or info.get("file") != name:
+            raise ValueError("not this part's account")
+        return info, pa.py_buffer(data).slice(8 + size)
+    except (OSError, ValueError, UnicodeDecodeError, msgspec.DecodeError, zlib.error) as exc:
+        raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
+
+
+def forget_reads() -> None:
+    """Drop the part files read for this build (see :func:`load_info`)."""
+    _READ.clear()
+
+
+def load_info(folder: Path, bucket: int, ref: dict[str, Any]) -> dict[str, Any]:
+    """A stored group's account (what its read and projection reported)."""
+    name = str(ref.get("file"))
+    info, buf = _read_part(folder, bucket, name)
+    _READ[folder / name] = (info, buf)
+    return info
+
+
+def _load(folder: Path, bucket: int, part: dict[str, Any]) -> dict[tuple[str, str], pa.Table]:
+    _, buf = _read_part(folder, bucket, part["file"])
+    try:
+        out = {}
+        for kind, type_, at, size in part["tables"]:
+            if at < 0 or at + size > buf.size:
+                raise ValueError("outside the file")
+            out[(kind, type_)] = pa.ipc.open_stream(buf.slice(at, size)).read_all()
+        return out
+    except (ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+        raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
+
+
+def _globalize(values: pa.ChunkedArray | pa.Array, bases: np.ndarray) -> pa.Array:
+    """Local positions (see :func:`_local_positions`) as positions in the whole build."""
+    v = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    v = v.cast(pa.int64())
+    idx = pc.bit_wise_and(pc.shift_right(v, 32), _FILE_BITS)
+    return pc.add(pc.take(pa.array(bases, pa.int64()), idx), pc.bit_wise_and(v, _LOW))
+
+
+def _bases(files: list[str], parts: dict[int, dict[str, Any]]) -> dict[int, np.ndarray]:
+    """For each group's files, the position of its first row in the whole build: Claude
+    rows first, then Codex, each in file order."""
+    rank = {p: i for i, p in enumerate(files)}
+    order = []
+    for b, part in parts.items():
+        for i, (p, n, codex) in enumerate(zip(part["files"], part["file_rows"], part["codex"],
+                                              strict=True)):
+            order.append((bool(codex), rank[p], b, i, int(n)))
+    order.sort()
+    bases = {b: np.zeros(len(part["files"]), np.int64) for b, part in parts.items()}
+    at = 0
+    for _codex, _rank, b, i, n in order:
+        bases[b][i] = at
+        at += n
+    return bases
+
+
+def _global_keys(plan: Plan, t: pa.Table, bases: np.ndarray) -> pa.Table:
+    """The order-key columns holding input positions, made global."""
+    last = f"__{len(plan.order_by)}"
+    for i, name in enumerate(t.column_names):
+        if name.startswith(("__gk_first_", "__gk_last_")) and name.endswith(last):
+            t = t.set_column(i, name, _globalize(t.column(i), bases))
+    return t
+
+
+def load_parts(plan: Plan, folder: Path, files: list[str], parts: dict[int, dict[str, Any]]
+               ) -> tuple[dict[int, dict[tuple[str, str], pa.Table]], list[pa.Table]]:
+    """Every group's partial tables and rejects, input positions made global."""
+    bases = _bases(files, parts)
+    loaded, rejects = {}, []
+    for b, part in parts.items():
+        tables = _load(folder, b, part)
+        rej = tables.pop(("rejects", ""), None)
+        if rej is not None and rej.num_rows:
+            rej = rej.set_column(rej.schema.get_field_index(ORD), ORD,
+                                 _globalize(rej.column(ORD), bases[b]))
+            at = rej.schema.get_field_index(ROW_COL)
+            rej = rej.set_column(at, ROW_COL, pc.add(_globalize(rej.column(ROW_COL), bases[b]),
+                                                     1).cast(rej.schema.field(at).type))
+        if rej is not None:
+            rejects.append(rej)
+        loaded[b] = {k: _global_keys(plan, t, bases[b]) for k, t in tables.items()}
+    return loaded, rejects
+
+
+def assemble(plan: Plan, contract: LoadedContract, files: list[str],
+             parts: dict[int, dict[str, Any]], granularity: str, folder: Path,
+             ) -> tuple[Projection, SourceRows, dict[str, int]]:
+    """The groups' partials merged into the build's graph and account; subagent threads
+    by kind."""
+    from graphkit.contract.loader import lineage_vocabulary
+    from graphkit.contract.project import Projection
+    from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+    from graphkit.core.ids import NODE_ID_RECIPE
+
+    loaded, rejects = load_parts(plan, folder, files, parts)
+    types: list[tuple[str, str]] = []
+    for tables in loaded.values():
+        types += [k for k in tables if k not in types]
+    counts = [p["counts"] for p in parts.values()]
+    graph = GraphTables(contract.name, contract.version, NODE_ID_RECIPE, granularity,
+                        lineage=lineage_vocabulary(contract))
+    graph.meta["content_properties"] = counts[0]["content_properties"]
+    keys, ends = counts[0]["keys"], counts[0]["edge_ends"]
+    for key in types:
+        tabs = [t[key] for t in loaded.values() if key in t]
+        merged = merge_parts(plan, plan.types[key], tabs, unify([t.schema for t in tabs]))
+        kind, name = key
+        if kind == "node":
+            graph.nodes[name] = NodeTable(name, tuple(keys[name]), merged)
+        else:
+            graph.edges[name] = EdgeTable(name, ends[name][0], ends[name][1], merged)
+    graph.meta["indexes"] = {r.type: list(r.index) for r in contract.spec.nodes
+                             if r.type in graph.nodes}
+    dropped: dict[str, dict[str, int]] = {}
+    for c in counts:
+        for etype, d in c["dropped_edges"].items():
+            mine = dropped.setdefault(etype, {})
+            for k, v in d.items():
+                mine[k] = mine.get(k, 0) + v
+    rej = pa.concat_tables(rejects, promote_options="permissive")
+    rej = rej.take(pa.array(np.argsort(rej.column(ORD).to_numpy(), kind="stable")))
+    projection = Projection(graph, sum(c["rows_read"] for c in counts),
+                            sum(c["rows_used"] for c in counts),
+                            sum(c["duplicates"] for c in counts), rej.drop_columns([ORD]),
+                            dropped)
+    account, agents = _account(files, parts)
+    return projection, account, agents
+
+
+def _account(files: list[str], parts: dict[int, dict[str, Any]]
+             ) -> tuple[SourceRows, dict[str, int]]:
+    """The reading's account (skipped lines, fingerprints, findings) in the whole build's
+    order."""
+    from graphkit.sources.read import SourceRows
+
+    rank = {p: i for i, p in enumerate(files)}
+    codex = {p: c for part in parts.values() for p, c in zip(part["files"], part["codex"],
+                                                             strict=True)}
+    read, bad, prints = [], [], []
+    for part in parts.values():
+        skipped = part["skipped"]
+        cut = int(part["bad_from"])
+        read += [(rank.get(p, -1), i, p, n, r) for i, (p, n, r) in enumerate(skipped[:cut])]
+        bad += [(codex.get(p, False), rank.get(p, -1), i, p, n, r)
+                for i, (p, n, r) in enumerate(skipped[cut:])]
+        prints += [(rank.get(owner, -1), i, fp) for i, (owner, fp) in enumerate(zip(
+            part["fingerprint_files"], part["fingerprints"], strict=True))]
+    skipped_lines = [{"path": s[-3], "line": s[-2], "reason": s[-1]}
+                     for s in [*sorted(read), *sorted(bad)]]
+    agents: Counter[str] = Counter()
+    for part in parts.values():
+        agents.update(part["agents"])
+    out = SourceRows(skipped=skipped_lines, fingerprints=[fp for *_k, fp in sorted(
+        prints, key=lambda x: (x[0], x[1]))], findings=merge_findings(
+            [p["findings"] for p in parts.values()]))
+    return out, dict(sorted(agents.items()))
+
+
+# The findings linking reports, in the order a whole build lists them.
+_FINDING_ORDER = [("missing-session", "Claude"), ("orphan-subagent", "Claude"),
+                  ("orphan-subagent", "Codex")]
+
+
+def merge_findings(groups: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Findings of several groups as one build would report them: counts added, the
+    first examples in the order linking sorts them."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for findings in groups:
+        for f in findings:
+            client = "Codex" if "Codex" in f["message"] else "Claude"
+            key = (f["check"], client)
+            have = merged.get(key)
+            if have is None:
+                merged[key] = {**f, "examples": list(f["examples"])}
+            else:
+                have["count"] += f["count"]
+                have["examples"] += f["examples"]
+    out = []
+    for key in sorted(merged, key=lambda k: _FINDING_ORDER.index(k)
+                      if k in _FINDING_ORDER else len(_FINDING_ORDER)):
+        f = merged[key]
+        tail = f["message"].split(" ", 1)[1]
+        examples = f["examples"]
+        if key[1] == "Claude":
+            examples = sorted(examples, key=lambda e: (e.get("session_id") or "",
+                                                        e.get("agent_id") or ""))
+        out.append({**f, "message": f"{f['count']} {tail}", "examples": examples[:5]})
+    return out

@@ -1,0 +1,294 @@
+"""The spliced transcript build (:mod:`graphkit.engine.splice`): link groups read, linked and
+projected apart, unchanged groups' partial graphs kept. Whatever it keeps, the result
+equals a build of all rows at once (``GRAPHKIT_SPLICE=0``): tables, summary, skipped lines,
+manifest inputs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import graphkit.engine.splice as splice
+from graphkit.pipeline import build_snapshot
+from graphkit.snapshot import read_snapshot
+from tests.sources.builders import assistant, fixtures, text, user, write_jsonl
+
+TRANSCRIPTS = fixtures() / "transcripts"
+PROJECT = "-home-dev-app"
+
+
+def _tables(snap: Path) -> dict[str, Any]:
+    g = read_snapshot(snap)
+    return {**{f"n:{t}": n.table for t, n in g.nodes.items()},
+            **{f"e:{t}": e.table for t, e in g.edges.items()}}
+
+
+def _build(src: Path, snap: Path, cache: Path, **options: Any) -> dict[str, Any]:
+    return build_snapshot([src], snap, cache_dir=cache, **options)[1]
+
+
+def _whole(src: Path, out: Path, monkeypatch: Any, **options: Any) -> dict[str, Any]:
+    with monkeypatch.context() as mp:
+        mp.setenv("GRAPHKIT_SPLICE", "0")
+        return _build(src, out / "snap", out / "cache", **options)
+
+
+_PLACES = ("snapshot", "skipped_lines_file", "rejects_file", "index", "transcripts")
+
+
+def _assert_same(snap: Path, mine: dict[str, Any], whole: Path, theirs: dict[str, Any]) -> None:
+    a, b = _tables(snap), _tables(whole / "snap")
+    assert a.keys() == b.keys()
+    for name in a:
+        assert a[name].equals(b[name]), name
+    assert {k: v for k, v in mine.items() if k not in _PLACES} == \
+        {k: v for k, v in theirs.items() if k not in _PLACES}
+    ma = json.loads((snap / "manifest.json").read_text())
+    mb = json.loads((whole / "snap" / "manifest.json").read_text())
+    assert ma["inputs"] == mb["inputs"]
+    skipped = [snap.with_name(snap.name + ".skipped.jsonl"),
+               whole / "snap.skipped.jsonl"]
+    assert [p.read_text() if p.exists() else None for p in skipped[:1]] == \
+        [p.read_text() if p.exists() else None for p in skipped[1:]]
+
+
+def _state(cache: Path) -> dict[str, Any]:
+    return json.loads(gzip.decompress((cache / "graph" / "graph-state.json.gz").read_bytes()))
+
+
+def _session(root: Path, sid: str, uuids: list[str], at: str) -> Path:
+    entries = []
+    for i, u in enumerate(uuids):
+        parent = uuids[i - 1] if i else None
+        if i % 2:
+            entries.append(assistant(u, sid, f"2026-03-0{at}T10:00:0{i}Z", [text(f"a {u}")],
+                                     parent))
+        else:
+            entries.append(user(u, sid, f"2026-03-0{at}T10:00:0{i}Z", f"q {u}", parent))
+    return write_jsonl(root / PROJECT / f"{sid}.jsonl", entries)
+
+
+def _two_groups(root: Path) -> tuple[str, str]:
+    """Two unrelated sessions whose files land in different link groups."""
+    sids = [f"{n:08x}-0000-4000-8000-000000000000" for n in range(1, 200)]
+    first = sids[0]
+    other = next(s for s in sids[1:]
+                 if splice.bucket_of_key("s:" + s) != splice.bucket_of_key("s:" + first))
+    _session(root, first, ["a-1", "a-2", "a-3", "a-4"], "1")
+    _session(root, other, ["b-1", "b-2", "b-3", "b-4"], "2")
+    return first, other
+
+
+def test_a_cold_spliced_build_equals_a_build_of_all_rows(tmp_path: Path,
+                                                         monkeypatch: Any) -> None:
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    mine = _build(work, tmp_path / "snap", tmp_path / "cache")
+    theirs = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(tmp_path / "snap", mine, tmp_path / "whole", theirs)
+    tr = mine["transcripts"]
+    assert tr["groups_reused"] == 0 and tr["groups_projected"] > 1
+    assert tr["sessions_projected"] == mine["nodes"]["Session"]
+
+
+def test_an_append_reprojects_one_group_and_keeps_the_others(tmp_path: Path,
+                                                             monkeypatch: Any) -> None:
+    work = tmp_path / "t"
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    cold = _build(work, snap, cache)["transcripts"]
+    path = work / PROJECT / f"{first}.jsonl"
+    with path.open("a") as fh:
+        fh.write(json.dumps(assistant("a-5", first, "2026-03-01T10:00:09Z", [text("more")],
+                                      "a-4")) + "\n")
+    mine = _build(work, snap, cache)
+    tr = mine["transcripts"]
+    assert (tr["groups_projected"], tr["groups_reused"]) == (1, cold["groups_projected"] - 1)
+    assert (tr["sessions_projected"], tr["sessions_reused"]) == (1, 1)
+    assert (tr["files_parsed"], tr["files_reused"]) == (1, 1)
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+
+
+def test_an_append_that_joins_two_groups_merges_them(tmp_path: Path, monkeypatch: Any) -> None:
+    """Session A's new line replays a message of session B (same uuid and time, as a
+    resume does): the two now link, so they must be linked together."""
+    work = tmp_path / "t"
+    first, other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+    before = _state(cache)["files"]
+    a, b = (str((work / PROJECT / f"{s}.jsonl").resolve()) for s in (first, other))
+    assert before[a][0] != before[b][0]
+    replay = json.loads((work / PROJECT / f"{other}.jsonl").read_text().splitlines()[1])
+    with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+        fh.write(json.dumps(dict(replay, sessionId=first)) + "\n")
+        fh.write(json.dumps(user("a-9", first, "2026-03-03T10:00:00Z", "and then", "b-2"))
+                 + "\n")
+    mine = _build(work, snap, cache)
+    after = _state(cache)["files"]
+    assert after[a][0] == after[b][0]  # one link group now
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+    assert mine["edges"]["CONTINUES"] == whole["edges"]["CONTINUES"]
+
+
+def test_a_new_contract_option_projects_every_group_again(tmp_path: Path,
+                                                          monkeypatch: Any) -> None:
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    cold = _build(work, snap, cache)["transcripts"]
+    mine = _build(work, snap, cache, granularity="message")
+    tr = mine["transcripts"]
+    assert tr["groups_reused"] == 0 and tr["groups_projected"] == cold["groups_projected"]
+    assert tr["files_parsed"] == cold["files_parsed"]  # no rows kept: parsed again
+    whole = _whole(work, tmp_path / "whole", monkeypatch, granularity="message")
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+
+
+@pytest.mark.parametrize("damage", ["part-garbage", "part-gone", "state-garbage", "keys-gone"])
+def test_a_damaged_stored_graph_is_rebuilt_with_a_note(tmp_path: Path, monkeypatch: Any,
+                                                       damage: str) -> None:
+    work = tmp_path / "t"
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+    store = cache / "graph"
+    if damage.startswith("part"):
+        for part in store.glob("part-*.arrow"):
+            if damage == "part-garbage":
+                part.write_bytes(b"\x00not a partial graph" * 5)
+            else:
+                part.unlink()
+    elif damage == "state-garbage":
+        (store / "graph-state.json.gz").write_bytes(b"\x1f\x8b garbage")
+    else:
+        (store / "graph-keys.arrow").unlink()
+    with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+        fh.write(json.dumps(user("a-7", first, "2026-03-01T10:00:08Z", "again", "a-4")) + "\n")
+    notes: list[str] = []
+    result, mine = build_snapshot([work], snap, cache_dir=cache, progress=notes.append)
+    if damage == "part-garbage":
+        assert any("unreadable" in n for n in result.sources.notes)
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+    assert _build(work, snap, cache)["snapshot_reused"] is True
+
+
+def test_row_files_or_since_build_all_rows_at_once(tmp_path: Path) -> None:
+    """Only transcripts alone go by link groups; with --since the whole build runs."""
+    import datetime as dt
+
+    work = tmp_path / "t"
+    _two_groups(work)
+    summary = _build(work, tmp_path / "snap", tmp_path / "cache",
+                     since=dt.datetime(2026, 3, 2))
+    assert "groups_projected" not in summary["transcripts"]
+    assert not (tmp_path / "cache" / "graph").exists()
+
+
+def test_the_files_from_the_no_op_walk_are_the_files_a_walk_lists(tmp_path: Path) -> None:
+    """The spliced build takes its file list and stats from the no-op check's walk; it
+    must list what :func:`transcript_files` lists, in the same order."""
+    from graphkit.engine.reuse import input_state
+    from graphkit.sources.transcripts.files import transcript_files
+
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    _two_groups(work)
+    write_jsonl(work / "x" / "subagents" / "journal.jsonl", [{"type": "note"}])
+    write_jsonl(work / "x" / "subagents" / "agent-1.jsonl", [{"type": "note"}])
+    (work / "x" / "subagents" / "agent-1.meta.json").write_text("{}")
+    roots = [work, work / PROJECT]
+    files, stats = splice.listed_files(roots, input_state(roots))
+    assert files == [str(p) for p in transcript_files(roots)]
+    assert all(stats[f] is not None for f in files)
+    assert splice.listed_files(roots, None)[0] == files
+
+
+def test_the_cli_says_how_many_sessions_and_groups_were_projected(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from graphkit.cli.app import cli
+
+    work = tmp_path / "t"
+    first, _other = _two_groups(work)
+    snap = tmp_path / "snap"
+    run = CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap)],
+                             catch_exceptions=False)
+    assert "2 sessions in 2 link groups projected, 0 in 0 kept" in run.output
+    with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+        fh.write(json.dumps(user("a-8", first, "2026-03-01T10:00:09Z", "more", "a-4")) + "\n")
+    run = CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap), "--json"],
+                             catch_exceptions=False)
+    tr = json.loads(run.output.splitlines()[-1])["transcripts"]  # after the notes
+    assert (tr["sessions_projected"], tr["groups_projected"]) == (1, 1)
+    assert (tr["sessions_reused"], tr["groups_reused"]) == (1, 1)
+
+
+def test_a_contract_that_cannot_be_merged_from_parts_builds_whole(tmp_path: Path,
+                                                                   monkeypatch: Any) -> None:
+    """A distinct count over rows of several sessions (here: a Model's sessions) cannot be
+    merged from link groups: the build goes whole, no error, and remembers it."""
+    from graphkit.contract.loader import find_contract
+
+    work = tmp_path / "t"
+    _two_groups(work)
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(find_contract("ai-gateway-graph").read_text().replace(
+        "      provider: {first: provider}\n\n  - type: Tool",
+        "      provider: {first: provider}\n      sessions: {count_distinct: session_id}\n\n"
+        "  - type: Tool", 1))
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    mine = _build(work, snap, cache, contract=str(contract))
+    assert "groups_projected" not in mine["transcripts"]
+    assert (cache / "graph" / "graph-unusable").is_file()
+    whole = _whole(work, tmp_path / "whole", monkeypatch, contract=str(contract))
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+    assert read_snapshot(snap).nodes["Model"].table.column("sessions").to_pylist() == [2]
+
+
+def test_changed_sessions_move_to_the_hot_group_and_cool_off(tmp_path: Path,
+                                                             monkeypatch: Any) -> None:
+    """A session written to moves to the hot group, so the next append re-reads it alone;
+    once the hot group outgrows an average group, its unchanged sessions go back home."""
+    work = tmp_path / "t"
+    sids = [f"{n:08x}-0000-4000-8000-000000000000" for n in range(1, 400)]
+    home = splice.bucket_of_key("s:" + sids[0])
+    s1, s2 = [s for s in sids if splice.bucket_of_key("s:" + s) == home][:2]
+    s3 = next(s for s in sids if splice.bucket_of_key("s:" + s) != home)
+    for n, sid in enumerate((s1, s2, s3), 1):
+        _session(work, sid, [f"{n}-1", f"{n}-2", f"{n}-3", f"{n}-4"], str(n))
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+
+    def append(sid: str, n: int, parent: str) -> dict[str, Any]:
+        with (work / PROJECT / f"{sid}.jsonl").open("a") as fh:
+            fh.write(json.dumps(user(f"x-{n}", sid, f"2026-03-05T10:00:0{n}Z", "more", parent))
+                     + "\n")
+        return _build(work, snap, cache)["transcripts"]
+
+    def group(sid: str) -> int:
+        return int(_state(cache)["files"][str((work / PROJECT / f"{sid}.jsonl").resolve())][0])
+
+    first = append(s1, 1, "1-4")  # s1 leaves its group (s2 stays): both projected
+    assert (first["groups_projected"], first["sessions_projected"]) == (2, 2)
+    assert group(s1) == splice.HOT and group(s2) == home
+    again = append(s1, 2, "x-1")  # now s1 alone is read again
+    assert (again["groups_projected"], again["sessions_projected"]) == (1, 1)
+    other = append(s3, 3, "3-4")  # the hot group is over its share: s1 goes home
+    assert group(s3) == splice.HOT and group(s1) == home
+    assert other["groups_reused"] == 0
+    mine = _build(work, snap, cache)
+    assert mine["snapshot_reused"] is True
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    assert _tables(snap).keys() == _tables(tmp_path / "whole" / "snap").keys()
+    for name, table in _tables(tmp_path / "whole" / "snap").items():
+        assert _tables(snap)[name].equals(table), name
+    assert whole["nodes"] == mine["nodes"]
