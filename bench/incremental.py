@@ -43,7 +43,10 @@ TARGETS = [  # metric, target text, op, threshold
 
 
 def _env() -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # The same environment as bench.whole's processes (bytecode cached, as users have it).
+    from bench.whole import child_env
+
+    return child_env(ROOT)
 
 
 def _cpu() -> float:

@@ -141,12 +141,27 @@ def start_snapshot(directory: Path | str) -> tuple[Path, Path]:
     return path, tmp
 
 
+def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    """The manifest as ``json.dumps(manifest, indent=2)`` writes it, plus a newline.
+
+    Indenting sends ``json`` to its pure-Python encoder: with one input record per
+    transcript (10k files) that was ~0.15 CPU-s of a 1.8 CPU-s incremental build. The C
+    encoder writes the compact text and msgspec's C formatter indents it; the bytes are
+    the same (tested)."""
+    import msgspec  # a core dependency; imported here, not by every reader of io.py
+
+    try:
+        text = msgspec.json.format(json.dumps(manifest), indent=2)
+    except msgspec.DecodeError:  # NaN or Infinity, which json writes and msgspec refuses
+        text = json.dumps(manifest, indent=2)
+    return text.encode() + b"\n"
+
+
 def commit_snapshot(tmp: Path, directory: Path, manifest: dict[str, Any]) -> None:
     """Write ``manifest`` into ``tmp`` and swap ``tmp`` into place at ``directory``
     (replacing an older graphkit snapshot there, never anything else)."""
     try:
-        write_file(tmp / MANIFEST,
-                    (json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode())
+        write_file(tmp / MANIFEST, manifest_bytes(manifest))
         fsync_dir(tmp)
         with locked(directory.parent):
             recover(directory)

@@ -141,3 +141,16 @@ def test_tables_are_zstd_and_a_snappy_snapshot_still_reads(
     assert pq.ParquetFile(old[0]).metadata.row_group(0).column(0).compression == "SNAPPY"
     assert_same_tables(g, read_snapshot(tmp_path / "old"))
     assert_same_tables(read_snapshot(tmp_path / "new"), read_snapshot(tmp_path / "old"))
+
+
+@pytest.mark.parametrize("manifest", [
+    {"version": 1, "inputs": [{"path": "/a/ü.jsonl", "size": 3, "mtime_ns": 2**62}] * 3,
+     "tables": {"x": {"rows": 0, "cols": [], "meta": {}}}, "summary": {"s": "a\u2028\"b\\"}},
+    {"summary": {"ratio": 1e16, "small": 2.5e-7, "neg": -0.0, "big": 2**70}},
+    {"summary": {"nan": float("nan"), "inf": float("inf")}},  # json writes these; msgspec refuses
+    {},
+])
+def test_manifest_bytes_are_jsons_indented_text(manifest: dict) -> None:
+    from graphkit.snapshot.io import manifest_bytes
+
+    assert manifest_bytes(manifest) == (json.dumps(manifest, indent=2) + "\n").encode()
