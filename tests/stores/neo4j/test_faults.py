@@ -17,7 +17,7 @@ import pytest
 from graphkit.core.errors import StoreError
 from graphkit.stores.neo4j.server import LocalNeo4j
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
-from tests.stores.neo4j.conftest import NotATestDatabase, launch, wipe
+from tests.neo4j_server import NotATestDatabase, launch, wipe
 from tests.stores.neo4j.neo4j_test_graphs import chain_graph
 
 PASSWORD = "s3cret-Pa55word-for-faults"
