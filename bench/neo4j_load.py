@@ -86,7 +86,8 @@ def renamed(graph: GraphTables, prefix: str) -> GraphTables:
 
 
 def one_run(graph: Any, mode: str, workers: int, batch: int,
-            warmup: GraphTables | None) -> dict[str, Any]:
+            warmup: GraphTables | None, jvm: tuple[str, ...] = (),
+            heap: str = "2g") -> dict[str, Any]:
     """Load ``graph`` into a fresh server; the run's figures.
 
     A server that has run for a while has compiled its hot code; a fresh one
@@ -94,7 +95,7 @@ def one_run(graph: Any, mode: str, workers: int, batch: int,
     other labels, so the target still holds none of ``graph``'s) is loaded
     first and not timed, as in a server that is already in use.
     """
-    server = start_local_neo4j(heap="2g", pagecache="512m", timeout=300)
+    server = start_local_neo4j(heap=heap, pagecache="512m", timeout=300, jvm_options=jvm)
     try:
         store = Neo4jStore(Neo4jConfig(uri=server.uri, password=server.password),
                            batch_size=batch, workers=workers)
@@ -113,6 +114,11 @@ def one_run(graph: Any, mode: str, workers: int, batch: int,
             own_cpu = _own_cpu() - own_cpu
             by_kind = {k: round(v - threads.get(k, 0.0), 1)
                        for k, v in sorted(_thread_cpu(server.process.pid).items())}
+            # The JVM starts and ends compiler threads as the queue needs them; an
+            # ended one's CPU is gone from /proc/PID/task but not from the process
+            # total, so the JIT figure is what the other kinds leave of the total.
+            by_kind["jit"] = round(server_cpu - sum(v for k, v in by_kind.items()
+                                                    if k != "jit"), 1)
             nodes = sum(store.node_counts(sorted(graph.nodes)).values()) - (mode == "merge")
             rels = sum(store.relationship_counts(sorted(graph.edges)).values())
     finally:
@@ -127,7 +133,8 @@ def one_run(graph: Any, mode: str, workers: int, batch: int,
             "client_cpu_s": round(own_cpu, 1), "server_cpu_s": round(server_cpu, 1),
             "records_per_cpu_s": round(records / (own_cpu + server_cpu)),
             "server_cpu_by_thread": by_kind,
-            "load_avg_1m_at_start": round(load_avg, 1), "rust_ext": rust_loaded()}
+            "load_avg_1m_at_start": round(load_avg, 1), "rust_ext": rust_loaded(),
+            "heap": heap, "jvm": " ".join(jvm)}
 
 
 def bulk_import(snapshot: Path, graph: GraphTables, fmt: str) -> dict[str, Any]:
@@ -172,6 +179,9 @@ def main() -> None:
     p.add_argument("--import", dest="run_import", action="store_true",
                    help="also export neo4j-csv and neo4j-parquet folders and time "
                         "neo4j-admin database import full on them")
+    p.add_argument("--jvm", default="",
+                   help="JVM flags for the server, space-separated: --jvm=\"-XX:+UseParallelGC …\"")
+    p.add_argument("--heap", default="2g", help="the server's heap (-Xms = -Xmx)")
     args = p.parse_args()
     started = time.perf_counter()
     graph = read_snapshot(args.snapshot)
@@ -189,7 +199,8 @@ def main() -> None:
                     f.write(json.dumps(row) + "\n")
     for spec in filter(None, args.runs.split(",")):
         mode, workers, batch = spec.split(":")
-        row = one_run(graph, mode, int(workers), int(batch), warmup)
+        row = one_run(graph, mode, int(workers), int(batch), warmup,
+                      tuple(args.jvm.split()), args.heap)
         print(json.dumps(row), flush=True)
         if args.out:
             with args.out.open("a") as f:

@@ -1,10 +1,16 @@
-"""Shared fixtures: the repo's paths and the real-world data under tests/fixtures."""
+"""Shared fixtures: the repo's paths, the real-world data under tests/fixtures, and
+the one Neo4j server every Neo4j test shares (tests/neo4j_server.py)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from graphkit.stores.neo4j.store import Neo4jConfig
+from tests.neo4j_server import serve_for_tests
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,3 +36,19 @@ def fixtures() -> Path:
 def sample_rows() -> Path:
     """The bundled quick-start rows."""
     return REPO / "samples" / "rows"
+
+
+@pytest.fixture(scope="session")
+def neo4j_config() -> Iterator[Neo4jConfig]:
+    """Connection settings of the session's one Neo4j server (started on first use,
+    or the one the test variables name): the stores', export and Spark-load tests share it."""
+    yield from serve_for_tests()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A test is a Neo4j test if it uses the server, wherever it lives; the pure
+    # Cypher builders' tests (tests/stores/test_cypher.py) need none.
+    for item in items:
+        path = item.nodeid.replace(os.sep, "/")
+        if "tests/stores/neo4j/" in path or "neo4j_config" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.neo4j)

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from graphkit.contract.loader import load_contract
-from graphkit.core.errors import ContractError
 from graphkit.pipeline import build
 from tests.builders import identity_cases, table
+from tests.contract.hostile import refused, write_contract
 
 GOOD = """\
 contract: tiny
@@ -34,18 +33,8 @@ edges:
 """
 
 
-def refused(tmp_path: Path, text: str, line: int) -> ContractError:
-    path = tmp_path / "c.yaml"
-    path.write_text(text, encoding="utf-8")
-    with pytest.raises(ContractError) as info:
-        load_contract(str(path))
-    assert info.value.path == str(path) and info.value.line == line, str(info.value)
-    return info.value
-
-
 def test_the_good_contract_builds(tmp_path: Path) -> None:
-    path = tmp_path / "c.yaml"
-    path.write_text(GOOD)
+    path = write_contract(tmp_path, GOOD)
     result = build(table(identity_cases()), contract=str(path), fingerprints=False)
     assert result.graph.node_counts()["Session"] == 2
 

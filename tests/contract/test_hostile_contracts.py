@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from graphkit.contract.loader import load_contract
-from graphkit.core.errors import ContractError
 from graphkit.core.names import NAME_PATTERN, is_name
 from graphkit.stores.neo4j.cypher import quote_name
+from tests.contract.hostile import refused, write_contract
 
 GOOD = """\
 contract: tiny
@@ -34,21 +33,6 @@ edges:
     from: {type: Session, key: [session_id]}
     to: {type: Tool, key: [tool_name]}
 """
-
-
-def write(tmp_path: Path, text: str) -> Path:
-    p = tmp_path / "c.yaml"
-    p.write_text(text, encoding="utf-8")
-    return p
-
-
-def refused(tmp_path: Path, text: str) -> ContractError:
-    path = write(tmp_path, text)
-    with pytest.raises(ContractError) as info:
-        load_contract(str(path))
-    assert info.value.path == str(path)
-    assert "\n" not in str(info.value)  # one line, whatever the name held
-    return info.value
 
 
 @pytest.mark.parametrize("bad", ["Tool\n", "Tool\r", "Tool ", " Tool", "Tóol", "1Tool",
@@ -115,7 +99,7 @@ def test_alias_bomb_is_refused_with_its_line(tmp_path: Path) -> None:
 
 def test_alias_bomb_in_a_process_with_little_memory(tmp_path: Path) -> None:
     """The bomb under a 1 GiB address-space limit: exit 2 and one line, not an OOM kill."""
-    path = write(tmp_path, BOMB)
+    path = write_contract(tmp_path, BOMB)
     code = (
         "import resource, sys\n"
         "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"

@@ -2,8 +2,9 @@
 Connector for Apache Spark writes into a real Neo4j server exactly the graph the
 driver load writes, and a second load changes nothing.
 
-One Neo4j server and one Spark session (with the connector, fetched from Maven
-Central by Spark on first use) serve the module.
+The test session's shared Neo4j server (``neo4j_config``, tests/conftest.py) and one
+Spark session (with the connector, fetched from Maven Central by Spark on first use)
+serve the module.
 """
 
 from __future__ import annotations
@@ -34,12 +35,7 @@ from graphkit.snapshot import read_snapshot, write_snapshot
 from graphkit.stores.neo4j import plan
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.engine.helpers import generated_rows
-from tests.stores.neo4j.conftest import serve_for_tests, wipe
-
-
-@pytest.fixture(scope="module")
-def neo4j_config() -> Iterator[Neo4jConfig]:
-    yield from serve_for_tests()
+from tests.neo4j_server import wipe
 
 
 @pytest.fixture

@@ -27,8 +27,8 @@ from graphkit.snapshot import read_snapshot, write_snapshot
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.export.graphs import assert_same_graph, lineage_graph, typed_graph
 from tests.export.neo4j_admin import run_import
-from tests.stores.neo4j.conftest import launch, serve_for_tests
-from tests.stores.neo4j.conftest import wipe as wipe_nodes
+from tests.neo4j_server import launch
+from tests.neo4j_server import wipe as wipe_nodes
 
 pytestmark = pytest.mark.neo4j
 
@@ -46,10 +46,11 @@ def combined_graph() -> GraphTables:
 
 
 @pytest.fixture(scope="module")
-def config() -> Iterator[Neo4jConfig]:
-    """The module's server: its own, or the scratch one GRAPHKIT_TEST_NEO4J_URI names
-    (never NEO4J_URI: a user's database must not be wiped by pytest)."""
-    yield from serve_for_tests(heap=HEAP)
+def config(neo4j_config: Neo4jConfig) -> Neo4jConfig:
+    """The session's shared server (tests/conftest.py): its own, or the scratch one
+    GRAPHKIT_TEST_NEO4J_URI names (never NEO4J_URI: a user's database must not be
+    wiped by pytest)."""
+    return neo4j_config
 
 
 def wipe(store: Neo4jStore) -> None:

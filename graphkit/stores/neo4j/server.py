@@ -240,7 +240,8 @@ def start_local_neo4j(
         java,
         f"-Xms{heap}",  # Neo4j warns unless initial == max heap
         f"-Xmx{heap}",
-        "-XX:+UseG1GC",
+        # G1 unless jvm_options choose another collector (two are refused by java).
+        *([] if any(_selects_gc(o) for o in jvm_options) else ["-XX:+UseG1GC"]),
         *jvm_options,
         "-jar",
         str(jar),
@@ -280,6 +281,11 @@ def start_local_neo4j(
             shutil.rmtree(home_path, ignore_errors=True)
         raise
     return server
+
+
+def _selects_gc(option: str) -> bool:
+    """True for a ``-XX:+Use…GC`` flag, e.g. ``-XX:+UseParallelGC``."""
+    return option.startswith("-XX:+Use") and option.endswith("GC")
 
 
 def _wait_ready(server: LocalNeo4j, offset: int, deadline: float) -> str:

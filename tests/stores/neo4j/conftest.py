@@ -1,15 +1,6 @@
-"""A real Neo4j for the tests: the enrich/ launcher, started once per test session.
-
-The tests never read ``NEO4J_URI``: a user who has it exported for their own
-database must not have ``pytest`` clear it. To use a running server instead,
-name it with the test-only variables ``GRAPHKIT_TEST_NEO4J_URI`` (and
-``GRAPHKIT_TEST_NEO4J_USERNAME``/``_PASSWORD``/``_DATABASE``). The tests clear
-a database only if it carries the :data:`TEST_MARKER` node: written when the
-tests start their own server, or when the named database is empty at the
-start. A named database with data and no marker fails the tests untouched.
-
-If the server cannot start, every test here FAILS with the launcher's output.
-Nothing is skipped: a missing Neo4j must not turn the suite green.
+"""The stores' Neo4j tests: every test here is marked ``neo4j`` and gets a ``store``
+on the session's shared server (``neo4j_config``, tests/conftest.py; the server
+helpers are in tests/neo4j_server.py).
 
 (No ``__init__.py`` in this folder: as a package it would be named ``neo4j``
 and shadow the driver.)
@@ -17,92 +8,12 @@ and shadow the driver.)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
-from graphkit.stores.neo4j.server import LocalNeo4j, Neo4jLaunchError, start_local_neo4j
-from graphkit.stores.neo4j.store import TEST_DATABASE_MARKER, Neo4jConfig, Neo4jStore
-
-# The label of the one node saying "a graphkit test database: may be cleared"; graphkit
-# never reads it back as part of a graph (snapshot --neo4j).
-TEST_MARKER = TEST_DATABASE_MARKER
-TEST_ENV = "GRAPHKIT_TEST_NEO4J_"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Everything in this folder needs the server; the pure Cypher builders'
-    # tests (tests/stores/test_cypher.py) need none and live outside it.
-    for item in items:
-        if "tests/stores/neo4j/" in item.nodeid.replace(os.sep, "/"):
-            item.add_marker(pytest.mark.neo4j)
-
-
-def launch(**kwargs: object) -> LocalNeo4j:
-    """start_local_neo4j, turning a failed start into a test failure with its output."""
-    try:
-        return start_local_neo4j(**kwargs)  # type: ignore[arg-type]
-    except Neo4jLaunchError as err:
-        pytest.fail(f"Neo4j launcher failed: {err}\n--- launcher output ---\n{err.output}")
-
-
-def named_test_server(env: dict[str, str] | os._Environ[str] = os.environ) -> Neo4jConfig | None:
-    """The server the test-only variables name, or None (start our own).
-    ``NEO4J_*`` is deliberately not read."""
-    uri = env.get(TEST_ENV + "URI")
-    if not uri:
-        return None
-    return Neo4jConfig(uri=uri, user=env.get(TEST_ENV + "USERNAME") or "neo4j",
-                       password=env.get(TEST_ENV + "PASSWORD"),
-                       database=env.get(TEST_ENV + "DATABASE") or None)
-
-
-def _run(store: Neo4jStore, query: str) -> int:
-    with store._driver.session(database=store.config.database) as session:
-        return int(session.execute_write(lambda tx: tx.run(query).single()[0]))
-
-
-def has_marker(store: Neo4jStore) -> bool:
-    return store.node_counts([TEST_MARKER])[TEST_MARKER] > 0
-
-
-def mark_for_tests(store: Neo4jStore, *, only_if_empty: bool) -> None:
-    """Write the marker; with ``only_if_empty``, refuse a database that holds anything."""
-    if has_marker(store):
-        return
-    if only_if_empty and _run(store, "MATCH (n) RETURN count(n)") > 0:
-        pytest.fail(f"{TEST_ENV}URI names {store.config.display_uri}, which holds data and no "
-                    f"({TEST_MARKER}) node: the tests will not clear a database they did not "
-                    f"create. Point it at an empty scratch database, or run "
-                    f"CREATE (:{TEST_MARKER}) there if it may be wiped.")
-    _run(store, f"CREATE (m:{TEST_MARKER}) RETURN count(m)")
-
-
-def serve_for_tests(**launch_kwargs: object) -> Iterator[Neo4jConfig]:
-    """Connection settings of a server for tests: the one the test variables name
-    (refused unless empty or marked), else one started with ``launch_kwargs`` and
-    stopped when the generator is closed. Fixtures of any scope ``yield from`` it."""
-    named = named_test_server()
-    if named is not None:
-        with Neo4jStore(named) as s:
-            mark_for_tests(s, only_if_empty=True)
-        yield named
-        return
-    server = launch(**launch_kwargs)
-    try:
-        config = Neo4jConfig(uri=server.uri, user=server.user, password=server.password)
-        with Neo4jStore(config) as s:
-            mark_for_tests(s, only_if_empty=False)  # ours, new: nothing to lose
-        yield config
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="session")
-def neo4j_config() -> Iterator[Neo4jConfig]:
-    """Connection settings of the session's server (ours, or the one the test variables name)."""
-    yield from serve_for_tests()
+from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
+from tests.neo4j_server import wipe
 
 
 @pytest.fixture
@@ -111,18 +22,3 @@ def store(neo4j_config: Neo4jConfig) -> Iterator[Neo4jStore]:
     with Neo4jStore(neo4j_config, batch_size=1000) as s:
         wipe(s)
         yield s
-
-
-class NotATestDatabase(Exception):
-    """wipe() was pointed at a database without the test marker."""
-
-
-def wipe(store: Neo4jStore) -> None:
-    """Delete every node and relationship but the marker, in batches; refuse
-    (:class:`NotATestDatabase`, nothing deleted) a database without the marker."""
-    if not has_marker(store):
-        raise NotATestDatabase(f"refusing to clear {store.config.display_uri}: it has no "
-                               f"({TEST_MARKER}) node, so the tests did not create it")
-    while _run(store, f"MATCH (n) WHERE NOT n:{TEST_MARKER} WITH n LIMIT 10000 "
-                      "DETACH DELETE n RETURN count(*)"):
-        pass

@@ -17,7 +17,7 @@ import pytest
 from graphkit.core.errors import StoreError
 from graphkit.stores.neo4j.server import LocalNeo4j
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
-from tests.stores.neo4j.conftest import NotATestDatabase, launch, wipe
+from tests.neo4j_server import NotATestDatabase, launch, wipe
 from tests.stores.neo4j.neo4j_test_graphs import chain_graph
 
 PASSWORD = "s3cret-Pa55word-for-faults"
@@ -137,8 +137,12 @@ def test_kill_mid_load_then_reload_converges(own_server: LocalNeo4j, own_home: P
     assert failure and isinstance(failure[0], StoreError), failure
     assert_one_line_without_secrets(failure[0])
 
-    restarted = launch(home=own_home, password=PASSWORD)  # recovers the store
+    # Recovers the store; with another collector than the default G1, which the
+    # launcher then leaves out (java refuses two).
+    restarted = launch(home=own_home, password=PASSWORD, jvm_options=("-XX:+UseParallelGC",))
     try:
+        assert "-XX:+UseParallelGC" in restarted.process.args
+        assert "-XX:+UseG1GC" not in restarted.process.args
         config = Neo4jConfig(uri=restarted.uri, password=PASSWORD)
         with Neo4jStore(config) as store:
             total = sum(store.node_counts(sorted(want_nodes)).values())

@@ -17,7 +17,7 @@ from graphkit.core.errors import StoreError
 from graphkit.snapshot import write_snapshot
 from graphkit.stores.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
 from tests.builders import identity_cases, write_parquet
-from tests.stores.neo4j.conftest import named_test_server
+from tests.neo4j_server import named_test_server
 from tests.stores.neo4j.neo4j_test_graphs import chain_graph
 
 REPO = Path(__file__).resolve().parents[3]

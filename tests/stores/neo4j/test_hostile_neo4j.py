@@ -13,7 +13,7 @@ from graphkit.pipeline import build
 from graphkit.snapshot import read_snapshot
 from graphkit.stores.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
 from tests.builders import CLAUDE, identity_cases, table
-from tests.stores.neo4j.conftest import TEST_MARKER, has_marker
+from tests.neo4j_server import TEST_MARKER, has_marker
 
 
 def test_bookkeeping_markers_are_no_part_of_a_graph_read_back(
