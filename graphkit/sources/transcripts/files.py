@@ -112,11 +112,7 @@ def candidates(root: Path) -> Iterator[Path]:
     Skipped on purpose: sidecars (``*.meta.json``, read with their agent file), workflow
     journals and other non-agent files inside ``subagents/``.
     """
-    # Here, not at the top: `graphkit build` with no SOURCE asks default_transcript_roots
-    # before deciding anything, and a rebuild that changes nothing never lists candidates.
-    from graphkit.sources.row_files import unreadable_folder
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable_folder):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=_unreadable_folder):
         dirnames.sort()
         in_subagents = "subagents" in Path(dirpath).relative_to(root).parts or (
             Path(dirpath).name == "subagents")
@@ -126,6 +122,15 @@ def candidates(root: Path) -> Iterator[Path]:
             if in_subagents and not name.startswith("agent-"):
                 continue
             yield Path(dirpath) / name
+
+
+def _unreadable_folder(exc: OSError) -> None:
+    """``os.walk``'s error handler, row_files' own. Imported only when a folder cannot be
+    listed: row_files imports pyarrow.dataset (and pandas), 0.3-0.4 s of a transcript read
+    that otherwise never needs them."""
+    from graphkit.sources.row_files import unreadable_folder
+
+    unreadable_folder(exc)
 
 
 def transcript_kind(path: Path) -> str | None:
