@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -66,19 +67,23 @@ class ClaudeLayout:
     folder_session: str | None = None  # the session a ``<session>/subagents/`` folder names
 
 
+@lru_cache(maxsize=1024)  # read.py asks again for the file just parsed
 def claude_layout(path: Path) -> ClaudeLayout:
     """Return what the path of a Claude transcript says about its session and agent."""
-    stem = path.name.split(".", 1)[0]
+    # The last five names of the path, "" above its root (Path.parent's names, without
+    # making a Path per parent).
+    parts = path.parts
+    names = ("", "", "", "", "", *(parts[1:] if path.anchor else parts))[-5:]
+    stem = names[4].split(".", 1)[0]
     if not stem.startswith("agent-"):
         return ClaudeLayout(stem, None, None, False)
     agent = stem[len("agent-"):]
     compaction = agent.startswith("acompact")
-    parent = path.parent
-    if parent.parent.name == "workflows" and parent.parent.parent.name == "subagents":
-        session = parent.parent.parent.parent.name
-        return ClaudeLayout(session, agent, parent.name, compaction, session)
-    if parent.name == "subagents":
-        return ClaudeLayout(parent.parent.name, agent, None, compaction, parent.parent.name)
+    if names[2] == "workflows" and names[1] == "subagents":
+        # <session>/subagents/workflows/<runId>/agent-<id>.jsonl
+        return ClaudeLayout(names[0], agent, names[3], compaction, names[0])
+    if names[3] == "subagents":
+        return ClaudeLayout(names[2], agent, None, compaction, names[2])
     return ClaudeLayout(stem, agent, None, compaction)
 
 
