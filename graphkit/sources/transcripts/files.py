@@ -195,8 +195,9 @@ def read_meta(agent_file: Path) -> tuple[dict[str, Any] | None, dict[str, Any] |
     """Return the sidecar ``agent-<id>.meta.json`` of an agent file and its fingerprint."""
     meta_path = agent_file.with_name(agent_file.name.split(".", 1)[0] + ".meta.json")
     try:
-        with open(meta_path, "rb") as fh:  # one open and fstat: no second path lookup
-            data = fh.read()
+        # One open and fstat (no second path lookup), unbuffered: sidecars are read whole.
+        with open(meta_path, "rb", buffering=0) as fh:
+            data = fh.readall()
             stat = os.fstat(fh.fileno())
     except OSError:
         return None, None
