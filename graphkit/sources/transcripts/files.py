@@ -31,14 +31,22 @@ _SNIFF_LINES = 20
 # Parquet, the snapshot) accepts. It becomes U+FFFD, as undecodable bytes do elsewhere.
 _ESCAPED_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# Bytes json.loads reads into lone surrogates too: it decodes with "surrogatepass", so a
+# surrogate written as UTF-8 bytes (ED A0-BF ..) passes, as do unpaired halves in UTF-16
+# or UTF-32 text (which it detects by a BOM or zero bytes up front).
+_ENCODED_SURROGATE = re.compile(b"\xed[\xa0-\xbf]")
 
 
 def json_document(raw: str | bytes) -> Any:
     """:func:`json.loads` of a transcript line or document, every lone surrogate in its
     strings and keys made U+FFFD; raises what json.loads raises (RecursionError too)."""
     value = json.loads(raw)
-    text = raw if isinstance(raw, str) else raw.decode("latin-1")
-    return _whole_text(value) if _ESCAPED_SURROGATE.search(text) else value
+    if isinstance(raw, str):
+        return _whole_text(value) if _ESCAPED_SURROGATE.search(raw) else value
+    if (_ESCAPED_SURROGATE.search(raw.decode("latin-1")) or _ENCODED_SURROGATE.search(raw)
+            or 0 in raw[:4] or raw[:2] in (b"\xff\xfe", b"\xfe\xff")):
+        return _whole_text(value)
+    return value
 
 
 def _whole_text(value: Any) -> Any:
