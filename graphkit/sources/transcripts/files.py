@@ -149,16 +149,22 @@ def candidates(root: Path) -> Iterator[Path]:
     # before deciding anything, and a rebuild that changes nothing never lists candidates.
     from graphkit.sources.row_files import unreadable_folder
 
+    top = os.fspath(root)
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable_folder):
         dirnames.sort()
-        in_subagents = "subagents" in Path(dirpath).relative_to(root).parts or (
-            Path(dirpath).name == "subagents")
+        # os.walk's dirpath is ``top`` joined with the folders below it: their names by
+        # string (a Path per folder cost more than the walk itself).
+        in_subagents = ("subagents" in dirpath[len(top):].split(os.sep)
+                        or os.path.basename(dirpath) == "subagents")
+        folder = None
         for name in sorted(filenames):
             if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
                 continue
             if in_subagents and not name.startswith("agent-"):
                 continue
-            yield Path(dirpath) / name
+            if folder is None:
+                folder = Path(dirpath)
+            yield folder / name
 
 
 def transcript_kind(path: Path) -> str | None:
