@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from graphkit.sources.transcripts.files import (
     _CLAUDE_KEYS,
     _CODEX_TYPES,
     _kind_of_object,
+    candidates,
     json_document,
     read_meta,
     sniff_kind,
@@ -169,3 +172,34 @@ def test_usage_only_from_messages_carrying_a_usage_object(tmp_path: Path) -> Non
         [1, "msg_a0|r0", {"input_tokens": 3, "output_tokens": 4, **zero}],
         [5, "msg_a4|r4", {"input_tokens": 0, "output_tokens": 0, **zero}],
     ]
+
+
+def reference_candidates(root: Path) -> Iterator[Path]:
+    """candidates as it was: a Path per folder to tell whether it lies in subagents/."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        in_subagents = "subagents" in Path(dirpath).relative_to(root).parts or (
+            Path(dirpath).name == "subagents")
+        for name in sorted(filenames):
+            if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
+                continue
+            if in_subagents and not name.startswith("agent-"):
+                continue
+            yield Path(dirpath) / name
+
+
+def test_the_walk_finds_what_the_path_walk_found(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    for rel in ["subagents/agent-a.jsonl", "subagents/x.jsonl", "s/subagents/agent-b.jsonl",
+                "s/subagents/j.jsonl", "s/subagents/workflows/w/agent-c.jsonl",
+                "s/subagents/workflows/w/journal.jsonl", "a.jsonl", "b.meta.json", "c.json",
+                "subagentsX/x.jsonl", "Xsubagents/y.jsonl", "q/r/s.jsonl", "s.jsonl"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    roots = [tmp_path, tmp_path / "subagents", tmp_path / "s" / "subagents", tmp_path / "s",
+             Path("."), Path("s"), Path("subagents"), Path("./s/subagents"),
+             Path("s/subagents/workflows")]
+    for root in roots:
+        got, expected = list(candidates(root)), list(reference_candidates(root))
+        assert got == expected and list(map(str, got)) == list(map(str, expected)), root
