@@ -121,10 +121,15 @@ def sniff_kind(name: str, data: bytes) -> str | None:
             return _kind_of_object(json.loads(data))
         except (ValueError, RecursionError):
             return None
-    for raw in data.split(b"\n", _SNIFF_LINES)[:_SNIFF_LINES]:
-        kind = _line_kind(raw)
+    start = 0
+    for _ in range(_SNIFF_LINES):  # line by line: the first nearly always decides
+        end = data.find(b"\n", start)
+        kind = _line_kind(data[start:] if end < 0 else data[start:end])
         if kind is not None:
             return kind
+        if end < 0:
+            return None
+        start = end + 1
     return None
 
 
