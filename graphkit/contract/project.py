@@ -29,7 +29,7 @@ from graphkit.contract.groups import (
     single,
 )
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
-from graphkit.contract.model import Aggregation, Contract, EdgeRule, NodeRule, Unnest
+from graphkit.contract.model import Aggregation, Contract, EdgeRule, Filter, NodeRule, Unnest
 from graphkit.contract.unnest import unnest_rows
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, GraphTables, NodeTable
@@ -226,6 +226,8 @@ def _first_rows(rows: pa.Table, column: str) -> tuple[pa.Array | None, int]:
     f = rows.schema.field(column)
     arr = encode(rows.column(column), unique=has_unique_dictionary(f))
     n = len(arr)
+    if len(arr.dictionary) == 0:
+        return None, 0  # no key at all (a column the source lacks): every row stays
     valid = pc.is_valid(arr.indices).to_numpy(zero_copy_only=False)
     idx = pc.fill_null(arr.indices, 0).to_numpy(zero_copy_only=False)
     at = np.arange(n, dtype=np.int64)
@@ -288,6 +290,45 @@ def _used_columns(contract: LoadedContract) -> set[str]:
     return used
 
 
+def _unencoded(contract: LoadedContract) -> set[str]:
+    """Columns the rules read only where their text serves as well as a dictionary:
+    counted (``count``: non-null rows) or matched by a join (a hash lookup of the
+    few names the left side holds). Encoding such a column (``tool_call_id``: an id
+    per call) would hash every row's value for nothing."""
+    counted: set[str] = set()
+    other: set[str] = set()
+
+    def tests(f: Filter | None) -> set[str]:
+        # Null tests read only validity; any other test reads the values.
+        return set() if f is None else f.columns() - {*f.not_null, *f.is_null}
+
+    def props(p: dict[str, Aggregation]) -> None:
+        for a in p.values():
+            if a.column != "*":
+                (counted if a.op == "count" else other).add(a.column)
+
+    spec = contract.spec
+    for n in spec.nodes:
+        props(n.properties)
+        other.update(n.key)
+        other |= tests(n.where)
+        if n.unnest is not None:
+            other.add(n.unnest.column)
+    for e in spec.edges:
+        props(e.properties)
+        other.update(k for k in (*e.from_.key, *e.to.key) if k is not None)
+        other |= tests(e.where)
+        if e.unnest is not None:
+            other.add(e.unnest.column)
+        if e.join is not None:
+            counted.add(e.join.matches)
+            other.update([e.join.column, *e.join.same])
+            other |= tests(e.join.where)
+        if e.chain is not None:
+            other.update([*e.chain.within, *e.chain.order_by])
+    return counted - other
+
+
 def _key_columns(spec: Contract) -> list[str]:
     """The dedupe and order columns, each once."""
     dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
@@ -306,8 +347,12 @@ def _positions(spec: Contract, table: pa.Table, bad: pa.Array,
     positions: pa.Array | None = None
     duplicates = 0
     dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
-    coded_key = (shortcuts.dedupe_on_dictionary and len(dedupe) == 1
-                 and pa.types.is_dictionary(rows.schema.field(dedupe[0]).type))
+    # A text key (an id column a source stores plain) is encoded on the way: one
+    # hash pass, then the same scatter-min as for a dictionary column.
+    key_type = rows.schema.field(dedupe[0]).type if len(dedupe) == 1 else None
+    coded_key = (shortcuts.dedupe_on_dictionary and key_type is not None
+                 and (pa.types.is_dictionary(key_type) or pa.types.is_string(key_type)
+                      or pa.types.is_large_string(key_type)))
     if coded_key:
         positions, duplicates = _first_rows(rows, dedupe[0])
     elif dedupe:
@@ -360,7 +405,7 @@ def project(
     content = content_columns(contract)
     rows = rows.select([c for c in rows.column_names
                         if c in used and c not in (FILE_COL, ROW_COL)])
-    rows = _coded(rows, verdict.positions, content)
+    rows = _coded(rows, verdict.positions, content | _unencoded(contract))
     # The unsorted copies are garbage now; hand their pages back to the OS so
     # the peak RSS of a large build stays near what Arrow actually holds.
     pa.default_memory_pool().release_unused()

@@ -179,6 +179,8 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
         for f in files:
             check_json_depth(f)
     block = JSON_BLOCK
+    if fmt == "parquet":
+        dictionary_columns = stored_with_dictionary(files[0], dictionary_columns)
     for attempt in (1, 2):
         try:
             return read_dataset(open_dataset(files, fmt, root, dictionary_columns, block),
@@ -192,6 +194,32 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
             bad = next((f for f in files if bad_json_line(f)), None) if fmt == "json" else None
             raise read_error(bad or root or files[0], fmt, exc) from None
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def stored_with_dictionary(path: Path, columns: Sequence[str]) -> list[str]:
+    """Those of ``columns`` that the Parquet file ``path`` stores with a dictionary
+    (judged by its first row group), and those it lacks.
+
+    A writer leaves a dictionary out where values hardly repeat (ids, one per row);
+    reading such a column dictionary-encoded would hash every value twice (building
+    each row group's dictionary, then unifying 20 of them) for a dictionary as long
+    as the column, so it is read as plain text and encoded once, where the
+    projection needs it. An unreadable footer is left to the read to report."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except (pa.ArrowInvalid, OSError):
+        return list(columns)
+    if meta.num_row_groups == 0:
+        return list(columns)
+    group = meta.row_group(0)
+    plain = set()
+    for i in range(group.num_columns):
+        chunk = group.column(i)
+        if not any("DICTIONARY" in e for e in chunk.encodings):
+            plain.add(chunk.path_in_schema)
+    return [c for c in columns if c not in plain]
 
 
 def check_json_depth(path: Path) -> None:

@@ -284,6 +284,15 @@ def _quick(names: pa.Array, docs: pa.Array) -> pa.Array:
                                 pc.match_substring_regex(docs, _ONE_LINE_OBJECT)), False)
 
 
+def _headerless_patches(names: pa.Array, docs: pa.Array) -> pa.Array:
+    """Which patch or shell calls surely name no file: the only files they name are in
+    ``*** ... File:`` headers (:data:`_HEADER`), and their text holds no ``***``, nor a
+    ``\\u`` escape that could spell one in JSON."""
+    patch = pc.is_in(names, value_set=pa.array(sorted({*PATCHES, *SHELLS})))
+    marked = pc.or_(pc.match_substring(docs, "***"), pc.match_substring(docs, "\\u"))
+    return pc.fill_null(pc.and_(patch, pc.invert(marked)), False)
+
+
 def _paths_by_arrow(names: pa.Array, docs: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
     """(op, raw path, parsed?) per Claude call, the keys read by Arrow; the same
     choice of key and path as :func:`found_paths`, taken from the keys alone."""
@@ -405,8 +414,9 @@ def _touched_column(table: pa.Table, n: int) -> pa.Array:
     quick = _quick(call_names, docs)
     q_at = pc.indices_nonzero(quick)
     ops, raw, ok = _paths_by_arrow(pc.take(call_names, q_at), pc.take(docs, q_at))
-    # Calls Arrow did not read, and those it did not parse, go the Python way.
-    slow = pc.invert(quick)
+    # Calls Arrow did not read, and those it did not parse, go the Python way;
+    # except patch and shell calls that hold no header: no file, no parse.
+    slow = pc.and_(pc.invert(quick), pc.invert(_headerless_patches(call_names, docs)))
     if not pc.all(ok).as_py():
         slow = _put(slow, q_at, pc.invert(ok))
     values = pa.nulls(len(at), pa.string())

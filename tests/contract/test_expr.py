@@ -214,6 +214,40 @@ def test_json_paths_when_only_plain_documents_are_read_by_arrow() -> None:
     assert values(answer) == ["a", "b", None, None]
 
 
+# Documents Arrow's reader takes (one object on a line, text leaves), mixed with
+# ones it must not be trusted with (line breaks, \\u escapes, a non-object).
+ARROW_DOCS = [
+    '{"c": {"x": "a", "y": "b"}}',
+    '{"c": {"x": "a", "y": "b"}}',
+    '{"c": {}}',
+    '{"d": {"x": "not under c"}}',
+    '{"c": {"x": "only x"}, "x": "top"}',
+    None,
+    '{\n "c": {"x": "multi-line"}}',
+    '{"c": {"\\u0078": "escaped key"}}',
+    '{"c": {"x": "caf\\u00e9"}}',
+    '{"c": {"a/b": "slash", "a\\/b": "escaped slash"}}',
+    '  {"c": {"x": "leading blank"}}',
+    "[1]",
+]
+
+
+@pytest.mark.parametrize("dictionary", [False, True])
+@pytest.mark.parametrize("paths", [
+    [("c", "x"), ("c", "y"), ("missing", "x")],
+    [("c", "x"), ("c", "a/b")],  # a key with another spelling: searched per document
+    [("x",), ("c", "y")],
+])
+def test_json_paths_read_by_arrow_match_json_loads(dictionary: bool,
+                                                   paths: list[tuple[str, ...]]) -> None:
+    docs = ARROW_DOCS * 3
+    col = coded(docs) if dictionary else pa.array(docs, pa.string())
+    got = json_paths(col, paths)
+    for path, answer in zip(paths, got, strict=True):
+        assert values(answer) == [reference(d, path) for d in docs], path
+        assert answer.type == pa.dictionary(pa.int32(), pa.string())
+
+
 def test_json_paths_where_one_path_runs_through_another() -> None:
     docs = ['{"c": {"x": "a"}}', '{"c": "b"}']
     got = json_paths(pa.array(docs), [("c", "x"), ("c",)])

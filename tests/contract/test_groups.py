@@ -149,19 +149,27 @@ def test_count_distinct_by_codes_equals_arrows(seed: int) -> None:
         vals = [None if rng.random() < nulls else f"v{int(x)}" for x in rng.integers(0, k, n)]
         return pa.array(vals, pa.string())
 
-    plain = pa.table({"a": text(40, 0.1), "b": text(3, 0.3), "m": text(500, 0.2),
+    a = text(40, 0.1)
+    # Values that mostly belong to one group each (as message ids to a thread), a
+    # few shared with another group.
+    owned = pa.array([None if rng.random() < 0.1 else
+                      f"{g}-{int(rng.integers(0, 30))}" if rng.random() < 0.95 else
+                      f"shared-{int(rng.integers(0, 5))}" for g in a.to_pylist()], pa.string())
+    plain = pa.table({"a": a, "b": text(3, 0.3), "m": text(500, 0.2), "o": owned,
                       "i": pa.array(rng.integers(0, 90, n), pa.int64())})
     coded = pa.table({c: plain.column(c).combine_chunks().dictionary_encode()
                       if c != "i" else plain.column(c) for c in plain.column_names})
     props = {"m": Aggregation(count_distinct="m"), "i": Aggregation(count_distinct="i"),
-             "rows": Aggregation(count="*")}
+             "o": Aggregation(count_distinct="o"), "rows": Aggregation(count="*")}
     for keys in (["a"], ["a", "b"], ["b"]):
         expected = plain.group_by(keys, use_threads=False).aggregate(
-            [("m", "count_distinct"), ("i", "count_distinct"), ([], "count_all")])
+            [("m", "count_distinct"), ("i", "count_distinct"), ("o", "count_distinct"),
+             ([], "count_all")])
         want = {tuple(r[k] for k in keys): (r["m_count_distinct"], r["i_count_distinct"],
-                                           r["count_all"]) for r in expected.to_pylist()}
+                                           r["o_count_distinct"], r["count_all"])
+                for r in expected.to_pylist()}
         got = aggregate(coded, keys, props)
         assert got.column("m").type == pa.int64()
-        assert {tuple(r[k] for k in keys): (r["m"], r["i"], r["rows"])
+        assert {tuple(r[k] for k in keys): (r["m"], r["i"], r["o"], r["rows"])
                 for r in got.to_pylist()} == want
         assert got.num_rows == len(want)

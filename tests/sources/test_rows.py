@@ -131,3 +131,29 @@ def test_bad_json_line_is_named_by_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(SourceError) as info:
         build([folder])
     assert (info.value.path, info.value.line) == (str(folder / "b.jsonl"), 3)
+
+
+def test_id_columns_stored_without_a_dictionary_give_the_same_graph(tmp_path: Path) -> None:
+    # A writer leaves ids (one per row) without a Parquet dictionary; those are read as
+    # plain text, the others dictionary-encoded. Files stored either way, alone or
+    # together, build the graph that the same rows give from memory.
+    from graphkit.sources.row_files import stored_with_dictionary
+
+    rows = table(identity_cases())
+    ids = ["message_id", "part_id", "tool_call_id"]
+    plain_ids = tmp_path / "plain" / "a.parquet"
+    plain_ids.parent.mkdir()
+    pq.write_table(rows, plain_ids, row_group_size=3,
+                   use_dictionary=[c for c in rows.column_names if c not in ids])
+    coded = tmp_path / "coded" / "a.parquet"
+    coded.parent.mkdir()
+    pq.write_table(rows, coded, row_group_size=3)
+    assert set(stored_with_dictionary(plain_ids, ["session_id", *ids])) == {"session_id"}
+    assert stored_with_dictionary(coded, ["session_id", *ids]) == ["session_id", *ids]
+    want = build(rows).graph
+    for source in (plain_ids, coded, [plain_ids, coded]):
+        got = build(source).graph
+        for name, nodes in want.nodes.items():
+            assert got.nodes[name].table.equals(nodes.table), (source, name)
+        for name, edges in want.edges.items():
+            assert got.edges[name].table.equals(edges.table), (source, name)

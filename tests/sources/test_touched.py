@@ -51,6 +51,10 @@ def _docs(path: str) -> list[str | None]:
         "*** Begin Patch\n*** Update File: " + path + "\n*** End Patch",
         json.dumps({"command": ["apply_patch", "*** Add File: " + path + "\n"]}),
         json.dumps({"cmd": "apply_patch <<'EOF'\n*** Delete File: " + path + "\nEOF"}),
+        json.dumps({"input": "*** Begin Patch\n*** Move to: " + path + "\n"}),
+        # A header spelled with JSON escapes only: a patch without a literal "***".
+        '{"patch": "\\u002a\\u002a\\u002a Update File: ' + path.replace('"', "") + '"}',
+        json.dumps({"input": "apply_patch without headers " + path}),
         '{"x": ' + "[" * 3000 + "]" * 3000 + ', "file_path": ' + json.dumps(path) + "}",
         None,
     ]
