@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -141,3 +142,33 @@ def test_lines_decode_to_the_values_and_types_json_gives(value: dict[str, Any]) 
 @given(st.dictionaries(st.text(), json_values, max_size=5))
 def test_facts_round_trip_as_through_json(value: dict[str, Any]) -> None:
     assert typed(json_roundtrip(value)) == typed(json.loads(json.dumps(value, sort_keys=True)))
+
+
+AWKWARD_FACTS: list[Any] = [
+    {"spawns": {"t1": [float("nan"), "d"]}, "usage": [[1, "m|", {"b": 1, "a": 2}]]},
+    {"x": [float("inf"), -float("inf"), -0.0, 1e16, 5e-324, 1.7976931348623157e308]},
+    {"t": (1, "a", (2.5,)), "n": None, "b": [True, False, 1, 0, 1.0]},
+    {"big": 2**70, "neg": -(2**90), "keys": {"\U00010000": 1, "\uffff": 2, "B": 3, "b": 4}},
+    {"lone": "\ud800 x", "pair": "\U0001f600", "k\udc00": 1},
+    {1: "int key", 2: {3: 4}},
+    {"nested": [[[[{"z": 1, "a": [None, {"y": float("nan")}]}]]]]},
+    {"f": 1.0, "i": 1, "s": "1", "bool": True},
+    [], {}, None, "text", 3, 2.5,
+]
+
+
+def test_awkward_facts_round_trip_as_through_json() -> None:
+    for value in AWKWARD_FACTS:
+        expected = json.loads(json.dumps(value, sort_keys=True))
+        assert typed(json_roundtrip(value)) == typed(expected), value
+
+
+def test_facts_json_cannot_write_fail_as_before() -> None:
+    for value in ({1: "a", "b": 2}, {"s": {1, 2}}, {"o": object()}):
+        try:
+            json.dumps(value, sort_keys=True)
+        except TypeError:
+            with pytest.raises(TypeError):
+                json_roundtrip(value)
+        else:  # pragma: no cover - each of these is refused by json
+            raise AssertionError(value)

@@ -90,3 +90,29 @@ def test_a_replayed_line_with_a_lone_surrogate_is_the_same_line(tmp_path: Path) 
     result = build([tmp_path])
     assert result.sources.skipped == []
     assert _values(result, "Thread", "messages") == [1]
+
+
+def test_surrogates_written_as_raw_bytes_are_kept_with_u_fffd(tmp_path: Path) -> None:
+    """A surrogate written as UTF-8 bytes (ED A0 BD, not valid UTF-8) or an unpaired half
+    in a UTF-16 sidecar: json.loads passes both through ("surrogatepass"); they crashed
+    the read in Arrow. Now U+FFFD, as escaped halves are."""
+    from graphkit.sources.transcripts import read_transcripts
+
+    line = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s1",
+            "timestamp": "2026-01-02T10:00:00.000Z", "cwd": "/w", "isSidechain": False,
+            "message": {"role": "user", "content": "cut RAW here"}}
+    session = tmp_path / "proj" / "s1.jsonl"
+    session.parent.mkdir(parents=True)
+    session.write_bytes(json.dumps(line).replace("RAW", "\\u00e9").encode()
+                        .replace(b"\\u00e9", b"\xed\xa0\xbd") + b"\n")
+    agent = tmp_path / "proj" / "s1" / "subagents" / "agent-ag1.jsonl"
+    agent.parent.mkdir(parents=True)
+    agent.write_text(json.dumps({**line, "uuid": "u2", "isSidechain": True,
+                                 "agentId": "ag1"}) + "\n", encoding="utf-8")
+    agent.with_name("agent-ag1.meta.json").write_bytes(
+        json.dumps({"agentType": f"x{HALF}"}, ensure_ascii=False)
+        .encode("utf-16", "surrogatepass"))
+    rows = read_transcripts([tmp_path / "proj"])
+    texts = rows.table.column("content_text").to_pylist()
+    assert "cut \ufffd here" in texts
+    assert not rows.skipped

