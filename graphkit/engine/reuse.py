@@ -105,7 +105,8 @@ def build_key(contract: Any, sources: Sequence[Path], snapshot_dir: Path,
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
-def _stat(path: str) -> list[int] | None:
+def file_stat(path: str) -> list[int] | None:
+    """``[size, mtime_ns, inode]`` of ``path``, or None when it cannot be stat'ed."""
     try:
         st = os.stat(path)
     except OSError:
@@ -120,7 +121,7 @@ def input_state(sources: Sequence[Path]) -> list[list[Any]]:
     for given in sources:
         root = str(Path(given).expanduser().resolve())
         if not os.path.isdir(root):
-            out.append([root, *(_stat(root) or [-1, -1, -1])])
+            out.append([root, *(file_stat(root) or [-1, -1, -1])])
             continue
         stack = [root]
         while stack:
@@ -145,7 +146,8 @@ def input_state(sources: Sequence[Path]) -> list[list[Any]]:
 
 def output_state(snapshot_dir: Path, side_files: Sequence[Path | str]) -> list[Any]:
     """What the snapshot and its side files (rejects, skipped lines) are now."""
-    return [_stat(str(Path(snapshot_dir) / MANIFEST))] + [_stat(str(p)) for p in side_files]
+    return [file_stat(str(Path(snapshot_dir) / MANIFEST)),
+            *[file_stat(str(p)) for p in side_files]]
 
 
 def _read_record(cache_dir: Path) -> dict[str, Any] | None:

@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from graphkit.core.progress import Progress as CoreProgress
 from graphkit.core.progress import Task, as_progress
+from graphkit.engine.reuse import file_stat
 
 READING = "reading transcripts"  # the task read_transcripts starts
 
@@ -81,14 +82,6 @@ def project_key(c: LoadedContract, granularity: str, include_content: bool) -> s
     doc = [c.spec.model_dump_json(), c.name, c.version, granularity, include_content,
            __version__, _parser(), BUCKETS, _FORMAT]
     return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
-
-
-def _stat(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
 def bucket_of_key(key: str) -> int:
@@ -181,10 +174,10 @@ def listed_files(roots: list[Path], inputs: list[list[Any]] | None
         files = [str(p) for p in transcript_files(roots)]
         stats: dict[str, list[int] | None] = {}
         for p in files:
-            stats[p] = _stat(p)
+            stats[p] = file_stat(p)
             side = _side_path(p)
             if side is not None:
-                stats[side] = _stat(side)
+                stats[side] = file_stat(side)
         return files, stats
     stats = {row[0]: (list(row[1:]) if row[1] != -1 else None) for row in inputs}
     found: set[str] = set()

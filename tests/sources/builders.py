@@ -91,3 +91,15 @@ def synthetic_claude_tree(root: Path, sessions: int, lines_per_session: int) -> 
         write_jsonl(root / "-work-app" / f"{sid}.jsonl", entries)
         total += len(entries)
     return total
+
+
+def resume_session_b(folder: Path) -> Path:
+    """Write a resume of the fixture project's session B into ``folder`` (which holds
+    B's file): a new session id replaying B's messages, then one new user message."""
+    b = folder / "7c2d9e14-3a6b-4f1e-8d20-5e6f7a8b9c02.jsonl"
+    resumed = [dict(json.loads(line), sessionId="bbbbbbbb-0000-4000-8000-00000000000b")
+               for line in b.read_text().splitlines()]
+    resumed.append(user("c0000002-new", "bbbbbbbb-0000-4000-8000-00000000000b",
+                        "2026-11-21T15:00:00Z", "and the tests?",
+                        "c0000002-0000-4000-8000-000000000004"))
+    return write_jsonl(folder / "bbbbbbbb-0000-4000-8000-00000000000b.jsonl", resumed)

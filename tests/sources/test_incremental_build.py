@@ -17,7 +17,7 @@ import graphkit.sources.transcripts.index as index
 from graphkit.cli.app import cli
 from graphkit.pipeline import build_snapshot
 from graphkit.snapshot import read_snapshot
-from tests.sources.builders import assistant, fixtures, text
+from tests.sources.builders import assistant, fixtures, resume_session_b, text
 
 TRANSCRIPTS = fixtures() / "transcripts"
 SESSION = "claude-code-log/session_id_steering_order.jsonl"
@@ -317,13 +317,7 @@ def test_linked_files_changed_equal_a_cold_build(tmp_path: Path, change: str) ->
         agent.with_name(agent.stem + ".meta.json").unlink(missing_ok=True)
         parsed, total = 0, files - 1
     else:  # a resume of session B: replays B's messages, then continues
-        b = billing / "7c2d9e14-3a6b-4f1e-8d20-5e6f7a8b9c02.jsonl"
-        resumed = [dict(json.loads(line), sessionId="bbbbbbbb-0000-4000-8000-00000000000b")
-                   for line in b.read_text().splitlines()]
-        resumed.append(user("c0000002-new", "bbbbbbbb-0000-4000-8000-00000000000b",
-                            "2026-11-21T15:00:00Z", "and the tests?",
-                            "c0000002-0000-4000-8000-000000000004"))
-        write_jsonl(billing / "bbbbbbbb-0000-4000-8000-00000000000b.jsonl", resumed)
+        resume_session_b(billing)
         total += 1
     after = _build(work, snap, cache)
     _reread(after, total, parsed)

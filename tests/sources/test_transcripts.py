@@ -22,7 +22,7 @@ from graphkit.sources.transcripts import (
     transcript_kind,
 )
 from graphkit.sources.transcripts.index import INDEX_NAME
-from tests.sources.builders import assistant, fixtures, text, user, write_jsonl
+from tests.sources.builders import assistant, fixtures, resume_session_b, text, user, write_jsonl
 from tests.sources.test_claude import assert_well_formed
 
 TRANSCRIPTS = fixtures() / "transcripts"
@@ -207,13 +207,7 @@ def test_cross_file_links_hold_when_only_some_files_are_reread(work: Path,
                                            [text("also pyyaml")]), isSidechain=True,
                                  agentId="c2ee44ff55aa66bb")) + "\n")
     # A resume of session B arrives: replays B's four messages, then continues.
-    b = home / "7c2d9e14-3a6b-4f1e-8d20-5e6f7a8b9c02.jsonl"
-    resumed = [dict(json.loads(line), sessionId="bbbbbbbb-0000-4000-8000-00000000000b")
-               for line in b.read_text().splitlines()]
-    resumed.append(user("c0000002-new", "bbbbbbbb-0000-4000-8000-00000000000b",
-                        "2026-11-21T15:00:00Z", "and the tests?",
-                        "c0000002-0000-4000-8000-000000000004"))
-    write_jsonl(home / "bbbbbbbb-0000-4000-8000-00000000000b.jsonl", resumed)
+    resume_session_b(home)
 
     rebuilt = read_transcripts([work], cache_dir=cache)
     assert rebuilt.files_read == 2
