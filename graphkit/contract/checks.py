@@ -27,8 +27,8 @@ import pyarrow.compute as pc
 from graphkit.contract.expr import any_valid, filter_mask
 from graphkit.contract.groups import decoded, single
 from graphkit.contract.loader import LoadedContract
-from graphkit.contract.model import EdgeRule, LineageSpec
 from graphkit.contract.project import Projection, derive, project
+from graphkit.contract.spec import EdgeRule, LineageSpec
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
 from graphkit.core.ids import key_texts
 from graphkit.core.schema import FILE_COL, ROW_COL

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from graphkit.contract.expr import any_valid, filter_mask
 from graphkit.contract.groups import aggregate, decoded, dictionary_sizes, key_codes, single
-from graphkit.contract.model import Aggregation, EdgeRule, Filter
+from graphkit.contract.spec import Aggregation, EdgeRule, Filter
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
 from graphkit.core.ids import key_texts, parts_split_back
 

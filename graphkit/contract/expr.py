@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.model import Filter
+from graphkit.contract.spec import Filter
 from graphkit.core.schema import json_as_text
 
 
@@ -151,8 +151,19 @@ class Case(Expr):
         return pa.DictionaryArray.from_arrays(result, pa.array(values, pa.string()))
 
 
-def parse_expr(raw: Any) -> Expr:
+def validated_filter(raw: Any) -> Filter:
+    """A ``when:`` filter checked by the contract model (its ValidationError, a
+    ValueError, says what is wrong), as the plain :class:`Filter` the projection reads."""
+    from graphkit.contract.model import Filter as FilterModel
+
+    return Filter.from_dump(FilterModel.model_validate(raw).model_dump())
+
+
+def parse_expr(raw: Any, make_filter: Callable[[Any], Filter] = validated_filter) -> Expr:
     """Parse one ``derive:`` entry of a contract into an :class:`Expr`.
+
+    ``make_filter`` turns a ``case`` entry's ``when`` into a filter (the loader
+    passes one that reuses its cached checks).
 
     >>> parse_expr({"coalesce": ["conversation_id", "session_id"]}).columns() == {
     ...     "conversation_id", "session_id"}
@@ -179,7 +190,7 @@ def parse_expr(raw: Any) -> Expr:
         for item in raw["case"]:
             if not isinstance(item, dict) or set(item) != {"when", "then"}:
                 raise ValueError("each `case` entry is {when: <filter>, then: <value>}")
-            whens.append((Filter.model_validate(item["when"]), item["then"]))
+            whens.append((make_filter(item["when"]), item["then"]))
         return Case(tuple(whens), raw.get("else"))
     if "const" in raw:
         return Const(raw["const"])

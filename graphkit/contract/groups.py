@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.model import Aggregation
+from graphkit.contract.spec import Aggregation
 from graphkit.core.errors import ContractError
 
 # Aggregations that give the same answer on a dictionary's indices as on its values.

@@ -11,18 +11,20 @@ Checks run in two stages, both before any row is projected:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-from pydantic import ValidationError
-
-from graphkit.contract.expr import Expr, parse_expr
-from graphkit.contract.model import Contract, Filter, Unnest
+from graphkit.contract import cache
+from graphkit.contract.expr import Expr, parse_expr, validated_filter
+from graphkit.contract.spec import Contract, Filter, Unnest
 from graphkit.core.errors import ContractError
 from graphkit.core.graph import LineageVocabulary
 from graphkit.core.names import NAME_RULE, is_name
+
+if TYPE_CHECKING:
+    import yaml
 
 DEFAULT_CONTRACT = "ai-gateway-graph"
 # A contract is a page or two of YAML; these bounds keep a hostile file from
@@ -104,6 +106,8 @@ def _one_line(text: str) -> str:
 
 
 def _line_map(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    import yaml
+
     out[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
@@ -118,6 +122,8 @@ def _line_map(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...],
 def _refuse_duplicate_keys(root: yaml.Node, path: Path) -> None:
     """A key twice in one mapping is an error: YAML loaders keep the last one and drop
     the first without a word (a second ``nodes:`` would lose every rule of the first)."""
+    import yaml
+
     todo = [root]
     while todo:
         node = todo.pop()
@@ -143,10 +149,58 @@ def load_contract(name_or_path: str = DEFAULT_CONTRACT) -> LoadedContract:
     ('ai-gateway-graph', ['Session', 'Thread', 'Agent'])
     """
     path = find_contract(name_or_path)
+    data = _read_bytes(path)
+    entry = cache.read_entry(data)
+    if entry is not None:
+        loaded = _from_entry(path, entry)
+        if loaded is not None:
+            return loaded
+    filters: list[list[Any]] = []
+
+    def recorded(raw: Any) -> Filter:
+        flt = validated_filter(raw)
+        filters.append([raw, flt.model_dump()])
+        return flt
+
+    loaded = _load_fresh(path, _decode(data, path), recorded)
+    cache.write_entry(data, {
+        "spec": loaded.spec.model_dump(), "json": loaded.spec.model_dump_json(),
+        "lines": [[list(k), v] for k, v in loaded.lines.items()], "filters": filters})
+    return loaded
+
+
+def _from_entry(path: Path, entry: dict[str, Any]) -> LoadedContract | None:
+    """The contract a cache entry keeps (checked when it was written), or None if the
+    entry does not hold together: then the file is loaded and checked afresh."""
+    filters = iter(entry.get("filters", []))
+
+    def replayed(raw: Any) -> Filter:
+        # The same derive entries parse in the same order, so the filters come back
+        # in the order they were checked; anything else means a stale entry.
+        want, dump = next(filters)
+        if want != raw:
+            raise ValueError("stale entry")
+        return Filter.from_dump(dump)
+
+    try:
+        spec = Contract.from_dump(entry["spec"], entry["json"])
+        lines = {tuple(k): v for k, v in entry["lines"]}
+        derived = {name: parse_expr(raw, replayed) for name, raw in spec.derive.items()}
+    except (KeyError, TypeError, ValueError, StopIteration, AttributeError):
+        return None
+    return LoadedContract(spec=spec, path=path, derived=derived, lines=lines)
+
+
+def _load_fresh(path: Path, text: str, make_filter: Callable[[Any], Filter]) -> LoadedContract:
+    """Parse and check the contract text: YAML, the pydantic model, then its meaning."""
+    import yaml
+    from pydantic import ValidationError
+
+    from graphkit.contract.model import Contract as ContractModel
+
     # libyaml when present: the same documents and marks, several times faster.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        text = _read_text(path)
         _check_events(text, loader, path)
         node = yaml.compose(text, Loader=loader)
         raw = yaml.load(text, Loader=loader)  # a safe loader either way
@@ -165,7 +219,7 @@ def load_contract(name_or_path: str = DEFAULT_CONTRACT) -> LoadedContract:
         raise loaded.error("a contract is a YAML mapping with `contract`, `version`, `input`, "
                            "`nodes` and `edges`")
     try:
-        spec = Contract.model_validate(raw)
+        model = ContractModel.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(a for a in err["loc"] if not (isinstance(a, str) and a[:1].isupper()
@@ -174,12 +228,12 @@ def load_contract(name_or_path: str = DEFAULT_CONTRACT) -> LoadedContract:
         where = ".".join(str(a) for a in loc) or "(top level)"
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
         raise loaded.error(f"{where}: {err['msg']}{more}", *loc) from None
-    loaded.spec = spec
-    _check_semantics(loaded)
+    loaded.spec = Contract.from_dump(model.model_dump(), model.model_dump_json())
+    _check_semantics(loaded, make_filter)
     return loaded
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
     try:
         with path.open("rb") as f:
             data = f.read(MAX_CONTRACT_BYTES + 1)
@@ -189,6 +243,10 @@ def _read_text(path: Path) -> str:
     if len(data) > MAX_CONTRACT_BYTES:
         raise ContractError(f"contract file too large (over {MAX_CONTRACT_BYTES >> 20} MiB)",
                             path=str(path), hint="a contract is a page or two of YAML")
+    return data
+
+
+def _decode(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -206,6 +264,8 @@ def _check_events(text: str, loader: Any, path: Path) -> None:
     (bounded memory), as is nesting deeper than :data:`MAX_DEPTH` (which would
     otherwise end in a RecursionError in the composer).
     """
+    import yaml
+
     depth = 0
     for event in yaml.parse(text, Loader=loader):
         line = event.start_mark.line + 1 if event.start_mark is not None else None
@@ -239,7 +299,8 @@ def _check_names(c: LoadedContract) -> None:
                               part, i, "properties", p)
 
 
-def _check_semantics(c: LoadedContract) -> None:
+def _check_semantics(c: LoadedContract,
+                     make_filter: Callable[[Any], Filter] = validated_filter) -> None:
     _check_names(c)
     spec = c.spec
     known = set(spec.input)
@@ -248,7 +309,7 @@ def _check_semantics(c: LoadedContract) -> None:
             raise c.error(f"derive.{name} has the name of an input column", "derive", name,
                           hint="give the derived column a name of its own")
         try:
-            expr = parse_expr(raw)
+            expr = parse_expr(raw, make_filter)
         except ValueError as exc:
             raise c.error(f"derive.{name}: {exc}", "derive", name) from None
         missing = expr.columns() - known

@@ -29,7 +29,7 @@ from graphkit.contract.groups import (
     single,
 )
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
-from graphkit.contract.model import Aggregation, Contract, EdgeRule, Filter, NodeRule, Unnest
+from graphkit.contract.spec import Aggregation, Contract, EdgeRule, Filter, NodeRule, Unnest
 from graphkit.contract.unnest import unnest_rows
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, GraphTables, NodeTable

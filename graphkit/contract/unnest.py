@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.groups import single
-from graphkit.contract.model import Unnest
+from graphkit.contract.spec import Unnest
 from graphkit.core.schema import json_as_text
 
 

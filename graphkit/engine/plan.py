@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from graphkit.contract.expr import Expr
 from graphkit.contract.loader import LoadedContract
-from graphkit.contract.model import Aggregation
+from graphkit.contract.spec import Aggregation
 from graphkit.core.errors import ContractError
 
 # Input position of a row across all sources, in the order the sources are read.

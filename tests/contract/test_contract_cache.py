@@ -1,0 +1,142 @@
+"""The checked-contract cache: a cached load is the fresh load, without pydantic or YAML."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphkit.contract import cache
+from graphkit.contract.loader import available_contracts, find_contract, load_contract
+from graphkit.contract.model import Contract as ContractModel
+from graphkit.core.errors import ContractError
+
+REPO = Path(__file__).resolve().parents[2]
+
+CASES = """\
+contract: cases
+version: 2
+input:
+  session_id: {type: string, required: true}
+  agent_id: {type: string, blank_is_null: true}
+  n: {type: int}
+derive:
+  kind:
+    case:
+      - {when: {not_null: [agent_id], less_than: {n: 2.5}}, then: sub}
+      - {when: {in: {session_id: [a, 1]}, equals: {n: 3}}, then: 7}
+    else: top
+nodes:
+  - type: Session
+    key: [session_id]
+    properties:
+      kinds: {count_distinct: kind}
+      first_n: {first: n}
+edges:
+  - type: SELF
+    from: {type: Session, key: [session_id]}
+    to: {type: Session, key: [session_id]}
+    where: {not_equals: {kind: top}}
+"""
+
+
+def _same(a: object, b: object) -> None:
+    assert a == b and type(a) is type(b)
+
+
+@pytest.fixture()
+def cache_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "contract-cache"
+    monkeypatch.setenv("GRAPHKIT_CONTRACT_CACHE", str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("name", [*available_contracts(), "cases"])
+def test_a_cached_load_equals_the_fresh_load(name: str, cache_in: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    if name == "cases":
+        (tmp_path / "cases.yaml").write_text(CASES)
+        name = str(tmp_path / "cases.yaml")
+    monkeypatch.setenv("GRAPHKIT_CONTRACT_CACHE", "0")
+    fresh = load_contract(name)
+    monkeypatch.setenv("GRAPHKIT_CONTRACT_CACHE", str(cache_in))
+    first = load_contract(name)  # fresh, and written
+    assert len(list(cache_in.glob("*.json"))) == 1
+    cached = load_contract(name)
+    for c in (first, cached):
+        assert c.spec == fresh.spec
+        assert c.derived == fresh.derived
+        assert c.lines == fresh.lines
+        assert c.path == fresh.path
+        assert c.spec.model_dump_json() == fresh.spec.model_dump_json()
+    # What the pydantic model makes of the file, field for field and in its JSON.
+    model = ContractModel.model_validate(__import__("yaml").safe_load(
+        find_contract(name).read_text()))
+    assert cached.spec.model_dump() == model.model_dump()
+    assert cached.spec.model_dump_json() == model.model_dump_json()
+    # With nothing cached the JSON is computed: the same text for these contracts.
+    assert cached.spec.model_copy().model_dump_json() == model.model_dump_json()
+    for i, rule in enumerate(cached.spec.nodes):
+        _same(rule, fresh.spec.nodes[i])
+
+
+def test_a_cached_build_imports_neither_pydantic_nor_yaml(cache_in: Path) -> None:
+    code = ("import sys; from graphkit.contract.loader import load_contract; load_contract(); "
+            "print(sorted(m for m in ('pydantic', 'yaml', 'graphkit.contract.model') "
+            "if m in sys.modules))")
+    env = {"GRAPHKIT_CONTRACT_CACHE": str(cache_in), "PYTHONPATH": str(REPO)}
+    run = [sys.executable, "-c", code]
+    first = subprocess.run(run, capture_output=True, text=True, env=env, check=True)
+    second = subprocess.run(run, capture_output=True, text=True, env=env, check=True)
+    assert first.stdout.strip() == "['graphkit.contract.model', 'pydantic', 'yaml']"
+    assert second.stdout.strip() == "[]"
+
+
+def test_a_bad_contract_is_not_cached_and_errs_alike(cache_in: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(CASES.replace("less_than: {n: 2.5}", "less_than: {n: many}"))
+    errors = []
+    for _ in range(2):
+        with pytest.raises(ContractError) as exc:
+            load_contract(str(bad))
+        errors.append(str(exc.value))
+    assert errors[0] == errors[1] and "derive.kind" in errors[0]
+    assert not cache_in.exists() or not list(cache_in.glob("*.json"))
+
+
+def test_a_damaged_or_stale_entry_is_loaded_afresh(cache_in: Path, tmp_path: Path) -> None:
+    p = tmp_path / "cases.yaml"
+    p.write_text(CASES)
+    good = load_contract(str(p))
+    (entry,) = cache_in.glob("*.json")
+    for damage in ("{not json", json.dumps({"format": cache.FORMAT, "spec": {}}),
+                   json.dumps({**json.loads(entry.read_text()), "filters": []})):
+        entry.write_text(damage)
+        again = load_contract(str(p))
+        assert again.spec == good.spec and again.derived == good.derived
+        assert json.loads(entry.read_text())["filters"]  # written again, whole
+
+
+def test_changed_bytes_miss_and_an_unwritable_cache_only_costs_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cache.entry_key(b"a") != cache.entry_key(b"b")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("GRAPHKIT_CONTRACT_CACHE", str(blocker / "sub"))
+    assert load_contract().name == "ai-gateway-graph"
+    monkeypatch.setenv("GRAPHKIT_CONTRACT_CACHE", "")
+    assert cache.cache_dir() is None
+    monkeypatch.delenv("GRAPHKIT_CONTRACT_CACHE")
+    monkeypatch.setenv("GRAPHKIT_HOME", str(tmp_path / "home"))
+    assert cache.cache_dir() == tmp_path / "home" / "contracts"
+
+
+def test_yaml_values_json_cannot_keep_are_not_cached(cache_in: Path, tmp_path: Path) -> None:
+    p = tmp_path / "dated.yaml"
+    p.write_text(CASES.replace("else: top", "else: 2026-12-01"))
+    c = load_contract(str(p))
+    assert load_contract(str(p)).spec == c.spec
+    assert not cache_in.exists() or not list(cache_in.glob("*.json"))
