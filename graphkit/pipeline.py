@@ -8,6 +8,7 @@ tests and notebooks call the same functions.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -129,7 +130,8 @@ def build(
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     t0 = time.perf_counter()
     if (cache_dir is not None and not strict and since is None and until is None
-            and not isinstance(sources, pa.Table)):
+            and not isinstance(sources, pa.Table)
+            and not _row_files_among(as_paths(sources), input_state)):
         # Transcripts alone: build by link groups, keeping unchanged groups' graphs.
         from graphkit.engine.splice import SpliceUnusable, splice_build, transcript_roots
 
@@ -170,6 +172,25 @@ def build(
             # Row files first, then the transcripts' own: the order read_sources gives.
             rows.fingerprints[:0] = hashing.result()
     return BuildResult(c, proj, rows, {"read": t1 - t0, "project": t2 - t1})
+
+
+def _row_files_among(paths: list[Path], inputs: list[list[Any]] | None) -> bool:
+    """Whether a source is surely no transcript folder, so the spliced transcript build
+    cannot apply (``transcript_roots`` would say None) and its imports (msgspec, the
+    splice engine: ~0.1 CPU-s) need not be paid. Judged only where ``transcript_roots``
+    itself asks ``source_kind``: a file, or a folder the stat walk found Parquet in."""
+    from graphkit.sources.read import source_kind
+
+    for p in paths:
+        path = Path(p).expanduser()
+        if not path.exists():
+            return True
+        root = str(path.resolve()).rstrip(os.sep) + os.sep
+        asked = path.is_file() or (inputs is not None and any(
+            row[0].startswith(root) and row[0].endswith((".parquet", ".pq")) for row in inputs))
+        if asked and source_kind(path) not in ("claude", "codex"):
+            return True
+    return False
 
 
 def default_rejects_path(snapshot_dir: Path | None) -> Path:

@@ -165,21 +165,25 @@ def _print_kept(summary: dict[str, Any], skipped: list[dict[str, Any]], *,
 
 def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
     """The build summary for people: counts, a node/edge table, notes and paths."""
-    from rich.console import Console
-    from rich.table import Table
-
     click.echo(f"rows read {summary['rows_read']}, used {summary['rows_used']}, "
                f"rejected {summary['rows_rejected']}, duplicates {summary['duplicate_rows']}"
                + (f", transcript lines skipped {len(skipped)}" if skipped else ""))
-    t = Table(show_header=True, header_style="bold")
-    t.add_column("kind")
-    t.add_column("type")
-    t.add_column("count", justify="right")
-    for k, v in summary["nodes"].items():
-        t.add_row("node", k, str(v))
-    for k, v in summary["edges"].items():
-        t.add_row("edge", k, str(v))
-    Console(highlight=False).print(t)
+    rows = [("node", k, str(v)) for k, v in summary["nodes"].items()]
+    rows += [("edge", k, str(v)) for k, v in summary["edges"].items()]
+    plain = plain_table(("kind", "type", "count"), rows)
+    if plain is not None:
+        click.echo(plain, nl=False)
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(show_header=True, header_style="bold")
+        t.add_column("kind")
+        t.add_column("type")
+        t.add_column("count", justify="right")
+        for row in rows:
+            t.add_row(*row)
+        Console(highlight=False).print(t)
     if summary.get("transcripts"):
         tr = summary["transcripts"]
         groups = (f"; {tr['sessions_projected']} sessions in {tr['groups_projected']} link "
@@ -208,6 +212,40 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
             click.echo(f"loaded into {'NetworkX' if name == 'networkx' else 'Neo4j'}: "
                        f"{sum(n['nodes'].values())} nodes, "
                        f"{sum(n['edges'].values())} edges in {n['seconds']} s")
+
+
+# Environment that changes what rich prints (colour, width, terminal handling).
+_RICH_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES",
+             "JUPYTER_COLUMNS", "JUPYTER_LINES")
+
+
+def plain_table(header: tuple[str, str, str], rows: list[tuple[str, str, str]]) -> str | None:
+    """The summary table as rich draws it into a pipe or file (no colour, 80 columns,
+    heavy head, last column right-aligned), or None where rich might draw it otherwise
+    (a terminal, a non-UTF-8 stream, wider than 80, non-ASCII text, environment that
+    rich reads): then rich draws it. Spares importing rich (~0.07 CPU-s) in scripts."""
+    import os
+
+    out = sys.stdout
+    cells = [header, *rows]
+    if (out is None or out.isatty() or any(v in os.environ for v in _RICH_ENV)
+            or not (getattr(out, "encoding", None) or "").lower().replace("-", "")
+            .startswith("utf8")
+            or not all(c.isascii() and c.isprintable() for row in cells for c in row)):
+        return None
+    widths = [max(len(row[i]) for row in cells) for i in range(3)]
+    if sum(widths) + 10 > 80:
+        return None
+
+    def line(left: str, fill: str, mid: str, right: str) -> str:
+        return left + mid.join(fill * (w + 2) for w in widths) + right + "\n"
+
+    def cells_of(row: tuple[str, str, str], bar: str) -> str:
+        texts = [row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2])]
+        return bar + bar.join(f" {t} " for t in texts) + bar + "\n"
+
+    return (line("┏", "━", "┳", "┓") + cells_of(header, "┃") + line("┡", "━", "╇", "┩")
+            + "".join(cells_of(r, "│") for r in rows) + line("└", "─", "┴", "┘"))
 
 
 @cli.command()
