@@ -472,6 +472,26 @@ def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts) -> 
     return _Verdict(bad, reason, column, positions, duplicates)
 
 
+def _rule_columns(rule: NodeRule | EdgeRule) -> set[str]:
+    """The columns a node or edge rule reads (keys, properties, filters, join, chain)."""
+    cols = {a.column for a in rule.properties.values() if a.column != "*"}
+    filters = [rule.where]
+    edge: Any = rule if hasattr(rule, "from_") else None  # plain or pydantic, either kind
+    if edge is None:
+        cols.update(rule.key)  # type: ignore[union-attr]
+    else:
+        cols.update(k for k in [*edge.from_.key, *edge.to.key] if k is not None)
+        if edge.join is not None:
+            cols.update([edge.join.column, edge.join.matches, *edge.join.same])
+            filters.append(edge.join.where)
+        if edge.chain is not None:
+            cols.update([*edge.chain.within, *edge.chain.order_by])
+    for f in filters:
+        if f is not None:
+            cols.update(f.columns())
+    return cols
+
+
 def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
                    content: set[str] | None, shortcuts: Shortcuts) -> dict[str, dict[str, int]]:
     """Fill ``graph`` with the node and edge tables of the rules active at its
@@ -491,14 +511,24 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
     by_columns = shortcuts.group_by_key_columns
     unnested: dict[tuple[str, tuple[tuple[str, str], ...]], pa.Table] = {}
 
+    def unnest_key(spec: Unnest) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return spec.column, tuple(sorted(spec.fields.items()))
+
+    # The columns the rules of each unnest read: only these are repeated per element.
+    reads: dict[tuple[str, tuple[tuple[str, str], ...]], set[str]] = {}
+    for r in [*node_rules, *spec.edges]:
+        if r.unnest is not None:
+            reads.setdefault(unnest_key(r.unnest), {r.unnest.column}).update(_rule_columns(r))
+
     def rows_for(spec: Unnest | None) -> pa.Table:
         # Rules that unnest the same array the same way share one repeated table
         # (made before the rules run on threads).
         if spec is None:
             return rows
-        key = (spec.column, tuple(sorted(spec.fields.items())))
+        key = unnest_key(spec)
         if key not in unnested:
-            unnested[key] = unnest_rows(rows, spec)
+            unnested[key] = unnest_rows(
+                rows.select([c for c in rows.column_names if c in reads[key]]), spec)
         return unnested[key]
 
     for r in node_rules:
