@@ -36,7 +36,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -224,8 +223,10 @@ def check_snapshot_target(directory: Path | str) -> Path:
                 break
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        # Try it: permission bits do not tell (root, read-only mounts, /sys).
-        os.rmdir(tempfile.mkdtemp(prefix=f".{path.name}.graphkit-probe-", dir=path.parent))
+        # Try it: permission bits do not tell (root, read-only mounts, /sys). Named as a
+        # writer's temp folder, so one left by a writer killed right here is cleaned by
+        # the next write like any other left-over of a dead writer.
+        os.rmdir(make_dir(path, "tmp"))
     except OSError as exc:
         raise os_error(exc, path) from None
     return path
