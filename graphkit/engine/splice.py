@@ -431,6 +431,7 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
             granularity: str, include_content: bool, progress: Progress | None,
             inputs: list[list[Any]] | None) -> tuple[Projection, SourceRows]:
     from graphkit.engine.plan import make_plan
+    from graphkit.engine.splice_merged import Merged
     from graphkit.engine.splice_parts import (
         PartUnreadable,
         assemble,
@@ -457,6 +458,9 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
                  f"({len(set(assign.values())) - len(unread)} link groups, "
                  f"{len(unread)} kept)")
     label = ",".join(str(p) for p in roots)
+    # The partial files the last build merged (the merged tables it kept name them).
+    before = {int(b): str(p.get("file")) for b, p in store.state.get("parts", {}).items()
+              if isinstance(p, dict)} if store.state else None
     parts: dict[int, dict[str, Any]] = {}
     for _ in range(_ROUNDS):
         for b in sorted(set(assign.values())):
@@ -486,7 +490,8 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
             parts[b] = save_part(store.dir, b, out, info)
         try:
             projection, sources, agents = assemble(plan, contract, files, parts, granularity,
-                                                   store.dir)
+                                                   store.dir, Merged(store.dir, key, before),
+                                                   notes)
             break
         except PartUnreadable as exc:
             notes.append(f"stored graph part of link group {exc.bucket} unreadable "

@@ -23,6 +23,8 @@ from graphkit.core.schema import ROW_COL
 from graphkit.engine.merge import merge_parts, unify
 from graphkit.engine.partition import PartOutput, project_partition
 from graphkit.engine.plan import ORD, Plan
+from graphkit.engine.splice_merged import Merged, unchanged
+from graphkit.engine.splice_merged import save as save_merged
 
 if TYPE_CHECKING:
     from graphkit.contract.loader import LoadedContract
@@ -156,11 +158,20 @@ def load_info(folder: Path, bucket: int, ref: dict[str, Any]) -> dict[str, Any]:
     return info
 
 
-def _load(folder: Path, bucket: int, part: dict[str, Any]) -> dict[tuple[str, str], pa.Table]:
+def _load(folder: Path, bucket: int, part: dict[str, Any],
+          only: set[tuple[str, str]] | None = None) -> dict[tuple[str, str], pa.Table]:
+    """A partial's tables (``only`` these and the rejects, when given)."""
     _, buf = _read_part(folder, bucket, part["file"])
+    return _streams(bucket, part, buf, only)
+
+
+def _streams(bucket: int, part: dict[str, Any], buf: pa.Buffer,
+             only: set[tuple[str, str]] | None) -> dict[tuple[str, str], pa.Table]:
     try:
         out = {}
         for kind, type_, at, size in part["tables"]:
+            if only is not None and kind != "rejects" and (kind, type_) not in only:
+                continue
             if at < 0 or at + size > buf.size:
                 raise ValueError("outside the file")
             out[(kind, type_)] = pa.ipc.open_stream(buf.slice(at, size)).read_all()
@@ -204,13 +215,15 @@ def _global_keys(plan: Plan, t: pa.Table, bases: np.ndarray) -> pa.Table:
     return t
 
 
-def load_parts(plan: Plan, folder: Path, files: list[str], parts: dict[int, dict[str, Any]]
+def load_parts(plan: Plan, folder: Path, files: list[str], parts: dict[int, dict[str, Any]],
+               only: set[tuple[str, str]] | None = None,
                ) -> tuple[dict[int, dict[tuple[str, str], pa.Table]], list[pa.Table]]:
-    """Every group's partial tables and rejects, input positions made global."""
+    """Every group's partial tables (``only`` these, when given) and rejects, input
+    positions made global."""
     bases = _bases(files, parts)
     loaded, rejects = {}, []
     for b, part in parts.items():
-        tables = _load(folder, b, part)
+        tables = _load(folder, b, part, only)
         rej = tables.pop(("rejects", ""), None)
         if rej is not None and rej.num_rows:
             rej = rej.set_column(rej.schema.get_field_index(ORD), ORD,
@@ -224,29 +237,78 @@ def load_parts(plan: Plan, folder: Path, files: list[str], parts: dict[int, dict
     return loaded, rejects
 
 
+def _types(parts: dict[int, dict[str, Any]]) -> list[tuple[str, str]]:
+    """The node and edge types of all partials, in the order they come in them."""
+    types: list[tuple[str, str]] = []
+    for part in parts.values():
+        types += [(str(k), str(t)) for k, t, _at, _size in part["tables"]
+                  if k != "rejects" and (k, t) not in types]
+    return types
+
+
+def _tables_of(folder: Path, bucket: int, name: str, want: set[tuple[str, str]]
+               ) -> dict[tuple[str, str], pa.Table] | None:
+    """Some tables of a partial file as stored (positions local), None when unreadable."""
+    try:
+        info, buf = _read_part(folder, bucket, name)
+        _READ[folder / name] = (info, buf)  # load_parts takes it from there
+        return {k: t for k, t in _streams(bucket, info, buf, want).items() if k in want}
+    except PartUnreadable:
+        return None
+
+
+def _merged_tables(plan: Plan, folder: Path, files: list[str],
+                   parts: dict[int, dict[str, Any]], kept_from: Merged | None,
+                   notes: list[str]) -> tuple[dict[tuple[str, str], pa.Table], list[pa.Table]]:
+    """Each type's merged table (the stored one where nothing it depends on changed, see
+    :mod:`graphkit.engine.splice_merged`) and every group's rejects."""
+    types = _types(parts)
+    kept: dict[tuple[str, str], pa.Table] = {}
+    if kept_from is not None:
+        if kept_from.problem:
+            notes.append(kept_from.problem)
+        same = unchanged(kept_from, types, parts,
+                         lambda b, name, want: _tables_of(folder, b, name, want))
+        try:
+            kept = {t: kept_from.table(t) for t in types if t in same}
+        except (ValueError, pa.ArrowException) as exc:
+            notes.append(f"stored merged graph unreadable ({type(exc).__name__}); merged again")
+            kept = {}
+    loaded, rejects = load_parts(plan, folder, files, parts,
+                                 only={t for t in types if t not in kept})
+    out = {}
+    for key in types:
+        if key in kept:
+            out[key] = kept[key]
+            continue
+        tabs = [t[key] for t in loaded.values() if key in t]
+        out[key] = merge_parts(plan, plan.types[key], tabs, unify([t.schema for t in tabs]))
+    if kept_from is not None and (len(kept) < len(types) or not kept_from.usable or {
+            b: p["file"] for b, p in parts.items()} != kept_from.before):
+        save_merged(kept_from, parts, out, set(kept))
+    return out, rejects
+
+
 def assemble(plan: Plan, contract: LoadedContract, files: list[str],
              parts: dict[int, dict[str, Any]], granularity: str, folder: Path,
+             kept_from: Merged | None = None, notes: list[str] | None = None,
              ) -> tuple[Projection, SourceRows, dict[str, int]]:
     """The groups' partials merged into the build's graph and account; subagent threads
-    by kind."""
+    by kind. ``kept_from``: the last build's merged tables, taken for the types whose
+    partials did not change (and this build's stored there)."""
     from graphkit.contract.loader import lineage_vocabulary
     from graphkit.contract.project import Projection
     from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
     from graphkit.core.ids import NODE_ID_RECIPE
 
-    loaded, rejects = load_parts(plan, folder, files, parts)
-    types: list[tuple[str, str]] = []
-    for tables in loaded.values():
-        types += [k for k in tables if k not in types]
+    tables, rejects = _merged_tables(plan, folder, files, parts, kept_from,
+                                     notes if notes is not None else [])
     counts = [p["counts"] for p in parts.values()]
     graph = GraphTables(contract.name, contract.version, NODE_ID_RECIPE, granularity,
                         lineage=lineage_vocabulary(contract))
     graph.meta["content_properties"] = counts[0]["content_properties"]
     keys, ends = counts[0]["keys"], counts[0]["edge_ends"]
-    for key in types:
-        tabs = [t[key] for t in loaded.values() if key in t]
-        merged = merge_parts(plan, plan.types[key], tabs, unify([t.schema for t in tabs]))
-        kind, name = key
+    for (kind, name), merged in tables.items():
         if kind == "node":
             graph.nodes[name] = NodeTable(name, tuple(keys[name]), merged)
         else:

@@ -1,0 +1,139 @@
+"""The last spliced build's merged tables, kept so a build merges only what changed.
+
+After an append to one session, only the groups read again (usually the hot one) have new
+partial tables, and most of their tables are what they were (a user line changes the
+Session and Thread tables, not the Tool or TOUCHED ones). A node or edge type whose partial
+table is the same in every group read again (the same rows, order keys and schema) merges
+to the same table as last time — the other groups' partials are the very files merged last
+time, and the relative order of their rows holds whatever files came or went — so it is
+taken from ``graph-merged.arrow`` instead of being loaded from all 17 partials and merged
+again.
+
+The file is laid out like a partial (an 8-byte length, a zlib'd JSON account, then one
+zstd Arrow IPC stream per table) and its account names the project key and the partial
+file of every group it was merged from: it is used only when those are exactly the
+partials the last build kept (and ``key`` the build's key), so a damaged, foreign or stale
+file means merging everything, never a wrong table.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pyarrow as pa
+
+MERGED = "graph-merged.arrow"
+Types = list[tuple[str, str]]
+
+
+class Merged:
+    """The stored merged tables of the last build (``usable`` False: none to use)."""
+
+    def __init__(self, folder: Path, key: str, before: dict[int, str] | None) -> None:
+        self.folder, self.key = folder, key
+        self.before = before or {}
+        self.tables: dict[tuple[str, str], tuple[int, int]] = {}
+        self.buf: pa.Buffer | None = None
+        self.problem: str | None = None
+        if before is None:
+            return
+        try:
+            data = (folder / MERGED).read_bytes()
+        except OSError:
+            return  # none yet (the first build of this cache, or an older graphkit's)
+        try:
+            info, self.buf = _split(data, MERGED)
+            parts = {int(b): str(name) for b, name in info["parts"].items()}
+            tables = {(str(k), str(t)): (int(at), int(size))
+                      for k, t, at, size in info["tables"]}
+        except (ValueError, KeyError, TypeError, zlib.error, msgspec.DecodeError) as exc:
+            self.buf = None
+            self.problem = (f"stored merged graph unreadable ({type(exc).__name__}); "
+                            "merged again")
+            return
+        if info.get("key") == key and parts == self.before:
+            self.tables = tables
+        else:
+            self.buf = None
+
+    @property
+    def usable(self) -> bool:
+        return self.buf is not None
+
+    def table(self, key: tuple[str, str]) -> pa.Table:
+        at, size = self.tables[key]
+        assert self.buf is not None
+        if at < 0 or at + size > self.buf.size:
+            raise ValueError("outside the file")
+        return pa.ipc.open_stream(self.buf.slice(at, size)).read_all()
+
+    def raw(self, key: tuple[str, str]) -> bytes:
+        at, size = self.tables[key]
+        assert self.buf is not None
+        return self.buf.slice(at, size).to_pybytes()
+
+
+def _split(data: bytes, name: str) -> tuple[dict[str, Any], pa.Buffer]:
+    size = int.from_bytes(data[:8], "little")
+    if not 0 < size <= len(data) - 8:
+        raise ValueError("no account")
+    info = msgspec.json.decode(zlib.decompress(data[8:8 + size]))
+    if not isinstance(info, dict) or info.get("file") != name:
+        raise ValueError("not this file's account")
+    return info, pa.py_buffer(data).slice(8 + size)
+
+
+def unchanged(merged: Merged, types: Types, parts: dict[int, dict[str, Any]],
+              load: Any) -> set[tuple[str, str]]:
+    """The types whose merged table is the stored one: each group whose partial file is
+    not the one merged last time has the same partial table of the type as before (or
+    neither has one). ``load(bucket, file, types)`` reads those tables of a partial, None
+    when it cannot (a missing or damaged partial: nothing is taken as unchanged)."""
+    if not merged.usable:
+        return set()
+    now = {b: str(p["file"]) for b, p in parts.items()}
+    changed = [b for b in {*now, *merged.before} if now.get(b) != merged.before.get(b)]
+    same = {t for t in types if t in merged.tables}
+    for b in changed:
+        if not same:
+            break
+        old = load(b, merged.before[b], same) if b in merged.before else {}
+        new = load(b, now[b], same) if b in now else {}
+        if old is None or new is None:
+            return set()
+        for t in list(same):
+            a, c = old.get(t), new.get(t)
+            if (a is None) != (c is None) or (a is not None and not a.equals(c)):
+                same.discard(t)
+    return same
+
+
+def save(merged: Merged, parts: dict[int, dict[str, Any]],
+         tables: dict[tuple[str, str], pa.Table], kept: set[tuple[str, str]]) -> None:
+    """Store this build's merged tables (the kept ones' streams copied as they were)."""
+    from graphkit.sources.transcripts.index import atomic_write
+
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    chunks: list[bytes] = []
+    listed: list[list[Any]] = []
+    at = 0
+    for (kind, type_), table in tables.items():
+        if (kind, type_) in kept:
+            data = merged.raw((kind, type_))
+        else:
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, table.schema, options=options) as w:
+                w.write_table(table)
+            data = sink.getvalue().to_pybytes()
+        listed.append([kind, type_, at, len(data)])
+        chunks.append(data)
+        at += len(data)
+    info = {"file": MERGED, "key": merged.key, "tables": listed,
+            "parts": {str(b): str(p["file"]) for b, p in parts.items()}}
+    head = zlib.compress(msgspec.json.encode(info), 6)
+    payload = b"".join([len(head).to_bytes(8, "little"), head, *chunks])
+    merged.folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(merged.folder / MERGED, lambda fh: fh.write(payload))
