@@ -184,8 +184,11 @@ def _globalize(values: pa.ChunkedArray | pa.Array, bases: np.ndarray) -> pa.Arra
     """Local positions (see :func:`_local_positions`) as positions in the whole build."""
     v = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     v = v.cast(pa.int64())
-    idx = pc.bit_wise_and(pc.shift_right(v, 32), _FILE_BITS)
-    return pc.add(pc.take(pa.array(bases, pa.int64()), idx), pc.bit_wise_and(v, _LOW))
+    # numpy: one call per step instead of Arrow's per-call cost (17 partials × columns).
+    nulls = v.is_null().to_numpy(zero_copy_only=False) if v.null_count else None
+    a = (v.fill_null(0) if nulls is not None else v).to_numpy()
+    out = bases[(a >> 32) & _FILE_BITS] + (a & _LOW)
+    return pa.array(out, pa.int64(), mask=nulls)
 
 
 def _bases(files: list[str], parts: dict[int, dict[str, Any]]) -> dict[int, np.ndarray]:
