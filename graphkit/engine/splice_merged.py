@@ -25,7 +25,9 @@ from typing import Any
 import msgspec
 import pyarrow as pa
 
-MERGED = "graph-merged.arrow"
+from graphkit.engine.reuse import MERGED_FILE, file_stat, recorded_tables
+
+MERGED = Path(MERGED_FILE).name
 Types = list[tuple[str, str]]
 
 
@@ -38,6 +40,7 @@ class Merged:
         self.tables: dict[tuple[str, str], tuple[int, int]] = {}
         self.buf: pa.Buffer | None = None
         self.problem: str | None = None
+        self.stat = file_stat(str(folder / MERGED))
         if before is None:
             return
         try:
@@ -137,3 +140,20 @@ def save(merged: Merged, parts: dict[int, dict[str, Any]],
     payload = b"".join([len(head).to_bytes(8, "little"), head, *chunks])
     merged.folder.mkdir(parents=True, exist_ok=True)
     atomic_write(merged.folder / MERGED, lambda fh: fh.write(payload))
+
+
+def same_files(merged: Merged, kept: Types) -> dict[str, list[str]]:
+    """For the types taken from the stored merged tables, the previous snapshot's file of
+    each, when that snapshot was written from these very tables (the build record says so,
+    and it is unchanged since): ``{"nodes/T.parquet": [path, sha256]}``. The snapshot
+    writer links such a file instead of encoding the table again, after checking its
+    digest."""
+    if not kept or merged.stat is None:
+        return {}
+    recorded = recorded_tables(merged.folder.parent, merged.stat)
+    out = {}
+    for kind, name in kept:
+        rel = f"{'nodes' if kind == 'node' else 'edges'}/{name}.parquet"
+        if rel in recorded:
+            out[rel] = recorded[rel]
+    return out

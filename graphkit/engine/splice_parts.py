@@ -23,7 +23,7 @@ from graphkit.core.schema import ROW_COL
 from graphkit.engine.merge import merge_parts, unify
 from graphkit.engine.partition import PartOutput, project_partition
 from graphkit.engine.plan import ORD, Plan
-from graphkit.engine.splice_merged import Merged, unchanged
+from graphkit.engine.splice_merged import Merged, same_files, unchanged
 from graphkit.engine.splice_merged import save as save_merged
 
 if TYPE_CHECKING:
@@ -262,18 +262,20 @@ def _tables_of(folder: Path, bucket: int, name: str, want: set[tuple[str, str]]
 
 def _merged_tables(plan: Plan, folder: Path, files: list[str],
                    parts: dict[int, dict[str, Any]], kept_from: Merged | None,
-                   notes: list[str]) -> tuple[dict[tuple[str, str], pa.Table], list[pa.Table]]:
+                   notes: list[str]) -> tuple[dict[tuple[str, str], pa.Table], list[pa.Table],
+                                              dict[str, list[str]]]:
     """Each type's merged table (the stored one where nothing it depends on changed, see
-    :mod:`graphkit.engine.splice_merged`) and every group's rejects."""
+    :mod:`graphkit.engine.splice_merged`), every group's rejects, and the previous
+    snapshot's files of the types kept (:func:`same_files`)."""
     types = _types(parts)
     kept: dict[tuple[str, str], pa.Table] = {}
     if kept_from is not None:
         if kept_from.problem:
             notes.append(kept_from.problem)
-        same = unchanged(kept_from, types, parts,
-                         lambda b, name, want: _tables_of(folder, b, name, want))
+        alike = unchanged(kept_from, types, parts,
+                          lambda b, name, want: _tables_of(folder, b, name, want))
         try:
-            kept = {t: kept_from.table(t) for t in types if t in same}
+            kept = {t: kept_from.table(t) for t in types if t in alike}
         except (ValueError, pa.ArrowException) as exc:
             notes.append(f"stored merged graph unreadable ({type(exc).__name__}); merged again")
             kept = {}
@@ -286,10 +288,11 @@ def _merged_tables(plan: Plan, folder: Path, files: list[str],
             continue
         tabs = [t[key] for t in loaded.values() if key in t]
         out[key] = merge_parts(plan, plan.types[key], tabs, unify([t.schema for t in tabs]))
+    same = same_files(kept_from, list(kept)) if kept_from is not None else {}
     if kept_from is not None and (len(kept) < len(types) or not kept_from.usable or {
             b: p["file"] for b, p in parts.items()} != kept_from.before):
         save_merged(kept_from, parts, out, set(kept))
-    return out, rejects
+    return out, rejects, same
 
 
 def assemble(plan: Plan, contract: LoadedContract, files: list[str],
@@ -303,13 +306,16 @@ def assemble(plan: Plan, contract: LoadedContract, files: list[str],
     from graphkit.contract.project import Projection
     from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
     from graphkit.core.ids import NODE_ID_RECIPE
+    from graphkit.snapshot.io import SAME_FILES
 
-    tables, rejects = _merged_tables(plan, folder, files, parts, kept_from,
-                                     notes if notes is not None else [])
+    tables, rejects, same = _merged_tables(plan, folder, files, parts, kept_from,
+                                           notes if notes is not None else [])
     counts = [p["counts"] for p in parts.values()]
     graph = GraphTables(contract.name, contract.version, NODE_ID_RECIPE, granularity,
                         lineage=lineage_vocabulary(contract))
     graph.meta["content_properties"] = counts[0]["content_properties"]
+    if same:
+        graph.meta[SAME_FILES] = same
     keys, ends = counts[0]["keys"], counts[0]["edge_ends"]
     for (kind, name), merged in tables.items():
         if kind == "node":
