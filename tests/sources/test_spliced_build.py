@@ -366,3 +366,32 @@ def test_merged_tables_of_other_partials_are_not_used(tmp_path: Path, monkeypatc
     assert not any("merged" in n for n in result.sources.notes)
     whole = _whole(work, tmp_path / "whole", monkeypatch)
     _assert_same(snap, mine, tmp_path / "whole", whole)
+
+
+def test_unchanged_tables_are_linked_from_the_previous_snapshot(tmp_path: Path,
+                                                                monkeypatch: Any) -> None:
+    """A type taken from the stored merged tables keeps the previous snapshot's file (a
+    hard link: the same inode), checked against its digest: a file changed since is
+    written again. Either way the snapshot reads back whole and equals a build of all rows."""
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+    parent = "a-4"
+    for n in range(5, 8):  # into the hot group, then twice the hot group alone
+        with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+            fh.write(json.dumps(user(f"a-{n}", first, f"2026-03-01T10:00:1{n}Z", "more",
+                                     parent)) + "\n")
+        parent = f"a-{n}"
+        inodes = {p.name: p.stat().st_ino for p in (snap / "nodes").glob("*.parquet")}
+        if n == 7:  # changed behind graphkit's back: not linked
+            tool = snap / "nodes" / "Tool.parquet"
+            tool.write_bytes(bytes(tool.stat().st_size))
+        mine = _build(work, snap, cache)
+    after = {p.name: p.stat().st_ino for p in (snap / "nodes").glob("*.parquet")}
+    assert after["Model.parquet"] == inodes["Model.parquet"]  # linked
+    assert after["Thread.parquet"] != inodes["Thread.parquet"]  # merged again: written
+    assert after["Tool.parquet"] != inodes["Tool.parquet"]  # its digest failed: written
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(snap, mine, tmp_path / "whole", whole)  # read_snapshot checks digests
