@@ -179,7 +179,7 @@ def listed_files(roots: list[Path], inputs: list[list[Any]] | None
             if side is not None:
                 stats[side] = file_stat(side)
         return files, stats
-    stats = {row[0]: (list(row[1:]) if row[1] != -1 else None) for row in inputs}
+    stats = {row[0]: (row[1:] if row[1] != -1 else None) for row in inputs}
     found: set[str] = set()
     for given in roots:
         root = str(Path(given).expanduser().resolve())
