@@ -38,6 +38,8 @@ class Merged:
         self.folder, self.key = folder, key
         self.before = before or {}
         self.tables: dict[tuple[str, str], tuple[int, int]] = {}
+        # Per type: the keys more than one row of the partials held (merge_parts' shared).
+        self.shared_at: dict[tuple[str, str], tuple[int, int]] = {}
         self.buf: pa.Buffer | None = None
         self.problem: str | None = None
         self.stat = file_stat(str(folder / MERGED))
@@ -52,13 +54,15 @@ class Merged:
             parts = {int(b): str(name) for b, name in info["parts"].items()}
             tables = {(str(k), str(t)): (int(at), int(size))
                       for k, t, at, size in info["tables"]}
+            shared = {(str(k), str(t)): (int(at), int(size))
+                      for k, t, at, size in info.get("shared", [])}
         except (ValueError, KeyError, TypeError, zlib.error, msgspec.DecodeError) as exc:
             self.buf = None
             self.problem = (f"stored merged graph unreadable ({type(exc).__name__}); "
                             "merged again")
             return
         if info.get("key") == key and parts == self.before:
-            self.tables = tables
+            self.tables, self.shared_at = tables, shared
         else:
             self.buf = None
 
@@ -66,15 +70,21 @@ class Merged:
     def usable(self) -> bool:
         return self.buf is not None
 
-    def table(self, key: tuple[str, str]) -> pa.Table:
-        at, size = self.tables[key]
+    def table(self, key: tuple[str, str], where: str = "tables") -> pa.Table:
+        at, size = (self.tables if where == "tables" else self.shared_at)[key]
         assert self.buf is not None
         if at < 0 or at + size > self.buf.size:
             raise ValueError("outside the file")
         return pa.ipc.open_stream(self.buf.slice(at, size)).read_all()
 
-    def raw(self, key: tuple[str, str]) -> bytes:
-        at, size = self.tables[key]
+    def shared(self, key: tuple[str, str]) -> pa.Array | None:
+        """The keys of a type more than one partial row held last time (None: unknown)."""
+        if key not in self.shared_at:
+            return None
+        return self.table(key, "shared").column(0).combine_chunks()
+
+    def raw(self, key: tuple[str, str], where: str = "tables") -> bytes:
+        at, size = (self.tables if where == "tables" else self.shared_at)[key]
         assert self.buf is not None
         return self.buf.slice(at, size).to_pybytes()
 
@@ -89,6 +99,13 @@ def _split(data: bytes, name: str) -> tuple[dict[str, Any], pa.Buffer]:
     return info, pa.py_buffer(data).slice(8 + size)
 
 
+def changed_groups(merged: Merged, parts: dict[int, dict[str, Any]]) -> list[int]:
+    """The groups whose partial file is not the one merged last time (new, gone, or
+    projected again)."""
+    now = {b: str(p["file"]) for b, p in parts.items()}
+    return sorted(b for b in {*now, *merged.before} if now.get(b) != merged.before.get(b))
+
+
 def unchanged(merged: Merged, types: Types, parts: dict[int, dict[str, Any]],
               load: Any) -> set[tuple[str, str]]:
     """The types whose merged table is the stored one: each group whose partial file is
@@ -98,7 +115,7 @@ def unchanged(merged: Merged, types: Types, parts: dict[int, dict[str, Any]],
     if not merged.usable:
         return set()
     now = {b: str(p["file"]) for b, p in parts.items()}
-    changed = [b for b in {*now, *merged.before} if now.get(b) != merged.before.get(b)]
+    changed = changed_groups(merged, parts)
     same = {t for t in types if t in merged.tables}
     for b in changed:
         if not same:
@@ -114,27 +131,41 @@ def unchanged(merged: Merged, types: Types, parts: dict[int, dict[str, Any]],
     return same
 
 
+def _encoded(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema,
+                           options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
 def save(merged: Merged, parts: dict[int, dict[str, Any]],
-         tables: dict[tuple[str, str], pa.Table], kept: set[tuple[str, str]]) -> None:
-    """Store this build's merged tables (the kept ones' streams copied as they were)."""
+         tables: dict[tuple[str, str], pa.Table], kept: set[tuple[str, str]],
+         shared: dict[tuple[str, str], pa.Array]) -> None:
+    """Store this build's merged tables (the kept ones' streams copied as they were) and
+    each type's shared keys (``shared``: the types merged or spliced again; a kept type's
+    are copied)."""
     from graphkit.sources.transcripts.index import atomic_write
 
-    options = pa.ipc.IpcWriteOptions(compression="zstd")
     chunks: list[bytes] = []
     listed: list[list[Any]] = []
+    keys: list[list[Any]] = []
     at = 0
-    for (kind, type_), table in tables.items():
-        if (kind, type_) in kept:
-            data = merged.raw((kind, type_))
-        else:
-            sink = pa.BufferOutputStream()
-            with pa.ipc.new_stream(sink, table.schema, options=options) as w:
-                w.write_table(table)
-            data = sink.getvalue().to_pybytes()
-        listed.append([kind, type_, at, len(data)])
+    for t, table in tables.items():
+        data = merged.raw(t) if t in kept else _encoded(table)
+        listed.append([*t, at, len(data)])
         chunks.append(data)
         at += len(data)
-    info = {"file": MERGED, "key": merged.key, "tables": listed,
+        if t in shared:
+            data = _encoded(pa.table({"k": shared[t]}))
+        elif t in kept and t in merged.shared_at:
+            data = merged.raw(t, "shared")
+        else:
+            continue
+        keys.append([*t, at, len(data)])
+        chunks.append(data)
+        at += len(data)
+    info = {"file": MERGED, "key": merged.key, "tables": listed, "shared": keys,
             "parts": {str(b): str(p["file"]) for b, p in parts.items()}}
     head = zlib.compress(msgspec.json.encode(info), 6)
     payload = b"".join([len(head).to_bytes(8, "little"), head, *chunks])
@@ -157,3 +188,46 @@ def same_files(merged: Merged, kept: Types) -> dict[str, list[str]]:
         if rel in recorded:
             out[rel] = recorded[rel]
     return out
+
+
+def splice_type(kind: str, prev: pa.Table, shared: pa.Array | None,
+                pairs: list[tuple[pa.Table | None, pa.Table | None]]) -> pa.Table | None:
+    """A changed type's merged table from last time's, when every key the groups read
+    again hold (before or now) was held by one partial row alone and by none of the other
+    groups: those rows are replaced by the new partial rows (as a merge takes a row found
+    once), the rest stay, sorted by key as a merge sorts. ``pairs``: each such group's
+    (old, new) partial table. None when that does not hold (then the type is merged)."""
+    import pyarrow.compute as pc
+
+    from graphkit.engine.merge import key_columns, row_keys
+
+    pairs = [(o, n) for o, n in pairs if o is not None or n is not None]
+    if any(o is None or n is None or o.schema != n.schema for o, n in pairs):
+        return None  # a table new or gone in a group, or its schema changed: merge
+    old = [o for o, _n in pairs if o is not None and o.num_rows]
+    new = [n for _o, n in pairs if n is not None and n.num_rows]
+    if any(name not in t.column_names for t in new for name in prev.column_names):
+        return None
+    empty = pa.array([], pa.string())
+    old_keys = pa.concat_arrays([row_keys(kind, t).combine_chunks().cast(pa.string())
+                                 for t in old] or [empty])
+    new_keys = pa.concat_arrays([row_keys(kind, t).combine_chunks().cast(pa.string())
+                                 for t in new] or [empty])
+    if len(old_keys) and pc.count_distinct(old_keys).as_py() != len(old_keys):
+        return None
+    if len(new_keys) and pc.count_distinct(new_keys).as_py() != len(new_keys):
+        return None
+    held = pa.concat_arrays([old_keys, new_keys])
+    if shared is None:
+        return None
+    if len(shared) and pc.any(pc.is_in(held, value_set=shared)).as_py():
+        return None  # another group holds one too: its rows merge
+    prev_keys = row_keys(kind, prev)
+    hit = pc.is_in(prev_keys, value_set=held)
+    if pc.sum(hit).as_py() != len(old_keys):
+        return None  # last time's table has a key of these groups that none held alone
+    rows = [prev.filter(pc.invert(hit)),
+            *(t.select(prev.column_names).cast(prev.schema) for t in new)]
+    out = pa.concat_tables(rows)
+    order = [(c, "ascending") for c in key_columns(kind)]
+    return out.take(pc.sort_indices(out.select(key_columns(kind)), sort_keys=order))

@@ -20,10 +20,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.core.schema import ROW_COL
-from graphkit.engine.merge import merge_parts, unify
+from graphkit.engine.merge import check_spans, merge_parts, unify
 from graphkit.engine.partition import PartOutput, project_partition
 from graphkit.engine.plan import ORD, Plan
-from graphkit.engine.splice_merged import Merged, same_files, unchanged
+from graphkit.engine.splice_merged import (
+    Merged,
+    changed_groups,
+    same_files,
+    splice_type,
+    unchanged,
+)
 from graphkit.engine.splice_merged import save as save_merged
 
 if TYPE_CHECKING:
@@ -279,20 +285,59 @@ def _merged_tables(plan: Plan, folder: Path, files: list[str],
         except (ValueError, pa.ArrowException) as exc:
             notes.append(f"stored merged graph unreadable ({type(exc).__name__}); merged again")
             kept = {}
+    spliced = _spliced(plan, folder, parts, kept_from, [t for t in types if t not in kept],
+                       notes) if kept_from is not None and kept_from.usable else {}
     loaded, rejects = load_parts(plan, folder, files, parts,
-                                 only={t for t in types if t not in kept})
-    out = {}
+                                 only={t for t in types if t not in kept and t not in spliced})
+    out, shared = {}, {}
     for key in types:
-        if key in kept:
-            out[key] = kept[key]
+        if key in kept or key in spliced:
+            out[key] = kept[key] if key in kept else spliced[key]
             continue
         tabs = [t[key] for t in loaded.values() if key in t]
-        out[key] = merge_parts(plan, plan.types[key], tabs, unify([t.schema for t in tabs]))
+        found: list[pa.Array] = []
+        out[key] = merge_parts(plan, plan.types[key], tabs, unify([t.schema for t in tabs]),
+                               found)
+        shared[key] = found[0]
+    for key in spliced:  # the keys it replaced were held once: the shared ones stand
+        if kept_from is not None and key in kept_from.shared_at:
+            shared[key] = kept_from.shared(key)
     same = same_files(kept_from, list(kept)) if kept_from is not None else {}
     if kept_from is not None and (len(kept) < len(types) or not kept_from.usable or {
             b: p["file"] for b, p in parts.items()} != kept_from.before):
-        save_merged(kept_from, parts, out, set(kept))
+        save_merged(kept_from, parts, out, set(kept), shared)
     return out, rejects, same
+
+
+def _spliced(plan: Plan, folder: Path, parts: dict[int, dict[str, Any]], merged: Merged,
+             types: list[tuple[str, str]], notes: list[str]) -> dict[tuple[str, str], pa.Table]:
+    """The changed types whose new merged table is last time's with the rows of the groups
+    read again replaced (:func:`splice_type`): not loaded from every partial and merged."""
+    want = {t for t in types if t in merged.tables and t in merged.shared_at}
+    groups = changed_groups(merged, parts)
+    if not want or not groups:
+        return {}
+    pairs: dict[int, tuple[Any, Any]] = {}
+    for b in groups:
+        old = _tables_of(folder, b, merged.before[b], want) if b in merged.before else {}
+        new = _tables_of(folder, b, str(parts[b]["file"]), want) if b in parts else {}
+        if old is None or new is None:
+            return {}
+        pairs[b] = (old, new)
+    out = {}
+    try:
+        for t in sorted(want):
+            for _o, n in pairs.values():  # a distinct count's rows checked as a merge would
+                if n.get(t) is not None:
+                    check_spans(plan, plan.types[t], n[t])
+            got = splice_type(t[0], merged.table(t), merged.shared(t),
+                              [(o.get(t), n.get(t)) for o, n in pairs.values()])
+            if got is not None:
+                out[t] = got
+    except (ValueError, pa.ArrowException) as exc:
+        notes.append(f"stored merged graph unreadable ({type(exc).__name__}); merged again")
+        return {}
+    return out
 
 
 def assemble(plan: Plan, contract: LoadedContract, files: list[str],

@@ -349,6 +349,40 @@ def test_an_append_merges_only_the_types_it_changed(tmp_path: Path, monkeypatch:
     _assert_same(snap, mine, tmp_path / "whole", whole)
 
 
+def test_rows_one_group_holds_alone_are_replaced_not_merged(tmp_path: Path,
+                                                            monkeypatch: Any) -> None:
+    """A changed type whose keys in the hot group no other group holds (a session's
+    Session and Thread rows) is last time's table with those rows replaced
+    (engine/splice_merged.splice_type); a key other groups hold too (the Workspace both
+    sessions share) is merged from every partial. Both equal a build of all rows."""
+    from graphkit.engine import splice_merged
+
+    work = tmp_path / "t"
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+    calls: list[tuple[str, bool]] = []
+    real = splice_merged.splice_type
+
+    def spy(kind: str, prev: Any, shared: Any, pairs: Any) -> Any:
+        got = real(kind, prev, shared, pairs)
+        calls.append((kind, got is not None))
+        return got
+
+    monkeypatch.setattr("graphkit.engine.splice_parts.splice_type", spy)
+    parent = "a-4"
+    for n in range(5, 8):
+        with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+            fh.write(json.dumps(assistant(f"a-{n}", first, f"2026-03-01T10:00:1{n}Z",
+                                          [text(f"more {n}")], parent)) + "\n")
+        parent = f"a-{n}"
+        mine = _build(work, snap, cache)
+        whole = _whole(work, tmp_path / f"whole{n}", monkeypatch)
+        _assert_same(snap, mine, tmp_path / f"whole{n}", whole)
+    assert ("node", True) in calls  # Session/Thread rows replaced
+    assert ("node", False) in calls  # the shared Workspace merged
+
+
 def test_merged_tables_of_other_partials_are_not_used(tmp_path: Path, monkeypatch: Any) -> None:
     """The stored merged tables name the partials they were merged from: another cache's
     (here: of other transcripts) are not taken, whatever their types."""
