@@ -222,9 +222,9 @@ def splice_type(kind: str, prev: pa.Table, shared: pa.Array | None,
         return None
     if len(shared) and pc.any(pc.is_in(held, value_set=shared)).as_py():
         return None  # another group holds one too: its rows merge
-    prev_keys = row_keys(kind, prev)
+    prev_keys = row_keys(kind, prev).cast(pa.string())
     hit = pc.is_in(prev_keys, value_set=held)
-    if pc.sum(hit).as_py() != len(old_keys):
+    if (pc.sum(hit).as_py() or 0) != len(old_keys):
         return None  # last time's table has a key of these groups that none held alone
     rows = [prev.filter(pc.invert(hit)),
             *(t.select(prev.column_names).cast(prev.schema) for t in new)]
