@@ -429,3 +429,23 @@ def test_unchanged_tables_are_linked_from_the_previous_snapshot(tmp_path: Path,
     assert after["Tool.parquet"] != inodes["Tool.parquet"]  # its digest failed: written
     whole = _whole(work, tmp_path / "whole", monkeypatch)
     _assert_same(snap, mine, tmp_path / "whole", whole)  # read_snapshot checks digests
+
+
+def test_appends_at_message_granularity_equal_a_build_of_all_rows(tmp_path: Path,
+                                                                   monkeypatch: Any) -> None:
+    """Message nodes and NEXT edges of the hot session: replaced or merged, the same."""
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache, granularity="message")
+    parent = "a-4"
+    for n in range(5, 8):
+        with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+            fh.write(json.dumps(user(f"a-{n}", first, f"2026-03-01T10:00:2{n}Z", "m",
+                                     parent)) + "\n")
+        parent = f"a-{n}"
+        mine = _build(work, snap, cache, granularity="message")
+    assert mine["transcripts"]["groups_projected"] == 1
+    whole = _whole(work, tmp_path / "whole", monkeypatch, granularity="message")
+    _assert_same(snap, mine, tmp_path / "whole", whole)
