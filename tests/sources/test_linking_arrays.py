@@ -108,7 +108,9 @@ _COUNT = st.one_of(st.integers(0, 2**70), st.booleans(), st.floats(allow_nan=Fal
        st.lists(st.lists(st.tuples(st.integers(-1, 5), st.sampled_from("xyz"),
                                    st.dictionaries(st.sampled_from(TOKEN_KEYS), _COUNT)),
                          max_size=4), min_size=3, max_size=3),
-       st.lists(st.sampled_from([None, '{"claude":{"agent_kind":"orphan"}}', ""]),
+       st.lists(st.sampled_from([None, "", '{"claude":{"agent_kind":"orphan"}}',
+                                 '{"claude":{"agent_type":1e+16}}', '{"codex":{"x":"\ud800"}}',
+                                 '{"usage":{"input_tokens":1}}', '{"claude": {"a": 1}}']),
                 min_size=15, max_size=15))
 def test_usage_extras(rows: list[tuple[int, int, int]], usage: list[list[Any]],
                       attrs: list[str | None]) -> None:

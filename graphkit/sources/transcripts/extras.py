@@ -253,15 +253,27 @@ def _usage_spots(table: pa.Table, facts: Sequence[dict[str, Any]]) -> list[int]:
     return np.where(found, last[np.minimum(at, len(keys) - 1)], -1).tolist()
 
 
-def _usage_text(usage: dict[str, Any]) -> str | None:
-    """``{"usage": usage}`` as compact JSON when every count is a plain int (the
-    usual case: what msgspec and json.dumps both write), else None."""
+def _usage_member(usage: dict[str, Any]) -> str | None:
+    """``"usage":{...}`` (counts in TOKEN_KEYS order) as compact JSON when every count is
+    a plain int (the usual case: what msgspec and json.dumps both write), else None."""
     items = []
-    for k, v in usage.items():
-        if type(v) is not int:
-            return None
-        items.append(f'"{k}":{v}')
-    return '{"usage":{' + ",".join(items) + "}}"
+    for k in TOKEN_KEYS:
+        if k in usage:
+            v = usage[k]
+            if type(v) is not int:
+                return None
+            items.append(f'"{k}":{v}')
+    return '"usage":{' + ",".join(items) + "}"
+
+
+def _open_object(text: str) -> str | None:
+    """``text`` less its closing brace, when members written after it read as
+    ``dumps_decoded`` of the object with those members added (ints only) would:
+    ``text`` is an object without ``usage`` that dumps_decoded writes as ``text``."""
+    doc = loads(text)
+    if type(doc) is not dict or not doc or "usage" in doc or dumps_decoded(doc) != text:
+        return None
+    return text[:-1]
 
 
 def with_extras(attributes: list[str | None], table: pa.Table,
@@ -283,7 +295,7 @@ def with_extras(attributes: list[str | None], table: pa.Table,
             row = extra.setdefault(spot, {})
             acc = row.get("usage")
             if acc is None:  # the usual case: one pair per message (counts are ints)
-                row["usage"] = {k: usage[k] for k in TOKEN_KEYS if k in usage}
+                row["usage"] = usage  # put in TOKEN_KEYS order when written
             else:
                 row["usage"] = {k: acc.get(k, 0) + usage.get(k, 0) for k in TOKEN_KEYS
                                 if k in acc or k in usage}
@@ -299,13 +311,25 @@ def with_extras(attributes: list[str | None], table: pa.Table,
     if not extra:
         return attributes
     out = list(attributes)
+    opened: dict[str, str | None] = {}  # attribute text -> _open_object(text)
     for i, add in extra.items():
         text = out[i]
-        if not text and len(add) == 1 and "usage" in add:
-            fast = _usage_text(add["usage"])
-            if fast is not None:
-                out[i] = fast
+        if len(add) == 1 and "usage" in add:
+            # The usual cases, written directly: usage alone, or added to a thread's
+            # attributes (the same few texts over and over).
+            member = _usage_member(add["usage"])
+            if member is not None and not text:
+                out[i] = "{" + member + "}"
                 continue
+            if member is not None and text:
+                if text not in opened:
+                    opened[text] = _open_object(text)
+                head = opened[text]
+                if head is not None:
+                    out[i] = head + "," + member + "}"
+                    continue
+        if "usage" in add:
+            add["usage"] = {k: add["usage"][k] for k in TOKEN_KEYS if k in add["usage"]}
         doc = loads(text) if text else {}
         doc.update(add)
         out[i] = dumps_decoded(doc)
