@@ -11,54 +11,85 @@ session that first had it, so messages and tokens are counted once along a chain
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from graphkit.queries.model import Continuation
-from graphkit.stores.base import LineageReader
+from graphkit.stores.base import ContinuationEdge, ContinuationEdgeReader, LineageReader
+
+Step = Callable[[list[str]], list[tuple[str, str, str | None]]]
 
 
-def _session_nodes(reader: LineageReader, session_ids: Sequence[str]) -> dict[str, str]:
+def _session_nodes(reader: LineageReader, column: str, values: Sequence[str]) -> dict[str, str]:
+    """Session node id → session key of the sessions whose ``column`` is in ``values``."""
     v = reader.vocabulary
+    if not values:
+        return {}
     return {r["id"]: str(r[v.session_key]) for r in reader.node_rows(
-        v.session, [v.session_key], where=(v.session_key, list(session_ids)))}
+        v.session, [v.session_key], where=(column, list(values)))}
+
+
+def _level_by_level(reader: LineageReader, continues: str, session_id: str,
+                    up: bool) -> tuple[list[str], Step]:
+    """The session's node ids and a step asking the store for one level's
+    edges (one :meth:`~LineageReader.edge_rows` call per level)."""
+    v = reader.vocabulary
+
+    def step(level: list[str]) -> list[tuple[str, str, str | None]]:
+        edges = reader.edge_rows(continues, v.session, v.session, ["how"],
+                                 sources=level if up else None,
+                                 targets=None if up else level)
+        return [(e["source"], e["target"], e["how"]) if up else
+                (e["target"], e["source"], e["how"]) for e in edges]
+
+    return sorted(_session_nodes(reader, v.session_key, [session_id])), step
+
+
+def _prefetched(edges: list[ContinuationEdge], up: bool) -> tuple[list[str], Step]:
+    """The same from every reachable edge, fetched at once: a level's edges
+    in the order :meth:`~LineageReader.edge_rows` gives (source, then target)."""
+    by_near: dict[str, list[ContinuationEdge]] = {}
+    for e in edges:
+        by_near.setdefault(e.near, []).append(e)
+
+    def step(level: list[str]) -> list[tuple[str, str, str | None]]:
+        found = [e for n in level for e in by_near.get(n, [])]
+        found.sort(key=lambda e: (e.near, e.far) if up else (e.far, e.near))
+        return [(e.near, e.far, e.how) for e in found]
+
+    return sorted({e.start for e in edges}), step
 
 
 def _walk(reader: LineageReader, session_id: str, *, up: bool) -> list[Continuation]:
     """Breadth first along CONTINUES edges (``up``: to what a session continues;
     else to what continues it), each session once at its smallest depth, ordered
-    by depth then id."""
+    by depth then id. A server fetches the reachable edges in one round trip;
+    the walk over them is the same for every store."""
     v = reader.vocabulary
     if not v.continues:
         return []
-    start = _session_nodes(reader, [session_id])
-    seen = set(start)
-    level = sorted(start)
+    names: dict[str, str] | None = None
+    if isinstance(reader, ContinuationEdgeReader):
+        edges = reader.continuation_edges(session_id, up=up)
+        names = {e.far: e.key for e in edges}
+        level, step = _prefetched(edges, up)
+    else:
+        level, step = _level_by_level(reader, v.continues, session_id, up)
+    seen = set(level)
     found: list[tuple[int, str, str | None]] = []
     depth = 0
     while level:
         depth += 1
-        edges = reader.edge_rows(v.continues, v.session, v.session, ["how"],
-                                 sources=level if up else None,
-                                 targets=None if up else level)
         nxt: dict[str, str | None] = {}
-        for e in edges:
-            other = e["target"] if up else e["source"]
+        for _near, other, how in step(level):
             if other not in seen and other not in nxt:
-                nxt[other] = e["how"]
+                nxt[other] = how
         seen.update(nxt)
         found += [(depth, nid, how) for nid, how in nxt.items()]
         level = sorted(nxt)
-    names = _session_nodes_by_id(reader, [nid for _, nid, _ in found])
+    if names is None:
+        names = _session_nodes(reader, "id", [nid for _, nid, _ in found])
     out = [Continuation(v.session, names.get(nid, nid), how, d) for d, nid, how in found]
     return sorted(out, key=lambda c: (c.depth, c.id))
-
-
-def _session_nodes_by_id(reader: LineageReader, node_ids: Sequence[str]) -> dict[str, str]:
-    v = reader.vocabulary
-    if not node_ids:
-        return {}
-    return {r["id"]: str(r[v.session_key]) for r in reader.node_rows(
-        v.session, [v.session_key], where=("id", list(node_ids)))}
 
 
 def continues(reader: LineageReader, session_id: str) -> list[Continuation]:

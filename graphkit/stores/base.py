@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from graphkit.core.errors import QueryError
 
@@ -162,6 +162,31 @@ class LineageReader(Protocol):
         ``{"source", "target", *columns}`` (node ids), ordered by source then
         target; with ``sources`` only edges from those node ids, with
         ``targets`` only edges to those."""
+        ...
+
+
+class ContinuationEdge(NamedTuple):
+    """A ``continues`` edge reachable from a session (``start``, its node id):
+    ``near`` is its end nearer to the session, ``far`` the other, ``key`` the
+    far end's session key."""
+
+    start: str
+    near: str
+    far: str
+    how: str | None
+    key: str
+
+
+@runtime_checkable
+class ContinuationEdgeReader(Protocol):
+    """A store that fetches a session's whole continuation chain at once (a
+    server, where each question is a round trip); the others are walked a
+    level at a time through :meth:`LineageReader.edge_rows`."""
+
+    def continuation_edges(self, session_id: str, *, up: bool) -> list[ContinuationEdge]:
+        """Every Session-to-Session ``continues`` edge whose near end is
+        reachable from the session ``session_id`` (``up``: along the edges; else
+        against them)."""
         ...
 
 

@@ -287,24 +287,61 @@ def parent_edges(v: LineageVocabulary) -> str:
 
     The store walks them in Python with exactly the NetworkX store's rules
     (nearest first, smallest parent id on a fork, stop before a node already
-    seen). Variable-length patterns never reuse a relationship, so they end
-    even on a cycle, and DISTINCT on the end nodes lets the planner prune to
-    one visit per node instead of enumerating every path.
+    seen). ``WITH DISTINCT`` on the reachable nodes, before the last hop, lets
+    the planner use its pruning breadth-first expand (each node visited once)
+    instead of enumerating every path, which grows exponentially with the
+    diamonds of a hostile graph; a plan test pins it.
+
+    >>> print(parent_edges(LineageVocabulary()).splitlines()[1])
+    WITH DISTINCT c
     """
-    thread, parent = quote_name(v.thread), quote_name(v.parent, "relationship type")
-    tid, tsess = quote_name(v.thread_key, "property"), quote_name(v.thread_session, "property")
-    return (f"MATCH (:{thread} {{id: $id}})-[:{parent}*0..]->(c)-[:{parent}]->(p)\n"
-            f"RETURN DISTINCT c.id AS child, p.id AS node_id, p.{tid} AS id, "
-            f"p.{tsess} AS session_id")
+    start = f"(:{quote_name(v.thread)} {{id: $id}})"
+    return _reachable_edges(start, v.parent, "->", "", "c.id AS child, p.id AS node_id, "
+                            + _hit_columns(v))
 
 
 def child_edges(v: LineageVocabulary) -> str:
     """The parent edges below a thread (see :func:`parent_edges`)."""
-    thread, parent = quote_name(v.thread), quote_name(v.parent, "relationship type")
+    start = f"(:{quote_name(v.thread)} {{id: $id}})"
+    return _reachable_edges(start, v.parent, "<-", "", "c.id AS parent, p.id AS node_id, "
+                            + _hit_columns(v))
+
+
+def continuation_edges(v: LineageVocabulary, continues: str, *, up: bool) -> str:
+    """The ``continues`` edges reachable from the session whose key is ``$id``
+    (``up``: to what it continues; else from what continues it), in one round
+    trip: ``start`` (the session's node id), ``near``/``far`` (the edge's end
+    nearer to and farther from the session), ``how``, and ``key`` (the far
+    end's session key). Every reachable Session-to-Session edge comes back and
+    the caller walks them breadth first (:mod:`graphkit.queries.continuations`),
+    so an edge reached only through another label is fetched but never walked.
+
+    >>> print(continuation_edges(LineageVocabulary(), "CONTINUES", up=True).splitlines()[0])
+    MATCH (s:`Session`) WHERE s.`session_id` = $id
+    """
+    session, skey = quote_name(v.session), quote_name(v.session_key, "property")
+    return (f"MATCH (s:{session}) WHERE s.{skey} = $id\n"
+            + _reachable_edges("(s)", continues, "->" if up else "<-", f":{session}",
+                               f"s.id AS start, c.id AS near, p.id AS far, "
+                               f"r.`how` AS how, p.{skey} AS key", keep="s, "))
+
+
+def _hit_columns(v: LineageVocabulary) -> str:
     tid, tsess = quote_name(v.thread_key, "property"), quote_name(v.thread_session, "property")
-    return (f"MATCH (:{thread} {{id: $id}})<-[:{parent}*0..]-(c)<-[:{parent}]-(d)\n"
-            f"RETURN DISTINCT c.id AS parent, d.id AS node_id, d.{tid} AS id, "
-            f"d.{tsess} AS session_id")
+    return f"p.{tid} AS id, p.{tsess} AS session_id"
+
+
+def _reachable_edges(start: str, rel_type: str, arrow: str, label: str, columns: str,
+                     keep: str = "") -> str:
+    """The ``rel_type`` edges ``(c)-[r]-(p)`` whose near end ``c`` is reachable
+    from ``start`` along ``arrow`` (``->`` or ``<-``), ``c`` and ``p`` with
+    ``label`` (``""`` for any), returning ``columns``."""
+    rel = quote_name(rel_type, "relationship type")
+    head, tail = ("-", "->") if arrow == "->" else ("<-", "-")
+    return (f"MATCH {start}{head}[:{rel}*0..]{tail}(c{label})\n"
+            f"WITH DISTINCT {keep}c\n"
+            f"MATCH (c){head}[r:{rel}]{tail}(p{label})\n"
+            f"RETURN DISTINCT {columns}")
 
 
 def session_threads(v: LineageVocabulary) -> str:

@@ -50,6 +50,7 @@ from graphkit.core.graph import (
 )
 from graphkit.core.progress import ProgressLike, Task, as_progress
 from graphkit.stores.base import (
+    ContinuationEdge,
     Hit,
     IfExists,
     LoadReport,
@@ -547,6 +548,17 @@ class Neo4jStore:
         out = [(hits[n], d) for n, d in below]
         return sorted(out, key=lambda hd: (hd[1], hd[0].id, hd[0].node_id))
 
+    def continuation_edges(self, session_id: str, *, up: bool) -> list[ContinuationEdge]:
+        """Every continuation edge reachable from a session, in one round trip
+        (:class:`~graphkit.stores.base.ContinuationEdgeReader`); none when the
+        vocabulary names no continuation edge."""
+        v = self.vocabulary
+        if not v.continues:
+            return []
+        rows = self._read(cypher.continuation_edges(v, v.continues, up=up), id=session_id)
+        return [ContinuationEdge(r["start"], r["near"], r["far"], plain(r["how"]),
+                                 str(r["key"])) for r in rows]
+
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
         """The threads of a session with their parent's node id and agent facts."""
         rows = self._read(cypher.session_threads(self.vocabulary), id=session_id)
@@ -636,23 +648,34 @@ class Neo4jStore:
         return np.asarray(rows, np.int64), np.asarray(ids, np.int64)
 
     def _read(self, query: str, **params: Any) -> list[dict[str, Any]]:
-        def work(tx: Any) -> list[dict[str, Any]]:
-            return [r.data() for r in tx.run(query, params)]
-
-        with self._errors(), self._session() as session:
-            return list(session.execute_read(work))
+        """One read query in an auto-commit transaction, retried on a transient
+        failure (a read is safe to repeat). Not a managed transaction: its
+        COMMIT is a second round trip per query, and lineage asks four or five
+        short questions (measured 4.1 vs 1.6 ms a query on this machine)."""
+        for attempt in range(_READ_ATTEMPTS):
+            try:
+                with self._session(read=True) as session:
+                    return [r.data() for r in session.run(query, params)]
+            except Exception as exc:
+                if attempt + 1 < _READ_ATTEMPTS and _retryable(exc):
+                    time.sleep(0.05 * 2 ** attempt)
+                    continue
+                with self._errors():
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _run_auto(self, query: str, **params: Any) -> None:
         # Schema commands and procedures: an auto-commit transaction of their own.
         with self._errors(), self._session() as session:
             session.run(query, params).consume()
 
-    def _session(self) -> Any:
+    def _session(self, *, read: bool = False) -> Any:
         # One bookmark manager for every session: on a cluster a read follows
         # the writes of the same store (causal consistency) even when parallel
-        # write sessions made them.
+        # write sessions made them. Read sessions may go to a read replica.
         return self._driver.session(database=self.config.database,
-                                    bookmark_manager=self._bookmarks)
+                                    bookmark_manager=self._bookmarks,
+                                    default_access_mode="READ" if read else "WRITE")
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -783,6 +806,16 @@ class Neo4jStore:
         table = _property_table({EDGE_SOURCE: pa.array(src, pa.string()),
                                  EDGE_TARGET: pa.array(dst, pa.string())}, props)
         return EdgeTable(rel_type, source_type, target_type, table)
+
+
+# Tries of a read that failed transiently (a leader switch, a lock timeout).
+_READ_ATTEMPTS = 3
+
+
+def _retryable(exc: Exception) -> bool:
+    """Whether the driver calls ``exc`` transient (worth running the read again)."""
+    check = getattr(exc, "is_retryable", None)
+    return bool(check()) if callable(check) else False
 
 
 def driver_module() -> Any:
