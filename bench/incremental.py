@@ -82,9 +82,17 @@ def _append(session: Path, n: int) -> None:
         fh.write(json.dumps(line, separators=(",", ":")) + "\n")
 
 
+def _digests(snap: Path) -> dict[str, str]:
+    m = json.loads((snap / "manifest.json").read_text())
+    return {e["file"]: e["sha256"] for part in ("nodes", "edges") for e in m[part].values()}
+
+
 def _same_tables(a: Path, b: Path) -> bool:
+    """Table for table, and byte for byte (each table file's SHA-256 in the manifests)."""
     from graphkit.snapshot import read_snapshot
 
+    if _digests(a) != _digests(b):
+        return False
     ga, gb = read_snapshot(a), read_snapshot(b)
     if set(ga.nodes) != set(gb.nodes) or set(ga.edges) != set(gb.edges):
         return False
@@ -211,7 +219,7 @@ def markdown(res: dict[str, Any]) -> str:
               f"{m['incremental_cache_ratio']:.1%} of the transcripts' bytes. "
               f"Files per build: {res['summary_transcripts']}. Snapshot after the appends "
               f"equals a cold build of the same files and a build of all rows at once "
-              "(`GRAPHKIT_SPLICE=0`), table for table: "
+              "(`GRAPHKIT_SPLICE=0`), table for table and byte for byte (table digests): "
               f"**{res['append_equals_cold_build']}**.", "",
               f"Transcripts → rows (`bench.worker transcripts`, no cache, {p['lines']:,} "
               f"Claude lines): median {p['lines_per_s']:,.0f} lines/s (runs "

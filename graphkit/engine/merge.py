@@ -37,6 +37,11 @@ def unify(schemas: list[pa.Schema]) -> pa.Schema:
     return pa.unify_schemas(schemas, promote_options="permissive").remove_metadata()
 
 
+def row_keys(kind: str, t: pa.Table) -> pa.Array | pa.ChunkedArray:
+    """What identifies each row of a node (its id) or edge (source and target) table."""
+    return _key(kind, t)
+
+
 def _key(kind: str, t: pa.Table) -> pa.Array | pa.ChunkedArray:
     if kind == "node":
         return t.column(NODE_ID)
@@ -74,23 +79,28 @@ def check_spans(plan: Plan, tp: TypePlan, t: pa.Table) -> None:
 
 
 def merge_parts(plan: Plan, tp: TypePlan, parts: list[pa.Table],
-                schema: pa.Schema) -> pa.Table:
+                schema: pa.Schema, shared: list[pa.Array] | None = None) -> pa.Table:
     """The merged, sorted rows of one bucket of one type (snapshot columns only).
 
     ``parts`` are the bucket's partial tables from every partition, cast to
-    ``schema`` (the unified partial schema).
+    ``schema`` (the unified partial schema). ``shared``: the keys (:func:`row_keys`)
+    found in more than one row of the partials are appended to it.
     """
     parts = [p for p in parts if p.num_rows]
     out_schema = final_schema(schema)
     if not parts:
+        if shared is not None:
+            shared.append(pa.array([], pa.string()))
         return out_schema.empty_table()
     t = pa.concat_tables([p.cast(schema) if p.schema != schema else p for p in parts])
     check_spans(plan, tp, t)
-    if len(parts) > 1:
+    if len(parts) > 1 or shared is not None:
         k = _key(tp.kind, t)
         counts = pa.table({_K: k}).group_by(_K, use_threads=False).aggregate([(_K, "count")])
         multi = counts.filter(pc.greater(counts.column(f"{_K}_count"), 1)).column(_K)
-        if len(multi):
+        if shared is not None:
+            shared.append(multi.combine_chunks().cast(pa.string()))
+        if len(multi) and len(parts) > 1:
             mask = pc.is_in(k, value_set=multi.combine_chunks())
             t = pa.concat_tables([t.filter(pc.invert(mask)),
                                   _merge_groups(plan, tp, t.filter(mask), schema)])

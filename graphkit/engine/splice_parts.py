@@ -20,9 +20,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.core.schema import ROW_COL
-from graphkit.engine.merge import merge_parts, unify
+from graphkit.engine.merge import check_spans, merge_parts, unify
 from graphkit.engine.partition import PartOutput, project_partition
 from graphkit.engine.plan import ORD, Plan
+from graphkit.engine.splice_merged import (
+    Merged,
+    changed_groups,
+    same_files,
+    splice_type,
+    unchanged,
+)
+from graphkit.engine.splice_merged import save as save_merged
 
 if TYPE_CHECKING:
     from graphkit.contract.loader import LoadedContract
@@ -156,11 +164,20 @@ def load_info(folder: Path, bucket: int, ref: dict[str, Any]) -> dict[str, Any]:
     return info
 
 
-def _load(folder: Path, bucket: int, part: dict[str, Any]) -> dict[tuple[str, str], pa.Table]:
+def _load(folder: Path, bucket: int, part: dict[str, Any],
+          only: set[tuple[str, str]] | None = None) -> dict[tuple[str, str], pa.Table]:
+    """A partial's tables (``only`` these and the rejects, when given)."""
     _, buf = _read_part(folder, bucket, part["file"])
+    return _streams(bucket, part, buf, only)
+
+
+def _streams(bucket: int, part: dict[str, Any], buf: pa.Buffer,
+             only: set[tuple[str, str]] | None) -> dict[tuple[str, str], pa.Table]:
     try:
         out = {}
         for kind, type_, at, size in part["tables"]:
+            if only is not None and kind != "rejects" and (kind, type_) not in only:
+                continue
             if at < 0 or at + size > buf.size:
                 raise ValueError("outside the file")
             out[(kind, type_)] = pa.ipc.open_stream(buf.slice(at, size)).read_all()
@@ -173,8 +190,11 @@ def _globalize(values: pa.ChunkedArray | pa.Array, bases: np.ndarray) -> pa.Arra
     """Local positions (see :func:`_local_positions`) as positions in the whole build."""
     v = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     v = v.cast(pa.int64())
-    idx = pc.bit_wise_and(pc.shift_right(v, 32), _FILE_BITS)
-    return pc.add(pc.take(pa.array(bases, pa.int64()), idx), pc.bit_wise_and(v, _LOW))
+    # numpy: one call per step instead of Arrow's per-call cost (17 partials × columns).
+    nulls = v.is_null().to_numpy(zero_copy_only=False) if v.null_count else None
+    a = (v.fill_null(0) if nulls is not None else v).to_numpy()
+    out = bases[(a >> 32) & _FILE_BITS] + (a & _LOW)
+    return pa.array(out, pa.int64(), mask=nulls)
 
 
 def _bases(files: list[str], parts: dict[int, dict[str, Any]]) -> dict[int, np.ndarray]:
@@ -204,13 +224,15 @@ def _global_keys(plan: Plan, t: pa.Table, bases: np.ndarray) -> pa.Table:
     return t
 
 
-def load_parts(plan: Plan, folder: Path, files: list[str], parts: dict[int, dict[str, Any]]
+def load_parts(plan: Plan, folder: Path, files: list[str], parts: dict[int, dict[str, Any]],
+               only: set[tuple[str, str]] | None = None,
                ) -> tuple[dict[int, dict[tuple[str, str], pa.Table]], list[pa.Table]]:
-    """Every group's partial tables and rejects, input positions made global."""
+    """Every group's partial tables (``only`` these, when given) and rejects, input
+    positions made global."""
     bases = _bases(files, parts)
     loaded, rejects = {}, []
     for b, part in parts.items():
-        tables = _load(folder, b, part)
+        tables = _load(folder, b, part, only)
         rej = tables.pop(("rejects", ""), None)
         if rej is not None and rej.num_rows:
             rej = rej.set_column(rej.schema.get_field_index(ORD), ORD,
@@ -224,29 +246,123 @@ def load_parts(plan: Plan, folder: Path, files: list[str], parts: dict[int, dict
     return loaded, rejects
 
 
+def _types(parts: dict[int, dict[str, Any]]) -> list[tuple[str, str]]:
+    """The node and edge types of all partials, in the order they come in them."""
+    types: list[tuple[str, str]] = []
+    for part in parts.values():
+        types += [(str(k), str(t)) for k, t, _at, _size in part["tables"]
+                  if k != "rejects" and (k, t) not in types]
+    return types
+
+
+def _tables_of(folder: Path, bucket: int, name: str, want: set[tuple[str, str]]
+               ) -> dict[tuple[str, str], pa.Table] | None:
+    """Some tables of a partial file as stored (positions local), None when unreadable."""
+    try:
+        info, buf = _read_part(folder, bucket, name)
+        _READ[folder / name] = (info, buf)  # load_parts takes it from there
+        return {k: t for k, t in _streams(bucket, info, buf, want).items() if k in want}
+    except PartUnreadable:
+        return None
+
+
+def _merged_tables(plan: Plan, folder: Path, files: list[str],
+                   parts: dict[int, dict[str, Any]], kept_from: Merged | None,
+                   notes: list[str]) -> tuple[dict[tuple[str, str], pa.Table], list[pa.Table],
+                                              dict[str, list[str]]]:
+    """Each type's merged table (the stored one where nothing it depends on changed, see
+    :mod:`graphkit.engine.splice_merged`), every group's rejects, and the previous
+    snapshot's files of the types kept (:func:`same_files`)."""
+    types = _types(parts)
+    kept: dict[tuple[str, str], pa.Table] = {}
+    if kept_from is not None:
+        if kept_from.problem:
+            notes.append(kept_from.problem)
+        alike = unchanged(kept_from, types, parts,
+                          lambda b, name, want: _tables_of(folder, b, name, want))
+        try:
+            kept = {t: kept_from.table(t) for t in types if t in alike}
+        except (ValueError, pa.ArrowException) as exc:
+            notes.append(f"stored merged graph unreadable ({type(exc).__name__}); merged again")
+            kept = {}
+    spliced = _spliced(plan, folder, parts, kept_from, [t for t in types if t not in kept],
+                       notes) if kept_from is not None and kept_from.usable else {}
+    loaded, rejects = load_parts(plan, folder, files, parts,
+                                 only={t for t in types if t not in kept and t not in spliced})
+    out, shared = {}, {}
+    for key in types:
+        if key in kept or key in spliced:
+            out[key] = kept[key] if key in kept else spliced[key]
+            continue
+        tabs = [t[key] for t in loaded.values() if key in t]
+        found: list[pa.Array] = []
+        out[key] = merge_parts(plan, plan.types[key], tabs, unify([t.schema for t in tabs]),
+                               found)
+        shared[key] = found[0]
+    for key in spliced:  # the keys it replaced were held once: the shared ones stand
+        if kept_from is not None and key in kept_from.shared_at:
+            shared[key] = kept_from.shared(key)
+    same = same_files(kept_from, list(kept)) if kept_from is not None else {}
+    if kept_from is not None and (len(kept) < len(types) or not kept_from.usable or {
+            b: p["file"] for b, p in parts.items()} != kept_from.before):
+        save_merged(kept_from, parts, out, set(kept), shared)
+    return out, rejects, same
+
+
+def _spliced(plan: Plan, folder: Path, parts: dict[int, dict[str, Any]], merged: Merged,
+             types: list[tuple[str, str]], notes: list[str]) -> dict[tuple[str, str], pa.Table]:
+    """The changed types whose new merged table is last time's with the rows of the groups
+    read again replaced (:func:`splice_type`): not loaded from every partial and merged."""
+    want = {t for t in types if t in merged.tables and t in merged.shared_at}
+    groups = changed_groups(merged, parts)
+    if not want or not groups:
+        return {}
+    pairs: dict[int, tuple[Any, Any]] = {}
+    for b in groups:
+        old = _tables_of(folder, b, merged.before[b], want) if b in merged.before else {}
+        new = _tables_of(folder, b, str(parts[b]["file"]), want) if b in parts else {}
+        if old is None or new is None:
+            return {}
+        pairs[b] = (old, new)
+    out = {}
+    try:
+        for t in sorted(want):
+            for _o, n in pairs.values():  # a distinct count's rows checked as a merge would
+                if n.get(t) is not None:
+                    check_spans(plan, plan.types[t], n[t])
+            got = splice_type(t[0], merged.table(t), merged.shared(t),
+                              [(o.get(t), n.get(t)) for o, n in pairs.values()])
+            if got is not None:
+                out[t] = got
+    except (ValueError, pa.ArrowException) as exc:
+        notes.append(f"stored merged graph unreadable ({type(exc).__name__}); merged again")
+        return {}
+    return out
+
+
 def assemble(plan: Plan, contract: LoadedContract, files: list[str],
              parts: dict[int, dict[str, Any]], granularity: str, folder: Path,
+             kept_from: Merged | None = None, notes: list[str] | None = None,
              ) -> tuple[Projection, SourceRows, dict[str, int]]:
     """The groups' partials merged into the build's graph and account; subagent threads
-    by kind."""
+    by kind. ``kept_from``: the last build's merged tables, taken for the types whose
+    partials did not change (and this build's stored there)."""
     from graphkit.contract.loader import lineage_vocabulary
     from graphkit.contract.project import Projection
     from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
     from graphkit.core.ids import NODE_ID_RECIPE
+    from graphkit.snapshot.io import SAME_FILES
 
-    loaded, rejects = load_parts(plan, folder, files, parts)
-    types: list[tuple[str, str]] = []
-    for tables in loaded.values():
-        types += [k for k in tables if k not in types]
+    tables, rejects, same = _merged_tables(plan, folder, files, parts, kept_from,
+                                           notes if notes is not None else [])
     counts = [p["counts"] for p in parts.values()]
     graph = GraphTables(contract.name, contract.version, NODE_ID_RECIPE, granularity,
                         lineage=lineage_vocabulary(contract))
     graph.meta["content_properties"] = counts[0]["content_properties"]
+    if same:
+        graph.meta[SAME_FILES] = same
     keys, ends = counts[0]["keys"], counts[0]["edge_ends"]
-    for key in types:
-        tabs = [t[key] for t in loaded.values() if key in t]
-        merged = merge_parts(plan, plan.types[key], tabs, unify([t.schema for t in tabs]))
-        kind, name = key
+    for (kind, name), merged in tables.items():
         if kind == "node":
             graph.nodes[name] = NodeTable(name, tuple(keys[name]), merged)
         else:

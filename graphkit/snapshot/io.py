@@ -74,6 +74,11 @@ from graphkit.snapshot.swap import (
 )
 from graphkit.snapshot.verify import manifest_lineage, read_manifest, read_snapshot, read_table
 
+# graph.meta key: tables equal to a file of the previous snapshot, ``{"nodes/T.parquet":
+# [path, sha256]}`` (the spliced transcript build names the types it did not merge again).
+# Such a file is hard-linked, and kept only if its bytes still have that digest.
+SAME_FILES = "same_files"
+
 __all__ = ["COMPRESSION", "FORMAT_VERSION", "MANIFEST", "MARKER", "MAX_MANIFEST_BYTES",
            "OLDEST_FORMAT", "ROW_GROUP_ROWS", "SnapshotError", "check_snapshot_target",
            "commit_snapshot", "manifest_for", "manifest_lineage", "read_manifest",
@@ -243,9 +248,13 @@ def _write_tables(graph: GraphTables, tmp: Path, include_content: bool) -> dict[
     jobs += [(et.table, f"edges/{etype}.parquet") for etype, et in sorted(graph.edges.items())]
     # Parquet encoding runs in Arrow without the GIL: two files at a time,
     # largest first, so the biggest table does not start last.
-    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].nbytes)
+    same = graph.meta.get(SAME_FILES) or {}
+    done = {i: got for i, (t, rel) in enumerate(jobs)
+            if rel in same and (got := _linked(tmp, rel, same[rel], t.num_rows)) is not None}
+    order = sorted((i for i in range(len(jobs)) if i not in done),
+                   key=lambda i: -jobs[i][0].nbytes)
     with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-        done = dict(zip(order, pool.map(lambda i: _write_table(jobs[i][0], tmp, jobs[i][1]),
+        done.update(zip(order, pool.map(lambda i: _write_table(jobs[i][0], tmp, jobs[i][1]),
                                         order), strict=True))
     written = [done[i] for i in range(len(jobs))]
     nodes_meta: dict[str, Any] = {}
@@ -268,6 +277,22 @@ def _write_table(table: pa.Table, tmp: Path, rel: str) -> dict[str, Any]:
     pq.write_table(table, tmp / rel, row_group_size=ROW_GROUP_ROWS,
                    compression=COMPRESSION)
     return table_entry(tmp, rel, table.num_rows)
+
+
+def _linked(tmp: Path, rel: str, same: list[str], rows: int) -> dict[str, Any] | None:
+    """A table the previous snapshot holds as it is: its file hard-linked, not encoded
+    again; None (nothing left behind) when it cannot be or its bytes are not the ones
+    written then."""
+    try:
+        os.link(same[0], tmp / rel)
+        entry = table_entry(tmp, rel, rows)
+    except OSError:
+        (tmp / rel).unlink(missing_ok=True)
+        return None
+    if entry["sha256"] != same[1]:
+        (tmp / rel).unlink()
+        return None
+    return entry
 
 
 def table_entry(tmp: Path, rel: str, rows: int) -> dict[str, Any]:

@@ -152,7 +152,8 @@ def test_a_new_contract_option_projects_every_group_again(tmp_path: Path,
     _assert_same(snap, mine, tmp_path / "whole", whole)
 
 
-@pytest.mark.parametrize("damage", ["part-garbage", "part-gone", "state-garbage", "keys-gone"])
+@pytest.mark.parametrize("damage", ["part-garbage", "part-gone", "state-garbage", "keys-gone",
+                                    "merged-garbage", "merged-zeroed", "merged-gone"])
 def test_a_damaged_stored_graph_is_rebuilt_with_a_note(tmp_path: Path, monkeypatch: Any,
                                                        damage: str) -> None:
     work = tmp_path / "t"
@@ -168,14 +169,30 @@ def test_a_damaged_stored_graph_is_rebuilt_with_a_note(tmp_path: Path, monkeypat
                 part.unlink()
     elif damage == "state-garbage":
         (store / "graph-state.json.gz").write_bytes(b"\x1f\x8b garbage")
+    elif damage.startswith("merged"):
+        # Once the session is in the hot group, an append keeps most merged tables.
+        with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+            fh.write(json.dumps(user("a-5", first, "2026-03-01T10:00:07Z", "hot", "a-4")) + "\n")
+        _build(work, snap, cache)
+        merged = store / "graph-merged.arrow"
+        data = merged.read_bytes()
+        head = 8 + int.from_bytes(data[:8], "little")
+        if damage == "merged-gone":
+            merged.unlink()
+        else:  # garbage, or the account kept and every table's bytes zeroed
+            merged.write_bytes(b"\x00not merged tables" * 5 if damage == "merged-garbage"
+                               else data[:head] + bytes(len(data) - head))
     else:
         (store / "graph-keys.arrow").unlink()
     with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
-        fh.write(json.dumps(user("a-7", first, "2026-03-01T10:00:08Z", "again", "a-4")) + "\n")
+        fh.write(json.dumps(user("a-7", first, "2026-03-01T10:00:08Z", "again",
+                                 "a-5" if damage.startswith("merged") else "a-4")) + "\n")
     notes: list[str] = []
     result, mine = build_snapshot([work], snap, cache_dir=cache, progress=notes.append)
     if damage == "part-garbage":
         assert any("unreadable" in n for n in result.sources.notes)
+    if damage in ("merged-garbage", "merged-zeroed"):
+        assert any("stored merged graph unreadable" in n for n in result.sources.notes)
     whole = _whole(work, tmp_path / "whole", monkeypatch)
     _assert_same(snap, mine, tmp_path / "whole", whole)
     assert _build(work, snap, cache)["snapshot_reused"] is True
@@ -292,3 +309,143 @@ def test_changed_sessions_move_to_the_hot_group_and_cool_off(tmp_path: Path,
     for name, table in _tables(tmp_path / "whole" / "snap").items():
         assert _tables(snap)[name].equals(table), name
     assert whole["nodes"] == mine["nodes"]
+
+
+def _streams(merged: Path) -> dict[tuple[str, str], bytes]:
+    """Each table's stored stream in ``graph-merged.arrow`` (see engine/splice_merged.py)."""
+    import zlib
+
+    data = merged.read_bytes()
+    size = int.from_bytes(data[:8], "little")
+    info = json.loads(zlib.decompress(data[8:8 + size]))
+    body = data[8 + size:]
+    return {(k, t): body[at:at + n] for k, t, at, n in info["tables"]}
+
+
+def test_an_append_merges_only_the_types_it_changed(tmp_path: Path, monkeypatch: Any) -> None:
+    """A user line changes a session's Session and Thread rows, not its tools or files:
+    those types' merged tables are the stored ones (their streams copied unchanged), the
+    others merged again, and the snapshot equals a build of all rows at once."""
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    merged = cache / "graph" / "graph-merged.arrow"
+    _build(work, snap, cache)
+    with (work / PROJECT / f"{first}.jsonl").open("a") as fh:  # to the hot group
+        fh.write(json.dumps(user("a-5", first, "2026-03-01T10:00:09Z", "one", "a-4")) + "\n")
+    _build(work, snap, cache)
+    before = _streams(merged)
+    with (work / PROJECT / f"{first}.jsonl").open("a") as fh:  # the hot group alone
+        fh.write(json.dumps(user("a-6", first, "2026-03-01T10:00:10Z", "two", "a-5")) + "\n")
+    mine = _build(work, snap, cache)
+    assert mine["transcripts"]["groups_projected"] == 1
+    after = _streams(merged)
+    assert before.keys() == after.keys()
+    same = {t for t in before if before[t] == after[t]}
+    assert ("node", "Tool") in same and ("edge", "CALLED_TOOL") in same
+    assert ("node", "Thread") not in same and ("node", "Session") not in same
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+
+
+def test_rows_one_group_holds_alone_are_replaced_not_merged(tmp_path: Path,
+                                                            monkeypatch: Any) -> None:
+    """A changed type whose keys in the hot group no other group holds (a session's
+    Session and Thread rows) is last time's table with those rows replaced
+    (engine/splice_merged.splice_type); a key other groups hold too (the Workspace both
+    sessions share) is merged from every partial. Both equal a build of all rows."""
+    from graphkit.engine import splice_merged
+
+    work = tmp_path / "t"
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+    calls: list[tuple[str, bool]] = []
+    real = splice_merged.splice_type
+
+    def spy(kind: str, prev: Any, shared: Any, pairs: Any) -> Any:
+        got = real(kind, prev, shared, pairs)
+        calls.append((kind, got is not None))
+        return got
+
+    monkeypatch.setattr("graphkit.engine.splice_parts.splice_type", spy)
+    parent = "a-4"
+    for n in range(5, 8):
+        with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+            fh.write(json.dumps(assistant(f"a-{n}", first, f"2026-03-01T10:00:1{n}Z",
+                                          [text(f"more {n}")], parent)) + "\n")
+        parent = f"a-{n}"
+        mine = _build(work, snap, cache)
+        whole = _whole(work, tmp_path / f"whole{n}", monkeypatch)
+        _assert_same(snap, mine, tmp_path / f"whole{n}", whole)
+    assert ("node", True) in calls  # Session/Thread rows replaced
+    assert ("node", False) in calls  # the shared Workspace merged
+
+
+def test_merged_tables_of_other_partials_are_not_used(tmp_path: Path, monkeypatch: Any) -> None:
+    """The stored merged tables name the partials they were merged from: another cache's
+    (here: of other transcripts) are not taken, whatever their types."""
+    work, elsewhere = tmp_path / "t", tmp_path / "u"
+    first, _other = _two_groups(work)
+    shutil.copytree(TRANSCRIPTS, elsewhere)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+    _build(elsewhere, tmp_path / "snap2", tmp_path / "cache2")
+    shutil.copy(tmp_path / "cache2" / "graph" / "graph-merged.arrow",
+                cache / "graph" / "graph-merged.arrow")
+    with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+        fh.write(json.dumps(user("a-7", first, "2026-03-01T10:00:08Z", "again", "a-4")) + "\n")
+    result, mine = build_snapshot([work], snap, cache_dir=cache)
+    assert not any("merged" in n for n in result.sources.notes)
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(snap, mine, tmp_path / "whole", whole)
+
+
+def test_unchanged_tables_are_linked_from_the_previous_snapshot(tmp_path: Path,
+                                                                monkeypatch: Any) -> None:
+    """A type taken from the stored merged tables keeps the previous snapshot's file (a
+    hard link: the same inode), checked against its digest: a file changed since is
+    written again. Either way the snapshot reads back whole and equals a build of all rows."""
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache)
+    parent = "a-4"
+    for n in range(5, 8):  # into the hot group, then twice the hot group alone
+        with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+            fh.write(json.dumps(user(f"a-{n}", first, f"2026-03-01T10:00:1{n}Z", "more",
+                                     parent)) + "\n")
+        parent = f"a-{n}"
+        inodes = {p.name: p.stat().st_ino for p in (snap / "nodes").glob("*.parquet")}
+        if n == 7:  # changed behind graphkit's back: not linked
+            tool = snap / "nodes" / "Tool.parquet"
+            tool.write_bytes(bytes(tool.stat().st_size))
+        mine = _build(work, snap, cache)
+    after = {p.name: p.stat().st_ino for p in (snap / "nodes").glob("*.parquet")}
+    assert after["Model.parquet"] == inodes["Model.parquet"]  # linked
+    assert after["Thread.parquet"] != inodes["Thread.parquet"]  # merged again: written
+    assert after["Tool.parquet"] != inodes["Tool.parquet"]  # its digest failed: written
+    whole = _whole(work, tmp_path / "whole", monkeypatch)
+    _assert_same(snap, mine, tmp_path / "whole", whole)  # read_snapshot checks digests
+
+
+def test_appends_at_message_granularity_equal_a_build_of_all_rows(tmp_path: Path,
+                                                                   monkeypatch: Any) -> None:
+    """Message nodes and NEXT edges of the hot session: replaced or merged, the same."""
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    first, _other = _two_groups(work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    _build(work, snap, cache, granularity="message")
+    parent = "a-4"
+    for n in range(5, 8):
+        with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
+            fh.write(json.dumps(user(f"a-{n}", first, f"2026-03-01T10:00:2{n}Z", "m",
+                                     parent)) + "\n")
+        parent = f"a-{n}"
+        mine = _build(work, snap, cache, granularity="message")
+    assert mine["transcripts"]["groups_projected"] == 1
+    whole = _whole(work, tmp_path / "whole", monkeypatch, granularity="message")
+    _assert_same(snap, mine, tmp_path / "whole", whole)

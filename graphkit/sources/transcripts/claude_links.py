@@ -22,10 +22,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from graphkit.sources.transcripts.buffer import dumps
+from graphkit.sources.transcripts.buffer import dumps, dumps_decoded
 from graphkit.sources.transcripts.extras import (
     claude_continuations,
     drop_branch_copies,
@@ -35,18 +35,24 @@ from graphkit.sources.transcripts.links import (
     LinkReport,
     ParsedFile,
     finish_rows,
-    number_messages,
+    number_threads,
+    value_codes,
 )
 
 
 def _held_once(table: pa.Table) -> bool:
     """Whether every message id sits in one (session, file) only (the usual case), told
-    by two hash aggregations instead of a Python pass over the rows."""
+    by array operations instead of a Python pass over the rows: each row's session and
+    file equal those of its message id's first row."""
     mids = table["message_id"]
-    if not table.num_rows or mids.null_count:
+    if not table.num_rows or mids.null_count or table["session_id"].null_count:
         return False
-    held = table.group_by(["message_id", "session_id", "_file"]).aggregate([])
-    return bool(held.num_rows == pc.count_distinct(mids).as_py())
+    mid, _ = value_codes(mids)
+    session, _ = value_codes(table["session_id"])
+    file = table["_file"].to_numpy()
+    _, first = np.unique(mid, return_index=True)  # codes are 0..k-1: first[code]
+    at = first[mid]
+    return bool((session[at] == session).all() and (file[at] == file).all())
 
 
 def settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
@@ -200,33 +206,31 @@ def link_claude(files: list[ParsedFile], table: pa.Table | None,
     table = drop_branch_copies(table, file_facts)
     table, resumed_from = settle_duplicates(table)
     facts = _Facts.of(files)
-    sessions = table["session_id"].to_pylist()
-    agents = table["agent_id"].to_pylist()
-    threads = list(zip(sessions, agents, strict=True))
-    ts = table["message_created_at"].cast(pa.int64()).to_pylist()
-    index, start = number_messages(threads, table["message_id"].to_pylist(), ts)
+    ts = table["message_created_at"].cast(pa.int64()).to_numpy(zero_copy_only=False)
+    threads = number_threads(table, ("session_id", "agent_id"), ts)
 
     attrs_of: dict[tuple[str, str | None], str | None] = {}
-    for sess, agent in start:
+    for sess, agent in threads.keys:
         if agent is None:
             claude = {"resumed_from": resumed_from[sess]} if sess in resumed_from else {}
         else:
             claude = facts.agent_attributes(sess, agent)
             report.kinds[claude.get("agent_kind", "subagent")] += 1
-        attrs_of[(sess, agent)] = dumps({"claude": claude}) if claude else None
-    _report_threads(start, attrs_of, report)
-    attributes = with_extras([attrs_of[k] for k in threads], table, file_facts,
+        attrs_of[(sess, agent)] = dumps_decoded({"claude": claude}) if claude else None
+    _report_threads(attrs_of, report)
+    per_thread = np.empty(len(attrs_of), dtype=object)
+    per_thread[:] = list(attrs_of.values())
+    attributes = with_extras(per_thread[threads.code].tolist(), table, file_facts,
                              claude_continuations(table, file_facts))
-    return finish_rows(table, "anthropic", "claude", index, [start[k] for k in threads],
-                       attributes, keep_file)
+    return finish_rows(table, "anthropic", "claude", threads.index,
+                       threads.started[threads.code], attributes, keep_file)
 
 
-def _report_threads(threads: dict[tuple[str, str | None], int],
-                    attrs_of: dict[tuple[str, str | None], str | None],
+def _report_threads(attrs_of: dict[tuple[str, str | None], str | None],
                     report: LinkReport) -> None:
     """Findings: subagents with no spawning call, subagents whose session has no main
-    transcript among the inputs."""
-    mains = {sess for sess, agent in threads if agent is None}
+    transcript among the inputs (``attrs_of``: every thread's attributes)."""
+    mains = {sess for sess, agent in attrs_of if agent is None}
     orphans, lost = [], []
     for (sess, agent), attrs in sorted(attrs_of.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
         if agent is None:

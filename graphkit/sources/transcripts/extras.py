@@ -216,11 +216,11 @@ def _compactions(table: pa.Table, out: dict[str, tuple[str, str]]) -> None:
             out.setdefault(s, (held[0], "compaction"))
 
 
-def _last_parts(table: pa.Table) -> dict[int, int]:
-    """(file << 32 | line) -> the row of the last part (highest ``part_index``, the later
-    row on a tie) of the message starting there, for every message of ``table``."""
+def _last_parts(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """The messages of ``table`` as ``file << 32 | line`` keys (ascending) and, per key,
+    the row of its last part (highest ``part_index``, the later row on a tie)."""
     if not table.num_rows:
-        return {}
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     keys = (table.column("_file").to_numpy().astype(np.int64) << 32) | table.column(
         "line").to_numpy().astype(np.int64)
     parts = table.column("part_index").to_numpy()
@@ -229,7 +229,51 @@ def _last_parts(table: pa.Table) -> dict[int, int]:
     ends = np.ones(len(order), dtype=bool)
     ends[:-1] = keys[order][1:] != keys[order][:-1]
     last = order[ends]
-    return dict(zip(keys[last].tolist(), last.tolist(), strict=True))
+    return keys[last], last
+
+
+def _usage_spots(table: pa.Table, facts: Sequence[dict[str, Any]]) -> list[int]:
+    """For every usage fact of every file, in order, the row of the last part of the
+    message it names (-1: no such message here, e.g. a replayed copy dropped)."""
+    files, lines = [], []
+    for f, fact in enumerate(facts):
+        for line, _key, _usage in fact.get("usage", []):
+            files.append(f)
+            lines.append(line if isinstance(line, int) and 0 <= line < 2**32 else -1)
+    if not files:
+        return []
+    keys, last = _last_parts(table)
+    if not len(keys):
+        return [-1] * len(files)
+    wanted = (np.array(files, dtype=np.int64) << 32) | np.array(lines, dtype=np.int64)
+    at = np.searchsorted(keys, wanted)
+    found = at < len(keys)
+    found[found] = keys[at[found]] == wanted[found]
+    found &= np.array(lines, dtype=np.int64) >= 0
+    return np.where(found, last[np.minimum(at, len(keys) - 1)], -1).tolist()
+
+
+def _usage_member(usage: dict[str, Any]) -> str | None:
+    """``"usage":{...}`` (counts in TOKEN_KEYS order) as compact JSON when every count is
+    a plain int (the usual case: what msgspec and json.dumps both write), else None."""
+    items = []
+    for k in TOKEN_KEYS:
+        if k in usage:
+            v = usage[k]
+            if type(v) is not int:
+                return None
+            items.append(f'"{k}":{v}')
+    return '"usage":{' + ",".join(items) + "}"
+
+
+def _open_object(text: str) -> str | None:
+    """``text`` less its closing brace, when members written after it read as
+    ``dumps_decoded`` of the object with those members added (ints only) would:
+    ``text`` is an object without ``usage`` that dumps_decoded writes as ``text``."""
+    doc = loads(text)
+    if type(doc) is not dict or not doc or "usage" in doc or dumps_decoded(doc) != text:
+        return None
+    return text[:-1]
 
 
 def with_extras(attributes: list[str | None], table: pa.Table,
@@ -239,34 +283,53 @@ def with_extras(attributes: list[str | None], table: pa.Table,
     message a file's ``usage`` facts name (each pair once over all files, the
     first file holding it), and ``continues`` on the rows of a continuing
     session's main thread."""
-    where = _last_parts(table) if any(f.get("usage") for f in facts) else {}
+    spots = iter(_usage_spots(table, facts) if any(f.get("usage") for f in facts) else [])
     extra: dict[int, dict[str, Any]] = {}
     seen: set[str] = set()
-    for f, fact in enumerate(facts):
-        for line, key, usage in fact.get("usage", []):
-            spot = where.get((f << 32) | line) if 0 <= line < 2**32 else None
-            if spot is None or key in seen:
+    for fact in facts:
+        for _line, key, usage in fact.get("usage", []):
+            spot = next(spots)
+            if spot < 0 or key in seen:
                 continue  # a replayed copy, dropped: its origin counts it
             seen.add(key)
             row = extra.setdefault(spot, {})
             acc = row.get("usage")
             if acc is None:  # the usual case: one pair per message (counts are ints)
-                row["usage"] = {k: usage[k] for k in TOKEN_KEYS if k in usage}
+                row["usage"] = usage  # put in TOKEN_KEYS order when written
             else:
                 row["usage"] = {k: acc.get(k, 0) + usage.get(k, 0) for k in TOKEN_KEYS
                                 if k in acc or k in usage}
     if continues:
-        agents = table.column("agent_id").to_pylist()
-        for i, (s, a) in enumerate(zip(table.column("session_id").to_pylist(), agents,
-                                       strict=True)):
-            if a is None and s in continues:
-                origin, how = continues[s]
-                extra.setdefault(i, {})["continues"] = {"session_id": origin, "how": how}
+        # Only the main-thread rows of continuing sessions (most rows are neither).
+        rows = pc.indices_nonzero(pc.and_(
+            pc.is_null(table.column("agent_id")),
+            pc.is_in(table.column("session_id"), pa.array(list(continues), pa.string()))))
+        sessions = table.column("session_id").take(rows).to_pylist()
+        for i, s in zip(rows.to_pylist(), sessions, strict=True):
+            origin, how = continues[s]
+            extra.setdefault(i, {})["continues"] = {"session_id": origin, "how": how}
     if not extra:
         return attributes
     out = list(attributes)
+    opened: dict[str, str | None] = {}  # attribute text -> _open_object(text)
     for i, add in extra.items():
         text = out[i]
+        if len(add) == 1 and "usage" in add:
+            # The usual cases, written directly: usage alone, or added to a thread's
+            # attributes (the same few texts over and over).
+            member = _usage_member(add["usage"])
+            if member is not None and not text:
+                out[i] = "{" + member + "}"
+                continue
+            if member is not None and text:
+                if text not in opened:
+                    opened[text] = _open_object(text)
+                head = opened[text]
+                if head is not None:
+                    out[i] = head + "," + member + "}"
+                    continue
+        if "usage" in add:
+            add["usage"] = {k: add["usage"][k] for k in TOKEN_KEYS if k in add["usage"]}
         doc = loads(text) if text else {}
         doc.update(add)
         out[i] = dumps_decoded(doc)

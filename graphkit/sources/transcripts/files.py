@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -210,14 +211,34 @@ def default_transcript_roots() -> list[Path]:
     return [r for r in roots if r.is_dir()]
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_ONE_READ = 0x7FFF0000  # Linux reads at most ~2 GiB in one call
+
+
+def read_file(path: Path | str) -> tuple[os.stat_result, bytes]:
+    """A file's stat (of the open file) and its bytes, by one open, one fstat and (for a
+    regular file) one read: half the CPU of ``stat`` + ``read_bytes`` over thousands of
+    small transcripts. Raises OSError as ``open``/``read`` do."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        st = os.fstat(fd)
+        want = st.st_size + 1  # one byte more: a short read then means the end
+        data = os.read(fd, want)
+        if len(data) == want or not stat.S_ISREG(st.st_mode) or want > _ONE_READ:
+            chunks = [data]
+            while chunks[-1]:  # grown since the fstat, or not a regular file: to the end
+                chunks.append(os.read(fd, 1 << 20))
+            data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    return st, data
+
+
 def read_meta(agent_file: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """Return the sidecar ``agent-<id>.meta.json`` of an agent file and its fingerprint."""
     meta_path = agent_file.with_name(agent_file.name.split(".", 1)[0] + ".meta.json")
     try:
-        # One open and fstat (no second path lookup), unbuffered: sidecars are read whole.
-        with open(meta_path, "rb", buffering=0) as fh:
-            data = fh.readall()
-            stat = os.fstat(fh.fileno())
+        st, data = read_file(meta_path)  # one open and fstat: no second path lookup
     except OSError:
         return None, None
     try:
@@ -229,7 +250,7 @@ def read_meta(agent_file: Path) -> tuple[dict[str, Any] | None, dict[str, Any] |
             meta = json_document(data)
         except (ValueError, RecursionError):
             meta = None
-    fingerprint = {"path": str(meta_path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+    fingerprint = {"path": str(meta_path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
                    "sha256": hashlib.sha256(data).hexdigest()}
     return (meta if isinstance(meta, dict) else None), fingerprint
 

@@ -162,24 +162,89 @@ def number_messages(threads: list[Any], mids: list[str],
     return out, start
 
 
-def finish_rows(table: pa.Table, provider: str, client: str, index: list[int],
-            started: list[int], attributes: list[str | None],
+def value_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Each value's code (in order of first appearance, a null one code too) and the
+    distinct values in code order."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    encoded = pc.dictionary_encode(column, null_encoding="encode")
+    return (encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+            encoded.dictionary)
+
+
+@dataclass
+class Threads:
+    """Each row's thread (a code, threads numbered in order of first appearance), the
+    threads' keys and first timestamps, and each row's ``message_index``."""
+
+    code: np.ndarray               # int64 per row
+    keys: list[tuple[Any, ...]]    # per thread, the key columns' values
+    started: np.ndarray            # int64 per thread: its earliest message_created_at
+    index: np.ndarray              # int32 per row
+
+
+def number_threads(table: pa.Table, key_columns: tuple[str, ...], ts: np.ndarray) -> Threads:
+    """:func:`number_messages` by array operations: threads keyed by ``key_columns``,
+    ``ts`` each row's ``message_created_at`` (microseconds).
+
+    As there, a message id seen before (in any thread) keeps the index it got first;
+    a new one takes the next index of its row's thread.
+    """
+    n = table.num_rows
+    key = np.zeros(n, dtype=np.int64)
+    for name in key_columns:
+        code, values = value_codes(table[name])
+        key = key * max(len(values), 1) + code
+    # Threads numbered in order of first appearance (the combined key may be sparse).
+    first_of, thread = _first_rows(key)
+    keys_at = [table[name].take(pa.array(first_of)).to_pylist() for name in key_columns]
+    keys = list(zip(*keys_at, strict=True)) if keys_at else []
+    started = np.full(len(first_of), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(started, thread, ts)
+    # Message ids: each one's first row gives its thread and its index there.
+    mid_code, _ = value_codes(table["message_id"])
+    firsts, mid = _first_rows(mid_code)  # firsts ascending: codes follow first appearance
+    owner = thread[firsts]
+    order = np.argsort(owner, kind="stable")
+    rank = np.empty(len(firsts), dtype=np.int64)
+    sorted_owner = owner[order]
+    group_start = np.flatnonzero(np.r_[True, sorted_owner[1:] != sorted_owner[:-1]])
+    sizes = np.diff(np.r_[group_start, len(order)])
+    rank[order] = np.arange(len(order)) - np.repeat(group_start, sizes)
+    return Threads(thread, keys, started, rank[mid].astype(np.int32))
+
+
+def _first_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For codes 0..k-1 in order of first appearance (dense after ``np.unique``): each
+    code's first row, ascending, and each row's code renumbered by first appearance."""
+    if not len(codes):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    renumber = np.empty(len(first), dtype=np.int64)
+    renumber[order] = np.arange(len(first))
+    return first[order].astype(np.int64), renumber[inverse.reshape(-1)]
+
+
+def finish_rows(table: pa.Table, provider: str, client: str, index: Any,
+            started: Any, attributes: list[str | None],
             keep_file: bool = False) -> pa.Table:
     """Return the pre-rows as ``MESSAGES_SCHEMA`` rows, in schema column order (and, with
     ``keep_file``, each row's ``_file`` after them)."""
     n = table.num_rows
     computed: dict[str, Any] = {
-        "gateway_id": pa.array([GATEWAY_ID] * n, pa.string()),
-        "schema_version": pa.array([SCHEMA_VERSION] * n, pa.int32()),
-        "provider": pa.array([provider] * n, pa.string()),
-        "conversation_source": pa.array([client] * n, pa.string()),
-        "client_name": pa.array([client] * n, pa.string()),
-        "conversation_started_at": pa.array(started, _TS),
+        "gateway_id": pa.repeat(pa.scalar(GATEWAY_ID, pa.string()), n),
+        "schema_version": pa.repeat(pa.scalar(SCHEMA_VERSION, pa.int32()), n),
+        "provider": pa.repeat(pa.scalar(provider, pa.string()), n),
+        "conversation_source": pa.repeat(pa.scalar(client, pa.string()), n),
+        "client_name": pa.repeat(pa.scalar(client, pa.string()), n),
+        "conversation_started_at": pa.array(started, pa.int64()).cast(_TS),
         "message_index": pa.array(index, pa.int32()),
         "part_id": pc.binary_join_element_wise(
             table["message_id"], pc.cast(table["part_index"], pa.string()), "#"),
         "attributes": pa.array(attributes, pa.string()),
-        "date": pc.strftime(table["message_created_at"], format="%Y-%m-%d"),
+        # The UTC date: a cast does what strftime("%Y-%m-%d") does, 8x faster.
+        "date": pc.cast(pc.cast(table["message_created_at"], pa.date32()), pa.string()),
     }
     arrays = []
     for column in MESSAGES_SCHEMA:

@@ -35,7 +35,7 @@ from graphkit.sources.transcripts.buffer import (
 )
 from graphkit.sources.transcripts.claude import parse_claude
 from graphkit.sources.transcripts.codex import parse_codex
-from graphkit.sources.transcripts.files import not_a_transcript, sniff_kind
+from graphkit.sources.transcripts.files import not_a_transcript, read_file, sniff_kind
 
 # Off by default (GRAPHKIT_PARSE_WORKERS=2 turns it on): on the shared 2-core benchmark
 # machine two processes were not faster (bench/PROFILE_NOTES.md): the child's start-up and
@@ -71,9 +71,8 @@ def read_one(path: Path) -> tuple[Parsed, bytes | None]:
     """Stat, read and hash one file (what is needed before parsing it)."""
     out = Parsed(str(path))
     try:
-        st = path.stat()
+        st, data = read_file(path)
         out.stat = [st.st_size, st.st_mtime_ns, st.st_ino]
-        data = path.read_bytes()
     except OSError as exc:
         out.error = f"cannot read file: {exc.strerror}"
         return out, None
