@@ -67,13 +67,25 @@ def _walk(reader: LineageReader, session_id: str, *, up: bool) -> list[Continuat
     v = reader.vocabulary
     if not v.continues:
         return []
-    names: dict[str, str] | None = None
     if isinstance(reader, ContinuationEdgeReader):
-        edges = reader.continuation_edges(session_id, up=up)
-        names = {e.far: e.key for e in edges}
-        level, step = _prefetched(edges, up)
-    else:
-        level, step = _level_by_level(reader, v.continues, session_id, up)
+        return walk_edges(reader, reader.continuation_edges(session_id, up=up), up=up)
+    level, step = _level_by_level(reader, v.continues, session_id, up)
+    found = _breadth_first(level, step)
+    names = _session_nodes(reader, "id", [nid for _, nid, _ in found])
+    return _continuations(v.session, found, names)
+
+
+def walk_edges(reader: LineageReader, edges: list[ContinuationEdge], *,
+               up: bool) -> list[Continuation]:
+    """The walk of :func:`continues` (``up``) or :func:`continued_by` over the
+    edges a :class:`~graphkit.stores.base.ContinuationEdgeReader` fetched."""
+    level, step = _prefetched(edges, up)
+    return _continuations(reader.vocabulary.session, _breadth_first(level, step),
+                          {e.far: e.key for e in edges})
+
+
+def _breadth_first(level: list[str], step: Step) -> list[tuple[int, str, str | None]]:
+    """(depth, node id, how) of each session reached, once, at its smallest depth."""
     seen = set(level)
     found: list[tuple[int, str, str | None]] = []
     depth = 0
@@ -86,9 +98,12 @@ def _walk(reader: LineageReader, session_id: str, *, up: bool) -> list[Continuat
         seen.update(nxt)
         found += [(depth, nid, how) for nid, how in nxt.items()]
         level = sorted(nxt)
-    if names is None:
-        names = _session_nodes(reader, "id", [nid for _, nid, _ in found])
-    out = [Continuation(v.session, names.get(nid, nid), how, d) for d, nid, how in found]
+    return found
+
+
+def _continuations(session_type: str, found: list[tuple[int, str, str | None]],
+                   names: dict[str, str]) -> list[Continuation]:
+    out = [Continuation(session_type, names.get(nid, nid), how, d) for d, nid, how in found]
     return sorted(out, key=lambda c: (c.depth, c.id))
 
 

@@ -20,9 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from graphkit.core.errors import QueryError
-from graphkit.queries.continuations import continues
+from graphkit.queries.continuations import continues, walk_edges
 from graphkit.queries.model import Lineage, Ref, TreeNode
-from graphkit.stores.base import Hit, LineageReader, SessionSummary, ThreadInfo
+from graphkit.stores.base import (
+    Hit,
+    LineageReader,
+    SessionSummary,
+    ThreadInfo,
+    ThreadWalkReader,
+)
 
 
 def _describe(h: Hit) -> str:
@@ -87,16 +93,24 @@ def lineage(reader: LineageReader, user_id: str) -> Lineage:
     and the sessions its session continues."""
     hit = resolve(reader, user_id)
     v = reader.vocabulary
-    chain = continues(reader, hit.session_id)
     if hit.type == v.session:
+        chain = continues(reader, hit.session_id)
         threads = reader.session_threads(hit.session_id)
         depth = _depths(threads)
         desc = sorted(threads, key=lambda t: (depth[t.node_id], t.id))
         return Lineage(user_id, hit.session_id, [],
                        [Ref(v.thread, t.id) for t in desc], chain)
-    up = [Ref(v.thread, h.id) for h in reader.parent_chain(hit.node_id)]
+    if isinstance(reader, ThreadWalkReader):
+        # A server: the three walks in one round trip.
+        walk = reader.thread_walk(hit.node_id, hit.session_id)
+        parents, below = walk.parents, walk.descendants
+        chain = walk_edges(reader, walk.continuations, up=True)
+    else:
+        parents, below = reader.parent_chain(hit.node_id), reader.descendant_threads(hit.node_id)
+        chain = continues(reader, hit.session_id)
+    up = [Ref(v.thread, h.id) for h in parents]
     up.append(Ref(v.session, hit.session_id))
-    down = sorted(reader.descendant_threads(hit.node_id), key=lambda hd: (hd[1], hd[0].id))
+    down = sorted(below, key=lambda hd: (hd[1], hd[0].id))
     return Lineage(user_id, hit.session_id, up, [Ref(v.thread, h.id) for h, _ in down],
                    chain)
 

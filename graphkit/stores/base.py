@@ -190,6 +190,25 @@ class ContinuationEdgeReader(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class ThreadWalk:
+    """What ``lineage`` asks about one thread, fetched together."""
+
+    parents: list[Hit]  # as parent_chain
+    descendants: list[tuple[Hit, int]]  # as descendant_threads
+    continuations: list[ContinuationEdge]  # as continuation_edges(session, up=True)
+
+
+@runtime_checkable
+class ThreadWalkReader(Protocol):
+    """A store that answers a thread's lineage walks in one round trip."""
+
+    def thread_walk(self, thread_node_id: str, session_id: str) -> ThreadWalk:
+        """The thread's parent chain and descendants, and every continuation
+        edge reachable upward from its session ``session_id``."""
+        ...
+
+
 def require_vocabulary(vocabulary: LineageVocabulary | None,
                        contract: str | None) -> LineageVocabulary:
     """``vocabulary``, or a :class:`QueryError` saying the graph's contract

@@ -326,6 +326,35 @@ def continuation_edges(v: LineageVocabulary, continues: str, *, up: bool) -> str
                                f"r.`how` AS how, p.{skey} AS key", keep="s, "))
 
 
+def thread_walk(v: LineageVocabulary) -> str:
+    """A thread's parent edges above (``dir`` = ``up``) and below (``down``)
+    and, when the vocabulary names continuation edges, those its session
+    (``$session``) continues (``continues``): what ``graphkit lineage`` walks,
+    in one round trip instead of three. Columns: ``dir``, ``near``, ``far``,
+    ``id`` and ``session_id`` (of a far thread; ``id`` is a far session's key),
+    ``how`` and ``start`` (the session's node id) of a continuation.
+
+    >>> [line.split(" AS dir")[0] for line in thread_walk(LineageVocabulary()).splitlines()
+    ...  if " AS dir" in line]
+    ["RETURN DISTINCT 'up'", "RETURN DISTINCT 'down'", "RETURN DISTINCT 'continues'"]
+    """
+    start = f"(:{quote_name(v.thread)} {{id: $id}})"
+    branches = [
+        _reachable_edges(start, v.parent, arrow, "",
+                         f"'{d}' AS dir, c.id AS near, p.id AS far, {_hit_columns(v)}, "
+                         "null AS how, null AS start")
+        for d, arrow in (("up", "->"), ("down", "<-"))]
+    if v.continues:
+        session, skey = quote_name(v.session), quote_name(v.session_key, "property")
+        branches.append(
+            f"MATCH (s:{session}) WHERE s.{skey} = $session\n"
+            + _reachable_edges("(s)", v.continues, "->", f":{session}",
+                               "'continues' AS dir, c.id AS near, p.id AS far, "
+                               f"p.{skey} AS id, null AS session_id, r.`how` AS how, "
+                               "s.id AS start", keep="s, "))
+    return "\nUNION ALL\n".join(branches)
+
+
 def _hit_columns(v: LineageVocabulary) -> str:
     tid, tsess = quote_name(v.thread_key, "property"), quote_name(v.thread_session, "property")
     return f"p.{tid} AS id, p.{tsess} AS session_id"

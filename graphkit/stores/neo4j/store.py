@@ -56,6 +56,7 @@ from graphkit.stores.base import (
     LoadReport,
     SessionSummary,
     ThreadInfo,
+    ThreadWalk,
     plain,
     require_vocabulary,
 )
@@ -526,25 +527,55 @@ class Neo4jStore:
     def parent_chain(self, thread_node_id: str) -> list[Hit]:
         """Ancestor threads along PARENT_THREAD, nearest first (the walking
         rules are :mod:`graphkit.stores.walk`'s; one query fetches the edges)."""
-        parents: dict[str, list[str]] = {}
-        hits: dict[str, Hit] = {}
-        for r in self._read(cypher.parent_edges(self.vocabulary), id=thread_node_id):
-            parents.setdefault(r["child"], []).append(r["node_id"])
-            hits[r["node_id"]] = Hit(self.vocabulary.thread, r["node_id"], r["id"],
-                                     r["session_id"])
-        return [hits[n] for n in parent_chain_ids(thread_node_id, parents.get)]
+        rows = self._read(cypher.parent_edges(self.vocabulary), id=thread_node_id)
+        return self._parents(thread_node_id, [self._edge(r["child"], r["node_id"], r)
+                                              for r in rows])
 
     def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
         """Threads below along reversed PARENT_THREAD, each once at its smallest
         depth, ordered by depth then id."""
+        rows = self._read(cypher.child_edges(self.vocabulary), id=thread_node_id)
+        return self._descendants(thread_node_id, [self._edge(r["parent"], r["node_id"], r)
+                                                  for r in rows])
+
+    def thread_walk(self, thread_node_id: str, session_id: str) -> ThreadWalk:
+        """:meth:`parent_chain`, :meth:`descendant_threads` and the session's
+        :meth:`continuation_edges` upward, in one round trip
+        (:class:`~graphkit.stores.base.ThreadWalkReader`)."""
+        rows = self._read(cypher.thread_walk(self.vocabulary), id=thread_node_id,
+                          session=session_id)
+        up = [self._edge(r["near"], r["far"], r) for r in rows if r["dir"] == "up"]
+        down = [self._edge(r["near"], r["far"], r) for r in rows if r["dir"] == "down"]
+        return ThreadWalk(
+            self._parents(thread_node_id, up),
+            self._descendants(thread_node_id, down),
+            [ContinuationEdge(r["start"], r["near"], r["far"], plain(r["how"]), str(r["id"]))
+             for r in rows if r["dir"] == "continues"])
+
+    def _edge(self, near: str, far: str, row: dict[str, Any]) -> tuple[str, Hit]:
+        """A fetched parent edge: its end nearer the start, the far thread's hit."""
+        return near, Hit(self.vocabulary.thread, far, row["id"], row["session_id"])
+
+    @staticmethod
+    def _parents(start: str, edges: list[tuple[str, Hit]]) -> list[Hit]:
+        """The parent chain over fetched edges (child node id, parent's hit)."""
+        parents: dict[str, list[str]] = {}
+        hits: dict[str, Hit] = {}
+        for child, hit in edges:
+            parents.setdefault(child, []).append(hit.node_id)
+            hits[hit.node_id] = hit
+        return [hits[n] for n in parent_chain_ids(start, parents.get)]
+
+    @staticmethod
+    def _descendants(start: str, edges: list[tuple[str, Hit]]) -> list[tuple[Hit, int]]:
+        """Descendants over fetched edges (parent node id, child's hit)."""
         children: dict[str, list[str]] = {}
         hits: dict[str, Hit] = {}
-        for r in self._read(cypher.child_edges(self.vocabulary), id=thread_node_id):
-            children.setdefault(r["parent"], []).append(r["node_id"])
-            hits[r["node_id"]] = Hit(self.vocabulary.thread, r["node_id"], r["id"],
-                                     r["session_id"])
+        for parent, hit in edges:
+            children.setdefault(parent, []).append(hit.node_id)
+            hits[hit.node_id] = hit
         below = descendant_ids(
-            thread_node_id, lambda level: [c for n in level for c in children.get(n, [])])
+            start, lambda level: [c for n in level for c in children.get(n, [])])
         out = [(hits[n], d) for n, d in below]
         return sorted(out, key=lambda hd: (hd[1], hd[0].id, hd[0].node_id))
 

@@ -52,6 +52,10 @@ def ladder_graph(levels: int = LEVELS) -> GraphTables:
     srows = [dict(id=snode[s], session_id=s, messages=1) for s in sessions]
     trows = [dict(id=tnode[t], thread_id=t, session_id="ladder", kind="codex", messages=1)
              for t in threads]
+    # A thread of a continuing session: its lineage also walks the sessions' ladder.
+    tnode["t-a3"] = nid("Thread", "a3/t-a3")
+    trows.append(dict(id=tnode["t-a3"], thread_id="t-a3", session_id="a3", kind="codex",
+                      messages=1))
     return GraphTables(
         "test", 1, 1, "thread",
         nodes={
@@ -60,7 +64,8 @@ def ladder_graph(levels: int = LEVELS) -> GraphTables:
         },
         edges={
             "HAS_THREAD": _edges("HAS_THREAD", "Session", "Thread",
-                                 [(snode["ladder"], tnode[t]) for t in threads]),
+                                 [(snode["ladder"], tnode[t]) for t in threads]
+                                 + [(snode["a3"], tnode["t-a3"])]),
             "PARENT_THREAD": _edges("PARENT_THREAD", "Thread", "Thread", parent),
             "CONTINUES": _edges("CONTINUES", "Session", "Session", cont, how=how),
         },
@@ -82,7 +87,8 @@ def _operators(plan: dict) -> list[str]:
         o for c in plan.get("children", []) for o in _operators(c)]
 
 
-@pytest.mark.parametrize("which", ["parent", "child", "continues", "continued_by"])
+@pytest.mark.parametrize("which", ["parent", "child", "continues", "continued_by",
+                                   "thread_walk"])
 def test_walks_visit_each_node_once(loaded: tuple[Neo4jStore, NetworkXStore],
                                     which: str) -> None:
     """A plain variable-length expand enumerates every path (2**16 here, and
@@ -91,9 +97,10 @@ def test_walks_visit_each_node_once(loaded: tuple[Neo4jStore, NetworkXStore],
     v = LineageVocabulary()
     query = {"parent": cypher.parent_edges(v), "child": cypher.child_edges(v),
              "continues": cypher.continuation_edges(v, "CONTINUES", up=True),
-             "continued_by": cypher.continuation_edges(v, "CONTINUES", up=False)}[which]
+             "continued_by": cypher.continuation_edges(v, "CONTINUES", up=False),
+             "thread_walk": cypher.thread_walk(v)}[which]
     with store._session() as session:
-        plan = session.run("EXPLAIN " + query, id="x").consume().plan
+        plan = session.run("EXPLAIN " + query, id="x", session="y").consume().plan
     expands = [o for o in _operators(plan) if o.startswith("VarLengthExpand")]
     assert expands and all("Pruning" in o for o in expands), _operators(plan)
 
@@ -115,8 +122,14 @@ def test_continuations_match_networkx_on_a_ladder(
 def test_lineage_matches_networkx_on_a_ladder(
         loaded: tuple[Neo4jStore, NetworkXStore]) -> None:
     store, nx = loaded
-    for tid in ("t-top", "ta0", "tb9", "t-bottom"):
+    for tid in ("t-top", "ta0", "tb9", "t-bottom", "t-a3", "a3", "ladder"):
         assert lineage(store, tid) == lineage(nx, tid), tid
+    walk = store.thread_walk(nid("Thread", "ladder/tb9"), "ladder")
+    assert walk.parents == store.parent_chain(nid("Thread", "ladder/tb9"))
+    assert walk.descendants == store.descendant_threads(nid("Thread", "ladder/tb9"))
+    assert walk.continuations == []
+    assert [c.id for c in lineage(store, "t-a3").continues] == [
+        f"{side}{i}" for i in range(4, LEVELS) for side in "ab"] + ["bottom"]
     up = lineage(store, "t-bottom").ancestors
     assert len(up) == LEVELS + 2  # one parent per level (the smallest id), then the session
     assert len(lineage(store, "t-top").descendants) == 2 * LEVELS + 1
