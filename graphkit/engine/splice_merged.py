@@ -50,7 +50,7 @@ class Merged:
         except OSError:
             return  # none yet (the first build of this cache, or an older graphkit's)
         try:
-            info, self.buf = _split(data, MERGED)
+            info, self.buf = split_account(data, MERGED)
             parts = {int(b): str(name) for b, name in info["parts"].items()}
             tables = {(str(k), str(t)): (int(at), int(size))
                       for k, t, at, size in info["tables"]}
@@ -89,7 +89,9 @@ class Merged:
         return self.buf.slice(at, size).to_pybytes()
 
 
-def _split(data: bytes, name: str) -> tuple[dict[str, Any], pa.Buffer]:
+def split_account(data: bytes, name: str) -> tuple[dict[str, Any], pa.Buffer]:
+    """A stored file's account (its length in 8 bytes, then zlib'd JSON naming
+    ``name``) and the tables after it; ValueError if it is not that file's."""
     size = int.from_bytes(data[:8], "little")
     if not 0 < size <= len(data) - 8:
         raise ValueError("no account")

@@ -28,6 +28,7 @@ from graphkit.engine.splice_merged import (
     changed_groups,
     same_files,
     splice_type,
+    split_account,
     unchanged,
 )
 from graphkit.engine.splice_merged import save as save_merged
@@ -139,14 +140,7 @@ def _read_part(folder: Path, bucket: int, name: str) -> tuple[dict[str, Any], pa
     if got is not None:
         return got
     try:
-        data = (folder / name).read_bytes()
-        size = int.from_bytes(data[:8], "little")
-        if not 0 < size <= len(data) - 8:
-            raise ValueError("no account")
-        info = msgspec.json.decode(zlib.decompress(data[8:8 + size]))
-        if not isinstance(info, dict) or info.get("file") != name:
-            raise ValueError("not this part's account")
-        return info, pa.py_buffer(data).slice(8 + size)
+        return split_account((folder / name).read_bytes(), name)
     except (OSError, ValueError, UnicodeDecodeError, msgspec.DecodeError, zlib.error) as exc:
         raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
 
