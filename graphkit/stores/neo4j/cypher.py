@@ -319,11 +319,10 @@ def continuation_edges(v: LineageVocabulary, continues: str, *, up: bool) -> str
     >>> print(continuation_edges(LineageVocabulary(), "CONTINUES", up=True).splitlines()[0])
     MATCH (s:`Session`) WHERE s.`session_id` = $id
     """
-    session, skey = quote_name(v.session), quote_name(v.session_key, "property")
-    return (f"MATCH (s:{session}) WHERE s.{skey} = $id\n"
-            + _reachable_edges("(s)", continues, "->" if up else "<-", f":{session}",
-                               f"s.id AS start, c.id AS near, p.id AS far, "
-                               f"r.`how` AS how, p.{skey} AS key", keep="s, "))
+    skey = quote_name(v.session_key, "property")
+    return _session_edges(v, continues, "$id", "->" if up else "<-",
+                          f"s.id AS start, c.id AS near, p.id AS far, r.`how` AS how, "
+                          f"p.{skey} AS key")
 
 
 def thread_walk(v: LineageVocabulary) -> str:
@@ -345,14 +344,21 @@ def thread_walk(v: LineageVocabulary) -> str:
                          "null AS how, null AS start")
         for d, arrow in (("up", "->"), ("down", "<-"))]
     if v.continues:
-        session, skey = quote_name(v.session), quote_name(v.session_key, "property")
-        branches.append(
-            f"MATCH (s:{session}) WHERE s.{skey} = $session\n"
-            + _reachable_edges("(s)", v.continues, "->", f":{session}",
-                               "'continues' AS dir, c.id AS near, p.id AS far, "
-                               f"p.{skey} AS id, null AS session_id, r.`how` AS how, "
-                               "s.id AS start", keep="s, "))
+        skey = quote_name(v.session_key, "property")
+        branches.append(_session_edges(
+            v, v.continues, "$session", "->",
+            f"'continues' AS dir, c.id AS near, p.id AS far, p.{skey} AS id, "
+            "null AS session_id, r.`how` AS how, s.id AS start"))
     return "\nUNION ALL\n".join(branches)
+
+
+def _session_edges(v: LineageVocabulary, rel_type: str, param: str, arrow: str,
+                   columns: str) -> str:
+    """:func:`_reachable_edges` from the session ``s`` whose key is ``param``,
+    Session to Session."""
+    session, skey = quote_name(v.session), quote_name(v.session_key, "property")
+    return (f"MATCH (s:{session}) WHERE s.{skey} = {param}\n"
+            + _reachable_edges("(s)", rel_type, arrow, f":{session}", columns, keep="s, "))
 
 
 def _hit_columns(v: LineageVocabulary) -> str:
