@@ -20,13 +20,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from graphkit.core.errors import QueryError
+from graphkit.core.graph import LineageVocabulary
 from graphkit.queries.continuations import continues, walk_edges
 from graphkit.queries.model import Lineage, Ref, TreeNode
 from graphkit.stores.base import (
     Hit,
     LineageReader,
+    LineageWalkReader,
     SessionSummary,
     ThreadInfo,
+    ThreadWalk,
     ThreadWalkReader,
 )
 
@@ -52,8 +55,11 @@ def resolve(reader: LineageReader, user_id: str) -> Hit:
     ...
     graphkit.core.errors.QueryError: no thread, agent or session has the id 'nope'; ...
     """
-    hits = reader.resolve(user_id)
-    v = reader.vocabulary
+    return _pick(reader.vocabulary, user_id, reader.resolve(user_id))
+
+
+def _pick(v: LineageVocabulary, user_id: str, hits: list[Hit]) -> Hit:
+    """:func:`resolve`'s choice among the hits of ``user_id``."""
     threads = {h.node_id: h for h in hits if h.type == v.thread}
     if len(threads) == 1:
         return next(iter(threads.values()))
@@ -91,8 +97,14 @@ def descendants(reader: LineageReader, user_id: str) -> list[Ref]:
 def lineage(reader: LineageReader, user_id: str) -> Lineage:
     """Ancestors and descendants of the thread (or session) named by ``user_id``,
     and the sessions its session continues."""
-    hit = resolve(reader, user_id)
     v = reader.vocabulary
+    walk: ThreadWalk | None = None
+    if isinstance(reader, LineageWalkReader):
+        # A server: resolving and walking in one round trip.
+        hits, walk = reader.lineage_walk(user_id)
+        hit = _pick(v, user_id, hits)
+    else:
+        hit = resolve(reader, user_id)
     if hit.type == v.session:
         chain = continues(reader, hit.session_id)
         threads = reader.session_threads(hit.session_id)
@@ -100,9 +112,9 @@ def lineage(reader: LineageReader, user_id: str) -> Lineage:
         desc = sorted(threads, key=lambda t: (depth[t.node_id], t.id))
         return Lineage(user_id, hit.session_id, [],
                        [Ref(v.thread, t.id) for t in desc], chain)
-    if isinstance(reader, ThreadWalkReader):
-        # A server: the three walks in one round trip.
+    if walk is None and isinstance(reader, ThreadWalkReader):
         walk = reader.thread_walk(hit.node_id, hit.session_id)
+    if walk is not None:
         parents, below = walk.parents, walk.descendants
         chain = walk_edges(reader, walk.continuations, up=True)
     else:

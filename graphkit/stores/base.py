@@ -209,6 +209,16 @@ class ThreadWalkReader(Protocol):
         ...
 
 
+@runtime_checkable
+class LineageWalkReader(Protocol):
+    """A store that resolves a user's id and walks its thread in one round trip."""
+
+    def lineage_walk(self, user_id: str) -> tuple[list[Hit], ThreadWalk | None]:
+        """:meth:`LineageReader.resolve`'s hits for ``user_id`` and, when they
+        name exactly one thread, that thread's :class:`ThreadWalk` (else ``None``)."""
+        ...
+
+
 def require_vocabulary(vocabulary: LineageVocabulary | None,
                        contract: str | None) -> LineageVocabulary:
     """``vocabulary``, or a :class:`QueryError` saying the graph's contract

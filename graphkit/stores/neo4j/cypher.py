@@ -325,7 +325,7 @@ def continuation_edges(v: LineageVocabulary, continues: str, *, up: bool) -> str
                           f"p.{skey} AS key")
 
 
-def thread_walk(v: LineageVocabulary) -> str:
+def thread_walk(v: LineageVocabulary, node: str = "$id", session: str = "$session") -> str:
     """A thread's parent edges above (``dir`` = ``up``) and below (``down``)
     and, when the vocabulary names continuation edges, those its session
     (``$session``) continues (``continues``): what ``graphkit lineage`` walks,
@@ -337,7 +337,7 @@ def thread_walk(v: LineageVocabulary) -> str:
     ...  if " AS dir" in line]
     ["RETURN DISTINCT 'up'", "RETURN DISTINCT 'down'", "RETURN DISTINCT 'continues'"]
     """
-    start = f"(:{quote_name(v.thread)} {{id: $id}})"
+    start = f"(:{quote_name(v.thread)} {{id: {node}}})"
     branches = [
         _reachable_edges(start, v.parent, arrow, "",
                          f"'{d}' AS dir, c.id AS near, p.id AS far, {_hit_columns(v)}, "
@@ -346,10 +346,44 @@ def thread_walk(v: LineageVocabulary) -> str:
     if v.continues:
         skey = quote_name(v.session_key, "property")
         branches.append(_session_edges(
-            v, v.continues, "$session", "->",
+            v, v.continues, session, "->",
             f"'continues' AS dir, c.id AS near, p.id AS far, p.{skey} AS id, "
             "null AS session_id, r.`how` AS how, s.id AS start"))
     return "\nUNION ALL\n".join(branches)
+
+
+def lineage_walk(v: LineageVocabulary) -> str:
+    """:func:`resolve` of ``$id`` and, when it names exactly one thread, that
+    thread's :func:`thread_walk`, in one round trip: a thread's lineage is then
+    one query, not two (each round trip costs about as much as the walk itself
+    on a warm server). The first row has ``dir`` = ``'hits'`` and the resolved
+    hits in ``hits``; the others are :func:`thread_walk`'s rows (``hits`` null).
+    An id naming no thread, or several, comes back with its hits alone and the
+    caller falls back to the separate questions.
+
+    The subqueries use the importing ``WITH`` (every Neo4j 5), not the scope
+    clause ``CALL (x)`` of 5.23 and later.
+
+    >>> q = lineage_walk(LineageVocabulary())
+    >>> q.count("UNION ALL"), q.splitlines()[-1]
+    (3, 'RETURN dir, found AS hits, near, far, id, session_id, how, start')
+    """
+    thread = _string_literal(v.thread)
+    walk = thread_walk(v, node="hit.node_id", session="hit.session_id")
+    branches = ["WITH hits\nRETURN hits AS found, 'hits' AS dir, null AS near, null AS far, "
+                "null AS id, null AS session_id, null AS how, null AS start"]
+    branches += [
+        "WITH hit\n" + b.replace("RETURN DISTINCT ", "RETURN DISTINCT null AS found, ", 1)
+        for b in walk.split("\nUNION ALL\n")]
+    return ("CALL {" + resolve(v) + "}\n"
+            "WITH collect({type: type, node_id: node_id, id: id, session_id: session_id})"
+            " AS hits\n"
+            f"WITH hits, [h IN hits WHERE h.type = {thread}] AS threads\n"
+            # One thread node (two of its ids may both have matched): walk it.
+            "WITH hits, CASE WHEN size(threads) > 0 AND all(h IN threads WHERE "
+            "h.node_id = threads[0].node_id) THEN threads[0] END AS hit\n"
+            "CALL {\n" + "\nUNION ALL\n".join(branches) + "\n}\n"
+            "RETURN dir, found AS hits, near, far, id, session_id, how, start")
 
 
 def _session_edges(v: LineageVocabulary, rel_type: str, param: str, arrow: str,

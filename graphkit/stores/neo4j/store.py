@@ -544,6 +544,22 @@ class Neo4jStore:
         (:class:`~graphkit.stores.base.ThreadWalkReader`)."""
         rows = self._read(cypher.thread_walk(self.vocabulary), id=thread_node_id,
                           session=session_id)
+        return self._walk(thread_node_id, rows)
+
+    def lineage_walk(self, user_id: str) -> tuple[list[Hit], ThreadWalk | None]:
+        """:meth:`resolve` and, for an id naming one thread, :meth:`thread_walk`,
+        in one round trip (:class:`~graphkit.stores.base.LineageWalkReader`)."""
+        rows = self._read(cypher.lineage_walk(self.vocabulary), id=user_id)
+        found = next((r["hits"] for r in rows if r["dir"] == "hits"), None) or []
+        hits = sorted((Hit(h["type"], h["node_id"], h["id"], h["session_id"]) for h in found),
+                      key=lambda h: (h.type, h.id, h.node_id))
+        threads = {h.node_id for h in hits if h.type == self.vocabulary.thread}
+        if len(threads) != 1:
+            return hits, None
+        return hits, self._walk(threads.pop(), [r for r in rows if r["dir"] != "hits"])
+
+    def _walk(self, thread_node_id: str, rows: list[dict[str, Any]]) -> ThreadWalk:
+        """A :class:`ThreadWalk` from :func:`cypher.thread_walk`'s rows."""
         up = [self._edge(r["near"], r["far"], r) for r in rows if r["dir"] == "up"]
         down = [self._edge(r["near"], r["far"], r) for r in rows if r["dir"] == "down"]
         return ThreadWalk(

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 from neo4j.exceptions import CypherSyntaxError, ServiceUnavailable
 
+from graphkit.core.errors import QueryError
 from graphkit.core.graph import GraphTables, LineageVocabulary, NodeTable
 from graphkit.queries.continuations import continued_by, continues
 from graphkit.queries.lineage import lineage
@@ -88,7 +89,7 @@ def _operators(plan: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("which", ["parent", "child", "continues", "continued_by",
-                                   "thread_walk"])
+                                   "thread_walk", "lineage_walk"])
 def test_walks_visit_each_node_once(loaded: tuple[Neo4jStore, NetworkXStore],
                                     which: str) -> None:
     """A plain variable-length expand enumerates every path (2**16 here, and
@@ -98,7 +99,7 @@ def test_walks_visit_each_node_once(loaded: tuple[Neo4jStore, NetworkXStore],
     query = {"parent": cypher.parent_edges(v), "child": cypher.child_edges(v),
              "continues": cypher.continuation_edges(v, "CONTINUES", up=True),
              "continued_by": cypher.continuation_edges(v, "CONTINUES", up=False),
-             "thread_walk": cypher.thread_walk(v)}[which]
+             "thread_walk": cypher.thread_walk(v), "lineage_walk": cypher.lineage_walk(v)}[which]
     with store._session() as session:
         plan = session.run("EXPLAIN " + query, id="x", session="y").consume().plan
     expands = [o for o in _operators(plan) if o.startswith("VarLengthExpand")]
@@ -133,6 +134,36 @@ def test_lineage_matches_networkx_on_a_ladder(
     up = lineage(store, "t-bottom").ancestors
     assert len(up) == LEVELS + 2  # one parent per level (the smallest id), then the session
     assert len(lineage(store, "t-top").descendants) == 2 * LEVELS + 1
+
+
+def test_one_round_trip_resolves_and_walks_as_two_do(
+        loaded: tuple[Neo4jStore, NetworkXStore]) -> None:
+    """``lineage_walk`` gives :meth:`resolve`'s hits and, for an id naming one
+    thread, :meth:`thread_walk`'s answer; for any other id no walk."""
+    store, _ = loaded
+    # "twice" names one thread by two of its ids; "tb9" becomes ambiguous.
+    store._run_auto(
+        "MATCH (p:Thread {thread_id: 'ta2'}) "
+        "CREATE (:Thread {id: 'twice-node', thread_id: 'twice', agent_id: 'twice', "
+        "session_id: 'ladder'})-[:PARENT_THREAD]->(p), "
+        "(:Thread {id: 'dup-node', thread_id: 'tb9', session_id: 'elsewhere'})")
+    walked = 0
+    for uid in ("t-top", "ta0", "t-bottom", "t-a3", "twice", "tb9", "a3", "ladder",
+                "no-such-id"):
+        hits, walk = store.lineage_walk(uid)
+        assert hits == store.resolve(uid), uid
+        threads = {h.node_id: h for h in hits if h.type == "Thread"}
+        if len(threads) != 1:
+            assert walk is None, uid
+            continue
+        (hit,) = threads.values()
+        assert walk == store.thread_walk(hit.node_id, hit.session_id), uid
+        walked += 1
+    assert walked == 5
+    up = [r.id for r in lineage(store, "twice").ancestors]
+    assert (up[0], up[-2:], len(up)) == ("ta2", ["t-top", "ladder"], 5)
+    with pytest.raises(QueryError, match="ambiguous"):
+        lineage(store, "tb9")
 
 
 def test_a_chain_through_another_label_is_not_walked(
