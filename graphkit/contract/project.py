@@ -10,7 +10,7 @@ once per distinct node key.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,10 @@ class Shortcuts:
     #: Group node and edge rows by their key columns and build key texts per
     #: group, where that provably equals grouping by key text per row.
     group_by_key_columns: bool = True
+    #: Dictionary-encode the text columns the rules read (``message_id``: a hash
+    #: of ~1M ids) on a second thread while dedupe and order are worked out,
+    #: where no row is rejected (the columns are then the very ones encoded later).
+    encode_early: bool = True
 
 
 SHORTCUTS = Shortcuts()
@@ -186,15 +190,21 @@ def content_columns(contract: LoadedContract) -> set[str]:
     return out
 
 
-def _coded(table: pa.Table, positions: pa.Array | None, plain: set[str]) -> pa.Table:
+def _coded(table: pa.Table, positions: pa.Array | None, plain: set[str],
+           ready: dict[str, Future[pa.Array]] | None = None) -> pa.Table:
     """``table`` (taken at ``positions``) with its text columns dictionary-encoded,
-    except ``plain`` ones.
+    except ``plain`` ones; ``ready``: columns of ``table`` already being encoded
+    (:func:`_encode_early`).
 
     Encoding before the take means the take copies int32 indices, not strings.
     """
+    early = ready or {}
+
     def one(f: pa.Field) -> pa.Array | pa.ChunkedArray:
         col = table.column(f.name)
-        if f.name not in plain:
+        if f.name in early:
+            col = early[f.name].result()
+        elif f.name not in plain:
             col = encode(col, unique=has_unique_dictionary(f))
         return col if positions is None else pc.take(col, positions)
 
@@ -401,11 +411,11 @@ def project(
     rows, verdict = _derive_and_sort(contract, combine_dictionaries(rows), shortcuts)
     rows, rejects = _split(rows, verdict.bad, verdict.reason, verdict.column)
     used_rows = rows.num_rows if verdict.positions is None else len(verdict.positions)
-    used = _used_columns(contract)
+    plain = _plain_columns(contract)
+    keep = _coded_columns(contract) | plain
+    rows = rows.select([c for c in rows.column_names if c in keep])
+    rows = _coded(rows, verdict.positions, plain, verdict.encoded)
     content = content_columns(contract)
-    rows = rows.select([c for c in rows.column_names
-                        if c in used and c not in (FILE_COL, ROW_COL)])
-    rows = _coded(rows, verdict.positions, content | _unencoded(contract))
     # The unsorted copies are garbage now; hand their pages back to the OS so
     # the peak RSS of a large build stays near what Arrow actually holds.
     pa.default_memory_pool().release_unused()
@@ -421,15 +431,29 @@ def project(
     return Projection(graph, read, used_rows, verdict.duplicates, rejects, dropped)
 
 
+def _plain_columns(contract: LoadedContract) -> set[str]:
+    """Columns the rules read that stay as they are (content, and text only counted
+    or matched: :func:`_unencoded`)."""
+    used = _used_columns(contract) - {FILE_COL, ROW_COL}
+    return used & (content_columns(contract) | _unencoded(contract))
+
+
+def _coded_columns(contract: LoadedContract) -> set[str]:
+    """Columns the rules read that :func:`_coded` dictionary-encodes (where text)."""
+    return _used_columns(contract) - {FILE_COL, ROW_COL} - _plain_columns(contract)
+
+
 @dataclass
 class _Verdict:
-    """Which rows are rejected (and why), and the positions of the rows to use."""
+    """Which rows are rejected (and why), and the positions of the rows to use;
+    ``encoded``: columns already being dictionary-encoded (:func:`_encode_early`)."""
 
     bad: pa.Array
     reason: pa.Array
     column: pa.Array
     positions: pa.Array | None
     duplicates: int
+    encoded: dict[str, Future[pa.Array]] = field(default_factory=dict)
 
 
 def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
@@ -454,7 +478,7 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
     with _pool() as pool:
         pending = pool.submit(_json_derived, contract, rows)
         if early:
-            verdict = _verdict(contract, base, shortcuts)
+            verdict = _verdict(contract, base, shortcuts, pool)
         json_values = pending.result()
     for name, expr in contract.derived.items():
         if name not in deferred:
@@ -466,10 +490,32 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
     return rows, verdict or _verdict(contract, rows, shortcuts)
 
 
-def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts) -> _Verdict:
+def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
+             pool: ThreadPoolExecutor | None = None) -> _Verdict:
     bad, reason, column = _reject_mask(contract, rows)
+    encoded = (_encode_early(contract, rows, bad, pool)
+               if pool is not None and shortcuts.encode_early else {})
     positions, duplicates = _positions(contract.spec, rows, bad, shortcuts)
-    return _Verdict(bad, reason, column, positions, duplicates)
+    return _Verdict(bad, reason, column, positions, duplicates, encoded)
+
+
+def _encode_early(contract: LoadedContract, rows: pa.Table, bad: pa.Array,
+                  pool: ThreadPoolExecutor) -> dict[str, Future[pa.Array]]:
+    """The text columns of ``rows`` that :func:`_coded` will encode, submitted to
+    ``pool`` now, so the hashing (Arrow, no GIL) runs beside dedupe and order.
+
+    Only where no row is rejected: then ``_split`` keeps ``rows`` as they are and
+    each column encoded here is the very column ``_coded`` would encode, so the
+    dictionaries are the same. Columns already holding a dictionary of unique
+    values cost nothing there and are left to it."""
+    if pc.any(bad).as_py():
+        return {}
+    wanted = _coded_columns(contract)
+    return {f.name: pool.submit(encode, rows.column(f.name))
+            for f in rows.schema
+            if f.name in wanted and not has_unique_dictionary(f)
+            and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+                 or pa.types.is_dictionary(f.type))}
 
 
 def _rule_columns(rule: NodeRule | EdgeRule) -> set[str]:
