@@ -92,7 +92,9 @@ def _project_nodes(rule: NodeRule, rows: pa.Table,
     key = list(rule.key)
     used = set(key) | {a.column for a in rule.properties.values() if a.column != "*"}
     t = narrow(rows, used, rule.where).select([c for c in rows.column_names if c in used])
-    t = t.filter(any_valid(t, key))
+    valid = any_valid(t, key)
+    if not pc.all(valid).as_py():  # a key of a never-null column: no copy of 1M rows
+        t = t.filter(valid)
     grouped = None
     codes = None
     sizes = dictionary_sizes(t, key)
@@ -555,7 +557,6 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
     node_rules = [without_content(r) for r in spec.nodes if r.granularity in active]
     indexes: dict[str, NodeIndex] = {}
     by_columns = shortcuts.group_by_key_columns
-    unnested: dict[tuple[str, tuple[tuple[str, str], ...]], pa.Table] = {}
 
     def unnest_key(spec: Unnest) -> tuple[str, tuple[tuple[str, str], ...]]:
         return spec.column, tuple(sorted(spec.fields.items()))
@@ -566,20 +567,22 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
         if r.unnest is not None:
             reads.setdefault(unnest_key(r.unnest), {r.unnest.column}).update(_rule_columns(r))
 
-    def rows_for(spec: Unnest | None) -> pa.Table:
-        # Rules that unnest the same array the same way share one repeated table
-        # (made before the rules run on threads).
-        if spec is None:
-            return rows
-        key = unnest_key(spec)
-        if key not in unnested:
-            unnested[key] = unnest_rows(
-                rows.select([c for c in rows.column_names if c in reads[key]]), spec)
-        return unnested[key]
+    unnested: dict[tuple[str, tuple[tuple[str, str], ...]], Future[pa.Table]] = {}
 
-    for r in node_rules:
-        rows_for(r.unnest)
+    def start(specs: list[Unnest | None], pool: ThreadPoolExecutor) -> None:
+        # Rules that unnest the same array the same way share one repeated table. It
+        # is made on the pool, submitted before the rules: it runs beside the first
+        # rules (Arrow, no GIL), and a rule reading it waits for a job already running.
+        for u in specs:
+            if u is not None and (key := unnest_key(u)) not in unnested:
+                unnested[key] = pool.submit(unnest_rows, rows.select(
+                    [c for c in rows.column_names if c in reads[key]]), u)
+
+    def rows_for(spec: Unnest | None) -> pa.Table:
+        return rows if spec is None else unnested[unnest_key(spec)].result()
+
     with _pool() as pool:
+        start([r.unnest for r in node_rules], pool)
         for rule, (table, index) in zip(node_rules, pool.map(
                 lambda r: _project_nodes(r, rows_for(r.unnest), by_columns), node_rules),
                 strict=True):
@@ -590,9 +593,8 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
         if e.granularity in active and e.from_.type in indexes and e.to.type in indexes:
             by_type.setdefault(e.type, []).append(without_content(e))
     dropped: dict[str, dict[str, int]] = {}
-    for rs in by_type.values():
-        rows_for(rs[0].unnest)
     with _pool() as pool:
+        start([rs[0].unnest for rs in by_type.values()], pool)
         for etype, (etable, edrop) in zip(by_type, pool.map(
                 lambda rs: project_edges(rs, rows_for(rs[0].unnest), indexes,
                                          by_columns=by_columns),
