@@ -464,24 +464,36 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
 
     JSON paths (the one step with Python per document) run on a second thread
     while rejects, dedupe and order are worked out without them, unless those
-    read a JSON-derived column (then the verdict comes after, "late").
+    read a JSON-derived column (then the verdict comes after, "late"). Where the
+    verdict reads no derived column at all, the other derived columns are made
+    on the second thread too.
     """
     spec = contract.spec
     deferred = {name for exprs in _json_plan(contract, rows).values() for name, _ in exprs}
-    base = rows
     for name, expr in contract.derived.items():
         if name in deferred or expr.columns() & deferred:
             deferred.add(name)
-            continue
-        base = base.append_column(name, expr.evaluate(base))
+
+    def plain_derived(table: pa.Table) -> pa.Table:
+        # In contract order: a derived column may read one derived before it.
+        for name, expr in contract.derived.items():
+            if name not in deferred:
+                table = table.append_column(name, expr.evaluate(table))
+        return table
+
     keys = _reject_columns(contract) | set(_key_columns(spec))
     early = shortcuts.overlap_json and not (keys & deferred)
+    aside = early and not (keys & set(contract.derived))
     verdict = None
     with _pool() as pool:
         pending = pool.submit(_json_derived, contract, rows)
+        deriving = pool.submit(plain_derived, rows) if aside else None
+        base = rows if aside else plain_derived(rows)
         if early:
             verdict = _verdict(contract, base, shortcuts, pool)
         json_values = pending.result()
+        if deriving is not None:
+            base = deriving.result()
     for name, expr in contract.derived.items():
         if name not in deferred:
             rows = rows.append_column(name, base.column(name))

@@ -148,3 +148,49 @@ def test_rejects_are_the_same_from_plain_and_dictionary_text() -> None:
     a, b = run(c, rows), run(c, dictionary_coded(rows))
     assert a.rejects.equals(b.rejects)
     assert all(not pa.types.is_dictionary(f.type) for f in a.rejects.schema)
+
+
+# A reject rule and the dedupe read a derived (not JSON) column: the derived columns
+# are made before the verdict, not beside it, however the shortcuts are set.
+DERIVED_KEYS = """\
+contract: derived-keys
+version: 1
+input:
+  session_id: {type: string}
+  conversation_id: {type: string}
+  message_id: {type: string}
+  part_id: {type: string}
+  attributes: {type: json}
+  message_created_at: {type: timestamp}
+derive:
+  scope: {coalesce: [conversation_id, session_id]}
+  part_key: {coalesce: [part_id, message_id]}
+  spawned_by: {json: attributes, path: [claude, spawned_by_tool_use_id]}
+reject:
+  - when: {is_null: [scope]}
+    reason: no scope
+dedupe: part_key
+order_by: [message_created_at, part_key]
+nodes:
+  - type: Scope
+    key: [scope]
+    properties:
+      parts: {count: "*"}
+      first_spawn: {first: spawned_by}
+"""
+
+
+def test_verdict_on_a_plain_derived_column(tmp_path: Path) -> None:
+    c = contract_from(tmp_path, DERIVED_KEYS)
+    rows = table([row("s1", message_id="a", part_id=None, attributes=spawned("x")),
+                  row("s1", message_id="a", part_id=None),
+                  row(None, message_id="c"),
+                  row("s2", conversation_id="c2", message_id="d", part_id="p"),
+                  row("s2", conversation_id="c2", message_id="e", part_id="p")])
+    base = run(c, rows)
+    assert [r["message_id"] for r in base.rejects.to_pylist()] == ["c"]
+    assert (base.rows_used, base.duplicates) == (2, 2)
+    scopes = {r["scope"]: r for r in base.graph.nodes["Scope"].table.to_pylist()}
+    assert scopes["s1"]["first_spawn"] == "x" and scopes["c2"]["parts"] == 1
+    for shortcuts in ALL_SHORTCUTS[1:]:
+        assert_same(base, run(c, rows, shortcuts=shortcuts))
