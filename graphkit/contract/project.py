@@ -10,7 +10,7 @@ once per distinct node key.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,10 @@ class Shortcuts:
     #: Group node and edge rows by their key columns and build key texts per
     #: group, where that provably equals grouping by key text per row.
     group_by_key_columns: bool = True
+    #: Dictionary-encode the text columns the rules read (``message_id``: a hash
+    #: of ~1M ids) on a second thread while dedupe and order are worked out,
+    #: where no row is rejected (the columns are then the very ones encoded later).
+    encode_early: bool = True
 
 
 SHORTCUTS = Shortcuts()
@@ -88,7 +92,9 @@ def _project_nodes(rule: NodeRule, rows: pa.Table,
     key = list(rule.key)
     used = set(key) | {a.column for a in rule.properties.values() if a.column != "*"}
     t = narrow(rows, used, rule.where).select([c for c in rows.column_names if c in used])
-    t = t.filter(any_valid(t, key))
+    valid = any_valid(t, key)
+    if not pc.all(valid).as_py():  # a key of a never-null column: no copy of 1M rows
+        t = t.filter(valid)
     grouped = None
     codes = None
     sizes = dictionary_sizes(t, key)
@@ -186,15 +192,21 @@ def content_columns(contract: LoadedContract) -> set[str]:
     return out
 
 
-def _coded(table: pa.Table, positions: pa.Array | None, plain: set[str]) -> pa.Table:
+def _coded(table: pa.Table, positions: pa.Array | None, plain: set[str],
+           ready: dict[str, Future[pa.Array]] | None = None) -> pa.Table:
     """``table`` (taken at ``positions``) with its text columns dictionary-encoded,
-    except ``plain`` ones.
+    except ``plain`` ones; ``ready``: columns of ``table`` already being encoded
+    (:func:`_encode_early`).
 
     Encoding before the take means the take copies int32 indices, not strings.
     """
+    early = ready or {}
+
     def one(f: pa.Field) -> pa.Array | pa.ChunkedArray:
         col = table.column(f.name)
-        if f.name not in plain:
+        if f.name in early:
+            col = early[f.name].result()
+        elif f.name not in plain:
             col = encode(col, unique=has_unique_dictionary(f))
         return col if positions is None else pc.take(col, positions)
 
@@ -401,11 +413,11 @@ def project(
     rows, verdict = _derive_and_sort(contract, combine_dictionaries(rows), shortcuts)
     rows, rejects = _split(rows, verdict.bad, verdict.reason, verdict.column)
     used_rows = rows.num_rows if verdict.positions is None else len(verdict.positions)
-    used = _used_columns(contract)
+    plain = _plain_columns(contract)
+    keep = _coded_columns(contract) | plain
+    rows = rows.select([c for c in rows.column_names if c in keep])
+    rows = _coded(rows, verdict.positions, plain, verdict.encoded)
     content = content_columns(contract)
-    rows = rows.select([c for c in rows.column_names
-                        if c in used and c not in (FILE_COL, ROW_COL)])
-    rows = _coded(rows, verdict.positions, content | _unencoded(contract))
     # The unsorted copies are garbage now; hand their pages back to the OS so
     # the peak RSS of a large build stays near what Arrow actually holds.
     pa.default_memory_pool().release_unused()
@@ -421,15 +433,29 @@ def project(
     return Projection(graph, read, used_rows, verdict.duplicates, rejects, dropped)
 
 
+def _plain_columns(contract: LoadedContract) -> set[str]:
+    """Columns the rules read that stay as they are (content, and text only counted
+    or matched: :func:`_unencoded`)."""
+    used = _used_columns(contract) - {FILE_COL, ROW_COL}
+    return used & (content_columns(contract) | _unencoded(contract))
+
+
+def _coded_columns(contract: LoadedContract) -> set[str]:
+    """Columns the rules read that :func:`_coded` dictionary-encodes (where text)."""
+    return _used_columns(contract) - {FILE_COL, ROW_COL} - _plain_columns(contract)
+
+
 @dataclass
 class _Verdict:
-    """Which rows are rejected (and why), and the positions of the rows to use."""
+    """Which rows are rejected (and why), and the positions of the rows to use;
+    ``encoded``: columns already being dictionary-encoded (:func:`_encode_early`)."""
 
     bad: pa.Array
     reason: pa.Array
     column: pa.Array
     positions: pa.Array | None
     duplicates: int
+    encoded: dict[str, Future[pa.Array]] = field(default_factory=dict)
 
 
 def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
@@ -438,24 +464,36 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
 
     JSON paths (the one step with Python per document) run on a second thread
     while rejects, dedupe and order are worked out without them, unless those
-    read a JSON-derived column (then the verdict comes after, "late").
+    read a JSON-derived column (then the verdict comes after, "late"). Where the
+    verdict reads no derived column at all, the other derived columns are made
+    on the second thread too.
     """
     spec = contract.spec
     deferred = {name for exprs in _json_plan(contract, rows).values() for name, _ in exprs}
-    base = rows
     for name, expr in contract.derived.items():
         if name in deferred or expr.columns() & deferred:
             deferred.add(name)
-            continue
-        base = base.append_column(name, expr.evaluate(base))
+
+    def plain_derived(table: pa.Table) -> pa.Table:
+        # In contract order: a derived column may read one derived before it.
+        for name, expr in contract.derived.items():
+            if name not in deferred:
+                table = table.append_column(name, expr.evaluate(table))
+        return table
+
     keys = _reject_columns(contract) | set(_key_columns(spec))
     early = shortcuts.overlap_json and not (keys & deferred)
+    aside = early and not (keys & set(contract.derived))
     verdict = None
     with _pool() as pool:
         pending = pool.submit(_json_derived, contract, rows)
+        deriving = pool.submit(plain_derived, rows) if aside else None
+        base = rows if aside else plain_derived(rows)
         if early:
-            verdict = _verdict(contract, base, shortcuts)
+            verdict = _verdict(contract, base, shortcuts, pool)
         json_values = pending.result()
+        if deriving is not None:
+            base = deriving.result()
     for name, expr in contract.derived.items():
         if name not in deferred:
             rows = rows.append_column(name, base.column(name))
@@ -466,10 +504,32 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
     return rows, verdict or _verdict(contract, rows, shortcuts)
 
 
-def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts) -> _Verdict:
+def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
+             pool: ThreadPoolExecutor | None = None) -> _Verdict:
     bad, reason, column = _reject_mask(contract, rows)
+    encoded = (_encode_early(contract, rows, bad, pool)
+               if pool is not None and shortcuts.encode_early else {})
     positions, duplicates = _positions(contract.spec, rows, bad, shortcuts)
-    return _Verdict(bad, reason, column, positions, duplicates)
+    return _Verdict(bad, reason, column, positions, duplicates, encoded)
+
+
+def _encode_early(contract: LoadedContract, rows: pa.Table, bad: pa.Array,
+                  pool: ThreadPoolExecutor) -> dict[str, Future[pa.Array]]:
+    """The text columns of ``rows`` that :func:`_coded` will encode, submitted to
+    ``pool`` now, so the hashing (Arrow, no GIL) runs beside dedupe and order.
+
+    Only where no row is rejected: then ``_split`` keeps ``rows`` as they are and
+    each column encoded here is the very column ``_coded`` would encode, so the
+    dictionaries are the same. Columns already holding a dictionary of unique
+    values cost nothing there and are left to it."""
+    if pc.any(bad).as_py():
+        return {}
+    wanted = _coded_columns(contract)
+    return {f.name: pool.submit(encode, rows.column(f.name))
+            for f in rows.schema
+            if f.name in wanted and not has_unique_dictionary(f)
+            and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+                 or pa.types.is_dictionary(f.type))}
 
 
 def _rule_columns(rule: NodeRule | EdgeRule) -> set[str]:
@@ -509,7 +569,6 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
     node_rules = [without_content(r) for r in spec.nodes if r.granularity in active]
     indexes: dict[str, NodeIndex] = {}
     by_columns = shortcuts.group_by_key_columns
-    unnested: dict[tuple[str, tuple[tuple[str, str], ...]], pa.Table] = {}
 
     def unnest_key(spec: Unnest) -> tuple[str, tuple[tuple[str, str], ...]]:
         return spec.column, tuple(sorted(spec.fields.items()))
@@ -520,20 +579,22 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
         if r.unnest is not None:
             reads.setdefault(unnest_key(r.unnest), {r.unnest.column}).update(_rule_columns(r))
 
-    def rows_for(spec: Unnest | None) -> pa.Table:
-        # Rules that unnest the same array the same way share one repeated table
-        # (made before the rules run on threads).
-        if spec is None:
-            return rows
-        key = unnest_key(spec)
-        if key not in unnested:
-            unnested[key] = unnest_rows(
-                rows.select([c for c in rows.column_names if c in reads[key]]), spec)
-        return unnested[key]
+    unnested: dict[tuple[str, tuple[tuple[str, str], ...]], Future[pa.Table]] = {}
 
-    for r in node_rules:
-        rows_for(r.unnest)
+    def start(specs: list[Unnest | None], pool: ThreadPoolExecutor) -> None:
+        # Rules that unnest the same array the same way share one repeated table. It
+        # is made on the pool, submitted before the rules: it runs beside the first
+        # rules (Arrow, no GIL), and a rule reading it waits for a job already running.
+        for u in specs:
+            if u is not None and (key := unnest_key(u)) not in unnested:
+                unnested[key] = pool.submit(unnest_rows, rows.select(
+                    [c for c in rows.column_names if c in reads[key]]), u)
+
+    def rows_for(spec: Unnest | None) -> pa.Table:
+        return rows if spec is None else unnested[unnest_key(spec)].result()
+
     with _pool() as pool:
+        start([r.unnest for r in node_rules], pool)
         for rule, (table, index) in zip(node_rules, pool.map(
                 lambda r: _project_nodes(r, rows_for(r.unnest), by_columns), node_rules),
                 strict=True):
@@ -544,9 +605,8 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
         if e.granularity in active and e.from_.type in indexes and e.to.type in indexes:
             by_type.setdefault(e.type, []).append(without_content(e))
     dropped: dict[str, dict[str, int]] = {}
-    for rs in by_type.values():
-        rows_for(rs[0].unnest)
     with _pool() as pool:
+        start([rs[0].unnest for rs in by_type.values()], pool)
         for etype, (etable, edrop) in zip(by_type, pool.map(
                 lambda rs: project_edges(rs, rows_for(rs[0].unnest), indexes,
                                          by_columns=by_columns),

@@ -288,9 +288,17 @@ def _headerless_patches(names: pa.Array, docs: pa.Array) -> pa.Array:
     """Which patch or shell calls surely name no file: the only files they name are in
     ``*** ... File:`` headers (:data:`_HEADER`), and their text holds no ``***``, nor a
     ``\\u`` escape that could spell one in JSON."""
+    import numpy as np
+
     patch = pc.is_in(names, value_set=pa.array(sorted({*PATCHES, *SHELLS})))
-    marked = pc.or_(pc.match_substring(docs, "***"), pc.match_substring(docs, "\\u"))
-    return pc.fill_null(pc.and_(patch, pc.invert(marked)), False)
+    # Only the patch and shell calls' text is searched: the others (a Write holds a
+    # whole file) are most of the bytes and never headerless patches.
+    at = pc.indices_nonzero(pc.fill_null(patch, False))
+    texts = pc.take(docs, at)
+    marked = pc.or_(pc.match_substring(texts, "***"), pc.match_substring(texts, "\\u"))
+    out = np.zeros(len(names), dtype=bool)
+    out[at.to_numpy()] = pc.fill_null(pc.invert(marked), False).to_numpy(zero_copy_only=False)
+    return pa.array(out)
 
 
 def _paths_by_arrow(names: pa.Array, docs: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:

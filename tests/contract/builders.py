@@ -3,6 +3,7 @@ table, and a comparison of two projections table by table."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from pathlib import Path
@@ -16,7 +17,8 @@ from graphkit.contract.validate import conform
 from tests.builders import row, spawned
 
 #: Every combination of the projection's shortcuts, all on first.
-ALL_SHORTCUTS = [Shortcuts(*flags) for flags in itertools.product((True, False), repeat=3)]
+ALL_SHORTCUTS = [Shortcuts(*flags) for flags in itertools.product(
+    (True, False), repeat=len(dataclasses.fields(Shortcuts)))]
 
 
 def contract_from(tmp_path: Path, text: str) -> LoadedContract:

@@ -20,7 +20,8 @@ from tests.contract.builders import (
     session_rows,
 )
 
-PLAIN = Shortcuts(overlap_json=False, dedupe_on_dictionary=False, group_by_key_columns=False)
+PLAIN = Shortcuts(overlap_json=False, dedupe_on_dictionary=False, group_by_key_columns=False,
+                  encode_early=False)
 
 
 @pytest.mark.parametrize("granularity", ["thread", "message"])
@@ -37,6 +38,48 @@ def test_default_contract_same_tables_every_way(granularity: str, coded: bool,
     assert base.graph.edges["PARENT_THREAD"].table.num_rows > 0
     for shortcuts in ALL_SHORTCUTS[1:]:
         assert_same(base, run(c, rows, granularity=granularity, shortcuts=shortcuts))
+
+
+@pytest.mark.parametrize("granularity", ["thread", "message"])
+@pytest.mark.parametrize("coded", [False, True], ids=["plain-text", "dictionary-text"])
+def test_rows_without_rejects_same_tables_every_way(granularity: str, coded: bool) -> None:
+    # Early encoding (Shortcuts.encode_early) applies only where no row is rejected:
+    # the generated sessions without their unusable rows.
+    c = load_contract()
+    rows = table([r for r in session_rows(3) if r["session_id"] not in (None, "old")])
+    if coded:
+        rows = dictionary_coded(rows)
+    base = run(c, rows, granularity=granularity)
+    assert base.rows_rejected == 0 and base.duplicates > 0
+    assert base.graph.nodes["Thread"].table.num_rows > 0
+    for shortcuts in ALL_SHORTCUTS[1:]:
+        assert_same(base, run(c, rows, granularity=granularity, shortcuts=shortcuts))
+
+
+def test_early_encoding_is_the_later_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What encode_early hands _coded is what _coded would have made itself: the same
+    # dictionaries in the same order (so every index the group-bys see is the same).
+    from graphkit.contract import project as proj
+
+    c = load_contract()
+    rows = table([r for r in session_rows(4) if r["session_id"] not in (None, "old")])
+    seen: dict[bool, dict[str, pa.Array]] = {True: {}, False: {}}
+    real = proj._coded
+
+    def spy(t: pa.Table, positions: pa.Array | None, plain: set[str],
+            ready: dict | None = None) -> pa.Table:
+        out = real(t, positions, plain, ready)
+        seen[bool(ready)].update({n: out.column(n) for n in out.column_names})
+        return out
+
+    monkeypatch.setattr(proj, "_coded", spy)
+    run(c, rows)
+    run(c, rows, shortcuts=Shortcuts(encode_early=False))
+    assert seen[True] and seen[True].keys() == seen[False].keys()
+    for name, col in seen[True].items():
+        assert col.equals(seen[False][name]), name
+        if pa.types.is_dictionary(col.type):
+            assert col.chunk(0).dictionary.equals(seen[False][name].chunk(0).dictionary)
 
 
 def test_dedupe_keeps_every_row_without_a_key(tmp_path: Path) -> None:
@@ -105,3 +148,49 @@ def test_rejects_are_the_same_from_plain_and_dictionary_text() -> None:
     a, b = run(c, rows), run(c, dictionary_coded(rows))
     assert a.rejects.equals(b.rejects)
     assert all(not pa.types.is_dictionary(f.type) for f in a.rejects.schema)
+
+
+# A reject rule and the dedupe read a derived (not JSON) column: the derived columns
+# are made before the verdict, not beside it, however the shortcuts are set.
+DERIVED_KEYS = """\
+contract: derived-keys
+version: 1
+input:
+  session_id: {type: string}
+  conversation_id: {type: string}
+  message_id: {type: string}
+  part_id: {type: string}
+  attributes: {type: json}
+  message_created_at: {type: timestamp}
+derive:
+  scope: {coalesce: [conversation_id, session_id]}
+  part_key: {coalesce: [part_id, message_id]}
+  spawned_by: {json: attributes, path: [claude, spawned_by_tool_use_id]}
+reject:
+  - when: {is_null: [scope]}
+    reason: no scope
+dedupe: part_key
+order_by: [message_created_at, part_key]
+nodes:
+  - type: Scope
+    key: [scope]
+    properties:
+      parts: {count: "*"}
+      first_spawn: {first: spawned_by}
+"""
+
+
+def test_verdict_on_a_plain_derived_column(tmp_path: Path) -> None:
+    c = contract_from(tmp_path, DERIVED_KEYS)
+    rows = table([row("s1", message_id="a", part_id=None, attributes=spawned("x")),
+                  row("s1", message_id="a", part_id=None),
+                  row(None, message_id="c"),
+                  row("s2", conversation_id="c2", message_id="d", part_id="p"),
+                  row("s2", conversation_id="c2", message_id="e", part_id="p")])
+    base = run(c, rows)
+    assert [r["message_id"] for r in base.rejects.to_pylist()] == ["c"]
+    assert (base.rows_used, base.duplicates) == (2, 2)
+    scopes = {r["scope"]: r for r in base.graph.nodes["Scope"].table.to_pylist()}
+    assert scopes["s1"]["first_spawn"] == "x" and scopes["c2"]["parts"] == 1
+    for shortcuts in ALL_SHORTCUTS[1:]:
+        assert_same(base, run(c, rows, shortcuts=shortcuts))

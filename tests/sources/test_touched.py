@@ -155,3 +155,23 @@ def test_searches_read_and_edits_write_the_arrow_way(monkeypatch: pytest.MonkeyP
         [{"path": "/w/e.py", "reads": 1, "writes": 0}],
         [{"path": "f.ipynb", "reads": 0, "writes": 1}],
         [{"path": "/w/g.py", "reads": 0, "writes": 1}]]
+
+
+def test_pieces_on_threads_equal_one_at_a_time() -> None:
+    # read_sources computes touched_files two pieces at a time; each piece, its label and
+    # the pieces' order must come out as computed_columns gives them one by one.
+    from graphkit.sources.read import ReadSpec, computed_columns, computed_pieces
+
+    spec = ReadSpec(("tool_name", "cwd", "part_type", "touched_files"))
+    pieces = []
+    for p, path in enumerate(PATHS[:7]):
+        rows = [(tool, doc, CWDS[(p + j) % len(CWDS)], "tool_call")
+                for j, doc in enumerate(_docs(path)) for tool in TOOLS[p % 3::3]]
+        pieces.append((f"piece-{p}", _table(rows, encode=p % 2 == 1)))
+    got = computed_pieces(pieces, spec)
+    assert [label for label, _ in got] == [label for label, _ in pieces]
+    for (_, t), (_, g) in zip(pieces, got, strict=True):
+        want = computed_columns(t, spec)
+        assert "tool_args" not in g.column_names
+        assert g.equals(want, check_metadata=True)
+        assert g.column("touched_files").null_count < g.num_rows
