@@ -10,7 +10,8 @@ once per distinct node key.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,15 +201,45 @@ def _coded(table: pa.Table, positions: pa.Array | None, plain: set[str]) -> pa.T
 
     # Columns on two threads: with the text already encoded, the work is
     # Arrow's take of int32 indices, which runs without the GIL.
-    with _pool() as pool:
+    with _pool(table.num_rows) as pool:
         cols = list(pool.map(one, table.schema))
     return pa.Table.from_arrays(cols, names=table.column_names)
 
 
-def _pool() -> ThreadPoolExecutor:
+# Below this many rows Arrow's kernels are too short for a second thread to win: starting
+# threads and handing the GIL back and forth cost more (an incremental build projects a
+# few hundred rows of the sessions written to).
+_THREADED_ROWS = 2_000
+
+
+class _InThisThread:
+    """An executor's ``submit``/``map`` run right away in the calling thread."""
+
+    def __enter__(self) -> _InThisThread:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
+        done: Future[Any] = Future()
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # raised by result(), as a thread's would be
+            done.set_exception(exc)
+        return done
+
+    def map(self, fn: Callable[..., Any], *items: Iterable[Any]) -> Iterator[Any]:
+        return iter([fn(*args) for args in zip(*items, strict=True)])
+
+
+def _pool(rows: int) -> ThreadPoolExecutor | _InThisThread:
     """Threads for independent node (then edge) rules: their group-bys run in
     Arrow with the GIL released. Results are taken in rule order, so the graph
-    is the same as built one rule after another."""
+    is the same as built one rule after another (as it is for a table of fewer than
+    ``_THREADED_ROWS`` rows, whose rules run one after another in this thread)."""
+    if rows < _THREADED_ROWS:
+        return _InThisThread()
     return ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
 
 
@@ -451,7 +482,7 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
     keys = _reject_columns(contract) | set(_key_columns(spec))
     early = shortcuts.overlap_json and not (keys & deferred)
     verdict = None
-    with _pool() as pool:
+    with _pool(rows.num_rows) as pool:
         pending = pool.submit(_json_derived, contract, rows)
         if early:
             verdict = _verdict(contract, base, shortcuts)
@@ -533,7 +564,7 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
 
     for r in node_rules:
         rows_for(r.unnest)
-    with _pool() as pool:
+    with _pool(rows.num_rows) as pool:
         for rule, (table, index) in zip(node_rules, pool.map(
                 lambda r: _project_nodes(r, rows_for(r.unnest), by_columns), node_rules),
                 strict=True):
@@ -546,7 +577,7 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
     dropped: dict[str, dict[str, int]] = {}
     for rs in by_type.values():
         rows_for(rs[0].unnest)
-    with _pool() as pool:
+    with _pool(rows.num_rows) as pool:
         for etype, (etable, edrop) in zip(by_type, pool.map(
                 lambda rs: project_edges(rs, rows_for(rs[0].unnest), indexes,
                                          by_columns=by_columns),

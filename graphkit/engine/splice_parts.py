@@ -9,7 +9,6 @@ many rows each gave).
 from __future__ import annotations
 
 import secrets
-import zlib
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ from graphkit.engine.plan import ORD, Plan
 from graphkit.engine.splice_merged import (
     Merged,
     changed_groups,
+    pack_account,
     same_files,
     splice_type,
     split_account,
@@ -108,7 +108,7 @@ def project_group(plan: Plan, contract: LoadedContract, rows: TranscriptRows, la
 
 def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) -> dict[str, Any]:
     """Write a group's account, partial tables and rejects as one file: an 8-byte length,
-    the account as zlib'd JSON (naming where each table's IPC stream starts), then the streams."""
+    the account as zstd'd JSON (naming where each table's IPC stream starts), then the streams."""
     from graphkit.sources.transcripts.index import atomic_write
 
     options = pa.ipc.IpcWriteOptions(compression="lz4")
@@ -125,8 +125,7 @@ def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) 
         at += len(data)
     name = f"part-{bucket:02d}-{secrets.token_hex(6)}.arrow"
     info = {**info, "file": name, "tables": tables}
-    head = zlib.compress(msgspec.json.encode(info), 6)
-    payload = b"".join([len(head).to_bytes(8, "little"), head, *chunks])
+    payload = b"".join([pack_account(info), *chunks])
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / name, lambda fh: fh.write(payload))
     return info
@@ -141,7 +140,7 @@ def _read_part(folder: Path, bucket: int, name: str) -> tuple[dict[str, Any], pa
         return got
     try:
         return split_account((folder / name).read_bytes(), name)
-    except (OSError, ValueError, UnicodeDecodeError, msgspec.DecodeError, zlib.error) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, msgspec.DecodeError) as exc:
         raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
 
 
