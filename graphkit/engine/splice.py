@@ -199,9 +199,15 @@ def _candidate(root: str, path: str) -> bool:
     folder, name = path.rsplit(os.sep, 1)
     if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
         return False
-    parts = folder[len(root):].split(os.sep)
-    in_subagents = "subagents" in parts or root.rsplit(os.sep, 1)[-1] == "subagents"
-    return not in_subagents or name.startswith("agent-")
+    if name.startswith("agent-"):
+        return True  # in subagents/ or not
+    below = folder[len(root):]
+    # The split only where the text could name the folder (asked of every file). As
+    # candidates(): a folder named subagents below the root, or the file's own folder
+    # (the root itself, say) so named; not a folder below a root named subagents.
+    in_subagents = ("subagents" in below and "subagents" in below.split(os.sep)) \
+        or folder.rsplit(os.sep, 1)[-1] == "subagents"
+    return not in_subagents
 
 
 def _side_path(path: str) -> str | None:

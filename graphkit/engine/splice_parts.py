@@ -192,20 +192,29 @@ def _globalize(values: pa.ChunkedArray | pa.Array, bases: np.ndarray) -> pa.Arra
 
 def _bases(files: list[str], parts: dict[int, dict[str, Any]]) -> dict[int, np.ndarray]:
     """For each group's files, the position of its first row in the whole build: Claude
-    rows first, then Codex, each in file order."""
+    rows first, then Codex, each in file order. (One numpy sort of all files' keys: a
+    sort of (codex, rank, group, index) tuples in Python cost ~10 ms for 6k files.)"""
     rank = {p: i for i, p in enumerate(files)}
-    order = []
-    for b, part in parts.items():
-        for i, (p, n, codex) in enumerate(zip(part["files"], part["file_rows"], part["codex"],
-                                              strict=True)):
-            order.append((bool(codex), rank[p], b, i, int(n)))
-    order.sort()
-    bases = {b: np.zeros(len(part["files"]), np.int64) for b, part in parts.items()}
-    at = 0
-    for _codex, _rank, b, i, n in order:
-        bases[b][i] = at
-        at += n
-    return bases
+    groups = list(parts)
+    codex, ranks, rows, group, index = [], [], [], [], []
+    for b in groups:
+        part = parts[b]
+        names, counts, kinds = part["files"], part["file_rows"], part["codex"]
+        if not len(names) == len(counts) == len(kinds):
+            raise ValueError("a partial's file lists differ in length")
+        codex.append(np.array(kinds, dtype=bool))
+        ranks.append(np.array([rank[p] for p in names], dtype=np.int64))
+        rows.append(np.array(counts, dtype=np.int64))
+        group.append(np.full(len(names), b, dtype=np.int64))
+        index.append(np.arange(len(names), dtype=np.int64))
+    if not groups:
+        return {}
+    cat = [np.concatenate(a) for a in (codex, ranks, rows, group, index)]
+    order = np.lexsort((cat[4], cat[3], cat[1], cat[0]))  # the last key sorts first
+    starts = np.empty(len(order), dtype=np.int64)
+    starts[order] = np.concatenate([[0], np.cumsum(cat[2][order])[:-1]])
+    cuts = np.cumsum([len(a) for a in index])[:-1]
+    return dict(zip(groups, np.split(starts, cuts), strict=True))
 
 
 def _global_keys(plan: Plan, t: pa.Table, bases: np.ndarray) -> pa.Table:

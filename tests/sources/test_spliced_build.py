@@ -223,7 +223,10 @@ def test_the_files_from_the_no_op_walk_are_the_files_a_walk_lists(tmp_path: Path
     write_jsonl(work / "x" / "subagents" / "journal.jsonl", [{"type": "note"}])
     write_jsonl(work / "x" / "subagents" / "agent-1.jsonl", [{"type": "note"}])
     (work / "x" / "subagents" / "agent-1.meta.json").write_text("{}")
-    roots = [work, work / PROJECT]
+    # "subagents" in a name that is not the folder's: its files are listed
+    write_jsonl(work / "my-subagents-x" / "notes.jsonl", [{"type": "note"}])
+    write_jsonl(work / "x" / "subagents" / "deeper" / "s.jsonl", [{"type": "note"}])
+    roots = [work, work / PROJECT, work / "x" / "subagents"]
     files, stats = splice.listed_files(roots, input_state(roots))
     assert files == [str(p) for p in transcript_files(roots)]
     assert all(stats[f] is not None for f in files)
@@ -489,3 +492,42 @@ def test_an_older_state_file_is_dropped_and_everything_projected(tmp_path: Path,
     assert mine["transcripts"]["groups_projected"] >= cold["groups_projected"]
     assert not old.exists() and (store / "graph-state.json.zst").is_file()
     _assert_same(snap, mine, tmp_path / "whole", _whole(work, tmp_path / "whole", monkeypatch))
+
+
+def test_bases_put_claude_rows_first_then_codex_each_in_file_order() -> None:
+    """The merge's global row positions: the numpy sort gives what a sort of (codex,
+    rank, group, index) tuples gave, for random groups and file orders."""
+    import random
+
+    import numpy as np
+
+    from graphkit.engine.splice_parts import _bases
+
+    def reference(files: list[str], parts: dict[int, dict[str, Any]]) -> dict[int, list[int]]:
+        rank = {p: i for i, p in enumerate(files)}
+        order = sorted((bool(c), rank[p], b, i, int(n)) for b, part in parts.items()
+                       for i, (p, n, c) in enumerate(zip(part["files"], part["file_rows"],
+                                                         part["codex"], strict=True)))
+        out = {b: [0] * len(part["files"]) for b, part in parts.items()}
+        at = 0
+        for _c, _r, b, i, n in order:
+            out[b][i] = at
+            at += n
+        return out
+
+    rnd = random.Random(5)
+    for trial in range(30):
+        files = [f"/t/{i:04d}.jsonl" for i in range(rnd.randint(0, 60))]
+        shuffled = files[:]
+        rnd.shuffle(shuffled)
+        parts: dict[int, dict[str, Any]] = {}
+        for p in shuffled:
+            part = parts.setdefault(rnd.choice([16, 3, 0, 7, 11]),
+                                    {"files": [], "file_rows": [], "codex": []})
+            part["files"].append(p)
+            part["file_rows"].append(rnd.randint(0, 9))
+            part["codex"].append(rnd.random() < 0.3)
+        if trial % 5 == 0:
+            parts[9] = {"files": [], "file_rows": [], "codex": []}
+        got = _bases(files, parts)
+        assert {b: np.asarray(v).tolist() for b, v in got.items()} == reference(files, parts)
