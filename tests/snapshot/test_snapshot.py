@@ -206,3 +206,29 @@ def test_manifest_bytes_of_plain_inputs_are_written_without_json(
 
     monkeypatch.setattr(snapshot_io.json, "dumps", refused)
     assert snapshot_io.manifest_bytes(manifest) == expected
+
+
+def test_a_manifest_changed_since_the_last_check_is_read_again(tmp_path: Path) -> None:
+    """The target check keeps the last manifest's parsed head while its stat holds: a
+    manifest rewritten in place (same size, its mtime put back) is read again and a
+    foreign one refused."""
+    import os
+    import time
+
+    from graphkit.snapshot.swap import check_replaceable
+
+    snap = tmp_path / "snap"
+    write_snapshot(graph_from_records(identity_cases()), snap)
+    check_replaceable(snap)  # ours: the head is kept
+    manifest = snap / "manifest.json"
+    text = manifest.read_text()
+    st = manifest.stat()
+    foreign = text.replace('"graphkit-snapshot"', '"someone-elses-xyz"', 1)
+    assert foreign != text and len(foreign) == len(text)
+    time.sleep(0.01)  # a ctime the clock can tell from the first
+    manifest.write_text(foreign)
+    os.utime(manifest, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(SnapshotError, match="not graphkit's"):
+        check_replaceable(snap)
+    manifest.write_text(text)
+    check_replaceable(snap)
