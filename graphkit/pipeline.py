@@ -36,10 +36,10 @@ from graphkit.sources.read import (
     read_sources,
     row_file_fingerprints,
 )
-from graphkit.stores.base import IfExists
 
 if TYPE_CHECKING:
     from graphkit.contract.checks import Finding
+    from graphkit.stores.base import IfExists  # for typing only: 6 dataclasses to build
     from graphkit.stores.neo4j.store import Neo4jStore
 
 # What a caller may pass as sources: one path, several, or rows already in memory.
@@ -179,6 +179,7 @@ def _row_files_among(paths: list[Path], inputs: list[list[Any]] | None) -> bool:
     cannot apply (``transcript_roots`` would say None) and its imports (msgspec, the
     splice engine: ~0.1 CPU-s) need not be paid. Judged only where ``transcript_roots``
     itself asks ``source_kind``: a file, or a folder the stat walk found Parquet in."""
+    from graphkit.engine.reuse import source_tails
     from graphkit.sources.read import source_kind
 
     for p in paths:
@@ -187,7 +188,7 @@ def _row_files_among(paths: list[Path], inputs: list[list[Any]] | None) -> bool:
             return True
         root = str(path.resolve()).rstrip(os.sep) + os.sep
         asked = path.is_file() or (inputs is not None and any(
-            row[0].startswith(root) and row[0].endswith((".parquet", ".pq")) for row in inputs))
+            end in source_tails(root, inputs) for end in (".parquet\n", ".pq\n")))
         if asked and source_kind(path) not in ("claude", "codex"):
             return True
     return False

@@ -8,6 +8,7 @@ become one line on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import errno
+import gc
 import json
 import os
 import re
@@ -121,6 +122,11 @@ def main() -> None:
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 (lives as long as we do)
     sys.meta_path.insert(0, _NoPandasForArrowDataset())
+    # The cyclic collector ran every 700 allocations and rescanned what a command keeps
+    # (its modules' objects, the walk of 9k transcript files, decoded records): ~0.09 of an
+    # incremental build's 1.3 CPU-s. Reference counting frees what commands allocate;
+    # the collector still runs, every 100k (as the transcript parser's threshold).
+    gc.set_threshold(100_000, 50, 100)
     cli(prog_name="graphkit")
 
 

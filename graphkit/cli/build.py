@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -94,6 +95,8 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
             return
     from graphkit.pipeline import build_snapshot, source_messages
 
+    # What the imports made lives as long as the process: kept out of the collector's scans.
+    gc.freeze()
     if engine != "local" or partitions is not None or spark_master:
         from graphkit.engine.command import engine_build
 

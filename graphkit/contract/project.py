@@ -10,6 +10,7 @@ once per distinct node key.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -212,15 +213,48 @@ def _coded(table: pa.Table, positions: pa.Array | None, plain: set[str],
 
     # Columns on two threads: with the text already encoded, the work is
     # Arrow's take of int32 indices, which runs without the GIL.
-    with _pool() as pool:
+    with _pool(table.num_rows) as pool:
         cols = list(pool.map(one, table.schema))
     return pa.Table.from_arrays(cols, names=table.column_names)
 
 
-def _pool() -> ThreadPoolExecutor:
+# Below this many rows Arrow's kernels are too short for a second thread to win: starting
+# threads and handing the GIL back and forth cost more (an incremental build projects a
+# few hundred rows of the sessions written to).
+_THREADED_ROWS = 2_000
+
+
+class _InThisThread:
+    """An executor's ``submit``/``map`` run right away in the calling thread."""
+
+    def __enter__(self) -> _InThisThread:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
+        done: Future[Any] = Future()
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # raised by result(), as a thread's would be
+            done.set_exception(exc)
+        return done
+
+    def map(self, fn: Callable[..., Any], *items: Iterable[Any]) -> Iterator[Any]:
+        return iter([fn(*args) for args in zip(*items, strict=True)])
+
+
+_Pool = ThreadPoolExecutor | _InThisThread
+
+
+def _pool(rows: int) -> _Pool:
     """Threads for independent node (then edge) rules: their group-bys run in
     Arrow with the GIL released. Results are taken in rule order, so the graph
-    is the same as built one rule after another."""
+    is the same as built one rule after another (as it is for a table of fewer than
+    ``_THREADED_ROWS`` rows, whose rules run one after another in this thread)."""
+    if rows < _THREADED_ROWS:
+        return _InThisThread()
     return ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
 
 
@@ -485,7 +519,7 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
     early = shortcuts.overlap_json and not (keys & deferred)
     aside = early and not (keys & set(contract.derived))
     verdict = None
-    with _pool() as pool:
+    with _pool(rows.num_rows) as pool:
         pending = pool.submit(_json_derived, contract, rows)
         deriving = pool.submit(plain_derived, rows) if aside else None
         base = rows if aside else plain_derived(rows)
@@ -505,7 +539,7 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
 
 
 def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
-             pool: ThreadPoolExecutor | None = None) -> _Verdict:
+             pool: _Pool | None = None) -> _Verdict:
     bad, reason, column = _reject_mask(contract, rows)
     encoded = (_encode_early(contract, rows, bad, pool)
                if pool is not None and shortcuts.encode_early else {})
@@ -514,7 +548,7 @@ def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
 
 
 def _encode_early(contract: LoadedContract, rows: pa.Table, bad: pa.Array,
-                  pool: ThreadPoolExecutor) -> dict[str, Future[pa.Array]]:
+                  pool: _Pool) -> dict[str, Future[pa.Array]]:
     """The text columns of ``rows`` that :func:`_coded` will encode, submitted to
     ``pool`` now, so the hashing (Arrow, no GIL) runs beside dedupe and order.
 
@@ -581,7 +615,7 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
 
     unnested: dict[tuple[str, tuple[tuple[str, str], ...]], Future[pa.Table]] = {}
 
-    def start(specs: list[Unnest | None], pool: ThreadPoolExecutor) -> None:
+    def start(specs: list[Unnest | None], pool: _Pool) -> None:
         # Rules that unnest the same array the same way share one repeated table. It
         # is made on the pool, submitted before the rules: it runs beside the first
         # rules (Arrow, no GIL), and a rule reading it waits for a job already running.
@@ -593,7 +627,7 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
     def rows_for(spec: Unnest | None) -> pa.Table:
         return rows if spec is None else unnested[unnest_key(spec)].result()
 
-    with _pool() as pool:
+    with _pool(rows.num_rows) as pool:
         start([r.unnest for r in node_rules], pool)
         for rule, (table, index) in zip(node_rules, pool.map(
                 lambda r: _project_nodes(r, rows_for(r.unnest), by_columns), node_rules),
@@ -605,7 +639,7 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
         if e.granularity in active and e.from_.type in indexes and e.to.type in indexes:
             by_type.setdefault(e.type, []).append(without_content(e))
     dropped: dict[str, dict[str, int]] = {}
-    with _pool() as pool:
+    with _pool(rows.num_rows) as pool:
         start([rs[0].unnest for rs in by_type.values()], pool)
         for etype, (etable, edrop) in zip(by_type, pool.map(
                 lambda rs: project_edges(rs, rows_for(rs[0].unnest), indexes,

@@ -23,6 +23,7 @@ import os
 import sys
 import zlib
 from collections.abc import Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -144,8 +145,27 @@ def input_state(sources: Sequence[Path]) -> list[list[Any]]:
                     out.append([e.path, st.st_size, st.st_mtime_ns, st.st_ino])
                 except OSError:
                     out.append([e.path, -1, -1, -1])
-    out.sort()
+    # By path alone (each path comes once, so the order is the lists' order): Python
+    # compares str keys directly, where comparing the lists cost ~3× as much (9k files).
+    out.sort(key=itemgetter(0))
     return out
+
+
+_TAILS: list[Any] = []  # [inputs, root, text]: the last answer (asked twice per build)
+
+
+def source_tails(root: str, inputs: list[list[Any]]) -> str:
+    """The paths of :func:`input_state`'s ``inputs`` below ``root`` (a folder path ending in
+    a separator), each without ``root`` but for its last separator, one per line and each
+    line ending in a newline: one text that questions about all the files' names are
+    searched in at once (a newline in a name can only add a match). Kept for the last
+    ``inputs`` list (the very object: the build asks twice of one walk)."""
+    if _TAILS and _TAILS[0] is inputs and _TAILS[1] == root:
+        return str(_TAILS[2])
+    cut = len(root) - 1
+    text = "\n".join([row[0][cut:] for row in inputs if row[0].startswith(root)]) + "\n"
+    _TAILS[:] = [inputs, root, text]
+    return text
 
 
 def output_state(snapshot_dir: Path, side_files: Sequence[Path | str]) -> list[Any]:

@@ -21,7 +21,6 @@ file elsewhere does not stale them.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -36,7 +35,8 @@ import pyarrow as pa
 
 from graphkit.core.progress import Progress as CoreProgress
 from graphkit.core.progress import Task, as_progress
-from graphkit.engine.reuse import file_stat
+from graphkit.engine.reuse import file_stat, source_tails
+from graphkit.engine.splice_merged import zstd_pack, zstd_unpack
 
 READING = "reading transcripts"  # the task read_transcripts starts
 
@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from graphkit.sources.transcripts.read import TranscriptRows
 
 BUCKETS = 16
-_FORMAT = 6  # 6: a hot group
-_STATE = "graph-state.json.gz"
+_FORMAT = 7  # 6: a hot group; 7: zstd accounts and state
+_STATE = "graph-state.json.zst"
 _KEYS = "graph-keys.arrow"
 HOT = BUCKETS  # the group of recently changed sessions (no key hashes to it)
 _CODEX_KEY = "x:codex"  # every Codex rollout holds it (see closure_keys)
@@ -139,7 +139,7 @@ class _Store:
         if not path.exists():
             return
         try:
-            state = msgspec.json.decode(gzip.decompress(path.read_bytes()))
+            state = msgspec.json.decode(zstd_unpack(path.read_bytes()))
             if not isinstance(state, dict):
                 raise ValueError("state")
             if state.get("format") != _FORMAT or state.get("parser") != _parser() \
@@ -150,7 +150,7 @@ class _Store:
             if keys.schema.names != ["h", "b"]:
                 raise ValueError("key table")
             self.state, self.keys = state, keys
-        except (OSError, ValueError, KeyError, TypeError, EOFError, zlib.error,
+        except (OSError, ValueError, KeyError, TypeError,
                 pa.ArrowException, msgspec.DecodeError) as exc:
             self.problem = f"stored graph parts unreadable ({type(exc).__name__}); rebuilt"
 
@@ -199,9 +199,15 @@ def _candidate(root: str, path: str) -> bool:
     folder, name = path.rsplit(os.sep, 1)
     if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
         return False
-    parts = folder[len(root):].split(os.sep)
-    in_subagents = "subagents" in parts or root.rsplit(os.sep, 1)[-1] == "subagents"
-    return not in_subagents or name.startswith("agent-")
+    if name.startswith("agent-"):
+        return True  # in subagents/ or not
+    below = folder[len(root):]
+    # The split only where the text could name the folder (asked of every file). As
+    # candidates(): a folder named subagents below the root, or the file's own folder
+    # (the root itself, say) so named; not a folder below a root named subagents.
+    in_subagents = ("subagents" in below and "subagents" in below.split(os.sep)) \
+        or folder.rsplit(os.sep, 1)[-1] == "subagents"
+    return not in_subagents
 
 
 def _side_path(path: str) -> str | None:
@@ -383,8 +389,7 @@ def _maybe_tables(root: str, inputs: list[list[Any]]) -> bool:
     """Whether a file under ``root`` could make it a row-file or Iceberg source: one named
     ``*.parquet``/``*.pq``, or below a ``metadata`` or ``data`` folder (one string search
     over all the paths, not a test per path; a newline in a name can only say yes)."""
-    tails = "\n".join(row[0][len(root) - 1:] for row in inputs if row[0].startswith(root))
-    tails += "\n"
+    tails = source_tails(root, inputs)
     return any(m in tails for m in (".parquet\n", ".pq\n", f"{os.sep}metadata{os.sep}",
                                     f"{os.sep}data{os.sep}"))
 
@@ -558,7 +563,7 @@ def _save_state(store: _Store, stats: dict[str, list[Any]], assign: dict[str, in
              "files": {p: [assign[p], *stat] for p, stat in stats.items()},
              "parts": {str(b): {"file": part["file"], "key": part["key"],
                                 "rows": sum(part["file_rows"])} for b, part in parts.items()}}
-    payload = gzip.compress(msgspec.json.encode(state), 1, mtime=0)
+    payload = zstd_pack(msgspec.json.encode(state))
     atomic_write(store.dir / _STATE, lambda fh: fh.write(payload))
 
 
@@ -569,6 +574,7 @@ def _drop_stale(store: _Store, parts: dict[int, dict[str, Any]]) -> None:
     for old in store.dir.glob("part-*.arrow"):
         if old.name not in keep:
             old.unlink(missing_ok=True)
+    (store.dir / "graph-state.json.gz").unlink(missing_ok=True)  # format 6's state
     for pattern in ("transcripts-rows-*.arrow", "transcripts-entries-*.json.gz",
                     "transcripts-cache.json.gz"):
         for old in store.dir.parent.glob(pattern):

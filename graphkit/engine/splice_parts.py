@@ -9,7 +9,6 @@ many rows each gave).
 from __future__ import annotations
 
 import secrets
-import zlib
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ from graphkit.engine.plan import ORD, Plan
 from graphkit.engine.splice_merged import (
     Merged,
     changed_groups,
+    pack_account,
     same_files,
     splice_type,
     split_account,
@@ -108,7 +108,7 @@ def project_group(plan: Plan, contract: LoadedContract, rows: TranscriptRows, la
 
 def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) -> dict[str, Any]:
     """Write a group's account, partial tables and rejects as one file: an 8-byte length,
-    the account as zlib'd JSON (naming where each table's IPC stream starts), then the streams."""
+    the account as zstd'd JSON (naming where each table's IPC stream starts), then the streams."""
     from graphkit.sources.transcripts.index import atomic_write
 
     options = pa.ipc.IpcWriteOptions(compression="lz4")
@@ -125,8 +125,7 @@ def save_part(folder: Path, bucket: int, out: PartOutput, info: dict[str, Any]) 
         at += len(data)
     name = f"part-{bucket:02d}-{secrets.token_hex(6)}.arrow"
     info = {**info, "file": name, "tables": tables}
-    head = zlib.compress(msgspec.json.encode(info), 6)
-    payload = b"".join([len(head).to_bytes(8, "little"), head, *chunks])
+    payload = b"".join([pack_account(info), *chunks])
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / name, lambda fh: fh.write(payload))
     return info
@@ -141,7 +140,7 @@ def _read_part(folder: Path, bucket: int, name: str) -> tuple[dict[str, Any], pa
         return got
     try:
         return split_account((folder / name).read_bytes(), name)
-    except (OSError, ValueError, UnicodeDecodeError, msgspec.DecodeError, zlib.error) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, msgspec.DecodeError) as exc:
         raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
 
 
@@ -193,20 +192,29 @@ def _globalize(values: pa.ChunkedArray | pa.Array, bases: np.ndarray) -> pa.Arra
 
 def _bases(files: list[str], parts: dict[int, dict[str, Any]]) -> dict[int, np.ndarray]:
     """For each group's files, the position of its first row in the whole build: Claude
-    rows first, then Codex, each in file order."""
+    rows first, then Codex, each in file order. (One numpy sort of all files' keys: a
+    sort of (codex, rank, group, index) tuples in Python cost ~10 ms for 6k files.)"""
     rank = {p: i for i, p in enumerate(files)}
-    order = []
-    for b, part in parts.items():
-        for i, (p, n, codex) in enumerate(zip(part["files"], part["file_rows"], part["codex"],
-                                              strict=True)):
-            order.append((bool(codex), rank[p], b, i, int(n)))
-    order.sort()
-    bases = {b: np.zeros(len(part["files"]), np.int64) for b, part in parts.items()}
-    at = 0
-    for _codex, _rank, b, i, n in order:
-        bases[b][i] = at
-        at += n
-    return bases
+    groups = list(parts)
+    codex, ranks, rows, group, index = [], [], [], [], []
+    for b in groups:
+        part = parts[b]
+        names, counts, kinds = part["files"], part["file_rows"], part["codex"]
+        if not len(names) == len(counts) == len(kinds):
+            raise ValueError("a partial's file lists differ in length")
+        codex.append(np.array(kinds, dtype=bool))
+        ranks.append(np.array([rank[p] for p in names], dtype=np.int64))
+        rows.append(np.array(counts, dtype=np.int64))
+        group.append(np.full(len(names), b, dtype=np.int64))
+        index.append(np.arange(len(names), dtype=np.int64))
+    if not groups:
+        return {}
+    cat = [np.concatenate(a) for a in (codex, ranks, rows, group, index)]
+    order = np.lexsort((cat[4], cat[3], cat[1], cat[0]))  # the last key sorts first
+    starts = np.empty(len(order), dtype=np.int64)
+    starts[order] = np.concatenate([[0], np.cumsum(cat[2][order])[:-1]])
+    cuts = np.cumsum([len(a) for a in index])[:-1]
+    return dict(zip(groups, np.split(starts, cuts), strict=True))
 
 
 def _global_keys(plan: Plan, t: pa.Table, bases: np.ndarray) -> pa.Table:

@@ -110,6 +110,49 @@ def test_order_of_rows_does_not_change_the_graph(cases: Projection) -> None:
         assert again.graph.edges[t].table.equals(et.table), t
 
 
+@pytest.mark.parametrize("granularity", ["thread", "message"])
+def test_rules_run_in_this_thread_for_small_tables_and_build_the_same_graph(
+        granularity: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``_THREADED_ROWS`` rows the rules run one after another in the calling
+    thread (no executor threads started); the graph is the one the threads build."""
+    import threading
+
+    import graphkit.contract.project as proj
+
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def counted(self: threading.Thread) -> None:
+        started.append(self.name)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", counted)
+    serial = run(identity_cases(), granularity=granularity)
+    assert started == []
+    monkeypatch.setattr(proj, "_THREADED_ROWS", 0)
+    threaded = run(identity_cases(), granularity=granularity)
+    assert started  # the same rows on threads
+    assert serial.rows_read == threaded.rows_read and serial.duplicates == threaded.duplicates
+    assert serial.rejects.equals(threaded.rejects)
+    assert serial.dropped_edges == threaded.dropped_edges
+    for kind in ("nodes", "edges"):
+        mine, theirs = getattr(serial.graph, kind), getattr(threaded.graph, kind)
+        assert list(mine) == list(theirs)
+        for t in mine:
+            assert mine[t].table.equals(theirs[t].table), t
+
+
+def test_in_this_thread_executor_keeps_order_and_raises_as_a_thread_would() -> None:
+    from graphkit.contract.project import _InThisThread
+
+    with _InThisThread() as pool:
+        assert list(pool.map(lambda a, b: a * b, [1, 2, 3], [4, 5, 6])) == [4, 10, 18]
+        failed = pool.submit(lambda: 1 // 0)
+        assert pool.submit(lambda x: x + 1, 41).result() == 42
+    with pytest.raises(ZeroDivisionError):
+        failed.result()
+
+
 def test_pre_split_schema_rows_are_rejected_not_misread() -> None:
     p = run([row("s-new", message_id="n1"),
              row(None, conversation_id="s-old", schema_version=5, message_id="o1"),

@@ -131,3 +131,37 @@ def test_sum_numbers_read_only_the_dictionary_entries_rows_use() -> None:
     frac = pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int32()),
                                           pa.array(["4", "1.5"]))
     assert numbers(frac, "n").type == pa.int64()
+
+
+def _file_doc(numbers: list[str], path: str = "/p") -> str:
+    return "[" + ", ".join(f'{{"path": "{path}", "reads": {n}, "writes": 0}}'
+                           for n in numbers) + "]"
+
+
+@pytest.mark.parametrize("docs", [
+    [_file_doc(["1", "22"]), _file_doc([]), None],
+    [_file_doc(["9" * 950])],                         # a long number in a short document
+    [_file_doc(["1" + "0" * 999])],                   # 1000 digits: the bound, allowed
+    [_file_doc(["1" + "0" * 1000])],                  # 1001 digits: past it, parsed in Python
+    [_file_doc(["7"], path="x" * 940), _file_doc(["8"], path="y" * 1100)],
+    [_file_doc(["07"])],                              # no JSON number: not the Arrow way
+])
+def test_file_elements_short_documents_match_the_bounded_pattern(
+        docs: list[str | None], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unbounded pattern (documents of at most 1000 bytes) accepts exactly what the
+    bounded one does, and either way the elements are what json.loads reads."""
+    import graphkit.contract.unnest as u
+
+    arr = pa.array(docs, pa.string())
+    keys = ["path", "reads", "writes", "other"]
+    got = u._file_elements(arr, keys)
+    monkeypatch.setattr(u, "_SHORT", -1)  # every document checked by the bounded pattern
+    bounded = u._file_elements(arr, keys)
+    assert (got is None) == (bounded is None)
+    counts, values = u._python_elements(arr, keys)
+    for found in (got, bounded):
+        if found is not None:
+            assert found[0].tolist() == counts.tolist()
+            assert [v.to_pylist() for v in found[1]] == [v.to_pylist() for v in values]
+    assert got is not None or any(d is not None and len(d) > 1000 for d in docs) \
+        or docs == [_file_doc(["07"])]

@@ -172,3 +172,32 @@ def test_a_kept_rebuild_imports_nothing_heavy(work: Path, tmp_path: Path, given:
         assert done.returncode == 0, done.stderr
     assert not _kept(json.loads(runs[0].stdout)) and _kept(json.loads(runs[1].stdout))
     assert json.loads(runs[1].stderr.strip().splitlines()[-1]) == []
+
+
+def test_source_tails_list_the_names_below_a_root_once_per_walk(tmp_path: Path) -> None:
+    """One line per file below ``root`` (the root cut off but for its separator), each
+    ending in a newline; asked again of the same walk, the same text without a new pass."""
+    for rel in ("a/x.jsonl", "a/data/y.parquet", "b/z.pq", "ab/w.json"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    walk = reuse.input_state([tmp_path / "a", tmp_path / "ab", tmp_path / "b"])
+    root = str(tmp_path / "a") + os.sep
+    text = reuse.source_tails(root, walk)
+    assert text == f"{os.sep}data{os.sep}y.parquet\n{os.sep}x.jsonl\n"  # not ab/w.json
+    assert reuse.source_tails(root, walk) is text
+    other = str(tmp_path / "b") + os.sep
+    assert reuse.source_tails(other, walk) == f"{os.sep}z.pq\n"
+    again = reuse.input_state([tmp_path / "a"])  # another walk: answered afresh
+    (tmp_path / "a" / "new.jsonl").write_text("{}")
+    assert reuse.source_tails(root, again) == text
+    assert reuse.source_tails(root, reuse.input_state([tmp_path / "a"])).endswith(
+        f"{os.sep}new.jsonl\n{os.sep}x.jsonl\n")
+
+
+def test_input_state_is_sorted_by_path(tmp_path: Path) -> None:
+    names = [f"{i:03d}-{'x' * (i % 7)}.jsonl" for i in range(60)]
+    for n in reversed(names):
+        (tmp_path / "s" / n[:2]).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "s" / n[:2] / n).write_text(n)
+    walk = reuse.input_state([tmp_path / "s"])
+    assert walk == sorted(walk) and len(walk) == len(names)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import pytest
@@ -154,3 +155,80 @@ def test_manifest_bytes_are_jsons_indented_text(manifest: dict) -> None:
     from graphkit.snapshot.io import manifest_bytes
 
     assert manifest_bytes(manifest) == (json.dumps(manifest, indent=2) + "\n").encode()
+
+
+def _inputs(n: int, odd: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"path": f"/t/p/{i:05d}.jsonl", "size": i * 7,
+                                  "mtime_ns": 1_796_150_406_487_365_272 + i,
+                                  "sha256": f"{i:064x}"} for i in range(n)]
+    if odd is not None:
+        out[n // 2] = {**out[n // 2], **odd}
+    return out
+
+
+class _Size(int):
+    """An int subclass whose text json and msgspec might spell apart."""
+
+
+@pytest.mark.parametrize("odd", [
+    None,                                      # the msgspec way: plain ASCII, ints, text
+    {"path": "/t/ü.jsonl"},                    # non-ASCII: json escapes it
+    {"path": "/t/a\x7fb.jsonl"},               # DEL: json escapes it too
+    {"path": '/t/"q"\\b\n.jsonl'},             # quotes, backslash, newline: escaped
+    {"path": "/t/\u2028.jsonl"},
+    {"size": 2.5},                             # a float: digits spelled apart
+    {"size": 1e16},
+    {"size": float("nan")},
+    {"size": 2**70},                           # a big int: the same digits
+    {"size": True, "sha256": None},
+    {"size": _Size(5)},
+    {"size": (1, 2)},                          # a tuple: json writes a list
+    {7: "int key"},                            # json makes it text
+])
+def test_manifest_bytes_of_many_inputs_are_jsons_indented_text(odd: dict[Any, Any] | None
+                                                               ) -> None:
+    from graphkit.snapshot.io import manifest_bytes
+
+    manifest = {"kind": "graphkit-snapshot", "format": 3, "nodes": {"A": {"count": 1}},
+                "inputs": _inputs(400, odd), "summary": {"rows_read": 5, "nodes": {}}}
+    assert manifest_bytes(manifest) == (json.dumps(manifest, indent=2) + "\n").encode()
+
+
+def test_manifest_bytes_of_plain_inputs_are_written_without_json(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphkit.snapshot.io as snapshot_io
+
+    manifest = {"format": 3, "inputs": _inputs(300), "summary": {"nodes": {"A": 1}}}
+    expected = (json.dumps(manifest, indent=2) + "\n").encode()
+
+    def refused(*_a: Any, **_k: Any) -> str:
+        raise AssertionError("json.dumps called")
+
+    monkeypatch.setattr(snapshot_io.json, "dumps", refused)
+    assert snapshot_io.manifest_bytes(manifest) == expected
+
+
+def test_a_manifest_changed_since_the_last_check_is_read_again(tmp_path: Path) -> None:
+    """The target check keeps the last manifest's parsed head while its stat holds: a
+    manifest rewritten in place (same size, its mtime put back) is read again and a
+    foreign one refused."""
+    import os
+    import time
+
+    from graphkit.snapshot.swap import check_replaceable
+
+    snap = tmp_path / "snap"
+    write_snapshot(graph_from_records(identity_cases()), snap)
+    check_replaceable(snap)  # ours: the head is kept
+    manifest = snap / "manifest.json"
+    text = manifest.read_text()
+    st = manifest.stat()
+    foreign = text.replace('"graphkit-snapshot"', '"someone-elses-xyz"', 1)
+    assert foreign != text and len(foreign) == len(text)
+    time.sleep(0.01)  # a ctime the clock can tell from the first
+    manifest.write_text(foreign)
+    os.utime(manifest, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(SnapshotError, match="not graphkit's"):
+        check_replaceable(snap)
+    manifest.write_text(text)
+    check_replaceable(snap)

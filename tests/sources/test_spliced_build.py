@@ -5,7 +5,6 @@ manifest inputs."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import shutil
 from pathlib import Path
@@ -58,7 +57,9 @@ def _assert_same(snap: Path, mine: dict[str, Any], whole: Path, theirs: dict[str
 
 
 def _state(cache: Path) -> dict[str, Any]:
-    return json.loads(gzip.decompress((cache / "graph" / "graph-state.json.gz").read_bytes()))
+    from graphkit.engine.splice_merged import zstd_unpack
+
+    return json.loads(zstd_unpack((cache / "graph" / "graph-state.json.zst").read_bytes()))
 
 
 def _session(root: Path, sid: str, uuids: list[str], at: str) -> Path:
@@ -168,7 +169,7 @@ def test_a_damaged_stored_graph_is_rebuilt_with_a_note(tmp_path: Path, monkeypat
             else:
                 part.unlink()
     elif damage == "state-garbage":
-        (store / "graph-state.json.gz").write_bytes(b"\x1f\x8b garbage")
+        (store / "graph-state.json.zst").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00garbage")
     elif damage.startswith("merged"):
         # Once the session is in the hot group, an append keeps most merged tables.
         with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
@@ -222,7 +223,10 @@ def test_the_files_from_the_no_op_walk_are_the_files_a_walk_lists(tmp_path: Path
     write_jsonl(work / "x" / "subagents" / "journal.jsonl", [{"type": "note"}])
     write_jsonl(work / "x" / "subagents" / "agent-1.jsonl", [{"type": "note"}])
     (work / "x" / "subagents" / "agent-1.meta.json").write_text("{}")
-    roots = [work, work / PROJECT]
+    # "subagents" in a name that is not the folder's: its files are listed
+    write_jsonl(work / "my-subagents-x" / "notes.jsonl", [{"type": "note"}])
+    write_jsonl(work / "x" / "subagents" / "deeper" / "s.jsonl", [{"type": "note"}])
+    roots = [work, work / PROJECT, work / "x" / "subagents"]
     files, stats = splice.listed_files(roots, input_state(roots))
     assert files == [str(p) for p in transcript_files(roots)]
     assert all(stats[f] is not None for f in files)
@@ -313,13 +317,10 @@ def test_changed_sessions_move_to_the_hot_group_and_cool_off(tmp_path: Path,
 
 def _streams(merged: Path) -> dict[tuple[str, str], bytes]:
     """Each table's stored stream in ``graph-merged.arrow`` (see engine/splice_merged.py)."""
-    import zlib
+    from graphkit.engine.splice_merged import split_account
 
-    data = merged.read_bytes()
-    size = int.from_bytes(data[:8], "little")
-    info = json.loads(zlib.decompress(data[8:8 + size]))
-    body = data[8 + size:]
-    return {(k, t): body[at:at + n] for k, t, at, n in info["tables"]}
+    info, body = split_account(merged.read_bytes(), merged.name)
+    return {(k, t): body[at:at + n].to_pybytes() for k, t, at, n in info["tables"]}
 
 
 def test_an_append_merges_only_the_types_it_changed(tmp_path: Path, monkeypatch: Any) -> None:
@@ -449,3 +450,84 @@ def test_appends_at_message_granularity_equal_a_build_of_all_rows(tmp_path: Path
     assert mine["transcripts"]["groups_projected"] == 1
     whole = _whole(work, tmp_path / "whole", monkeypatch, granularity="message")
     _assert_same(snap, mine, tmp_path / "whole", whole)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "short", "long", "garbage", "empty", "huge"])
+def test_a_damaged_zstd_frame_is_a_value_error(damage: str) -> None:
+    """The accounts and the state are zstd frames behind their length; damage of any kind
+    is a ValueError (the callers rebuild), never another exception or a wrong text."""
+    from graphkit.engine.splice_merged import zstd_pack, zstd_unpack
+
+    raw = json.dumps({"files": [f"/t/{i}.jsonl" for i in range(300)]}).encode()
+    packed = zstd_pack(raw)
+    assert zstd_unpack(packed) == raw
+    bad = {"truncated": packed[:len(packed) // 2],
+           "short": (len(raw) - 1).to_bytes(8, "little") + packed[8:],
+           "long": (len(raw) + 1).to_bytes(8, "little") + packed[8:],
+           "garbage": packed[:8] + b"\x00not zstd" * 20,
+           "empty": b"",
+           "huge": (1 << 40).to_bytes(8, "little") + packed[8:]}[damage]
+    with pytest.raises(ValueError):
+        zstd_unpack(bad)
+
+
+def test_an_older_state_file_is_dropped_and_everything_projected(tmp_path: Path,
+                                                                 monkeypatch: Any) -> None:
+    """A cache of the previous format (a gzip'd state) is not read: the groups are
+    projected again, the old state file removed, and the result is a whole build's."""
+    import gzip
+
+    work = tmp_path / "t"
+    shutil.copytree(TRANSCRIPTS, work)
+    snap, cache = tmp_path / "snap", tmp_path / "cache"
+    cold = _build(work, snap, cache)["transcripts"]
+    store = cache / "graph"
+    old = store / "graph-state.json.gz"
+    old.write_bytes(gzip.compress(json.dumps({**_state(cache), "format": 6}).encode()))
+    (store / "graph-state.json.zst").unlink()
+    (work / "added.jsonl").write_bytes((TRANSCRIPTS / "claude-code-log").glob(
+        "**/*.jsonl").__next__().read_bytes())
+    mine = _build(work, snap, cache)
+    assert mine["transcripts"]["groups_reused"] == 0
+    assert mine["transcripts"]["groups_projected"] >= cold["groups_projected"]
+    assert not old.exists() and (store / "graph-state.json.zst").is_file()
+    _assert_same(snap, mine, tmp_path / "whole", _whole(work, tmp_path / "whole", monkeypatch))
+
+
+def test_bases_put_claude_rows_first_then_codex_each_in_file_order() -> None:
+    """The merge's global row positions: the numpy sort gives what a sort of (codex,
+    rank, group, index) tuples gave, for random groups and file orders."""
+    import random
+
+    import numpy as np
+
+    from graphkit.engine.splice_parts import _bases
+
+    def reference(files: list[str], parts: dict[int, dict[str, Any]]) -> dict[int, list[int]]:
+        rank = {p: i for i, p in enumerate(files)}
+        order = sorted((bool(c), rank[p], b, i, int(n)) for b, part in parts.items()
+                       for i, (p, n, c) in enumerate(zip(part["files"], part["file_rows"],
+                                                         part["codex"], strict=True)))
+        out = {b: [0] * len(part["files"]) for b, part in parts.items()}
+        at = 0
+        for _c, _r, b, i, n in order:
+            out[b][i] = at
+            at += n
+        return out
+
+    rnd = random.Random(5)
+    for trial in range(30):
+        files = [f"/t/{i:04d}.jsonl" for i in range(rnd.randint(0, 60))]
+        shuffled = files[:]
+        rnd.shuffle(shuffled)
+        parts: dict[int, dict[str, Any]] = {}
+        for p in shuffled:
+            part = parts.setdefault(rnd.choice([16, 3, 0, 7, 11]),
+                                    {"files": [], "file_rows": [], "codex": []})
+            part["files"].append(p)
+            part["file_rows"].append(rnd.randint(0, 9))
+            part["codex"].append(rnd.random() < 0.3)
+        if trial % 5 == 0:
+            parts[9] = {"files": [], "file_rows": [], "codex": []}
+        got = _bases(files, parts)
+        assert {b: np.asarray(v).tolist() for b, v in got.items()} == reference(files, parts)
