@@ -152,3 +152,24 @@ def test_a_file_rewritten_in_place_with_its_size_and_mtime_put_back_is_read_agai
     assert proc.returncode == 0, proc.stderr
     monkeypatch.delenv("GRAPHKIT_SPLICE")
     assert _tables(snap) == _cold(src, tmp_path)
+
+
+@pytest.mark.parametrize("splice", ["1", "0"])
+def test_a_fifo_or_a_device_among_the_transcripts_is_a_skipped_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, splice: str) -> None:
+    # Was: the build hung (opening a FIFO waits for a writer; /dev/zero never ends), in
+    # the kind sniffing, the new-file guess and the read alike.
+    monkeypatch.setenv("GRAPHKIT_SPLICE", splice)
+    src, snap = _built(tmp_path)
+    folder = (src / SESSION).parent
+    os.mkfifo(folder / "pipe.jsonl")
+    os.mkfifo(folder / "agent-pipe.jsonl")
+    (folder / "zero.jsonl").symlink_to("/dev/zero")
+    proc = graphkit("build", src, "--snapshot", snap, "--json")
+    assert proc.returncode == 0, proc.stderr
+    skipped = {Path(s["file"]).name: s["reason"]
+               for s in json.loads(proc.stdout)["skipped_lines"]}
+    for name in ("pipe.jsonl", "agent-pipe.jsonl", "zero.jsonl"):
+        assert skipped[name] == "cannot read file: not a regular file"
+    monkeypatch.delenv("GRAPHKIT_SPLICE")
+    assert _tables(snap) == _cold(src, tmp_path)
