@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -174,6 +175,28 @@ def build(
     return BuildResult(c, proj, rows, {"read": t1 - t0, "project": t2 - t1})
 
 
+@contextmanager
+def _cache_errors(cache_dir: Path | None) -> Iterator[None]:
+    """An OSError on a path in the build's cache folder (a file where a folder of it
+    should be, a folder where one of its files should be, a full disk) as one line
+    saying what to do: the folder is graphkit's own, and a fresh one only costs time."""
+    try:
+        yield
+    except OSError as exc:
+        if cache_dir is None:
+            raise
+        top = os.path.abspath(cache_dir)
+        inside = [str(f) for f in (exc.filename, exc.filename2) if f is not None and
+                  os.path.commonpath([top, os.path.abspath(f)]) == top]
+        if not inside:
+            raise
+        raise GraphkitError(f"cannot use the build cache: {exc.strerror or exc}",
+                            path=inside[-1],
+                            hint=f"remove {cache_dir} (the next build makes it again) or give "
+                                 "another --cache-dir"
+                            ) from None
+
+
 def _row_files_among(paths: list[Path], inputs: list[list[Any]] | None) -> bool:
     """Whether a source is surely no transcript folder, so the spliced transcript build
     cannot apply (``transcript_roots`` would say None) and its imports (msgspec, the
@@ -255,8 +278,9 @@ def build_snapshot(
     if reuse is not None and (done := reuse.previous(
             build_options.get("contract", DEFAULT_CONTRACT), say)) is not None:
         return done
-    result = build(sources, progress=progress, **build_options,
-                   input_state=reuse.inputs if reuse is not None else input_state)
+    with _cache_errors(build_options["cache_dir"]):
+        result = build(sources, progress=progress, **build_options,
+                       input_state=reuse.inputs if reuse is not None else input_state)
     summary = result.summary()
     if result.projection.rows_rejected:
         write_rejects(rejects_file, result.projection.rejects, include_content=include_content)
@@ -282,7 +306,8 @@ def build_snapshot(
         # After the snapshot: how much the cache saved is no part of what was built.
         summary["transcripts"] = dict(result.sources.transcripts)
     if reuse is not None:
-        reuse.record(result.contract, summary, result.sources.skipped)
+        with _cache_errors(reuse.cache_dir):
+            reuse.record(result.contract, summary, result.sources.skipped)
     if store == "networkx":
         from graphkit.stores.networkx_store import NetworkXStore
 

@@ -14,7 +14,10 @@ Where: ``$GRAPHKIT_CONTRACT_CACHE`` if set (``0`` or empty: no cache), else
 ``$GRAPHKIT_HOME/contracts``, else ``$XDG_CACHE_HOME/graphkit/contracts``, else
 ``~/.cache/graphkit/contracts``. Any entry that cannot be read, or disagrees with
 itself, is ignored and written again; a folder that cannot be written only costs
-the next build a fresh load.
+the next build a fresh load. An entry's first line is the SHA-256 of its key and the
+JSON after it: a damaged, hand-edited or renamed entry is never taken for a checked
+contract (its spec is trusted as it stands, so it must be the one written), and only a
+regular file of sane size is read (a pipe or ``/dev/zero`` put there would hang).
 """
 
 from __future__ import annotations
@@ -23,11 +26,14 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2  # 2: a digest line first
+# An entry is ~65 KB for the shipped contract; anything far larger is not one.
+_MAX_BYTES = 16 << 20
 # The modules whose code decides what a contract file means.
 _MEANING = ("model.py", "spec.py", "loader.py", "expr.py", "cache.py")
 
@@ -62,14 +68,36 @@ def entry_key(data: bytes) -> str:
     return h.hexdigest()
 
 
+def _digest(key: str, body: bytes) -> bytes:
+    return hashlib.sha256(key.encode() + b"\n" + body).hexdigest().encode()
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file of at most ``_MAX_BYTES``."""
+    # O_NONBLOCK: opening a FIFO to read would wait for a writer.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_BYTES:
+            return None
+        return f.read(_MAX_BYTES + 1)
+
+
 def read_entry(data: bytes) -> dict[str, Any] | None:
     """The cached entry for these contract bytes, or None (no cache, miss, unreadable)."""
     folder = cache_dir()
     if folder is None:
         return None
+    key = entry_key(data)
     try:
-        entry = json.loads((folder / f"{entry_key(data)}.json").read_bytes())
-    except (OSError, ValueError):
+        raw = _read_regular(folder / f"{key}.json")
+        if raw is None:
+            return None
+        head, _, body = raw.partition(b"\n")
+        if head != _digest(key, body):
+            return None
+        entry = json.loads(body)
+    except (OSError, ValueError, RecursionError):
         return None
     return entry if isinstance(entry, dict) and entry.get("format") == FORMAT else None
 
@@ -86,12 +114,14 @@ def write_entry(data: bytes, entry: dict[str, Any]) -> None:
         # Values YAML can give but JSON cannot keep (dates, non-text keys) stay uncached.
         if json.loads(text) != entry:
             return
+        key = entry_key(data)
+        body = text.encode("utf-8")
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".contract-", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, folder / f"{entry_key(data)}.json")
+            with os.fdopen(fd, "wb") as f:
+                f.write(_digest(key, body) + b"\n" + body)
+            os.replace(tmp, folder / f"{key}.json")
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

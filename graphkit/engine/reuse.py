@@ -22,7 +22,7 @@ import json
 import os
 import sys
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -111,22 +111,31 @@ def build_key(contract: Any, sources: Sequence[Path], snapshot_dir: Path,
 
 
 def file_stat(path: str) -> list[int] | None:
-    """``[size, mtime_ns, inode]`` of ``path``, or None when it cannot be stat'ed."""
+    """:func:`stat_of` ``path``, or None when it cannot be stat'ed."""
     try:
-        st = os.stat(path)
+        return stat_of(os.stat(path))
     except OSError:
         return None
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def stat_of(st: os.stat_result) -> list[int]:
+    """``[size, mtime_ns, inode, ctime_ns]``: what says a file is unchanged without reading
+    it. The ctime too: a file rewritten in place with its size and mtime put back (``cp -p``
+    of a backup over it, ``touch -r``) keeps its inode, but no one can set its ctime."""
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
+
+
+_NO_STAT = [-1, -1, -1, -1]
 
 
 def input_state(sources: Sequence[Path]) -> list[list[Any]]:
-    """``[path, size, mtime_ns, inode]`` of every file under ``sources``, sorted; folders
+    """``[path, *stat_of(file)]`` of every file under ``sources``, sorted; folders
     contribute their files (all of them: a new sidecar changes links too)."""
     out: list[list[Any]] = []
     for given in sources:
         root = str(Path(given).expanduser().resolve())
         if not os.path.isdir(root):
-            out.append([root, *(file_stat(root) or [-1, -1, -1])])
+            out.append([root, *(file_stat(root) or _NO_STAT)])
             continue
         stack = [root]
         while stack:
@@ -134,17 +143,16 @@ def input_state(sources: Sequence[Path]) -> list[list[Any]]:
             try:
                 entries = list(os.scandir(folder))
             except OSError:
-                out.append([folder, -1, -1, -1])  # unreadable now: never equal to before
+                out.append([folder, *_NO_STAT])  # unreadable now: never equal to before
                 continue
             for e in entries:
                 try:
                     if e.is_dir(follow_symlinks=False):  # as os.walk: no link loops
                         stack.append(e.path)
                         continue
-                    st = e.stat(follow_symlinks=True)
-                    out.append([e.path, st.st_size, st.st_mtime_ns, st.st_ino])
+                    out.append([e.path, *stat_of(e.stat(follow_symlinks=True))])
                 except OSError:
-                    out.append([e.path, -1, -1, -1])
+                    out.append([e.path, *_NO_STAT])
     # By path alone (each path comes once, so the order is the lists' order): Python
     # compares str keys directly, where comparing the lists cost ~3× as much (9k files).
     out.sort(key=itemgetter(0))
@@ -168,10 +176,14 @@ def source_tails(root: str, inputs: list[list[Any]]) -> str:
     return text
 
 
-def output_state(snapshot_dir: Path, side_files: Sequence[Path | str]) -> list[Any]:
-    """What the snapshot and its side files (rejects, skipped lines) are now."""
-    return [file_stat(str(Path(snapshot_dir) / MANIFEST)),
-            *[file_stat(str(p)) for p in side_files]]
+def output_state(snapshot_dir: Path, side_files: Sequence[Path | str],
+                 tables: Iterable[str] = ()) -> list[Any]:
+    """What the snapshot (its manifest, and the table files ``tables`` it names) and its
+    side files (rejects, skipped lines) are now. The tables too: one truncated or
+    rewritten since must not be kept as the snapshot every reader then refuses."""
+    snap = Path(snapshot_dir)
+    return [file_stat(str(snap / MANIFEST)), *[file_stat(str(p)) for p in side_files],
+            *[file_stat(str(snap / rel)) for rel in sorted(tables)]]
 
 
 _READ_RECORD: list[Any] = []  # [path, stat, doc]: read once per process while unchanged
@@ -238,7 +250,7 @@ def _kept(cache_dir: Path, key: str, sources: Sequence[Path], snapshot_dir: Path
         if doc is None or doc.get("key") != key:
             return None
         side = [str(p) for p in doc["side_files"]]
-        outputs = output_state(snapshot_dir, side)
+        outputs = output_state(snapshot_dir, side, dict(doc["tables"]))
         if outputs[0] is None or doc.get("outputs") != outputs:
             return None
         if doc.get("inputs") != (input_state(sources) if inputs is None else inputs):
@@ -283,14 +295,15 @@ def record_build(cache_dir: Path, key: str, inputs: list[list[Any]], snapshot_di
     from graphkit.sources.transcripts.index import atomic_write
 
     side = [str(p) for p in side_files]
-    doc = {"key": key, "inputs": inputs, "outputs": output_state(snapshot_dir, side),
+    tables = table_digests(snapshot_dir)
+    doc = {"key": key, "inputs": inputs, "outputs": output_state(snapshot_dir, side, tables),
            "side_files": side, "contract": {"name": contract[0], "version": contract[1]},
            "granularity": granularity, "summary": summary, "skipped": skipped,
            "snapshot_path": str(Path(snapshot_dir).resolve()),
            # Only a spliced build writes its snapshot from the merged tables.
            "merged": file_stat(str(cache_dir / MERGED_FILE))
            if "groups_projected" in (summary.get("transcripts") or {}) else None,
-           "tables": table_digests(snapshot_dir)}
+           "tables": tables}
     import msgspec
 
     # msgspec and gzip level 1: 16 ms where json and level 6 took 56 (9k input records).

@@ -97,8 +97,10 @@ def _guess(path: str) -> int:
     if p.parent.name == "subagents":
         return bucket_of_key("s:" + p.parent.parent.name)
     if p.name.startswith("agent-"):
+        from graphkit.sources.transcripts.files import open_regular
+
         try:
-            with open(path, "rb") as fh:
+            with os.fdopen(open_regular(path), "rb") as fh:
                 first = msgspec.json.decode(fh.readline())
             if isinstance(first, dict) and isinstance(first.get("sessionId"), str):
                 return bucket_of_key("s:" + first["sessionId"])

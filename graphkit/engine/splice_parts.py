@@ -175,7 +175,8 @@ def _streams(bucket: int, part: dict[str, Any], buf: pa.Buffer,
                 raise ValueError("outside the file")
             out[(kind, type_)] = pa.ipc.open_stream(buf.slice(at, size)).read_all()
         return out
-    except (ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+    # OSError: pyarrow's ArrowIOError, which a damaged compressed buffer raises.
+    except (ValueError, KeyError, TypeError, OSError, pa.ArrowException) as exc:
         raise PartUnreadable(bucket, f"{type(exc).__name__}: {exc}") from exc
 
 
@@ -284,7 +285,7 @@ def _merged_tables(plan: Plan, folder: Path, files: list[str],
                           lambda b, name, want: _tables_of(folder, b, name, want))
         try:
             kept = {t: kept_from.table(t) for t in types if t in alike}
-        except (ValueError, pa.ArrowException) as exc:
+        except (ValueError, OSError, pa.ArrowException) as exc:
             notes.append(f"stored merged graph unreadable ({type(exc).__name__}); merged again")
             kept = {}
     spliced = _spliced(plan, folder, parts, kept_from, [t for t in types if t not in kept],
@@ -336,7 +337,7 @@ def _spliced(plan: Plan, folder: Path, parts: dict[int, dict[str, Any]], merged:
                               [(o.get(t), n.get(t)) for o, n in pairs.values()])
             if got is not None:
                 out[t] = got
-    except (ValueError, pa.ArrowException) as exc:
+    except (ValueError, OSError, pa.ArrowException) as exc:
         notes.append(f"stored merged graph unreadable ({type(exc).__name__}); merged again")
         return {}
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -107,17 +108,73 @@ def test_a_bad_contract_is_not_cached_and_errs_alike(cache_in: Path, tmp_path: P
     assert not cache_in.exists() or not list(cache_in.glob("*.json"))
 
 
+def _body(entry: Path) -> dict[str, object]:
+    """An entry's JSON (after its digest line)."""
+    return json.loads(entry.read_bytes().partition(b"\n")[2])
+
+
+def _put(entry: Path, text: str) -> None:
+    """Write ``text`` as the entry, with the digest line it needs to be read at all."""
+    body = text.encode()
+    entry.write_bytes(cache._digest(entry.stem, body) + b"\n" + body)
+
+
 def test_a_damaged_or_stale_entry_is_loaded_afresh(cache_in: Path, tmp_path: Path) -> None:
     p = tmp_path / "cases.yaml"
     p.write_text(CASES)
     good = load_contract(str(p))
     (entry,) = cache_in.glob("*.json")
     for damage in ("{not json", json.dumps({"format": cache.FORMAT, "spec": {}}),
-                   json.dumps({**json.loads(entry.read_text()), "filters": []})):
-        entry.write_text(damage)
+                   json.dumps({**_body(entry), "filters": []})):
+        _put(entry, damage)
         again = load_contract(str(p))
         assert again.spec == good.spec and again.derived == good.derived
-        assert json.loads(entry.read_text())["filters"]  # written again, whole
+        assert _body(entry)["filters"]  # written again, whole
+
+
+def _edited(entry: Path, change: object) -> None:
+    doc = _body(entry)
+    change(doc)  # type: ignore[operator]
+    entry.write_bytes(entry.read_bytes().partition(b"\n")[0] + b"\n" + json.dumps(doc).encode())
+
+
+@pytest.mark.parametrize("damage", [
+    # Hand edits that still read as an entry: each was taken as the checked contract
+    # (a wrong graph, or a traceback deep in the build).
+    lambda e: _edited(e, lambda d: d["spec"].update(version="x")),
+    lambda e: _edited(e, lambda d: d["spec"].update(nodes=[])),
+    lambda e: _edited(e, lambda d: d["spec"]["nodes"][0].update(key="session_id")),
+    lambda e: _edited(e, lambda d: d["spec"]["nodes"][0].update(type=5)),
+    # Nested too deep for json: RecursionError.
+    lambda e: e.write_text("[" * 100_000 + "]" * 100_000),
+    # Another contract's entry under this one's name.
+    lambda e: e.write_bytes(e.with_name("other.json").read_bytes()),
+    # Not a regular file: the build hung reading it.
+    lambda e: (e.unlink(), os.mkfifo(e)),
+    lambda e: (e.unlink(), e.symlink_to("/dev/zero")),
+    lambda e: (e.unlink(), e.mkdir()),
+], ids=["version-text", "no-nodes", "key-text", "type-int", "deep", "foreign", "fifo",
+        "dev-zero", "folder"])
+def test_an_entry_not_written_as_it_is_is_never_taken(damage: object, cache_in: Path,
+                                                      tmp_path: Path) -> None:
+    other = tmp_path / "other.yaml"
+    other.write_text(CASES.replace("contract: cases", "contract: other"))
+    load_contract(str(other))
+    (cache_in / f"{cache.entry_key(other.read_bytes())}.json").rename(cache_in / "other.json")
+    p = tmp_path / "cases.yaml"
+    p.write_text(CASES)
+    good = load_contract(str(p))
+    entry = cache_in / f"{cache.entry_key(p.read_bytes())}.json"
+    damage(entry)  # type: ignore[operator]
+    code = ("import sys; from graphkit.contract.loader import load_contract; "
+            "c = load_contract(sys.argv[1]); print(c.spec.model_dump_json())")
+    env = {"GRAPHKIT_CONTRACT_CACHE": str(cache_in), "PYTHONPATH": str(REPO)}
+    run = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == good.spec.model_dump_json()
+    if not entry.is_dir():  # written again (a folder in the way stays: nothing is lost)
+        assert _body(entry)["spec"] == good.spec.model_dump()
 
 
 def test_changed_bytes_miss_and_an_unwritable_cache_only_costs_time(

@@ -6,6 +6,7 @@ lines (not its folder), so a rollout copied anywhere is still read as a rollout.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -138,7 +139,7 @@ def file_kind(path: Path) -> str | None:
     try:
         if path.suffix == ".json":
             return sniff_kind(path.name, path.read_bytes())
-        with path.open("rb") as fh:
+        with os.fdopen(open_regular(path), "rb") as fh:
             head = b"".join(fh.readline() for _ in range(_SNIFF_LINES))
         return sniff_kind(path.name, head)
     except OSError:
@@ -215,18 +216,37 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY"
 _ONE_READ = 0x7FFF0000  # Linux reads at most ~2 GiB in one call
 
 
+def open_regular(path: Path | str) -> int:
+    """A descriptor of ``path`` opened to read, if it is a regular file; else OSError
+    "not a regular file". A FIFO in a transcript folder would block the open (no writer:
+    the build hung), a link to a device such as ``/dev/zero`` never end (O_NONBLOCK does
+    nothing to a regular file's reads)."""
+    fd = os.open(path, _READ_FLAGS | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if stat.S_ISREG(mode):
+        return fd
+    os.close(fd)
+    if stat.S_ISDIR(mode):  # as read() says of a folder
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    raise OSError(errno.EINVAL, "not a regular file", str(path))
+
+
 def read_file(path: Path | str) -> tuple[os.stat_result, bytes]:
-    """A file's stat (of the open file) and its bytes, by one open, one fstat and (for a
-    regular file) one read: half the CPU of ``stat`` + ``read_bytes`` over thousands of
-    small transcripts. Raises OSError as ``open``/``read`` do."""
-    fd = os.open(path, _READ_FLAGS)
+    """A file's stat (of the open file) and its bytes, by one open, one fstat and one
+    read: half the CPU of ``stat`` + ``read_bytes`` over thousands of small transcripts.
+    Raises OSError as ``open``/``read`` do, and for what is not a regular file."""
+    fd = open_regular(path)
     try:
         st = os.fstat(fd)
         want = st.st_size + 1  # one byte more: a short read then means the end
         data = os.read(fd, want)
-        if len(data) == want or not stat.S_ISREG(st.st_mode) or want > _ONE_READ:
+        if len(data) == want or want > _ONE_READ:
             chunks = [data]
-            while chunks[-1]:  # grown since the fstat, or not a regular file: to the end
+            while chunks[-1]:  # grown since the fstat (or /proc's size 0): to the end
                 chunks.append(os.read(fd, 1 << 20))
             data = b"".join(chunks)
     finally:

@@ -50,9 +50,10 @@ CACHE_SCHEMA = PRE_SCHEMA.append(pa.field(FILE_COLUMN, pa.int32()))
 
 
 def stat_key(stat: os.stat_result) -> list[int]:
-    """What says a file is unchanged without reading it: size, mtime (ns) and inode (a file
-    replaced by another of the same size and mtime has a new inode)."""
-    return [stat.st_size, stat.st_mtime_ns, stat.st_ino]
+    """What says a file is unchanged without reading it: size, mtime (ns), inode (a file
+    replaced by another of the same size and mtime has a new inode) and ctime (ns: one
+    rewritten in place with its size and mtime put back keeps its inode, not its ctime)."""
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns]
 
 
 class TranscriptIndex:

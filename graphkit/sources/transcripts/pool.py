@@ -36,6 +36,7 @@ from graphkit.sources.transcripts.buffer import (
 from graphkit.sources.transcripts.claude import parse_claude
 from graphkit.sources.transcripts.codex import parse_codex
 from graphkit.sources.transcripts.files import not_a_transcript, read_file, sniff_kind
+from graphkit.sources.transcripts.index import stat_key
 
 # Off by default (GRAPHKIT_PARSE_WORKERS=2 turns it on): on the shared 2-core benchmark
 # machine two processes were not faster (bench/PROFILE_NOTES.md): the child's start-up and
@@ -51,7 +52,7 @@ class Parsed:
     """One file's outcome: a parse (rows not yet attached) or why it gave none."""
 
     path: str
-    stat: list[int] | None = None         # size, mtime_ns, inode
+    stat: list[int] | None = None         # index.stat_key
     fingerprint: dict[str, Any] | None = None
     parse: FileParse | None = None
     count: int = 0                         # rows of this file in its run's table of its kind
@@ -72,7 +73,7 @@ def read_one(path: Path) -> tuple[Parsed, bytes | None]:
     out = Parsed(str(path))
     try:
         st, data = read_file(path)
-        out.stat = [st.st_size, st.st_mtime_ns, st.st_ino]
+        out.stat = stat_key(st)
     except OSError as exc:
         out.error = f"cannot read file: {exc.strerror}"
         return out, None
