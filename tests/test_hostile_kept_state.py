@@ -69,7 +69,7 @@ def _folder_for_file(p: Path) -> None:
     ("", _file_for_folder),
     ("graph", _file_for_folder),
     ("graph/graph-merged.arrow", _folder_for_file),
-    ("graph/graph-state.json.gz", _folder_for_file),
+    ("graph/graph-state.json.zst", _folder_for_file),
     ("build-record.json.gz", _folder_for_file),
 ])
 def test_a_cache_entry_of_the_wrong_kind_is_one_line(tmp_path: Path, where: str,
