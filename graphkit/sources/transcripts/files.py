@@ -221,14 +221,21 @@ def open_regular(path: Path | str) -> int:
     "not a regular file". A FIFO in a transcript folder would block the open (no writer:
     the build hung), a link to a device such as ``/dev/zero`` never end (O_NONBLOCK does
     nothing to a regular file's reads)."""
+    return _open_regular(path)[0]
+
+
+def _open_regular(path: Path | str) -> tuple[int, os.stat_result]:
+    """:func:`open_regular`'s descriptor and the open file's stat (one fstat for both
+    the check and :func:`read_file`)."""
     fd = os.open(path, _READ_FLAGS | os.O_NONBLOCK)
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
     except OSError:
         os.close(fd)
         raise
+    mode = st.st_mode
     if stat.S_ISREG(mode):
-        return fd
+        return fd, st
     os.close(fd)
     if stat.S_ISDIR(mode):  # as read() says of a folder
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
@@ -239,9 +246,8 @@ def read_file(path: Path | str) -> tuple[os.stat_result, bytes]:
     """A file's stat (of the open file) and its bytes, by one open, one fstat and one
     read: half the CPU of ``stat`` + ``read_bytes`` over thousands of small transcripts.
     Raises OSError as ``open``/``read`` do, and for what is not a regular file."""
-    fd = open_regular(path)
+    fd, st = _open_regular(path)
     try:
-        st = os.fstat(fd)
         want = st.st_size + 1  # one byte more: a short read then means the end
         data = os.read(fd, want)
         if len(data) == want or want > _ONE_READ:
