@@ -312,7 +312,7 @@ def _wait_ready(server: LocalNeo4j, offset: int, deadline: float) -> str:
 
 def _wait_bolt(server: LocalNeo4j, deadline: float) -> None:
     """Run ``RETURN 1`` through the official driver: READY means listening, this means serving."""
-    from graphkit.stores.neo4j.store import driver_module
+    from graphkit.stores.neo4j.config import driver_module
 
     driver = driver_module()
     from neo4j.exceptions import Neo4jError, ServiceUnavailable

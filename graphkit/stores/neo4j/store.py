@@ -6,11 +6,10 @@ its two ends, so a rerun, or a rerun after a crash, converges to the same
 graph. Rows go in ``UNWIND`` batches inside managed write transactions, which
 the driver retries on transient failures.
 
-Connection settings follow the official driver's conventions and are read from
-the environment when a store is made, never at import:
-``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``.
-Credentials written into the URI (``bolt://user:password@host``) are taken out
-of it and used as user and password; no message ever shows them.
+Where to connect is a :class:`~graphkit.stores.neo4j.config.Neo4jConfig`
+(from ``NEO4J_*`` variables, credentials never shown); how a table becomes
+batch parameters, and a property value an Arrow column again, is
+:mod:`graphkit.stores.neo4j.convert`.
 
 ``load(if_exists="replace")`` deletes the graph's labels, then loads. If it is
 killed midway the database holds part of the new graph (and a
@@ -21,22 +20,16 @@ that rerun deletes and loads again and converges to exactly the new graph.
 from __future__ import annotations
 
 import logging
-import os
-import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
 from types import TracebackType
 from typing import Any
-from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphkit.core.errors import StoreError, first_line
 from graphkit.core.graph import (
@@ -60,7 +53,8 @@ from graphkit.stores.base import (
     plain,
     require_vocabulary,
 )
-from graphkit.stores.neo4j import cypher, plan
+from graphkit.stores.neo4j import convert, cypher, plan
+from graphkit.stores.neo4j.config import Neo4jConfig, driver_module
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
 IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
@@ -94,18 +88,12 @@ def lookup_indexes(v: LineageVocabulary | None) -> list[tuple[str, str]]:
 
 DEFAULT_INDEXES: tuple[tuple[str, str], ...] = tuple(lookup_indexes(DEFAULT_VOCABULARY))
 
-DEFAULT_URI = "neo4j://localhost:7687"
-SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
-INSTALL_HINT = "install the Neo4j driver: pip install 'neo4j>=5.20'"
 # A node of this label exists while a replace-load runs; a killed one leaves it.
 LOAD_MARKER = "GraphkitLoad"
 # Labels of bookkeeping nodes that are no part of any graph, so never read back as one:
 # the load marker, and the node the test suite leaves in a database it may clear.
 TEST_DATABASE_MARKER = "GraphkitTestDatabase"
 BOOKKEEPING_LABELS = frozenset({LOAD_MARKER, TEST_DATABASE_MARKER})
-# scheme://[userinfo@]host[:port][/...]; userinfo may hold any character but "/".
-_URI = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<userinfo>[^/?#]*)@)?"
-                  r"(?P<hostport>[^/?#@]*)(?P<rest>.*)", re.DOTALL)
 
 # The driver logs routing retries and server notifications (16 lines of
 # Cypher for a query on a database without graphkit's labels) through
@@ -113,88 +101,6 @@ _URI = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<userinfo>[^/?#]
 # every failure into one StoreError line, so the driver's log stays quiet
 # unless the application configures logging itself.
 logging.getLogger("neo4j").addHandler(logging.NullHandler())
-
-
-@dataclass(frozen=True)
-class Neo4jConfig:
-    """Where and as whom to connect. ``password`` is never shown in ``repr``."""
-
-    uri: str = DEFAULT_URI
-    user: str = "neo4j"
-    password: str | None = field(default=None, repr=False)
-    database: str | None = None  # None: the server's home database
-
-    def __post_init__(self) -> None:
-        # Credentials in the URI move to user/password (the driver refuses
-        # them there, and its error would echo the whole URI).
-        m = _URI.fullmatch(self.uri.strip())
-        if m is None or m.group("userinfo") is None:
-            return
-        user, _, password = m.group("userinfo").partition(":")
-        clean = f"{m.group('scheme')}://{m.group('hostport')}{m.group('rest')}"
-        object.__setattr__(self, "uri", clean)
-        if self.password is None and password:
-            object.__setattr__(self, "password", unquote(password))
-            if user:
-                object.__setattr__(self, "user", unquote(user))
-
-    @classmethod
-    def from_env(
-        cls,
-        uri: str | None = None,
-        user: str | None = None,
-        password: str | None = None,
-        database: str | None = None,
-    ) -> Neo4jConfig:
-        """Explicit arguments first, then ``NEO4J_*`` variables, then defaults."""
-        env = os.environ
-        return cls(
-            uri=uri or env.get("NEO4J_URI") or DEFAULT_URI,
-            user=user or env.get("NEO4J_USERNAME") or "neo4j",
-            password=password if password is not None else env.get("NEO4J_PASSWORD"),
-            database=database or env.get("NEO4J_DATABASE") or None,
-        )
-
-    @property
-    def display_uri(self) -> str:
-        """The URI without any ``user:password@`` part, safe to print; never raises."""
-        m = _URI.fullmatch(self.uri.strip())
-        if m is None:  # not scheme://…: show it with anything before an "@" cut off
-            return "***@" + self.uri.rsplit("@", 1)[1] if "@" in self.uri else self.uri
-        return f"{m.group('scheme')}://{m.group('hostport')}"
-
-    def check(self) -> None:
-        """A one-line :class:`StoreError` if the URI is not one the driver can use."""
-        where = self.display_uri
-        m = _URI.fullmatch(self.uri.strip())
-        if m is None or (m.group("hostport").startswith("[") and "]" not in m.group("hostport")):
-            raise StoreError(f"Neo4j URI {where!r} is not scheme://host[:port]",
-                             hint="e.g. NEO4J_URI=bolt://127.0.0.1:7687")
-        if m.group("scheme").lower() not in SCHEMES:
-            raise StoreError(f"Neo4j URI {where!r}: graphkit speaks Bolt, not "
-                             f"{m.group('scheme')!r}", hint=f"use one of {', '.join(SCHEMES)}")
-        hostport = m.group("hostport")
-        host, port = hostport, None
-        if hostport.startswith("["):  # [IPv6]:port
-            host, _, tail = hostport.partition("]")
-            if not tail.startswith(":") and tail:
-                host = ""
-            port = tail[1:] or None
-        elif ":" in hostport:
-            host, port = hostport.rsplit(":", 1)
-        if not host.strip("[") or any(c.isspace() for c in hostport):
-            raise StoreError(f"Neo4j URI {where!r} names no host",
-                             hint="e.g. NEO4J_URI=bolt://127.0.0.1:7687")
-        if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
-            raise StoreError(f"Neo4j URI {where!r}: port {port!r} is not a number from 1 to "
-                             "65535", hint="e.g. NEO4J_URI=bolt://127.0.0.1:7687")
-
-    def redact(self, text: str) -> str:
-        """``text`` with the password and any URI credentials replaced by ``***``."""
-        text = re.sub(r"://[^/\s@'\"]*@", "://***@", text)
-        if self.password and len(self.password) >= 3:
-            text = text.replace(self.password, "***")
-        return text
 
 
 class Neo4jStore:
@@ -316,10 +222,10 @@ class Neo4jStore:
         labels = sorted(graph.nodes)
         # Building every query first validates every name before anything is written.
         for lab in labels:
-            cypher.merge_nodes(lab, _node_props(graph.nodes[lab].table))
+            cypher.merge_nodes(lab, convert.node_props(graph.nodes[lab].table))
         for t, e in sorted(graph.edges.items()):
-            cypher.merge_relationships(t, e.source_type, e.target_type, _edge_props(e.table))
-        _check_columns(graph)
+            cypher.merge_relationships(t, e.source_type, e.target_type, convert.edge_props(e.table))
+        convert.check_columns(graph)
         report = LoadReport(batch_size=size)
         if labels and if_exists == "fail":
             existing = {k: v for k, v in self.node_counts(labels).items() if v}
@@ -369,20 +275,20 @@ class Neo4jStore:
         jobs: list[tuple[str, str, int, pa.Table]] = []
         for label in sorted(graph.nodes):
             table = graph.nodes[label].table
-            props, epoch = _node_props(table), epoch_columns(table)
+            props, epoch = convert.node_props(table), convert.epoch_columns(table)
             # CREATE would refuse a second row with the same id: MERGE folds them.
             query = (cypher.create_nodes(label, props, epoch, node_ids=True)
                      if create and not plan.has_duplicate_ids(table)
                      else cypher.merge_nodes(label, props, epoch, node_ids=True))
             if epoch:
-                table = _as_epoch(table, epoch)
+                table = convert.as_epoch(table, epoch)
             jobs += [(label, query, offsets[label] + i, table.slice(i, size))
                      for i in range(0, table.num_rows, size)]
         written = {label: 0 for label in sorted(graph.nodes)}
 
         def one(job: tuple[str, str, int, pa.Table]) -> tuple[str, int]:
             label, query, start, rows = job
-            at, ids = self._write_ids(query, **_node_params(rows))
+            at, ids = self._write_ids(query, **convert.node_params(rows))
             node_ids[start + at] = ids
             meter.add(rows.num_rows, label)
             return label, len(at)
@@ -402,7 +308,7 @@ class Neo4jStore:
         """
         by_id, by_key, tables = {}, {}, {}
         for etype, e in graph.edges.items():
-            props, epoch = _edge_props(e.table), epoch_columns(e.table)
+            props, epoch = convert.edge_props(e.table), convert.epoch_columns(e.table)
             creating = create and etype not in load_plan.repeated_pairs
             by_id[etype] = cypher.relationships_by_node_id(
                 etype, e.source_type, e.target_type, props, epoch, create=creating)
@@ -411,7 +317,7 @@ class Neo4jStore:
                 if creating
                 else cypher.merge_relationships(etype, e.source_type, e.target_type, props,
                                                 epoch))
-            tables[etype] = _as_epoch(e.table, epoch) if epoch else e.table
+            tables[etype] = convert.as_epoch(e.table, epoch) if epoch else e.table
         parts = len(next(iter(load_plan.partitions.values()), [None]))
         failed = threading.Event()
 
@@ -425,10 +331,10 @@ class Neo4jStore:
             if known.any():
                 batch = tables[etype].take(pa.array(rows[known]))
                 done += self._write(by_id[etype], s=s[known].tolist(), t=t[known].tolist(),
-                                    **_edge_params(batch))
+                                    **convert.edge_params(batch))
             if not known.all():
                 batch = tables[etype].take(pa.array(rows[~known]))
-                done += self._write(by_key[etype], **_edge_params(batch))
+                done += self._write(by_key[etype], **convert.edge_params(batch))
             return done
 
         def one_partition(p: int) -> dict[str, int]:
@@ -618,7 +524,7 @@ class Neo4jStore:
                 agent_type=r["agent_type"],
                 description=r["description"],
                 messages=r["messages"],
-                first_seen=_iso(r["first_seen"]),
+                first_seen=convert.iso_text(r["first_seen"]),
             )
             for r in rows
         ]
@@ -631,8 +537,8 @@ class Neo4jStore:
                 threads=r["threads"],
                 agents=r["agents"],
                 messages=r["messages"],
-                first_seen=_iso(r["first_seen"]),
-                last_seen=_iso(r["last_seen"]),
+                first_seen=convert.iso_text(r["first_seen"]),
+                last_seen=convert.iso_text(r["last_seen"]),
             )
             for r in self._read(cypher.sessions(self.vocabulary))
         ]
@@ -666,8 +572,8 @@ class Neo4jStore:
         """All properties of the ``label`` nodes whose ``key`` is one of ``values``
         (times as ISO text, as the other stores give them)."""
         rows = self._read(cypher.node_properties(label, key), values=list(values))
-        return [{k: _iso(v) if hasattr(v, "to_native") else v for k, v in r["p"].items()}
-                for r in rows]
+        return [{k: convert.iso_text(v) if hasattr(v, "to_native") else v
+                 for k, v in r["p"].items()} for r in rows]
 
     # --- driver plumbing ----------------------------------------------------
 
@@ -825,7 +731,7 @@ class Neo4jStore:
 
         with self._errors(), self._session() as session:
             ids, props = session.execute_read(work)
-        return _property_table({NODE_ID: pa.array(ids, pa.string())}, props)
+        return convert.property_table({NODE_ID: pa.array(ids, pa.string())}, props)
 
     def _read_relationships(self, rel_type: str) -> EdgeTable:
         query = (f"MATCH (a)-[r:{cypher.quote_name(rel_type, 'relationship type')}]->(b) "
@@ -850,7 +756,7 @@ class Neo4jStore:
                 f"({', '.join(f'{a}->{b}' for a, b in sorted(ends))}); a graphkit edge type "
                 "joins one", hint="name the relationship types to read")
         source_type, target_type = next(iter(ends)) if ends else ("", "")
-        table = _property_table({EDGE_SOURCE: pa.array(src, pa.string()),
+        table = convert.property_table({EDGE_SOURCE: pa.array(src, pa.string()),
                                  EDGE_TARGET: pa.array(dst, pa.string())}, props)
         return EdgeTable(rel_type, source_type, target_type, table)
 
@@ -865,104 +771,6 @@ def _retryable(exc: Exception) -> bool:
     return bool(check()) if callable(check) else False
 
 
-def driver_module() -> Any:
-    """The ``neo4j`` driver package, or a one-line :class:`StoreError` saying how
-    to install it (never an ImportError traceback)."""
-    try:
-        import neo4j
-    except ImportError as exc:
-        raise StoreError(f"the Neo4j driver cannot be imported ({first_line(exc, 300)})",
-                         hint=INSTALL_HINT) from None
-    return neo4j
-
-
-# --- rows ---------------------------------------------------------------------
-
-_STORABLE = (
-    pa.types.is_string,
-    pa.types.is_large_string,
-    pa.types.is_integer,
-    pa.types.is_floating,
-    pa.types.is_boolean,
-    pa.types.is_timestamp,
-    pa.types.is_date,
-    pa.types.is_null,
-    pa.types.is_binary,
-    pa.types.is_large_binary,
-)
-
-
-def _storable(t: pa.DataType) -> bool:
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return _storable(t.value_type) and not pa.types.is_null(t.value_type)
-    return any(check(t) for check in _STORABLE)
-
-
-def _check_columns(graph: GraphTables) -> None:
-    """Neo4j properties are scalars or lists of scalars: refuse anything else up front."""
-    tables = [(f"node {k}", n.table) for k, n in graph.nodes.items()]
-    tables += [(f"relationship {k}", e.table) for k, e in graph.edges.items()]
-    for what, table in tables:
-        for name in table.column_names:
-            cypher.quote_name(name, "property")
-            if not _storable(table.schema.field(name).type):
-                raise StoreError(
-                    f"{what} column {name!r} has type {table.schema.field(name).type},"
-                    " which Neo4j cannot store as a property",
-                    hint="serialize it to JSON text in the contract",
-                )
-
-
-def _node_props(table: pa.Table) -> list[str]:
-    return [n for n in table.column_names if n != NODE_ID]
-
-
-def _edge_props(table: pa.Table) -> list[str]:
-    return [n for n in table.column_names if n not in (EDGE_SOURCE, EDGE_TARGET)]
-
-
-_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
-
-
-def epoch_columns(table: pa.Table) -> dict[str, int]:
-    """Timestamp columns in zone UTC with no value before 1970, by name: their
-    units per second. These travel as integers (see :func:`cypher.utc_from_epoch`)."""
-    out = {}
-    for f in table.schema:
-        if pa.types.is_timestamp(f.type) and f.type.tz == "UTC" and f.name not in (
-                NODE_ID, EDGE_SOURCE, EDGE_TARGET):
-            low = pc.min(table.column(f.name).cast(pa.int64())).as_py()
-            if low is None or low >= 0:
-                out[f.name] = _PER_SECOND[f.type.unit]
-    return out
-
-
-def _as_epoch(table: pa.Table, epoch: dict[str, int]) -> pa.Table:
-    for name in epoch:
-        i = table.schema.get_field_index(name)
-        table = table.set_column(i, name, table.column(i).cast(pa.int64()))
-    return table
-
-
-def _node_params(batch: pa.Table) -> dict[str, list[Any]]:
-    """Parameters of :func:`cypher.merge_nodes` / :func:`cypher.create_nodes`."""
-    params = {"ids": batch.column(NODE_ID).to_pylist()}
-    params.update({f"c{i}": batch.column(p).to_pylist()
-                   for i, p in enumerate(_node_props(batch))})
-    return params
-
-
-def _edge_params(batch: pa.Table) -> dict[str, list[Any]]:
-    """Parameters of :func:`cypher.merge_relationships` / :func:`cypher.create_relationships`."""
-    params = {
-        "sources": batch.column(EDGE_SOURCE).to_pylist(),
-        "targets": batch.column(EDGE_TARGET).to_pylist(),
-    }
-    params.update({f"c{i}": batch.column(p).to_pylist()
-                   for i, p in enumerate(_edge_props(batch))})
-    return params
-
-
 class _Meter:
     """Records written so far, counted on a progress task after every batch (from
     any thread), with the label or type the batch wrote."""
@@ -975,56 +783,3 @@ class _Meter:
         with self._lock:
             self.task.set_source(what)
             self.task.advance(records)
-
-
-def _iso(value: Any) -> str | None:
-    """ISO-8601 text as the NetworkX store writes it: ``isoformat()`` of a UTC datetime."""
-    if value is None or isinstance(value, str):
-        return value
-    if hasattr(value, "to_native"):  # neo4j.time.DateTime / Date
-        value = value.to_native()
-    if isinstance(value, datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(UTC)
-        return value.isoformat()
-    if isinstance(value, date):
-        return value.isoformat()
-    return str(value)
-
-
-# --- reading back -------------------------------------------------------------
-
-
-def _property_table(first: dict[str, pa.Array], props: list[dict[str, Any]]) -> pa.Table:
-    """``first`` then one column per property name (sorted), typed from the values."""
-    names = sorted({k for p in props for k in p})
-    cols = dict(first)
-    for name in names:
-        cols[name] = _column([p.get(name) for p in props])
-    return pa.table(cols)
-
-
-def _native(value: Any) -> Any:
-    """A driver value as plain Python: temporal types native (aware ones in UTC)."""
-    if isinstance(value, list):
-        return [_native(v) for v in value]
-    if hasattr(value, "to_native"):  # neo4j.time.DateTime / Date / Time
-        value = value.to_native()
-        if isinstance(value, datetime) and value.tzinfo is not None:
-            value = value.astimezone(UTC)
-        return value
-    if value is None or isinstance(value, str | int | float | bool | bytes | date):
-        return value
-    return str(value)  # durations, points: their text
-
-
-def _column(values: list[Any]) -> pa.Array:
-    """An Arrow column for property values, text if they mix types."""
-    native = [_native(v) for v in values]
-    present = [v for v in native if v is not None]
-    if present and all(isinstance(v, datetime) and v.tzinfo is not None for v in present):
-        return pa.array(native, pa.timestamp("us", tz="UTC"))
-    try:
-        return pa.array(native)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-        return pa.array([None if v is None else str(v) for v in native], pa.string())
