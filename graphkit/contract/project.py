@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.edges import NodeIndex, narrow, project_edges, texts_tell_apart
+from graphkit.contract.edges import (
+    NodeIndex,
+    edge_groups,
+    groups_without_nodes,
+    narrow,
+    project_edges,
+    texts_tell_apart,
+)
 from graphkit.contract.expr import JsonPath, all_valid, any_valid, filter_mask, json_paths
 from graphkit.contract.groups import (
     aggregate,
@@ -33,7 +40,7 @@ from graphkit.contract.loader import LoadedContract, lineage_vocabulary
 from graphkit.contract.spec import Aggregation, Contract, EdgeRule, Filter, NodeRule, Unnest
 from graphkit.contract.unnest import unnest_rows
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
-from graphkit.core.graph import NODE_ID, GraphTables, NodeTable
+from graphkit.core.graph import NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE, hash_key_texts, key_texts
 from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL, arange
 
@@ -58,6 +65,10 @@ class Shortcuts:
     #: of ~1M ids) on a second thread while dedupe and order are worked out,
     #: where no row is rejected (the columns are then the very ones encoded later).
     encode_early: bool = True
+    #: Start each edge type as soon as its two node types are projected (and group
+    #: the rows of joined and chained edge rules, which need no node, beside the
+    #: first node rules), rather than all node rules first, then all edge rules.
+    rules_as_ready: bool = True
 
 
 SHORTCUTS = Shortcuts()
@@ -627,6 +638,12 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
     def rows_for(spec: Unnest | None) -> pa.Table:
         return rows if spec is None else unnested[unnest_key(spec)].result()
 
+    by_type = _edge_rules(spec.edges, {r.type for r in node_rules}, active, without_content)
+    if shortcuts.rules_as_ready:
+        with _pool(rows.num_rows) as pool:
+            start([r.unnest for r in [*node_rules, *(rs[0] for rs in by_type.values())]],
+                  pool)
+            return _rules_as_ready(node_rules, by_type, rows_for, graph, pool, by_columns)
     with _pool(rows.num_rows) as pool:
         start([r.unnest for r in node_rules], pool)
         for rule, (table, index) in zip(node_rules, pool.map(
@@ -634,10 +651,6 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
                 strict=True):
             graph.nodes[rule.type] = table
             indexes[rule.type] = index
-    by_type: dict[str, list[EdgeRule]] = {}
-    for e in spec.edges:
-        if e.granularity in active and e.from_.type in indexes and e.to.type in indexes:
-            by_type.setdefault(e.type, []).append(without_content(e))
     dropped: dict[str, dict[str, int]] = {}
     with _pool(rows.num_rows) as pool:
         start([rs[0].unnest for rs in by_type.values()], pool)
@@ -646,4 +659,71 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
                                          by_columns=by_columns),
                 by_type.values()), strict=True):
             graph.edges[etype], dropped[etype] = etable, edrop
+    return dropped
+
+
+def _edge_rules(edges: Iterable[EdgeRule], node_types: set[str], active: tuple[str, ...],
+                prepare: Callable[[EdgeRule], EdgeRule]) -> dict[str, list[EdgeRule]]:
+    """The active edge rules whose two node types are projected, by edge type
+    (in contract order)."""
+    by_type: dict[str, list[EdgeRule]] = {}
+    for e in edges:
+        if e.granularity in active and e.from_.type in node_types and e.to.type in node_types:
+            by_type.setdefault(e.type, []).append(prepare(e))
+    return by_type
+
+
+def _rules_as_ready(node_rules: list[NodeRule], by_type: dict[str, list[EdgeRule]],
+                    rows_for: Callable[[Unnest | None], pa.Table], graph: GraphTables,
+                    pool: _Pool, by_columns: bool) -> dict[str, dict[str, int]]:
+    """Project the node and edge rules on ``pool``, each edge type submitted as soon
+    as its two node types are done; fill ``graph`` in rule order (as the rules one
+    after another would) and return the rows each edge type dropped.
+
+    Node rules go first, those more edge types wait for first (Thread: a long rule
+    that nearly every edge needs); right after the first, the groups of joined and
+    chained edge rules, which read no node (:func:`groups_without_nodes`), so they run
+    beside it instead of after all node rules. A job only ever waits for one submitted
+    before it (the unnests, the early groups): with the pool's FIFO queue that never
+    blocks, also on one worker.
+    """
+    waits_on = {r.type: sum(1 for rs in by_type.values()
+                            if any(r.type in (e.from_.type, e.to.type) for e in rs))
+                for r in node_rules}
+    order = sorted(node_rules, key=lambda r: -waits_on[r.type])  # stable: contract order
+
+    def node(r: NodeRule) -> Future[tuple[NodeTable, NodeIndex]]:
+        return pool.submit(lambda: _project_nodes(r, rows_for(r.unnest), by_columns))
+
+    def group(e: EdgeRule) -> Future[pa.Table] | None:
+        if not groups_without_nodes(e, by_columns):
+            return None
+        return pool.submit(lambda: edge_groups(e, rows_for(e.unnest), by_columns, {}))
+
+    nodes = {r.type: node(r) for r in order[:1]}
+    early = {etype: [group(e) for e in rs] for etype, rs in by_type.items()}
+    nodes.update({r.type: node(r) for r in order[1:]})
+
+    def edges(rs: list[EdgeRule], ready: list[Future[pa.Table] | None],
+              indexes: dict[str, NodeIndex]) -> tuple[EdgeTable, dict[str, int]]:
+        return project_edges(rs, rows_for(rs[0].unnest), indexes, by_columns=by_columns,
+                             groups=[None if f is None else f.result() for f in ready])
+
+    waiting = dict(by_type)
+    edge_jobs: dict[str, Future[Any]] = {}
+    left: set[Future[Any]] = set(nodes.values())
+    while left:
+        _, left = wait(left, return_when=FIRST_COMPLETED)
+        done = {t for t, f in nodes.items() if f.done() and f.exception() is None}
+        for etype, rs in list(waiting.items()):
+            ends = {t for e in rs for t in (e.from_.type, e.to.type)}
+            if ends <= done:
+                indexes = {t: nodes[t].result()[1] for t in ends}
+                edge_jobs[etype] = pool.submit(edges, rs, early[etype], indexes)
+                del waiting[etype]
+    for rule in node_rules:  # a failed rule raises here, the first in rule order
+        graph.nodes[rule.type] = nodes[rule.type].result()[0]
+    dropped: dict[str, dict[str, int]] = {}
+    for etype in by_type:
+        graph.edges[etype], dropped[etype] = edge_jobs[etype].result()
     return dropped
