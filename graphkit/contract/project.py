@@ -46,6 +46,9 @@ from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL, arange
 
 _ORDER = "__order"
 
+#: Called with (graph, "nodes" or "edges", type, table) as each table is finished.
+TableSink = Callable[[GraphTables, str, str, pa.Table], None]
+
 
 @dataclass(frozen=True)
 class Shortcuts:
@@ -444,12 +447,16 @@ def project(
     granularity: str = "thread",
     include_content: bool = False,
     shortcuts: Shortcuts = SHORTCUTS,
+    sink: TableSink | None = None,
 ) -> Projection:
     """Turn contract-shaped rows (see :func:`graphkit.contract.validate.conform_sources`)
     into a :class:`~graphkit.core.graph.GraphTables`.
 
     Properties computed from message content are left out unless
-    ``include_content`` is set.
+    ``include_content`` is set. ``sink`` is called with the graph, ``"nodes"`` or
+    ``"edges"``, the type and its table as each table is finished, before the others
+    are (where the rules run as they become ready: :attr:`Shortcuts.rules_as_ready`);
+    the snapshot writer starts on them then (:mod:`graphkit.snapshot.early`).
     """
     if granularity not in ("thread", "message"):
         raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
@@ -472,7 +479,7 @@ def project(
         r.type: [p for p, a in r.properties.items() if a.column in content]
         for r in contract.spec.nodes}
     dropped = _project_graph(contract, rows, graph, None if include_content else content,
-                             shortcuts)
+                             shortcuts, sink)
     graph.meta["indexes"] = {r.type: list(r.index) for r in contract.spec.nodes
                              if r.type in graph.nodes}
     return Projection(graph, read, used_rows, verdict.duplicates, rejects, dropped)
@@ -598,7 +605,8 @@ def _rule_columns(rule: NodeRule | EdgeRule) -> set[str]:
 
 
 def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
-                   content: set[str] | None, shortcuts: Shortcuts) -> dict[str, dict[str, int]]:
+                   content: set[str] | None, shortcuts: Shortcuts,
+                   sink: TableSink | None = None) -> dict[str, dict[str, int]]:
     """Fill ``graph`` with the node and edge tables of the rules active at its
     granularity (properties read from ``content`` columns left out); return
     the rows each edge type dropped, by reason."""
@@ -643,7 +651,8 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
         with _pool(rows.num_rows) as pool:
             start([r.unnest for r in [*node_rules, *(rs[0] for rs in by_type.values())]],
                   pool)
-            return _rules_as_ready(node_rules, by_type, rows_for, graph, pool, by_columns)
+            return _rules_as_ready(node_rules, by_type, rows_for, graph, pool, by_columns,
+                                   sink)
     with _pool(rows.num_rows) as pool:
         start([r.unnest for r in node_rules], pool)
         for rule, (table, index) in zip(node_rules, pool.map(
@@ -675,10 +684,12 @@ def _edge_rules(edges: Iterable[EdgeRule], node_types: set[str], active: tuple[s
 
 def _rules_as_ready(node_rules: list[NodeRule], by_type: dict[str, list[EdgeRule]],
                     rows_for: Callable[[Unnest | None], pa.Table], graph: GraphTables,
-                    pool: _Pool, by_columns: bool) -> dict[str, dict[str, int]]:
+                    pool: _Pool, by_columns: bool,
+                    sink: TableSink | None) -> dict[str, dict[str, int]]:
     """Project the node and edge rules on ``pool``, each edge type submitted as soon
     as its two node types are done; fill ``graph`` in rule order (as the rules one
-    after another would) and return the rows each edge type dropped.
+    after another would) and return the rows each edge type dropped. Each table is
+    handed to ``sink`` as soon as it is made (in the order they finish).
 
     Node rules go first, those more edge types wait for first (Thread: a long rule
     that nearly every edge needs); right after the first, the groups of joined and
@@ -711,15 +722,21 @@ def _rules_as_ready(node_rules: list[NodeRule], by_type: dict[str, list[EdgeRule
 
     waiting = dict(by_type)
     edge_jobs: dict[str, Future[Any]] = {}
+    kind_of: dict[Future[Any], tuple[str, str]] = {f: ("nodes", t) for t, f in nodes.items()}
     left: set[Future[Any]] = set(nodes.values())
     while left:
-        _, left = wait(left, return_when=FIRST_COMPLETED)
+        finished, left = wait(left, return_when=FIRST_COMPLETED)
+        for f in finished:
+            if sink is not None and f.exception() is None:
+                sink(graph, *kind_of[f], f.result()[0].table)
         done = {t for t, f in nodes.items() if f.done() and f.exception() is None}
         for etype, rs in list(waiting.items()):
             ends = {t for e in rs for t in (e.from_.type, e.to.type)}
             if ends <= done:
                 indexes = {t: nodes[t].result()[1] for t in ends}
                 edge_jobs[etype] = pool.submit(edges, rs, early[etype], indexes)
+                kind_of[edge_jobs[etype]] = ("edges", etype)
+                left.add(edge_jobs[etype])
                 del waiting[etype]
     for rule in node_rules:  # a failed rule raises here, the first in rule order
         graph.nodes[rule.type] = nodes[rule.type].result()[0]
