@@ -40,6 +40,8 @@ from graphkit.sources.read import (
 
 if TYPE_CHECKING:
     from graphkit.contract.checks import Finding
+    from graphkit.contract.project import TableSink
+    from graphkit.snapshot.early import EarlyTables
     from graphkit.stores.base import IfExists  # for typing only: 6 dataclasses to build
     from graphkit.stores.neo4j.store import Neo4jStore
 
@@ -110,6 +112,7 @@ def build(
     include_content: bool = False,
     hash_inputs: bool = False,
     input_state: list[list[Any]] | None = None,
+    table_sink: TableSink | None = None,
 ) -> BuildResult:
     """Read ``sources``, check them against the contract and project the graph.
 
@@ -118,6 +121,8 @@ def build(
     input file's size and mtime for the manifest, ``hash_inputs`` each row file's
     SHA-256 too. ``input_state``: what :func:`graphkit.engine.reuse.input_state` said of
     ``sources`` just now (a transcript build takes the files and their stat from it).
+    ``table_sink``: handed each table of a row build as it is projected
+    (:func:`graphkit.contract.project.project`).
 
     >>> result = build("samples/rows")
     >>> result.summary()["nodes"]["Session"]
@@ -167,7 +172,8 @@ def build(
             progress(f"projecting {held[0].num_rows} rows with {c.name} v{c.version}")
         # Hand the table over instead of keeping a reference here: project() drops
         # the columns it does not need early, and the originals can be freed then.
-        proj = project(c, held.pop(), granularity=granularity, include_content=include_content)
+        proj = project(c, held.pop(), granularity=granularity, include_content=include_content,
+                       sink=table_sink)
         t2 = time.perf_counter()
         if hashing is not None:
             # Row files first, then the transcripts' own: the order read_sources gives.
@@ -246,14 +252,6 @@ def build_snapshot(
     :func:`graphkit.engine.reuse.input_state` says of ``sources``, when the caller
     has just asked (the walk of every file under them is not repeated).
     """
-    from graphkit.snapshot import write_snapshot
-    from graphkit.snapshot.rejects import (
-        remove_stale,
-        skipped_lines_path,
-        write_rejects,
-        write_skipped_lines,
-    )
-
     if snapshot_dir is None and store != "neo4j":
         raise GraphkitError("no snapshot folder given",
                             hint="give --snapshot DIR to say where the graph goes "
@@ -278,9 +276,44 @@ def build_snapshot(
     if reuse is not None and (done := reuse.previous(
             build_options.get("contract", DEFAULT_CONTRACT), say)) is not None:
         return done
+    early = None
+    if snapshot_dir is not None:
+        from graphkit.snapshot.early import EarlyTables
+
+        # The snapshot's tables are written as the projection makes them.
+        early = EarlyTables(snapshot_dir, include_content)
+    try:
+        return _build_and_write(sources, snapshot_dir, early, rejects_file, rejects_path,
+                                store, neo4j, if_exists, batch_size, progress, input_state,
+                                reuse, build_options)
+    except BaseException:
+        if early is not None:
+            early.abandon()
+        raise
+
+
+def _build_and_write(sources: Sources, snapshot_dir: Path | None, early: EarlyTables | None,
+                     rejects_file: Path, rejects_path: Path | None, store: str,
+                     neo4j: Neo4jStore | None, if_exists: IfExists, batch_size: int | None,
+                     progress: Progress | None, input_state: list[list[Any]] | None,
+                     reuse: _Reuse | None,
+                     build_options: dict[str, Any]) -> tuple[BuildResult, dict[str, Any]]:
+    """:func:`build_snapshot` once it knows a build is needed: build, write the rejects
+    and the snapshot (``early``: its tables already being written), load ``store``."""
+    from graphkit.snapshot import write_snapshot
+    from graphkit.snapshot.rejects import (
+        remove_stale,
+        skipped_lines_path,
+        write_rejects,
+        write_skipped_lines,
+    )
+
+    say = progress or (lambda _msg: None)
+    include_content = bool(build_options.get("include_content"))
     with _cache_errors(build_options["cache_dir"]):
         result = build(sources, progress=progress, **build_options,
-                       input_state=reuse.inputs if reuse is not None else input_state)
+                       input_state=reuse.inputs if reuse is not None else input_state,
+                       table_sink=early.add if early is not None else None)
     summary = result.summary()
     if result.projection.rows_rejected:
         write_rejects(rejects_file, result.projection.rejects, include_content=include_content)
@@ -296,7 +329,7 @@ def build_snapshot(
     if snapshot_dir is not None:
         say(f"writing {snapshot_dir}")
         write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
-                       summary=summary, include_content=include_content)
+                       summary=summary, include_content=include_content, early=early)
         summary["snapshot"] = str(snapshot_dir)
         if not isinstance(sources, pa.Table):  # rows in memory have no source set to index
             from graphkit.snapshot.index import remember_snapshot

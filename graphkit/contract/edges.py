@@ -279,20 +279,38 @@ def _grouped(rule: EdgeRule, rows: pa.Table, by_columns: bool,
     return aggregate(keyed, ["__src", "__dst"], {**props, _ROWS: Aggregation(count="*")})
 
 
+def groups_without_nodes(rule: EdgeRule, by_columns: bool) -> bool:
+    """Whether :func:`edge_groups` of ``rule`` reads no node index: only a plain
+    rule grouped by its end key columns names its ends by the nodes' key codes;
+    joined and chained rules (and the per-row way) name them by key text. Such a
+    rule's groups can be made before any node table is."""
+    return not (by_columns and rule.chain is None and rule.join is None)
+
+
+def edge_groups(rule: EdgeRule, rows: pa.Table, by_columns: bool,
+                indexes: dict[str, NodeIndex]) -> pa.Table:
+    """(``__src``, ``__dst``, properties..., ``__rows``) of one rule, as
+    :func:`project_edges` makes them (``indexes`` may be empty where
+    :func:`groups_without_nodes` holds)."""
+    return _grouped(rule, rows, by_columns, indexes)
+
+
 def project_edges(
     rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, NodeIndex], *,
-    by_columns: bool = True,
+    by_columns: bool = True, groups: list[pa.Table | None] | None = None,
 ) -> tuple[EdgeTable, dict[str, int]]:
     """The edges of the rules (all of one type), and the rows dropped by reason.
 
     ``by_columns`` lets a rule group its rows by their end key columns first
     where that equals grouping by key text; ``False`` always takes the per-row way.
+    ``groups``: per rule, its :func:`edge_groups` if already made (else None).
     """
     first = rules[0]
     parts = []
     dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
-    for rule in rules:
-        grouped = _grouped(rule, rows, by_columns, indexes)
+    made = groups or [None] * len(rules)
+    for rule, ready in zip(rules, made, strict=True):
+        grouped = ready if ready is not None else _grouped(rule, rows, by_columns, indexes)
         # Ends are carried as ranks (ints) and made id texts once, at the end.
         src_rank = _rank(grouped.column("__src"), indexes[rule.from_.type])
         dst_rank = _rank(grouped.column("__dst"), indexes[rule.to.type])

@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.edges import NodeIndex, narrow, project_edges, texts_tell_apart
+from graphkit.contract.edges import (
+    NodeIndex,
+    edge_groups,
+    groups_without_nodes,
+    narrow,
+    project_edges,
+    texts_tell_apart,
+)
 from graphkit.contract.expr import JsonPath, all_valid, any_valid, filter_mask, json_paths
 from graphkit.contract.groups import (
     aggregate,
@@ -33,11 +40,14 @@ from graphkit.contract.loader import LoadedContract, lineage_vocabulary
 from graphkit.contract.spec import Aggregation, Contract, EdgeRule, Filter, NodeRule, Unnest
 from graphkit.contract.unnest import unnest_rows
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
-from graphkit.core.graph import NODE_ID, GraphTables, NodeTable
+from graphkit.core.graph import NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE, hash_key_texts, key_texts
 from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL, arange
 
 _ORDER = "__order"
+
+#: Called with (graph, "nodes" or "edges", type, table) as each table is finished.
+TableSink = Callable[[GraphTables, str, str, pa.Table], None]
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,10 @@ class Shortcuts:
     #: of ~1M ids) on a second thread while dedupe and order are worked out,
     #: where no row is rejected (the columns are then the very ones encoded later).
     encode_early: bool = True
+    #: Start each edge type as soon as its two node types are projected (and group
+    #: the rows of joined and chained edge rules, which need no node, beside the
+    #: first node rules), rather than all node rules first, then all edge rules.
+    rules_as_ready: bool = True
 
 
 SHORTCUTS = Shortcuts()
@@ -433,12 +447,16 @@ def project(
     granularity: str = "thread",
     include_content: bool = False,
     shortcuts: Shortcuts = SHORTCUTS,
+    sink: TableSink | None = None,
 ) -> Projection:
     """Turn contract-shaped rows (see :func:`graphkit.contract.validate.conform_sources`)
     into a :class:`~graphkit.core.graph.GraphTables`.
 
     Properties computed from message content are left out unless
-    ``include_content`` is set.
+    ``include_content`` is set. ``sink`` is called with the graph, ``"nodes"`` or
+    ``"edges"``, the type and its table as each table is finished, before the others
+    are (where the rules run as they become ready: :attr:`Shortcuts.rules_as_ready`);
+    the snapshot writer starts on them then (:mod:`graphkit.snapshot.early`).
     """
     if granularity not in ("thread", "message"):
         raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
@@ -461,7 +479,7 @@ def project(
         r.type: [p for p, a in r.properties.items() if a.column in content]
         for r in contract.spec.nodes}
     dropped = _project_graph(contract, rows, graph, None if include_content else content,
-                             shortcuts)
+                             shortcuts, sink)
     graph.meta["indexes"] = {r.type: list(r.index) for r in contract.spec.nodes
                              if r.type in graph.nodes}
     return Projection(graph, read, used_rows, verdict.duplicates, rejects, dropped)
@@ -587,7 +605,8 @@ def _rule_columns(rule: NodeRule | EdgeRule) -> set[str]:
 
 
 def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
-                   content: set[str] | None, shortcuts: Shortcuts) -> dict[str, dict[str, int]]:
+                   content: set[str] | None, shortcuts: Shortcuts,
+                   sink: TableSink | None = None) -> dict[str, dict[str, int]]:
     """Fill ``graph`` with the node and edge tables of the rules active at its
     granularity (properties read from ``content`` columns left out); return
     the rows each edge type dropped, by reason."""
@@ -627,6 +646,13 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
     def rows_for(spec: Unnest | None) -> pa.Table:
         return rows if spec is None else unnested[unnest_key(spec)].result()
 
+    by_type = _edge_rules(spec.edges, {r.type for r in node_rules}, active, without_content)
+    if shortcuts.rules_as_ready:
+        with _pool(rows.num_rows) as pool:
+            start([r.unnest for r in [*node_rules, *(rs[0] for rs in by_type.values())]],
+                  pool)
+            return _rules_as_ready(node_rules, by_type, rows_for, graph, pool, by_columns,
+                                   sink)
     with _pool(rows.num_rows) as pool:
         start([r.unnest for r in node_rules], pool)
         for rule, (table, index) in zip(node_rules, pool.map(
@@ -634,10 +660,6 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
                 strict=True):
             graph.nodes[rule.type] = table
             indexes[rule.type] = index
-    by_type: dict[str, list[EdgeRule]] = {}
-    for e in spec.edges:
-        if e.granularity in active and e.from_.type in indexes and e.to.type in indexes:
-            by_type.setdefault(e.type, []).append(without_content(e))
     dropped: dict[str, dict[str, int]] = {}
     with _pool(rows.num_rows) as pool:
         start([rs[0].unnest for rs in by_type.values()], pool)
@@ -646,4 +668,79 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
                                          by_columns=by_columns),
                 by_type.values()), strict=True):
             graph.edges[etype], dropped[etype] = etable, edrop
+    return dropped
+
+
+def _edge_rules(edges: Iterable[EdgeRule], node_types: set[str], active: tuple[str, ...],
+                prepare: Callable[[EdgeRule], EdgeRule]) -> dict[str, list[EdgeRule]]:
+    """The active edge rules whose two node types are projected, by edge type
+    (in contract order)."""
+    by_type: dict[str, list[EdgeRule]] = {}
+    for e in edges:
+        if e.granularity in active and e.from_.type in node_types and e.to.type in node_types:
+            by_type.setdefault(e.type, []).append(prepare(e))
+    return by_type
+
+
+def _rules_as_ready(node_rules: list[NodeRule], by_type: dict[str, list[EdgeRule]],
+                    rows_for: Callable[[Unnest | None], pa.Table], graph: GraphTables,
+                    pool: _Pool, by_columns: bool,
+                    sink: TableSink | None) -> dict[str, dict[str, int]]:
+    """Project the node and edge rules on ``pool``, each edge type submitted as soon
+    as its two node types are done; fill ``graph`` in rule order (as the rules one
+    after another would) and return the rows each edge type dropped. Each table is
+    handed to ``sink`` as soon as it is made (in the order they finish).
+
+    Node rules go first, those more edge types wait for first (Thread: a long rule
+    that nearly every edge needs); right after the first, the groups of joined and
+    chained edge rules, which read no node (:func:`groups_without_nodes`), so they run
+    beside it instead of after all node rules. A job only ever waits for one submitted
+    before it (the unnests, the early groups): with the pool's FIFO queue that never
+    blocks, also on one worker.
+    """
+    waits_on = {r.type: sum(1 for rs in by_type.values()
+                            if any(r.type in (e.from_.type, e.to.type) for e in rs))
+                for r in node_rules}
+    order = sorted(node_rules, key=lambda r: -waits_on[r.type])  # stable: contract order
+
+    def node(r: NodeRule) -> Future[tuple[NodeTable, NodeIndex]]:
+        return pool.submit(lambda: _project_nodes(r, rows_for(r.unnest), by_columns))
+
+    def group(e: EdgeRule) -> Future[pa.Table] | None:
+        if not groups_without_nodes(e, by_columns):
+            return None
+        return pool.submit(lambda: edge_groups(e, rows_for(e.unnest), by_columns, {}))
+
+    nodes = {r.type: node(r) for r in order[:1]}
+    early = {etype: [group(e) for e in rs] for etype, rs in by_type.items()}
+    nodes.update({r.type: node(r) for r in order[1:]})
+
+    def edges(rs: list[EdgeRule], ready: list[Future[pa.Table] | None],
+              indexes: dict[str, NodeIndex]) -> tuple[EdgeTable, dict[str, int]]:
+        return project_edges(rs, rows_for(rs[0].unnest), indexes, by_columns=by_columns,
+                             groups=[None if f is None else f.result() for f in ready])
+
+    waiting = dict(by_type)
+    edge_jobs: dict[str, Future[Any]] = {}
+    kind_of: dict[Future[Any], tuple[str, str]] = {f: ("nodes", t) for t, f in nodes.items()}
+    left: set[Future[Any]] = set(nodes.values())
+    while left:
+        finished, left = wait(left, return_when=FIRST_COMPLETED)
+        for f in finished:
+            if sink is not None and f.exception() is None:
+                sink(graph, *kind_of[f], f.result()[0].table)
+        done = {t for t, f in nodes.items() if f.done() and f.exception() is None}
+        for etype, rs in list(waiting.items()):
+            ends = {t for e in rs for t in (e.from_.type, e.to.type)}
+            if ends <= done:
+                indexes = {t: nodes[t].result()[1] for t in ends}
+                edge_jobs[etype] = pool.submit(edges, rs, early[etype], indexes)
+                kind_of[edge_jobs[etype]] = ("edges", etype)
+                left.add(edge_jobs[etype])
+                del waiting[etype]
+    for rule in node_rules:  # a failed rule raises here, the first in rule order
+        graph.nodes[rule.type] = nodes[rule.type].result()[0]
+    dropped: dict[str, dict[str, int]] = {}
+    for etype in by_type:
+        graph.edges[etype], dropped[etype] = edge_jobs[etype].result()
     return dropped

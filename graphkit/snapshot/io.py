@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -74,6 +74,9 @@ from graphkit.snapshot.swap import (
 )
 from graphkit.snapshot.verify import manifest_lineage, read_manifest, read_snapshot, read_table
 
+if TYPE_CHECKING:
+    from graphkit.snapshot.early import EarlyTables
+
 # graph.meta key: tables equal to a file of the previous snapshot, ``{"nodes/T.parquet":
 # [path, sha256]}`` (the spliced transcript build names the types it did not merge again).
 # Such a file is hard-linked, and kept only if its bytes still have that digest.
@@ -93,13 +96,16 @@ def write_snapshot(
     inputs: Iterable[dict[str, Any]] = (),
     summary: dict[str, Any] | None = None,
     include_content: bool = False,
+    early: EarlyTables | None = None,
 ) -> dict[str, Any]:
     """Write ``graph`` to ``directory`` atomically and return the manifest.
 
     Properties the contract computes from message content are left out unless
     ``include_content`` is set. Refuses (:class:`SnapshotError`, nothing
     touched) a target that is a file, lies under a file, cannot be written, or
-    is a folder graphkit did not write.
+    is a folder graphkit did not write. ``early``: tables of ``graph`` already being
+    written into the snapshot's folder (:mod:`graphkit.snapshot.early`), made for
+    ``directory`` with the same ``include_content``.
     """
     for name in [*graph.nodes, *graph.edges]:
         if not is_name(name):  # it becomes a file name
@@ -115,10 +121,13 @@ def write_snapshot(
             raise SnapshotError(f"refusing to write edge type {name}: its ends "
                                 f"{et.source_type!r} -> {et.target_type!r} are not node "
                                 "types", path=str(directory))
-    directory, tmp = start_snapshot(directory)
+    if early is not None:
+        directory, tmp = early.directory, early.tmp
+    else:
+        directory, tmp = start_snapshot(directory)
     try:
         try:
-            manifest = _write_tables(graph, tmp, include_content)
+            manifest = _write_tables(graph, tmp, include_content, early)
         except OSError as exc:  # a full disk, mid-write: the old snapshot stays
             raise os_error(exc, directory) from None
         manifest.update(inputs=list(inputs), summary=summary or {})
@@ -276,24 +285,39 @@ def check_snapshot_target(directory: Path | str) -> Path:
     return path
 
 
-def _write_tables(graph: GraphTables, tmp: Path, include_content: bool) -> dict[str, Any]:
-    """Write every table into ``tmp``; the manifest without inputs and summary."""
+def table_to_write(graph: GraphTables, kind: str, name: str, table: pa.Table,
+                   include_content: bool) -> pa.Table:
+    """What goes into the file of the ``kind`` (``nodes``/``edges``) table ``name`` of
+    ``graph``: node properties computed from message content left out unless
+    ``include_content``."""
+    if kind != "nodes" or include_content:
+        return table
     content = graph.meta.get("content_properties", {})
-    jobs: list[tuple[pa.Table, str]] = []
-    for ntype, nt in sorted(graph.nodes.items()):
-        drop = [] if include_content else [c for c in content.get(ntype, [])
-                                           if c in nt.table.column_names]
-        jobs.append((nt.table.drop_columns(drop), f"nodes/{ntype}.parquet"))
-    jobs += [(et.table, f"edges/{etype}.parquet") for etype, et in sorted(graph.edges.items())]
+    return table.drop_columns([c for c in content.get(name, []) if c in table.column_names])
+
+
+def _write_tables(graph: GraphTables, tmp: Path, include_content: bool,
+                  early: EarlyTables | None = None) -> dict[str, Any]:
+    """Write every table into ``tmp`` (taking those ``early`` wrote); the manifest
+    without inputs and summary."""
+    made = [("nodes", t, nt.table) for t, nt in sorted(graph.nodes.items())]
+    made += [("edges", t, et.table) for t, et in sorted(graph.edges.items())]
+    jobs = [(table_to_write(graph, kind, name, table, include_content), f"{kind}/{name}.parquet")
+            for kind, name, table in made]
+    done: dict[int, dict[str, Any]] = {}
+    if early is not None:
+        done = {i: got for i, (_, name, table) in enumerate(made)
+                if (got := early.take(jobs[i][1], table)) is not None}
+        early.finish()
     # Parquet encoding runs in Arrow without the GIL: two files at a time,
     # largest first, so the biggest table does not start last.
     same = graph.meta.get(SAME_FILES) or {}
-    done = {i: got for i, (t, rel) in enumerate(jobs)
-            if rel in same and (got := _linked(tmp, rel, same[rel], t.num_rows)) is not None}
+    done.update({i: got for i, (t, rel) in enumerate(jobs) if i not in done and rel in same
+                 and (got := _linked(tmp, rel, same[rel], t.num_rows)) is not None})
     order = sorted((i for i in range(len(jobs)) if i not in done),
                    key=lambda i: -jobs[i][0].nbytes)
     with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-        done.update(zip(order, pool.map(lambda i: _write_table(jobs[i][0], tmp, jobs[i][1]),
+        done.update(zip(order, pool.map(lambda i: write_table(jobs[i][0], tmp, jobs[i][1]),
                                         order), strict=True))
     written = [done[i] for i in range(len(jobs))]
     nodes_meta: dict[str, Any] = {}
@@ -312,7 +336,8 @@ def _write_tables(graph: GraphTables, tmp: Path, include_content: bool) -> dict[
         nodes=nodes_meta, edges=edges_meta)
 
 
-def _write_table(table: pa.Table, tmp: Path, rel: str) -> dict[str, Any]:
+def write_table(table: pa.Table, tmp: Path, rel: str) -> dict[str, Any]:
+    """Write ``table`` as the Parquet file ``tmp/rel``, sealed (:func:`table_entry`)."""
     pq.write_table(table, tmp / rel, row_group_size=ROW_GROUP_ROWS,
                    compression=COMPRESSION)
     return table_entry(tmp, rel, table.num_rows)

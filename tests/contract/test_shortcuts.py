@@ -4,6 +4,7 @@ wherever both apply (``graphkit.contract.project.Shortcuts``)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -194,3 +195,57 @@ def test_verdict_on_a_plain_derived_column(tmp_path: Path) -> None:
     assert scopes["s1"]["first_spawn"] == "x" and scopes["c2"]["parts"] == 1
     for shortcuts in ALL_SHORTCUTS[1:]:
         assert_same(base, run(c, rows, shortcuts=shortcuts))
+
+
+IN_TURN = Shortcuts(rules_as_ready=False)
+
+
+@pytest.mark.parametrize("granularity", ["thread", "message"])
+@pytest.mark.parametrize("coded", [False, True], ids=["plain-text", "dictionary-text"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_rules_as_ready_on_threads_build_what_rules_in_turn_do(
+        granularity: str, coded: bool, workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Shortcuts.rules_as_ready on real threads (small tables run in the calling
+    # thread): edge types start as their node types finish, joined rules are grouped
+    # beside the node rules; one worker must not wait on a job queued behind it.
+    import graphkit.contract.project as proj
+
+    monkeypatch.setattr(proj, "_THREADED_ROWS", 0)
+    monkeypatch.setattr(proj.os, "cpu_count", lambda: workers)
+    c = load_contract()
+    rows = table(session_rows(4))
+    if coded:
+        rows = dictionary_coded(rows)
+    base = run(c, rows, granularity=granularity, shortcuts=IN_TURN)
+    assert base.graph.edges["PARENT_THREAD"].table.num_rows > 0
+    ready = run(c, rows, granularity=granularity)
+    assert_same(base, ready)
+    assert list(ready.graph.nodes) == list(base.graph.nodes)  # rule order, not finish order
+    assert list(ready.graph.edges) == list(base.graph.edges)
+
+
+def test_rules_as_ready_raise_the_first_failing_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphkit.contract.project as proj
+
+    monkeypatch.setattr(proj, "_THREADED_ROWS", 0)
+    real = proj._project_nodes
+    started: list[str] = []
+
+    def failing(rule: Any, rows: pa.Table, by_columns: bool = True) -> Any:
+        if rule.type in ("Agent", "File"):
+            raise ValueError(f"no {rule.type}")
+        return real(rule, rows, by_columns)
+
+    real_edges = proj.project_edges
+
+    def edges(rules: Any, *a: Any, **kw: Any) -> Any:
+        started.append(rules[0].type)
+        return real_edges(rules, *a, **kw)
+
+    monkeypatch.setattr(proj, "_project_nodes", failing)
+    monkeypatch.setattr(proj, "project_edges", edges)
+    with pytest.raises(ValueError, match="no Agent"):  # Agent comes before File
+        run(load_contract(), table(session_rows(5)))
+    # Edge types needing a failed node type never start; the others ran.
+    assert "HAS_AGENT" not in started and "TOUCHED" not in started
+    assert "HAS_THREAD" in started
