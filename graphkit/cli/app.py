@@ -13,9 +13,10 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,53 @@ class _Group(click.Group):
             raise
 
 
+# The module of graphkit.cli that registers each command. A command line imports only the
+# module of the command it runs: `graphkit build` need not load the export formats' registry,
+# the query, usage, view and Neo4j commands (~0.02-0.03 CPU-s of an incremental build).
+COMMAND_MODULES = {
+    "build": "build", "check": "build", "rows": "build",
+    "export": "export", "snapshot": "export",
+    "load": "neo4j", "neo4j-server": "neo4j",
+    "lineage": "query", "sessions": "query", "tree": "query",
+    "files": "usage", "usage": "usage",
+    "diff": "view", "view": "view",
+}
+
+
+class _Commands(MutableMapping[str, click.Command]):
+    """The group's ``commands``: a command whose module is not imported yet is imported
+    when it is asked for by name; iterating or counting imports them all first (``--help``,
+    a misspelt command's suggestions, and readers of ``cli.commands``, which so always see
+    every command)."""
+
+    def __init__(self, modules: dict[str, str]) -> None:
+        self._modules = modules
+        self._known: dict[str, click.Command] = {}
+
+    def _load(self, module: str) -> None:
+        import_module(f"graphkit.cli.{module}")  # its @cli.command()s register themselves
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._known and name in self._modules:
+            self._load(self._modules[name])
+        return self._known[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._known[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._known[name]
+        self._modules.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        for module in sorted(set(self._modules.values())):
+            self._load(module)
+        return iter(self._known)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def _reader_left() -> None:
     """The reader of our stdout closed it (``graphkit … | head``): its choice, not an
     error. Stop quietly with exit 0; stdout goes to /dev/null so the final flush at exit
@@ -82,7 +130,7 @@ def quiet_option(f: Callable[..., Any]) -> Callable[..., Any]:
                              "terminal anyway).")(f)
 
 
-@click.group(cls=_Group)
+@click.group(cls=_Group, commands=_Commands(dict(COMMAND_MODULES)))
 @click.version_option(package_name="graphkit")
 @quiet_option
 def cli() -> None:
