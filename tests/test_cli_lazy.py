@@ -72,3 +72,33 @@ def test_the_package_still_offers_its_command_modules() -> None:
         assert "nope" in str(exc)
     else:
         raise AssertionError("graphkit.cli.nope should not exist")
+
+
+_HOOKED = """
+import json, pickle, sys
+from graphkit.cli.app import _NotForPyarrow
+sys.meta_path.insert(0, _NotForPyarrow())
+import pyarrow as pa, pyarrow.dataset, pyarrow.acero
+loaded = sorted(m for m in ("pandas", "cloudpickle") if m in sys.modules)
+t = pa.table({"a": [1, 2, None]})
+same = pickle.loads(pickle.dumps(t)).equals(t)
+later = []
+for name in ("cloudpickle", "pandas"):  # asked for by anything else: imported as ever
+    try:
+        __import__(name)
+        later.append(name)
+    except ImportError:
+        pass
+print(json.dumps({"loaded": loaded, "same": same, "later": later}))
+"""
+
+
+def test_pyarrow_loads_without_pandas_and_cloudpickle_under_the_command_line() -> None:
+    import importlib.util
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", _HOOKED], capture_output=True, text=True,
+                          cwd=REPO, env=env, timeout=120, check=True)
+    got = json.loads(done.stdout)
+    assert got["loaded"] == [] and got["same"]
+    assert got["later"] == [n for n in ("cloudpickle", "pandas") if importlib.util.find_spec(n)]

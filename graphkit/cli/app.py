@@ -143,18 +143,24 @@ def cli() -> None:
     """
 
 
-class _NoPandasForArrowDataset:
-    """An import hook: ``pyarrow.dataset`` imports pandas while it loads (0.3-2 s,
-    a third of a command's start) though no graphkit command uses pandas; this
-    refuses that one import, as if pandas were not installed (pyarrow supports
-    that). Any other ``import pandas`` is left alone, and pyarrow tries pandas
-    again when something asks it for pandas objects."""
+_REFUSED_WHILE = {"pandas": "pyarrow._dataset", "cloudpickle": "pyarrow.lib"}
+
+
+class _NotForPyarrow:
+    """An import hook: while pyarrow loads, it imports two packages no graphkit command
+    uses, and this refuses those imports, as if the packages were not installed (pyarrow
+    supports that for both): pandas, which ``pyarrow.dataset`` imports (0.3-2 s, a third
+    of a command's start), and cloudpickle, which ``pyarrow.lib`` binds as ``pickle`` for
+    pickling Python extension types and else falls back to the standard pickle
+    (~6-7 ms of an incremental build's imports). Any other import of either is left
+    alone, and pyarrow tries pandas again when something asks it for pandas objects."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas":
-            loading = sys.modules.get("pyarrow._dataset")
+        loader = _REFUSED_WHILE.get(name)
+        if loader is not None:
+            loading = sys.modules.get(loader)
             if loading is not None and getattr(loading.__spec__, "_initializing", False):
-                raise ModuleNotFoundError("graphkit: pandas not loaded for pyarrow.dataset",
+                raise ModuleNotFoundError(f"graphkit: {name} not loaded for {loader}",
                                           name=name)
 
 
@@ -169,7 +175,7 @@ def main() -> None:
     for name in ("stdout", "stderr"):
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 (lives as long as we do)
-    sys.meta_path.insert(0, _NoPandasForArrowDataset())
+    sys.meta_path.insert(0, _NotForPyarrow())
     # The cyclic collector ran every 700 allocations and rescanned what a command keeps
     # (its modules' objects, the walk of 9k transcript files, decoded records): ~0.09 of an
     # incremental build's 1.3 CPU-s. Reference counting frees what commands allocate;
