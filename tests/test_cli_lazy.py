@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -102,3 +103,43 @@ def test_pyarrow_loads_without_pandas_and_cloudpickle_under_the_command_line() -
     got = json.loads(done.stdout)
     assert got["loaded"] == [] and got["same"]
     assert got["later"] == [n for n in ("cloudpickle", "pandas") if importlib.util.find_spec(n)]
+
+
+_POOL_PROBE = """
+import sys
+sys.argv = ["graphkit", "build", sys.argv[1], "--snapshot", sys.argv[2], "--json", *sys.argv[3:]]
+from graphkit.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+import pyarrow as pa
+print(pa.default_memory_pool().backend_name, file=sys.stderr)
+"""
+
+
+def _pool_of(tmp_path: Path, source: Path, *args: str, **env: str) -> str:
+    run_env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    done = subprocess.run([sys.executable, "-c", _POOL_PROBE, str(source),
+                           str(tmp_path / f"snap-{len(list(tmp_path.iterdir()))}"), *args],
+                          capture_output=True, text=True, cwd=REPO, timeout=300,
+                          env={**run_env, "PYTHONPATH": str(REPO), **env})
+    assert done.returncode == 0, done.stderr
+    return done.stderr.strip().splitlines()[-1]
+
+
+def test_the_spliced_build_runs_on_the_system_allocator(tmp_path: Path) -> None:
+    """The command line picks jemalloc (big row-file builds peak lower), but a transcript
+    build done link group by link group runs on the system allocator (cheaper to start
+    and without a purging thread); a pool the user chose stays theirs."""
+    import pyarrow as pa
+
+    transcripts = REPO / "tests" / "fixtures" / "transcripts"
+    assert _pool_of(tmp_path, transcripts) == "system"
+    assert _pool_of(tmp_path, transcripts, "--strict") != "system"  # a whole build
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        return  # this pyarrow has no jemalloc: nothing to choose between
+    assert _pool_of(tmp_path, REPO / "samples" / "rows") == "jemalloc"
+    assert _pool_of(tmp_path, transcripts, ARROW_DEFAULT_MEMORY_POOL="jemalloc") == "jemalloc"

@@ -21,6 +21,7 @@ from graphkit.cli.app import (
     progress,
     quiet,
     quiet_option,
+    small_work_pool,
     time_options,
     window,
 )
@@ -97,6 +98,11 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     # What the imports made lives as long as the process: kept out of the collector's scans.
     gc.freeze()
+    if inputs is not None and not strict and lo is None and hi is None:
+        from graphkit.engine.splice import transcript_roots
+
+        if transcript_roots(paths, inputs):  # the spliced build (pipeline.build's test)
+            small_work_pool()
     if engine != "local" or partitions is not None or spark_master:
         from graphkit.engine.command import engine_build
 
