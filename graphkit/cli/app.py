@@ -168,11 +168,10 @@ _POOL_CHOSEN: list[bool] = []  # [True]: main() chose Arrow's memory pool, not t
 
 
 def small_work_pool() -> None:
-    """Arrow's system allocator instead of the jemalloc :func:`main` chose, for work done
-    a few thousand rows at a time (the spliced transcript build, link group by link
-    group): jemalloc's start and its background purging thread cost an incremental build
-    ~0.1-0.15 CPU-s (~10%: interleaved runs, load 9), and a cold one peaks no lower
-    (280 MB with the system allocator, 297 with jemalloc). A pool the user set through
+    """Arrow's system allocator instead of the jemalloc :func:`main` chose, for small work
+    (a spliced rebuild: the changed link groups alone, an append's few hundred rows):
+    jemalloc's start and its background purging thread cost such a build ~0.1-0.15
+    CPU-s (~10%: interleaved runs, load 9). A pool the user set through
     ``ARROW_DEFAULT_MEMORY_POOL`` is kept, and so is a library caller's."""
     if _POOL_CHOSEN:
         import pyarrow as pa
