@@ -1,7 +1,6 @@
 """What the command line's start costs: it imports only the module of the command it runs
 (graphkit.cli.app's COMMAND_MODULES) while every command is still there for --help,
-suggestions and readers of ``cli.commands``; pyarrow loads without pandas and cloudpickle;
-a spliced rebuild runs on the system allocator."""
+suggestions and readers of ``cli.commands``; pyarrow loads without pandas and cloudpickle."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -104,67 +102,3 @@ def test_pyarrow_loads_without_pandas_and_cloudpickle_under_the_command_line() -
     got = json.loads(done.stdout)
     assert got["loaded"] == [] and got["same"]
     assert got["later"] == [n for n in ("cloudpickle", "pandas") if importlib.util.find_spec(n)]
-
-
-_POOL_PROBE = """
-import sys
-sys.argv = ["graphkit", "build", sys.argv[1], "--snapshot", sys.argv[2], "--json", *sys.argv[3:]]
-from graphkit.cli import main
-try:
-    main()
-except SystemExit:
-    pass
-import pyarrow as pa
-print(pa.default_memory_pool().backend_name, file=sys.stderr)
-"""
-
-
-def _pool_of(tmp_path: Path, source: Path, *args: str, snapshot: Path | None = None,
-             **env: str) -> str:
-    run_env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
-    snap = snapshot or tmp_path / f"snap-{len(list(tmp_path.iterdir()))}"
-    done = subprocess.run([sys.executable, "-c", _POOL_PROBE, str(source), str(snap), *args],
-                          capture_output=True, text=True, cwd=REPO, timeout=300,
-                          env={**run_env, "PYTHONPATH": str(REPO), **env})
-    assert done.returncode == 0, done.stderr
-    return done.stderr.strip().splitlines()[-1]
-
-
-def test_a_spliced_rebuild_runs_on_the_system_allocator(tmp_path: Path) -> None:
-    """The command line picks jemalloc (big builds peak lower), but a spliced transcript
-    rebuild, which reads and projects only the changed link groups, runs on the system
-    allocator (cheaper to start and without a purging thread); a pool the user chose
-    stays theirs."""
-    import shutil
-
-    transcripts = tmp_path / "t"
-    shutil.copytree(REPO / "tests" / "fixtures" / "transcripts", transcripts)
-    snap, cache = tmp_path / "snap", tmp_path / "cache"
-    given = ("--cache-dir", str(cache))
-    first = _pool_of(tmp_path, transcripts, *given, snapshot=snap)  # cold: no state yet
-    assert first != "system" or not _jemalloc()
-    session = next(transcripts.rglob("*.jsonl"))
-    with session.open("a") as fh:
-        fh.write("{}\n")
-    assert _pool_of(tmp_path, transcripts, *given, snapshot=snap) == "system"
-    with session.open("a") as fh:
-        fh.write("{}\n")
-    assert _pool_of(tmp_path, transcripts, "--strict", *given, snapshot=snap) != "system" \
-        or not _jemalloc()  # a whole build
-    if not _jemalloc():
-        return  # this pyarrow has no jemalloc: nothing to choose between
-    assert _pool_of(tmp_path, REPO / "samples" / "rows") == "jemalloc"
-    with session.open("a") as fh:
-        fh.write("{}\n")
-    assert _pool_of(tmp_path, transcripts, *given, snapshot=snap,
-                    ARROW_DEFAULT_MEMORY_POOL="jemalloc") == "jemalloc"
-
-
-def _jemalloc() -> bool:
-    import pyarrow as pa
-
-    try:
-        pa.jemalloc_memory_pool()
-    except NotImplementedError:
-        return False
-    return True

@@ -164,29 +164,12 @@ class _NotForPyarrow:
                                           name=name)
 
 
-_POOL_CHOSEN: list[bool] = []  # [True]: main() chose Arrow's memory pool, not the user
-
-
-def small_work_pool() -> None:
-    """Arrow's system allocator instead of the jemalloc :func:`main` chose, for small work
-    (a spliced rebuild: the changed link groups alone, an append's few hundred rows):
-    jemalloc's start and its background purging thread cost such a build ~0.1-0.15
-    CPU-s (~10%: interleaved runs, load 9). A pool the user set through
-    ``ARROW_DEFAULT_MEMORY_POOL`` is kept, and so is a library caller's."""
-    if _POOL_CHOSEN:
-        import pyarrow as pa
-
-        pa.set_memory_pool(pa.system_memory_pool())
-
-
 def main() -> None:
     """Console-script entry point."""
     # jemalloc hands freed memory back to the OS where the system allocator
     # keeps it: a 1M-row build peaks ~20% lower. Set before pyarrow loads,
     # and only for the command line; a library caller keeps its own choice.
-    if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
-        os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc"
-        _POOL_CHOSEN[:] = [True]
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
     # A closed stdout or stderr (`graphkit … >&-`) discards, as /dev/null would, rather
     # than failing where a command asks it isatty().
     for name in ("stdout", "stderr"):

@@ -21,7 +21,6 @@ from graphkit.cli.app import (
     progress,
     quiet,
     quiet_option,
-    small_work_pool,
     time_options,
     window,
 )
@@ -98,15 +97,6 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     # What the imports made lives as long as the process: kept out of the collector's scans.
     gc.freeze()
-    if inputs is not None and not strict and lo is None and hi is None:
-        from graphkit.engine.reuse import default_cache_dir
-        from graphkit.engine.splice import kept_groups, transcript_roots
-
-        # A spliced rebuild (pipeline.build's test, and a state to splice into): the
-        # changed link groups alone are read and projected. A cold build keeps jemalloc.
-        if kept_groups(cache_dir or default_cache_dir(snapshot_dir)) and \
-                transcript_roots(paths, inputs):
-            small_work_pool()
     if engine != "local" or partitions is not None or spark_master:
         from graphkit.engine.command import engine_build
 

@@ -418,12 +418,6 @@ def transcript_roots(paths: list[Path], inputs: list[list[Any]] | None = None
     return [Path(p).expanduser() for p in paths]
 
 
-def kept_groups(cache_dir: Path) -> bool:
-    """Whether ``cache_dir`` holds a spliced build's state: a rebuild there projects only
-    the link groups that changed (an append: the one hot group, a few hundred rows)."""
-    return (Path(cache_dir) / "graph" / _STATE).is_file()
-
-
 def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path,
                  granularity: str, include_content: bool, progress: Progress | None,
                  inputs: list[list[Any]] | None = None
