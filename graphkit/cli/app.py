@@ -13,9 +13,10 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,53 @@ class _Group(click.Group):
             raise
 
 
+# The module of graphkit.cli that registers each command. A command line imports only the
+# module of the command it runs: `graphkit build` need not load the export formats' registry,
+# the query, usage, view and Neo4j commands (~30 ms of `-X importtime` at load 3).
+COMMAND_MODULES = {
+    "build": "build", "check": "build", "rows": "build",
+    "export": "export", "snapshot": "export",
+    "load": "neo4j", "neo4j-server": "neo4j",
+    "lineage": "query", "sessions": "query", "tree": "query",
+    "files": "usage", "usage": "usage",
+    "diff": "view", "view": "view",
+}
+
+
+class _Commands(MutableMapping[str, click.Command]):
+    """The group's ``commands``: a command whose module is not imported yet is imported
+    when it is asked for by name; iterating or counting imports them all first (``--help``,
+    a misspelt command's suggestions, and readers of ``cli.commands``, which so always see
+    every command)."""
+
+    def __init__(self, modules: dict[str, str]) -> None:
+        self._modules = modules
+        self._known: dict[str, click.Command] = {}
+
+    def _load(self, module: str) -> None:
+        import_module(f"graphkit.cli.{module}")  # its @cli.command()s register themselves
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._known and name in self._modules:
+            self._load(self._modules[name])
+        return self._known[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._known[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._known[name]
+        self._modules.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        for module in sorted(set(self._modules.values())):
+            self._load(module)
+        return iter(self._known)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def _reader_left() -> None:
     """The reader of our stdout closed it (``graphkit … | head``): its choice, not an
     error. Stop quietly with exit 0; stdout goes to /dev/null so the final flush at exit
@@ -82,7 +130,7 @@ def quiet_option(f: Callable[..., Any]) -> Callable[..., Any]:
                              "terminal anyway).")(f)
 
 
-@click.group(cls=_Group)
+@click.group(cls=_Group, commands=_Commands(dict(COMMAND_MODULES)))
 @click.version_option(package_name="graphkit")
 @quiet_option
 def cli() -> None:
@@ -95,18 +143,24 @@ def cli() -> None:
     """
 
 
-class _NoPandasForArrowDataset:
-    """An import hook: ``pyarrow.dataset`` imports pandas while it loads (0.3-2 s,
-    a third of a command's start) though no graphkit command uses pandas; this
-    refuses that one import, as if pandas were not installed (pyarrow supports
-    that). Any other ``import pandas`` is left alone, and pyarrow tries pandas
-    again when something asks it for pandas objects."""
+_REFUSED_WHILE = {"pandas": "pyarrow._dataset", "cloudpickle": "pyarrow.lib"}
+
+
+class _NotForPyarrow:
+    """An import hook: while pyarrow loads, it imports two packages no graphkit command
+    uses, and this refuses those imports, as if the packages were not installed (pyarrow
+    supports that for both): pandas, which ``pyarrow.dataset`` imports (0.3-2 s, a third
+    of a command's start), and cloudpickle, which ``pyarrow.lib`` binds as ``pickle`` for
+    pickling Python extension types and else falls back to the standard pickle
+    (~6-7 ms of an incremental build's imports). Any other import of either is left
+    alone, and pyarrow tries pandas again when something asks it for pandas objects."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas":
-            loading = sys.modules.get("pyarrow._dataset")
+        loader = _REFUSED_WHILE.get(name)
+        if loader is not None:
+            loading = sys.modules.get(loader)
             if loading is not None and getattr(loading.__spec__, "_initializing", False):
-                raise ModuleNotFoundError("graphkit: pandas not loaded for pyarrow.dataset",
+                raise ModuleNotFoundError(f"graphkit: {name} not loaded for {loader}",
                                           name=name)
 
 
@@ -121,7 +175,7 @@ def main() -> None:
     for name in ("stdout", "stderr"):
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 (lives as long as we do)
-    sys.meta_path.insert(0, _NoPandasForArrowDataset())
+    sys.meta_path.insert(0, _NotForPyarrow())
     # The cyclic collector ran every 700 allocations and rescanned what a command keeps
     # (its modules' objects, the walk of 9k transcript files, decoded records): ~0.09 of an
     # incremental build's 1.3 CPU-s. Reference counting frees what commands allocate;

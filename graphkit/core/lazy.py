@@ -8,7 +8,7 @@ modules eagerly would load them all for that check. Standard library only.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from importlib import import_module
 from typing import Any
 
@@ -24,5 +24,18 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], An
         value = getattr(import_module(module), name)
         setattr(sys.modules[package], name, value)
         return value
+
+    return __getattr__
+
+
+def lazy_modules(package: str, names: Collection[str]) -> Callable[[str], Any]:
+    """Return a package ``__getattr__`` that imports its submodule ``name`` (one of
+    ``names``) the first time ``package.name`` is asked for, as an eager ``from package
+    import name`` in its ``__init__`` would have made it available."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in names:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return import_module(f"{package}.{name}")  # the import sets the attribute too
 
     return __getattr__

@@ -1,0 +1,104 @@
+"""What the command line's start costs: it imports only the module of the command it runs
+(graphkit.cli.app's COMMAND_MODULES) while every command is still there for --help,
+suggestions and readers of ``cli.commands``; pyarrow loads without pandas and cloudpickle."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from tests.conftest import REPO
+
+_PROBE = """
+import json, sys
+from graphkit.cli.app import COMMAND_MODULES, cli
+before = sorted(m for m in sys.modules if m.startswith("graphkit.cli."))
+cmd = cli.get_command(None, sys.argv[1])
+after = sorted(m for m in sys.modules if m.startswith("graphkit.cli."))
+every = sorted(cli.commands)
+print(json.dumps({"before": before, "after": after, "command": cmd.name, "every": every,
+                  "modules": {n: cli.commands[n].callback.__module__ for n in every},
+                  "table": COMMAND_MODULES}))
+"""
+
+
+def _probe(name: str) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", _PROBE, name], capture_output=True, text=True,
+                          cwd=REPO, env=env, timeout=120, check=True)
+    out: dict[str, object] = json.loads(done.stdout)
+    return out
+
+
+def test_a_command_loads_its_own_module_alone() -> None:
+    got = _probe("build")
+    assert got["before"] == ["graphkit.cli.app"]
+    assert got["after"] == ["graphkit.cli.app", "graphkit.cli.build"]
+    got = _probe("lineage")
+    assert got["after"] == ["graphkit.cli.app", "graphkit.cli.query"]
+
+
+def test_the_table_names_the_module_of_every_command() -> None:
+    got = _probe("view")
+    table = got["table"]
+    assert isinstance(table, dict)
+    assert got["every"] == sorted(table)  # no command missing from the table, none extra
+    assert got["modules"] == {n: f"graphkit.cli.{m}" for n, m in table.items()}
+
+
+def test_help_and_suggestions_see_every_command() -> None:
+    from graphkit.cli import cli
+    from graphkit.cli.app import COMMAND_MODULES
+
+    shown = CliRunner().invoke(cli, ["--help"]).output
+    assert all(f"  {name} " in shown for name in COMMAND_MODULES)
+    wrong = CliRunner().invoke(cli, ["sesions"])
+    assert wrong.exit_code == 2 and "Did you mean 'sessions'" in wrong.output
+    assert len(cli.commands) == len(COMMAND_MODULES) and "tree" in cli.commands
+    assert "nope" not in cli.commands
+
+
+def test_the_package_still_offers_its_command_modules() -> None:
+    import graphkit.cli
+
+    assert graphkit.cli.usage.__name__ == "graphkit.cli.usage"
+    try:
+        graphkit.cli.nope  # noqa: B018
+    except AttributeError as exc:
+        assert "nope" in str(exc)
+    else:
+        raise AssertionError("graphkit.cli.nope should not exist")
+
+
+_HOOKED = """
+import json, pickle, sys
+from graphkit.cli.app import _NotForPyarrow
+sys.meta_path.insert(0, _NotForPyarrow())
+import pyarrow as pa, pyarrow.dataset, pyarrow.acero
+loaded = sorted(m for m in ("pandas", "cloudpickle") if m in sys.modules)
+t = pa.table({"a": [1, 2, None]})
+same = pickle.loads(pickle.dumps(t)).equals(t)
+later = []
+for name in ("cloudpickle", "pandas"):  # asked for by anything else: imported as ever
+    try:
+        __import__(name)
+        later.append(name)
+    except ImportError:
+        pass
+print(json.dumps({"loaded": loaded, "same": same, "later": later}))
+"""
+
+
+def test_pyarrow_loads_without_pandas_and_cloudpickle_under_the_command_line() -> None:
+    import importlib.util
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", _HOOKED], capture_output=True, text=True,
+                          cwd=REPO, env=env, timeout=120, check=True)
+    got = json.loads(done.stdout)
+    assert got["loaded"] == [] and got["same"]
+    assert got["later"] == [n for n in ("cloudpickle", "pandas") if importlib.util.find_spec(n)]
