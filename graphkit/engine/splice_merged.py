@@ -10,7 +10,7 @@ taken from ``graph-merged.arrow`` instead of being loaded from all 17 partials a
 again.
 
 The file is laid out like a partial (an 8-byte length, a zstd'd JSON account, then one
-LZ4 Arrow IPC stream per table) and its account names the project key and the partial
+zstd Arrow IPC stream per table) and its account names the project key and the partial
 file of every group it was merged from: it is used only when those are exactly the
 partials the last build kept (and ``key`` the build's key), so a damaged, foreign or stale
 file means merging everything, never a wrong table.
@@ -165,14 +165,9 @@ def unchanged(merged: Merged, types: Types, parts: dict[int, dict[str, Any]],
 
 
 def _encoded(table: pa.Table) -> bytes:
-    # LZ4, as the partials: every append decodes the kept types' tables (~7 MB of Arrow
-    # for the benchmark's 9k files) and encodes the changed ones. zstd made 2.1 MB of them
-    # and took ~15 ms to decode (~25 to encode the changed ones); LZ4 makes 4.1 MB (the
-    # cache stays under a fifth of the transcripts) and decodes in ~4 ms. Streams of an
-    # older file copied as they were stay zstd: each stream names its own codec.
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema,
-                           options=pa.ipc.IpcWriteOptions(compression="lz4")) as w:
+                           options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
         w.write_table(table)
     return sink.getvalue().to_pybytes()
 
