@@ -194,3 +194,39 @@ def test_verdict_on_a_plain_derived_column(tmp_path: Path) -> None:
     assert scopes["s1"]["first_spawn"] == "x" and scopes["c2"]["parts"] == 1
     for shortcuts in ALL_SHORTCUTS[1:]:
         assert_same(base, run(c, rows, shortcuts=shortcuts))
+
+
+# Fourth hostile round: the dedupe key a coalesce of dictionary-coded columns
+# (as Parquet reads them), whose laid-end-to-end dictionary holds a value twice.
+COALESCED_KEY = """\
+contract: coalesced-key
+version: 1
+input:
+  session_id: {type: string}
+  conversation_id: {type: string}
+  agent_id: {type: string}
+  message_id: {type: string}
+derive:
+  who: {coalesce: [agent_id, conversation_id]}
+dedupe: who
+nodes:
+  - type: Session
+    key: [session_id]
+    properties:
+      parts: {count: "*"}
+"""
+
+
+def test_dedupe_on_a_coalesce_of_dictionaries_holding_a_value_twice(tmp_path: Path) -> None:
+    # Was: with dedupe_on_dictionary off, Arrow grouped the key by dictionary index,
+    # so "X" from agent_id and "X" from conversation_id were two keys: 2 rows used,
+    # where every other way (and plain text) uses 1.
+    c = contract_from(tmp_path, COALESCED_KEY)
+    rows = table([row("s", agent_id="X", message_id="m1"),
+                  row("s", conversation_id="X", message_id="m2"),
+                  row("s", message_id="m3"), row("s", message_id="m4")])
+    for t in (rows, dictionary_coded(rows)):
+        for shortcuts in ALL_SHORTCUTS:
+            p = run(c, t, shortcuts=shortcuts)
+            assert (p.rows_used, p.duplicates) == (3, 1), shortcuts
+            assert p.graph.nodes["Session"].table.column("parts").to_pylist() == [3]
