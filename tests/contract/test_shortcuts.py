@@ -230,3 +230,25 @@ def test_dedupe_on_a_coalesce_of_dictionaries_holding_a_value_twice(tmp_path: Pa
             p = run(c, t, shortcuts=shortcuts)
             assert (p.rows_used, p.duplicates) == (3, 1), shortcuts
             assert p.graph.nodes["Session"].table.column("parts").to_pylist() == [3]
+
+
+def test_a_lone_surrogate_escaped_in_json_becomes_u_fffd() -> None:
+    # Fourth hostile round. Was: UnicodeEncodeError traceback (JSON's "\ud800" parses
+    # to a lone surrogate, which Arrow cannot hold) from the JSON paths and the unnest.
+    c = load_contract()
+    rows = table([
+        row("s", message_id="m1", part_type="tool_call", tool_name="Task", tool_call_id="t1"),
+        row("s", message_id="m2", agent_id="ag", is_sidechain=True,
+            attributes='{"claude": {"spawned_by_tool_use_id": "t1", "agent_type": "\\udcffx"}}'),
+        row("s", message_id="m3", agent_id="ag2", is_sidechain=True,
+            attributes='{"claude": {"spawned_by_tool_use_id": "t\\udc80"}}')])
+    rows = rows.append_column("touched_files", pa.array(
+        ['[{"path": "/a\\ud800", "reads": 1, "writes": 0}]', None, None]))
+    for t in (rows, dictionary_coded(rows)):
+        base = run(c, t)
+        assert base.graph.nodes["File"].table.column("file_path").to_pylist() == ["/a\ufffd"]
+        agents = base.graph.nodes["Agent"].table.to_pylist()
+        assert {a["agent_id"]: a["agent_type"] for a in agents} == {"ag": "\ufffdx", "ag2": None}
+        assert base.graph.edges["PARENT_THREAD"].table.num_rows == 1
+        for shortcuts in ALL_SHORTCUTS[1:]:
+            assert_same(base, run(c, t, shortcuts=shortcuts))
