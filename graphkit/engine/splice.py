@@ -128,6 +128,21 @@ def _hashes(keys: set[str]) -> np.ndarray:
     return np.array(out, dtype=np.uint64)
 
 
+def _check_state(state: dict[str, Any]) -> None:
+    """ValueError unless ``state`` has the shape :func:`_save_state` writes: ``files`` maps a
+    path to ``[bucket, stat, sidecar stat]`` and ``parts`` a bucket's digits to a dict.
+    A state edited by hand (still JSON, of another shape) was a traceback later on."""
+    files, parts = state.get("files", {}), state.get("parts", {})
+    if not (isinstance(files, dict) and isinstance(parts, dict)):
+        raise ValueError("state")
+    for entry in files.values():
+        if not (type(entry) is list and len(entry) == 3 and type(entry[0]) is int):
+            raise ValueError("state file entry")
+    for b, part in parts.items():
+        if not (b.isascii() and b.isdigit() and isinstance(part, dict)):
+            raise ValueError("state part")
+
+
 class _Store:
     """``cache_dir/graph``: the state, the key table, each group's cache and partial."""
 
@@ -147,6 +162,7 @@ class _Store:
             if state.get("format") != _FORMAT or state.get("parser") != _parser() \
                     or state.get("buckets") != BUCKETS:
                 return
+            _check_state(state)
             with pa.OSFile(str(folder / _KEYS)) as fh:
                 keys = pa.ipc.open_file(fh).read_all()
             if keys.schema.names != ["h", "b"]:
