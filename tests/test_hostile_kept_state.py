@@ -204,3 +204,26 @@ def test_a_state_edited_by_hand_is_rebuilt(tmp_path: Path, edit: object) -> None
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert "stored graph parts unreadable" in proc.stderr
     assert _tables(snap) == _cold(src, tmp_path)
+
+
+def test_a_transcript_folder_named_with_bytes_that_are_not_utf8_builds(
+        tmp_path: Path) -> None:
+    # Fourth round. Was: UnicodeEncodeError traceback, spliced and whole builds alike:
+    # msgspec refuses the lone surrogate os.fsdecode makes of the byte (json escaped it)
+    # in the partials' accounts, the kept state and the build record.
+    src = tmp_path / "src"
+    shutil.copytree(SHAPED, src)
+    moved = Path(SESSION)
+    folder = os.path.join(os.fsencode(src / moved.parent), b"bad\xff")
+    os.mkdir(folder)
+    os.rename(src / moved, os.path.join(folder, os.fsencode(moved.name)))
+    snap = tmp_path / "snap"
+    for n in range(2):
+        if n:
+            path = Path(os.fsdecode(os.path.join(folder, os.fsencode(moved.name))))
+            last = json.loads(path.read_text().splitlines()[-1])
+            with path.open("a") as fh:
+                fh.write(json.dumps({**last, "uuid": "appended-1"}) + "\n")
+        proc = graphkit("build", src, "--snapshot", snap)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        assert _tables(snap) == _cold(src, tmp_path / str(n))

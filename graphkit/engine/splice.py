@@ -36,7 +36,7 @@ import pyarrow as pa
 from graphkit.core.progress import Progress as CoreProgress
 from graphkit.core.progress import Task, as_progress
 from graphkit.engine.reuse import file_stat, source_tails
-from graphkit.engine.splice_merged import zstd_pack, zstd_unpack
+from graphkit.engine.splice_merged import json_bytes, json_value, zstd_pack, zstd_unpack
 
 READING = "reading transcripts"  # the task read_transcripts starts
 
@@ -156,7 +156,7 @@ class _Store:
         if not path.exists():
             return
         try:
-            state = msgspec.json.decode(zstd_unpack(path.read_bytes()))
+            state = json_value(zstd_unpack(path.read_bytes()))
             if not isinstance(state, dict):
                 raise ValueError("state")
             if state.get("format") != _FORMAT or state.get("parser") != _parser() \
@@ -581,7 +581,7 @@ def _save_state(store: _Store, stats: dict[str, list[Any]], assign: dict[str, in
              "files": {p: [assign[p], *stat] for p, stat in stats.items()},
              "parts": {str(b): {"file": part["file"], "key": part["key"],
                                 "rows": sum(part["file_rows"])} for b, part in parts.items()}}
-    payload = zstd_pack(msgspec.json.encode(state))
+    payload = zstd_pack(json_bytes(state))
     atomic_write(store.dir / _STATE, lambda fh: fh.write(payload))
 
 
