@@ -173,3 +173,57 @@ def test_a_fifo_or_a_device_among_the_transcripts_is_a_skipped_file(
         assert skipped[name] == "cannot read file: not a regular file"
     monkeypatch.delenv("GRAPHKIT_SPLICE")
     assert _tables(snap) == _cold(src, tmp_path)
+
+
+def _first_file(state: dict) -> str:  # type: ignore[type-arg]
+    return sorted(state["files"])[0]
+
+
+@pytest.mark.parametrize("edit", [
+    lambda s: s["files"].__setitem__(_first_file(s), "x"),
+    lambda s: s["files"].__setitem__(_first_file(s), None),
+    lambda s: s["files"].__setitem__(_first_file(s), []),
+    lambda s: s["parts"].__setitem__("x", {}),
+    lambda s: s.__setitem__("parts", []),
+], ids=["file-entry-text", "file-entry-null", "file-entry-empty", "part-key-text",
+        "parts-a-list"])
+def test_a_state_edited_by_hand_is_rebuilt(tmp_path: Path, edit: object) -> None:
+    # Fourth round. Was: a kept state still JSON but of another shape (edited by hand)
+    # was a ValueError, TypeError, IndexError or AttributeError traceback, every build.
+    import msgspec
+
+    from graphkit.engine.splice_merged import zstd_pack, zstd_unpack
+
+    src, snap = _built(tmp_path)
+    path = snap.with_name(".snap.cache") / "graph" / "graph-state.json.zst"
+    state = msgspec.json.decode(zstd_unpack(path.read_bytes()))
+    edit(state)  # type: ignore[operator]
+    path.write_bytes(zstd_pack(msgspec.json.encode(state)))
+    _append(src, 2)
+    proc = graphkit("build", src, "--snapshot", snap)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "stored graph parts unreadable" in proc.stderr
+    assert _tables(snap) == _cold(src, tmp_path)
+
+
+def test_a_transcript_folder_named_with_bytes_that_are_not_utf8_builds(
+        tmp_path: Path) -> None:
+    # Fourth round. Was: UnicodeEncodeError traceback, spliced and whole builds alike:
+    # msgspec refuses the lone surrogate os.fsdecode makes of the byte (json escaped it)
+    # in the partials' accounts, the kept state and the build record.
+    src = tmp_path / "src"
+    shutil.copytree(SHAPED, src)
+    moved = Path(SESSION)
+    folder = os.path.join(os.fsencode(src / moved.parent), b"bad\xff")
+    os.mkdir(folder)
+    os.rename(src / moved, os.path.join(folder, os.fsencode(moved.name)))
+    snap = tmp_path / "snap"
+    for n in range(2):
+        if n:
+            path = Path(os.fsdecode(os.path.join(folder, os.fsencode(moved.name))))
+            last = json.loads(path.read_text().splitlines()[-1])
+            with path.open("a") as fh:
+                fh.write(json.dumps({**last, "uuid": "appended-1"}) + "\n")
+        proc = graphkit("build", src, "--snapshot", snap)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        assert _tables(snap) == _cold(src, tmp_path / str(n))

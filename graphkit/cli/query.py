@@ -170,13 +170,17 @@ def tree_label(node: TreeNode, *, markup: bool) -> str:
     return f"{ident} ({detail})"
 
 
-def _plain_tree(node: TreeNode, prefix: str = "", last: bool = True,
-                top: bool = True) -> list[str]:
-    lines = [tree_label(node, markup=False) if top
-             else prefix + ("└── " if last else "├── ") + tree_label(node, markup=False)]
-    child_prefix = "" if top else prefix + ("    " if last else "│   ")
-    for i, c in enumerate(node.children):
-        lines += _plain_tree(c, child_prefix, i == len(node.children) - 1, False)
+def _plain_tree(root: TreeNode) -> list[str]:
+    # A loop, not recursion: a chain of subagents can be thousands deep.
+    lines = [tree_label(root, markup=False)]
+    stack = [(c, "", i == len(root.children) - 1)
+             for i, c in reversed(list(enumerate(root.children)))]
+    while stack:
+        node, prefix, last = stack.pop()
+        lines.append(prefix + ("└── " if last else "├── ") + tree_label(node, markup=False))
+        child_prefix = prefix + ("    " if last else "│   ")
+        stack.extend((c, child_prefix, i == len(node.children) - 1)
+                     for i, c in reversed(list(enumerate(node.children))))
     return lines
 
 
@@ -220,12 +224,10 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
     from rich.tree import Tree
 
     view = Tree(tree_label(root, markup=True))
-
-    def add(parent: Tree, node: TreeNode) -> None:
-        for c in node.children:
-            add(parent.add(tree_label(c, markup=True)), c)
-
-    add(view, root)
+    stack = [(view, root)]
+    while stack:  # a loop, not recursion: a tree may be thousands deep
+        parent, node = stack.pop()
+        stack.extend((parent.add(tree_label(c, markup=True)), c) for c in node.children)
     Console(highlight=False).print(view)
     for line in lines:
         click.echo(line)

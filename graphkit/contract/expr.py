@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.spec import Filter
-from graphkit.core.schema import json_as_text
+from graphkit.core.schema import json_as_text, storable_text
 
 
 class Expr:
@@ -536,4 +536,4 @@ def _walk(cur: Any, path: tuple[str, ...]) -> str | None:
         cur = cur[key]
     if cur is None or (isinstance(cur, float) and not math.isfinite(cur)):
         return None  # NaN, Infinity, 1e400: Python's json reads them, but they are no number
-    return cur if isinstance(cur, str) else json.dumps(cur, sort_keys=True)
+    return storable_text(cur) if isinstance(cur, str) else json.dumps(cur, sort_keys=True)

@@ -416,7 +416,9 @@ def _positions(spec: Contract, table: pa.Table, bad: pa.Array,
     if coded_key:
         positions, duplicates = _first_rows(rows, dedupe[0])
     elif dedupe:
-        keyed = rows.select(dedupe).append_column(
+        # By values: Arrow groups a dictionary column by its indices, and a
+        # coalesce of dictionary columns repeats values in its dictionary.
+        keyed = decoded(rows.select(dedupe)).append_column(
             _ORDER, arange(0, rows.num_rows))
         valid = all_valid(keyed, dedupe)
         with_key = keyed.filter(valid) if not pc.all(valid).as_py() else keyed

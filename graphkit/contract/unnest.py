@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from graphkit.contract.groups import single
 from graphkit.contract.spec import Unnest
-from graphkit.core.schema import json_as_text
+from graphkit.core.schema import json_as_text, storable_text
 
 
 def _elements(doc: str | None) -> list[Any]:
@@ -35,7 +35,7 @@ def _text(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, str):
-        return value
+        return storable_text(value)  # JSON's "\\ud800" parses to a lone surrogate
     if type(value) is int:  # what json.dumps gives, without its per-call setup
         return str(value)
     return json.dumps(value, sort_keys=True)

@@ -199,7 +199,10 @@ def _read_record(cache_dir: Path) -> dict[str, Any] | None:
     fast = sys.modules.get("msgspec")
     try:
         raw = gzip.decompress((cache_dir / RECORD).read_bytes())
-        doc = fast.json.decode(raw) if fast is not None else json.loads(raw)
+        try:
+            doc = fast.json.decode(raw) if fast is not None else json.loads(raw)
+        except ValueError:  # msgspec refuses an escaped lone surrogate (a path not UTF-8)
+            doc = json.loads(raw)
     except (OSError, ValueError, EOFError, zlib.error):  # msgspec.DecodeError: a ValueError
         return None
     doc = doc if isinstance(doc, dict) else None
@@ -307,7 +310,11 @@ def record_build(cache_dir: Path, key: str, inputs: list[list[Any]], snapshot_di
     import msgspec
 
     # msgspec and gzip level 1: 16 ms where json and level 6 took 56 (9k input records).
-    payload = gzip.compress(msgspec.json.encode(doc, enc_hook=str), 1, mtime=0)
+    try:
+        raw = msgspec.json.encode(doc, enc_hook=str)
+    except UnicodeEncodeError:  # a path that is not UTF-8: json escapes it, and reads it
+        raw = json.dumps(doc, default=str).encode()
+    payload = gzip.compress(raw, 1, mtime=0)
     atomic_write(cache_dir / RECORD, lambda fh: fh.write(payload))
 
 
@@ -317,11 +324,15 @@ def table_digests(snapshot_dir: Path) -> dict[str, str]:
     import msgspec
 
     try:
-        raw = msgspec.json.decode((Path(snapshot_dir) / MANIFEST).read_bytes(),
-                                  type=dict[str, msgspec.Raw])
+        data = (Path(snapshot_dir) / MANIFEST).read_bytes()
+        try:
+            raw = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+            parts = {p: msgspec.json.decode(raw[p]) for p in ("nodes", "edges")}
+        except msgspec.DecodeError:  # an escaped lone surrogate (a path not UTF-8), NaN
+            parts = json.loads(data)
         out = {}
         for part in ("nodes", "edges"):
-            for entry in msgspec.json.decode(raw[part]).values():
+            for entry in parts[part].values():
                 out[str(entry["file"])] = str(entry["sha256"])
         return out
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

@@ -36,7 +36,7 @@ import pyarrow as pa
 from graphkit.core.progress import Progress as CoreProgress
 from graphkit.core.progress import Task, as_progress
 from graphkit.engine.reuse import file_stat, source_tails
-from graphkit.engine.splice_merged import zstd_pack, zstd_unpack
+from graphkit.engine.splice_merged import json_bytes, json_value, zstd_pack, zstd_unpack
 
 READING = "reading transcripts"  # the task read_transcripts starts
 
@@ -128,6 +128,21 @@ def _hashes(keys: set[str]) -> np.ndarray:
     return np.array(out, dtype=np.uint64)
 
 
+def _check_state(state: dict[str, Any]) -> None:
+    """ValueError unless ``state`` has the shape :func:`_save_state` writes: ``files`` maps a
+    path to ``[bucket, stat, sidecar stat]`` and ``parts`` a bucket's digits to a dict.
+    A state edited by hand (still JSON, of another shape) was a traceback later on."""
+    files, parts = state.get("files", {}), state.get("parts", {})
+    if not (isinstance(files, dict) and isinstance(parts, dict)):
+        raise ValueError("state")
+    for entry in files.values():
+        if not (type(entry) is list and len(entry) == 3 and type(entry[0]) is int):
+            raise ValueError("state file entry")
+    for b, part in parts.items():
+        if not (b.isascii() and b.isdigit() and isinstance(part, dict)):
+            raise ValueError("state part")
+
+
 class _Store:
     """``cache_dir/graph``: the state, the key table, each group's cache and partial."""
 
@@ -141,12 +156,13 @@ class _Store:
         if not path.exists():
             return
         try:
-            state = msgspec.json.decode(zstd_unpack(path.read_bytes()))
+            state = json_value(zstd_unpack(path.read_bytes()))
             if not isinstance(state, dict):
                 raise ValueError("state")
             if state.get("format") != _FORMAT or state.get("parser") != _parser() \
                     or state.get("buckets") != BUCKETS:
                 return
+            _check_state(state)
             with pa.OSFile(str(folder / _KEYS)) as fh:
                 keys = pa.ipc.open_file(fh).read_all()
             if keys.schema.names != ["h", "b"]:
@@ -565,7 +581,7 @@ def _save_state(store: _Store, stats: dict[str, list[Any]], assign: dict[str, in
              "files": {p: [assign[p], *stat] for p, stat in stats.items()},
              "parts": {str(b): {"file": part["file"], "key": part["key"],
                                 "rows": sum(part["file_rows"])} for b, part in parts.items()}}
-    payload = zstd_pack(msgspec.json.encode(state))
+    payload = zstd_pack(json_bytes(state))
     atomic_write(store.dir / _STATE, lambda fh: fh.write(payload))
 
 

@@ -18,6 +18,7 @@ file means merging everything, never a wrong table.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -113,10 +114,29 @@ def zstd_unpack(data: bytes) -> bytes:
     return bytes(raw)
 
 
+def json_bytes(value: Any) -> bytes:
+    """``value`` as JSON: msgspec's, or json's where msgspec refuses a lone surrogate (a
+    transcript path with bytes that are not UTF-8, as ``os.fsdecode`` gives it; json
+    escapes it as ``\\udcff``, and :func:`json_value` reads that back)."""
+    try:
+        return msgspec.json.encode(value)
+    except UnicodeEncodeError:
+        return json.dumps(value).encode()
+
+
+def json_value(raw: bytes) -> Any:
+    """What :func:`json_bytes` wrote: msgspec reads it, or json where msgspec refuses an
+    escaped lone surrogate; ValueError if it is no JSON."""
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return json.loads(raw)
+
+
 def pack_account(info: dict[str, Any]) -> bytes:
     """A stored file's head: the account's length in 8 bytes, then the account (JSON,
     :func:`zstd_pack`'d); its tables' streams follow it."""
-    head = zstd_pack(msgspec.json.encode(info))
+    head = zstd_pack(json_bytes(info))
     return len(head).to_bytes(8, "little") + head
 
 
@@ -126,7 +146,7 @@ def split_account(data: bytes, name: str) -> tuple[dict[str, Any], pa.Buffer]:
     size = int.from_bytes(data[:8], "little")
     if not 0 < size <= len(data) - 8:
         raise ValueError("no account")
-    info = msgspec.json.decode(zstd_unpack(data[8:8 + size]))
+    info = json_value(zstd_unpack(data[8:8 + size]))
     if not isinstance(info, dict) or info.get("file") != name:
         raise ValueError("not this file's account")
     return info, pa.py_buffer(data).slice(8 + size)

@@ -135,7 +135,10 @@ def lineage_many(reader: LineageReader, user_ids: Iterable[str]) -> list[Lineage
 def _depths(threads: list[ThreadInfo]) -> dict[str, int]:
     by_id = {t.node_id: t for t in threads}
     depth: dict[str, int] = {}
-    for t in threads:
+    # In a fixed order, not the store's: where parent links loop there is no
+    # true depth, and the one given is where the walk entered the loop, which
+    # must not differ between stores (Neo4j returns the threads sorted).
+    for t in sorted(threads, key=lambda t: (t.id or "", t.node_id)):
         chain = []
         cur: ThreadInfo | None = t
         while cur is not None and cur.node_id not in depth and cur.node_id not in chain:
@@ -209,10 +212,14 @@ def _order(node: TreeNode) -> tuple[int, str, str]:
     return (main, (info.first_seen or "") if info else "", node.ref.id)
 
 
-def _sort(node: TreeNode) -> None:
-    node.children.sort(key=_order)
-    for c in node.children:
-        _sort(c)
+def _sort(root: TreeNode) -> None:
+    # A loop, not recursion: a chain of subagents can be thousands deep
+    # (a 10,000-deep one was a RecursionError).
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        node.children.sort(key=_order)
+        stack.extend(node.children)
 
 
 def sessions(reader: LineageReader) -> list[SessionSummary]:

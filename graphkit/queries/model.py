@@ -69,14 +69,20 @@ class TreeNode:
     cycle: bool = False  # its parent links loop; shown under the session, flagged
 
     def to_json(self) -> dict[str, Any]:
-        """Nested ``{"type", "id", "children"}`` objects."""
-        out: dict[str, Any] = self.ref.to_json()
-        if self.info is not None:
-            if self.info.kind:
-                out["kind"] = self.info.kind
-            if self.info.agent_type:
-                out["agent_type"] = self.info.agent_type
-        if self.cycle:
-            out["cycle"] = True
-        out["children"] = [c.to_json() for c in self.children]
-        return out
+        """Nested ``{"type", "id", "children"}`` objects (built with a loop, not
+        recursion: a tree may be thousands of threads deep)."""
+        top: dict[str, Any] = {}
+        stack: list[tuple[TreeNode, dict[str, Any]]] = [(self, top)]
+        while stack:
+            node, out = stack.pop()
+            out.update(node.ref.to_json())
+            if node.info is not None:
+                if node.info.kind:
+                    out["kind"] = node.info.kind
+                if node.info.agent_type:
+                    out["agent_type"] = node.info.agent_type
+            if node.cycle:
+                out["cycle"] = True
+            out["children"] = [{} for _ in node.children]
+            stack.extend(zip(node.children, out["children"], strict=True))
+        return top

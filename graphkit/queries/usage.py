@@ -138,9 +138,13 @@ class SessionUsage:
 
 def _walk(node: TreeNode, parent: str | None, depth: int,
           out: list[tuple[TreeNode, str | None, int]]) -> None:
-    for c in node.children:
-        out.append((c, parent, depth))
-        _walk(c, c.ref.id, depth + 1, out)
+    # Depth first, children in order; a loop, not recursion: a chain of
+    # subagents can be thousands deep (10,000 was a RecursionError).
+    stack = [(c, parent, depth) for c in reversed(node.children)]
+    while stack:
+        c, above, d = stack.pop()
+        out.append((c, above, d))
+        stack.extend((k, c.ref.id, d + 1) for k in reversed(c.children))
 
 
 def _thread_usage(reader: LineageReader, session_id: str,
@@ -181,14 +185,17 @@ def _thread_usage(reader: LineageReader, session_id: str,
 
 def _subtrees(threads: list[ThreadUsage]) -> None:
     """Fill each thread's ``subtree``: threads come depth first, so a thread's
-    subtree is it and the threads after it until depth returns to its own."""
-    for i, t in enumerate(threads):
+    subtree is it and the threads after it until depth returns to its own.
+    From the last: a thread's subtree is its own and its children's subtrees,
+    which lie on the stack above anything shallower (one pass, where adding up
+    every thread after each was quadratic in a chain thousands deep)."""
+    done: list[tuple[int, Tokens]] = []
+    for t in reversed(threads):
         total = t.own
-        for u in threads[i + 1:]:
-            if u.depth <= t.depth:
-                break
-            total = total + u.own
+        while done and done[-1][0] > t.depth:
+            total = total + done.pop()[1]
         t.subtree = total
+        done.append((t.depth, total))
 
 
 def session_usage(reader: LineageReader, session_ids: Sequence[str],

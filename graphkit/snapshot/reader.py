@@ -20,7 +20,15 @@ import pyarrow.compute as pc
 
 from graphkit.core.graph import LineageVocabulary
 from graphkit.snapshot.io import manifest_lineage, read_manifest, read_table
-from graphkit.stores.base import Hit, SessionSummary, ThreadInfo, plain, require_vocabulary
+from graphkit.stores.base import (
+    Hit,
+    SessionSummary,
+    ThreadInfo,
+    is_text,
+    plain,
+    require_vocabulary,
+    texts,
+)
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
 # The columns read per role: the vocabulary's names first, display properties after.
@@ -97,6 +105,8 @@ class SnapshotReader:
         """Threads whose id (or an alias such as ``agent_id``) is ``user_id``,
         and the Session with it."""
         v = self.vocabulary
+        if not is_text(user_id):
+            return []
         t = self._threads
         mask = pc.equal(t.column(v.thread_key), user_id)
         for alias in v.thread_aliases:
@@ -158,6 +168,8 @@ class SnapshotReader:
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
         """All threads of a session, each with its parent's node id."""
         idx = self._index
+        if not is_text(session_id):
+            return []
         s = self._sessions.filter(pc.fill_null(
             pc.equal(self._sessions.column(self.vocabulary.session_key), session_id), False))
         out: list[ThreadInfo] = []
@@ -209,7 +221,7 @@ class SnapshotReader:
         if t is None:
             return []
         if where is not None:
-            values = pa.array(list(where[1]), pa.string())
+            values = pa.array(texts(where[1]), pa.string())
             t = t.filter(pc.is_in(t.column(where[0]).cast(pa.string()), value_set=values))
         t = t.sort_by([("id", "ascending")])
         return [{c: plain(v) for c, v in zip(cols, r, strict=True)}
@@ -229,7 +241,8 @@ class SnapshotReader:
             return []
         for end, ids in (("source", sources), ("target", targets)):
             if ids is not None:
-                t = t.filter(pc.is_in(t.column(end), value_set=pa.array(list(ids), pa.string())))
+                t = t.filter(pc.is_in(t.column(end), value_set=pa.array(texts(ids),
+                                                                            pa.string())))
         t = t.sort_by([("source", "ascending"), ("target", "ascending")])
         return [{c: plain(v) for c, v in zip(cols, r, strict=True)}
                 for r in zip(*(t.column(c).to_pylist() for c in cols), strict=True)]

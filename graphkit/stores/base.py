@@ -99,6 +99,27 @@ class SessionSummary:
             "last_seen": self.last_seen,
         }
 
+def is_text(value: str) -> bool:
+    """Whether ``value`` can be stored text (UTF-8). An id typed with bytes that
+    are not UTF-8 reaches Python as lone surrogates (``\\udcff``): Arrow refuses
+    it with a TypeError and the Neo4j driver cannot send it, and no stored id can
+    equal it, so every store takes it as naming nothing.
+
+    >>> is_text("agent-1"), is_text("a\\udcff")
+    (True, False)
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def texts(values: Sequence[str]) -> list[str]:
+    """``values`` without those that cannot be stored text (:func:`is_text`)."""
+    return [v for v in values if is_text(v)]
+
+
 def plain(value: Any) -> Any:
     """A property value as every store answers it: times as ISO-8601 text in
     UTC (``isoformat()``), everything else as it is.

@@ -249,3 +249,61 @@ def test_rules_as_ready_raise_the_first_failing_rule(monkeypatch: pytest.MonkeyP
     # Edge types needing a failed node type never start; the others ran.
     assert "HAS_AGENT" not in started and "TOUCHED" not in started
     assert "HAS_THREAD" in started
+
+
+# Fourth hostile round: the dedupe key a coalesce of dictionary-coded columns
+# (as Parquet reads them), whose laid-end-to-end dictionary holds a value twice.
+COALESCED_KEY = """\
+contract: coalesced-key
+version: 1
+input:
+  session_id: {type: string}
+  conversation_id: {type: string}
+  agent_id: {type: string}
+  message_id: {type: string}
+derive:
+  who: {coalesce: [agent_id, conversation_id]}
+dedupe: who
+nodes:
+  - type: Session
+    key: [session_id]
+    properties:
+      parts: {count: "*"}
+"""
+
+
+def test_dedupe_on_a_coalesce_of_dictionaries_holding_a_value_twice(tmp_path: Path) -> None:
+    # Was: with dedupe_on_dictionary off, Arrow grouped the key by dictionary index,
+    # so "X" from agent_id and "X" from conversation_id were two keys: 2 rows used,
+    # where every other way (and plain text) uses 1.
+    c = contract_from(tmp_path, COALESCED_KEY)
+    rows = table([row("s", agent_id="X", message_id="m1"),
+                  row("s", conversation_id="X", message_id="m2"),
+                  row("s", message_id="m3"), row("s", message_id="m4")])
+    for t in (rows, dictionary_coded(rows)):
+        for shortcuts in ALL_SHORTCUTS:
+            p = run(c, t, shortcuts=shortcuts)
+            assert (p.rows_used, p.duplicates) == (3, 1), shortcuts
+            assert p.graph.nodes["Session"].table.column("parts").to_pylist() == [3]
+
+
+def test_a_lone_surrogate_escaped_in_json_becomes_u_fffd() -> None:
+    # Fourth hostile round. Was: UnicodeEncodeError traceback (JSON's "\ud800" parses
+    # to a lone surrogate, which Arrow cannot hold) from the JSON paths and the unnest.
+    c = load_contract()
+    rows = table([
+        row("s", message_id="m1", part_type="tool_call", tool_name="Task", tool_call_id="t1"),
+        row("s", message_id="m2", agent_id="ag", is_sidechain=True,
+            attributes='{"claude": {"spawned_by_tool_use_id": "t1", "agent_type": "\\udcffx"}}'),
+        row("s", message_id="m3", agent_id="ag2", is_sidechain=True,
+            attributes='{"claude": {"spawned_by_tool_use_id": "t\\udc80"}}')])
+    rows = rows.append_column("touched_files", pa.array(
+        ['[{"path": "/a\\ud800", "reads": 1, "writes": 0}]', None, None]))
+    for t in (rows, dictionary_coded(rows)):
+        base = run(c, t)
+        assert base.graph.nodes["File"].table.column("file_path").to_pylist() == ["/a\ufffd"]
+        agents = base.graph.nodes["Agent"].table.to_pylist()
+        assert {a["agent_id"]: a["agent_type"] for a in agents} == {"ag": "\ufffdx", "ag2": None}
+        assert base.graph.edges["PARENT_THREAD"].table.num_rows == 1
+        for shortcuts in ALL_SHORTCUTS[1:]:
+            assert_same(base, run(c, t, shortcuts=shortcuts))

@@ -50,8 +50,10 @@ from graphkit.stores.base import (
     SessionSummary,
     ThreadInfo,
     ThreadWalk,
+    is_text,
     plain,
     require_vocabulary,
+    texts,
 )
 from graphkit.stores.neo4j import convert, cypher, plan
 from graphkit.stores.neo4j.config import Neo4jConfig, driver_module
@@ -426,6 +428,8 @@ class Neo4jStore:
     def resolve(self, user_id: str) -> list[Hit]:
         """Threads whose ``thread_id`` or ``agent_id`` is ``user_id``; Sessions whose
         ``session_id`` is."""
+        if not is_text(user_id):
+            return []  # not UTF-8: the driver cannot send it, and it names nothing
         rows = self._read(cypher.resolve(self.vocabulary), id=user_id)
         hits = [Hit(r["type"], r["node_id"], r["id"], r["session_id"]) for r in rows]
         return sorted(hits, key=lambda h: (h.type, h.id, h.node_id))
@@ -455,6 +459,8 @@ class Neo4jStore:
     def lineage_walk(self, user_id: str) -> tuple[list[Hit], ThreadWalk | None]:
         """:meth:`resolve` and, for an id naming one thread, :meth:`thread_walk`,
         in one round trip (:class:`~graphkit.stores.base.LineageWalkReader`)."""
+        if not is_text(user_id):
+            return [], None
         rows = self._read(cypher.lineage_walk(self.vocabulary), id=user_id)
         found = next((r["hits"] for r in rows if r["dir"] == "hits"), None) or []
         hits = sorted((Hit(h["type"], h["node_id"], h["id"], h["session_id"]) for h in found),
@@ -506,7 +512,7 @@ class Neo4jStore:
         (:class:`~graphkit.stores.base.ContinuationEdgeReader`); none when the
         vocabulary names no continuation edge."""
         v = self.vocabulary
-        if not v.continues:
+        if not v.continues or not is_text(session_id):
             return []
         rows = self._read(cypher.continuation_edges(v, v.continues, up=up), id=session_id)
         return [ContinuationEdge(r["start"], r["near"], r["far"], plain(r["how"]),
@@ -514,6 +520,8 @@ class Neo4jStore:
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
         """The threads of a session with their parent's node id and agent facts."""
+        if not is_text(session_id):
+            return []
         rows = self._read(cypher.session_threads(self.vocabulary), id=session_id)
         return [
             ThreadInfo(
@@ -547,7 +555,7 @@ class Neo4jStore:
                   where: tuple[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
         """The nodes of one type with ``columns``, ordered by id."""
         query = cypher.node_rows(node_type, columns, where[0] if where else None)
-        rows = self._read(query, values=list(where[1]) if where else [])
+        rows = self._read(query, values=texts(where[1]) if where else [])
         out = [{NODE_ID: r["id"], **{c: plain(v) for c, v in zip(columns, r["vals"],
                                                                   strict=True)}}
                for r in rows]
@@ -560,7 +568,7 @@ class Neo4jStore:
         query = cypher.edge_rows(edge_type, source_type, target_type, columns,
                                  from_sources=sources is not None,
                                  to_targets=targets is not None)
-        rows = self._read(query, sources=list(sources or []), targets=list(targets or []))
+        rows = self._read(query, sources=texts(sources or []), targets=texts(targets or []))
         out = [{EDGE_SOURCE: r["source"], EDGE_TARGET: r["target"],
                 **{c: plain(v) for c, v in zip(columns, r["vals"], strict=True)}}
                for r in rows]
@@ -571,7 +579,7 @@ class Neo4jStore:
                         values: Sequence[str]) -> list[dict[str, Any]]:
         """All properties of the ``label`` nodes whose ``key`` is one of ``values``
         (times as ISO text, as the other stores give them)."""
-        rows = self._read(cypher.node_properties(label, key), values=list(values))
+        rows = self._read(cypher.node_properties(label, key), values=texts(values))
         return [{k: convert.iso_text(v) if hasattr(v, "to_native") else v
                  for k, v in r["p"].items()} for r in rows]
 

@@ -1,0 +1,105 @@
+"""Hostile lineage questions, fourth round (the table is tests/HOSTILE.md): ids that
+are not UTF-8, parent links that loop, chains thousands deep. Every store gives the
+same answer or the same one-line error; the Neo4j side is in
+tests/stores/neo4j/test_hostile_neo4j.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphkit.cli.query import _plain_tree
+from graphkit.core.graph import GraphTables
+from graphkit.pipeline import build
+from graphkit.queries.lineage import lineage, session_tree
+from graphkit.queries.usage import session_usage
+from graphkit.snapshot import write_snapshot
+from graphkit.snapshot.reader import SnapshotReader
+from graphkit.stores.base import LineageReader, ThreadInfo
+from graphkit.stores.networkx_store import NetworkXStore
+from tests.builders import identity_cases, row, table
+from tests.test_hostile_inputs import graphkit, one_line_error
+
+
+def loop_rows() -> list[dict[str, Any]]:
+    """Codex threads of one session whose parent links loop (c1 → c2 → c3 → c1),
+    one hanging below the loop, one its own parent."""
+    return [row("CY", conversation_id="c1", parent_thread_id="c2", message_id="m1"),
+            row("CY", conversation_id="c2", parent_thread_id="c3", message_id="m2"),
+            row("CY", conversation_id="c3", parent_thread_id="c1", message_id="m3"),
+            row("CY", conversation_id="c4", parent_thread_id="c2", message_id="m4"),
+            row("CY", conversation_id="self", parent_thread_id="self", message_id="m5")]
+
+
+class Reversed:
+    """A store listing a session's threads in the opposite order (Neo4j sorts
+    them by id; the Arrow and NetworkX stores keep the graph's order)."""
+
+    def __init__(self, inner: NetworkXStore) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def session_threads(self, session_id: str) -> list[ThreadInfo]:
+        return list(reversed(self.inner.session_threads(session_id)))
+
+
+def test_a_sessions_threads_in_a_parent_loop_come_in_one_order_whatever_the_store() -> None:
+    # Was: the depth of a thread in a loop was where the walk entered the loop,
+    # in the store's own order of the session's threads, so `graphkit lineage CY`
+    # listed c1, c2, c3 in one order from a snapshot and in another from Neo4j.
+    store = NetworkXStore()
+    store.load(build(table(loop_rows()), fingerprints=False).graph)
+    reader: LineageReader = store
+    answers = [lineage(r, "CY").to_json() for r in (reader, Reversed(store))]
+    assert answers[0] == answers[1]
+    assert sorted(d["id"] for d in answers[0]["descendants"]) == ["c1", "c2", "c3", "c4",
+                                                                 "self"]
+
+
+def _deep(n: int) -> GraphTables:
+    rows = [row("DEEP", conversation_id="d0", message_id="dm0")]
+    rows += [row("DEEP", conversation_id=f"d{i}", parent_thread_id=f"d{i - 1}",
+                 message_id=f"dm{i}") for i in range(1, n)]
+    return build(table(rows), fingerprints=False).graph
+
+
+def test_a_session_tree_ten_thousand_threads_deep_is_drawn(tmp_path: Path) -> None:
+    # Was: RecursionError in the tree's sort (every store), its JSON, its drawing and
+    # `graphkit usage`.
+    n = 10_000
+    graph = _deep(n)
+    write_snapshot(graph, tmp_path / "s")
+    store = NetworkXStore()
+    store.load(graph)
+    for reader in (store, SnapshotReader(tmp_path / "s")):
+        tree = session_tree(reader, "DEEP")
+        node, depth = tree.to_json(), 0
+        while node["children"]:
+            (node,) = node["children"]
+            depth += 1
+        assert (depth, node["id"]) == (n, f"d{n - 1}")  # the session, then d0, d1…
+        lines = _plain_tree(tree)
+        assert len(lines) == n + 1 and lines[-1].strip().startswith(f"└── d{n - 1} ")
+        (usage,) = session_usage(reader, ["DEEP"])  # was a RecursionError too
+        assert [t.depth for t in usage.threads] == list(range(n))
+    assert [r.id for r in lineage(store, f"d{n - 1}").ancestors][:2] == [f"d{n - 2}",
+                                                                          f"d{n - 3}"]
+
+
+@pytest.mark.parametrize("command", ["lineage", "tree", "usage", "files"])
+def test_an_id_that_is_not_utf8_names_nothing(tmp_path: Path, command: str) -> None:
+    # Was: a TypeError traceback from Arrow (the bytes reach Python as lone
+    # surrogates, which no Arrow string can hold); the other stores said "no such id".
+    snap = tmp_path / "snap"
+    write_snapshot(build(table(identity_cases()), fingerprints=False).graph, snap)
+    proc = graphkit(command, b"a\xffb".decode("utf-8", "surrogateescape"), "--snapshot", snap)
+    line = one_line_error(proc, "has the id 'a\\udcffb'")
+    assert line.startswith("Error: no ")
+    reader = SnapshotReader(snap)
+    assert reader.resolve("\udcff") == [] and reader.session_threads("\ud800") == []
+    assert reader.node_rows("Thread", ["thread_id"], where=("id", ["\udcff"])) == []
+    assert reader.edge_rows("HAS_THREAD", "Session", "Thread", [], sources=["\udcff"]) == []
