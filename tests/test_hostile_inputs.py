@@ -165,6 +165,22 @@ def test_infinite_token_counts_are_no_number(tmp_path: Path) -> None:
     assert '"own": {"input_tokens": 12, "output_tokens": 0' in proc.stdout
 
 
+def test_a_token_count_that_is_no_number_rejects_its_row(tmp_path: Path) -> None:
+    # Was: exit 2 for the whole build, naming the column but no file or row.
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    rows[2]["attributes"] = '{"usage": {"input_tokens": "lots", "output_tokens": 1}}'
+    pq.write_table(table(rows), tmp_path / "rows.parquet")
+    proc = graphkit("build", tmp_path / "rows.parquet", "--snapshot", tmp_path / "snap",
+                    "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_rejected"] == 1
+    rejects = [json.loads(line) for line in
+               (tmp_path / "snap.rejects.jsonl").read_text().splitlines()]
+    assert [(r["source"], r["row"], r["column"]) for r in rejects] == [
+        (str(tmp_path / "rows.parquet"), 3, "usage_input")]
+    assert "usage.input_tokens" in rejects[0]["reason"]
+
+
 @pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000,
                                   '{"models": {"m": {"input": 1e400}}}',
                                   '{"models": {"m": {"input": -1}}}',

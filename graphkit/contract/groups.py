@@ -107,6 +107,28 @@ def numbers(arr: pa.Array, column: str) -> pa.Array:
                         hint="sum a column holding numbers (or text holding them)")
 
 
+def not_numbers(col: pa.ChunkedArray | pa.Array) -> pa.Array | None:
+    """Per row, whether ``col`` holds text that :func:`numbers` cannot read as a
+    number; None when every value can be read (the usual case: one cast, no
+    Python per value). The check runs on each distinct text once."""
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    values = arr.dictionary if pa.types.is_dictionary(arr.type) else arr
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        return None  # numbers, booleans and nulls are all summed
+    try:
+        values.cast(pa.float64())
+        return None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    bad = pa.array([v for v in pc.unique(values).to_pylist()
+                    if v is not None and not _is_number(v)], values.type)
+    if pa.types.is_dictionary(arr.type):
+        entries = pc.indices_nonzero(pc.is_in(arr.dictionary, value_set=bad))
+        return pc.fill_null(pc.is_in(arr.indices, value_set=entries.cast(arr.indices.type)),
+                            False)
+    return pc.fill_null(pc.is_in(arr, value_set=bad), False)
+
+
 def _is_number(v: object) -> bool:
     try:
         pa.array([str(v)]).cast(pa.float64())

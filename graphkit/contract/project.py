@@ -34,6 +34,7 @@ from graphkit.contract.groups import (
     dictionary_sizes,
     encode,
     key_codes,
+    not_numbers,
     single,
 )
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
@@ -465,6 +466,7 @@ def project(
     read = rows.num_rows
     # Group-bys over dictionary indices need one dictionary per column.
     rows, verdict = _derive_and_sort(contract, combine_dictionaries(rows), shortcuts)
+    verdict = _reject_non_numbers(contract, rows, verdict, shortcuts)
     rows, rejects = _split(rows, verdict.bad, verdict.reason, verdict.column)
     used_rows = rows.num_rows if verdict.positions is None else len(verdict.positions)
     plain = _plain_columns(contract)
@@ -565,6 +567,52 @@ def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
                if pool is not None and shortcuts.encode_early else {})
     positions, duplicates = _positions(contract.spec, rows, bad, shortcuts)
     return _Verdict(bad, reason, column, positions, duplicates, encoded)
+
+
+def _summed_columns(contract: LoadedContract) -> list[str]:
+    """The row columns a node or edge rule sums (those of unnested rows aside)."""
+    out: dict[str, None] = {}
+    rules: list[NodeRule | EdgeRule] = [*contract.spec.nodes, *contract.spec.edges]
+    for rule in rules:
+        if rule.unnest is None:
+            out.update((a.sum, None) for a in rule.properties.values() if a.sum is not None)
+    return list(out)
+
+
+def _what(contract: LoadedContract, name: str) -> str:
+    """``name`` as a user finds it in their rows: a JSON path's column and keys too."""
+    expr = contract.derived.get(name)
+    if isinstance(expr, JsonPath):
+        return f"{name} ({expr.column} → {'.'.join(expr.path)})"
+    return name
+
+
+def _reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: _Verdict,
+                        shortcuts: Shortcuts) -> _Verdict:
+    """``verdict`` with the rows whose summed column holds text that is no number
+    (``"input_tokens": "x"`` in a row's attributes) rejected too, so they go to the
+    rejects file with their file and row instead of stopping the whole build.
+    A summed value is never a reject rule's or dedupe key's input, so this comes
+    after the verdict and costs one cast per summed column when all is well."""
+    reason, column = verdict.reason, verdict.column
+    for name in _summed_columns(contract):
+        if name not in rows.column_names:
+            continue
+        mask = not_numbers(rows.column(name))
+        if mask is None:
+            continue
+        fresh = pc.and_(mask, pc.is_null(reason))
+        reason = pc.if_else(fresh, pa.scalar(
+            f"{_what(contract, name)} holds text that is no number, and a `sum` reads it; "
+            "fix the value "
+            "where the rows are written"), reason)
+        column = pc.if_else(fresh, pa.scalar(name, pa.string()), column)
+    if reason is verdict.reason:
+        return verdict
+    bad = pc.is_valid(reason)
+    # The early encodings assumed no rejected row: _coded encodes afresh.
+    positions, duplicates = _positions(contract.spec, rows, bad, shortcuts)
+    return _Verdict(bad, reason, column, positions, duplicates)
 
 
 def _encode_early(contract: LoadedContract, rows: pa.Table, bad: pa.Array,

@@ -307,3 +307,24 @@ def test_a_lone_surrogate_escaped_in_json_becomes_u_fffd() -> None:
         assert base.graph.edges["PARENT_THREAD"].table.num_rows == 1
         for shortcuts in ALL_SHORTCUTS[1:]:
             assert_same(base, run(c, t, shortcuts=shortcuts))
+
+
+# A token count that is no number ("input_tokens": "x" in a row's attributes) is
+# summed by Session, Thread and USED_MODEL: its row is rejected (file, row, column),
+# not the build, whichever shortcuts run and however the text is stored.
+@pytest.mark.parametrize("coded", [False, True], ids=["plain-text", "dictionary-text"])
+def test_a_token_count_that_is_no_number_rejects_its_row_every_way(coded: bool) -> None:
+    c = load_contract()
+    good = [r for r in session_rows(3) if r["session_id"] not in (None, "old")]
+    bad = dict(good[5], attributes='{"usage": {"input_tokens": "x", "output_tokens": 3}}')
+    rows = table([*good[:5], bad, *good[6:]])
+    if coded:
+        rows = dictionary_coded(rows)
+    base = run(c, rows)
+    assert base.rejects.column("__column").to_pylist() == ["usage_input"]
+    assert base.rejects.column("part_id").to_pylist() == [bad["part_id"]]
+    assert "attributes → usage.input_tokens" in base.rejects.column("__reason")[0].as_py()
+    without = run(c, table([*good[:5], *good[6:]]))
+    assert base.graph.nodes["Thread"].table.equals(without.graph.nodes["Thread"].table)
+    for shortcuts in ALL_SHORTCUTS[1:]:
+        assert_same(base, run(c, rows, shortcuts=shortcuts))

@@ -10,7 +10,7 @@ import pytest
 
 from graphkit.contract.loader import load_contract
 from graphkit.contract.model import Unnest
-from graphkit.contract.project import project
+from graphkit.contract.project import Projection, project
 from graphkit.contract.unnest import unnest_rows
 from graphkit.contract.validate import conform_table
 from graphkit.core.errors import ContractError
@@ -65,9 +65,41 @@ def test_sum_and_unnest_build_nodes_and_edges(tmp_path: Path) -> None:
     assert sorted((e["writes"], e["rows"]) for e in edges) == [(2, 1), (4, 2)]
 
 
-def test_sum_of_text_that_is_no_number_names_the_column(tmp_path: Path) -> None:
-    with pytest.raises(ContractError, match="`sum` of column 'n' met 'lots'"):
-        _build(tmp_path, [{"session_id": "s", "n": "lots", "touched": None}])
+def _project(tmp_path: Path, rows: list[dict[str, object]]) -> Projection:
+    (tmp_path / "c.yaml").write_text(CONTRACT)
+    c = load_contract(str(tmp_path / "c.yaml"))
+    table = pa.Table.from_pylist(rows, schema=pa.schema(
+        [("session_id", pa.string()), ("n", pa.string()), ("touched", pa.string())]))
+    return project(c, conform_table(c, table, "t"))
+
+
+def test_a_row_summing_text_that_is_no_number_is_rejected_not_the_build(
+        tmp_path: Path) -> None:
+    # " 6" is what Python's float() takes and Arrow's cast (the sum's) refuses.
+    rows: list[dict[str, object]] = [
+        {"session_id": "s", "n": "2", "touched": None},
+        {"session_id": "s", "n": "lots", "touched": None},
+        {"session_id": "t", "n": "1.5", "touched": None},
+        {"session_id": "t", "n": " 6", "touched": None},
+        {"session_id": "u", "n": None, "touched": None}]
+    proj = _project(tmp_path, rows)
+    rejected = proj.rejects.to_pylist()
+    assert [(r["n"], r["__column"]) for r in rejected] == [("lots", "n"), (" 6", "n")]
+    assert all("no number" in r["__reason"] for r in rejected)
+    totals = {r["session_id"]: r["total"] for r in proj.graph.nodes["Session"].table.to_pylist()}
+    assert totals == {"s": 2.0, "t": 1.5, "u": None}
+    # The same graph as the rows without the two.
+    kept = _project(tmp_path, [r for r in rows if r["n"] not in ("lots", " 6")])
+    assert kept.rows_rejected == 0
+    assert proj.graph.nodes["Session"].table.equals(kept.graph.nodes["Session"].table)
+
+
+def test_an_unnested_sum_of_text_that_is_no_number_names_the_column(tmp_path: Path) -> None:
+    # Unnested rows are not message rows: a bad value there still stops the build,
+    # with one line naming the column.
+    doc = json.dumps([{"path": "/a", "writes": "lots"}])
+    with pytest.raises(ContractError, match="`sum` of column 'w' met 'lots'"):
+        _build(tmp_path, [{"session_id": "s", "n": "1", "touched": doc}])
 
 
 def test_unnest_fields_must_be_new_and_one_edge_type_unnests_one_way(tmp_path: Path) -> None:
