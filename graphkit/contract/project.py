@@ -4,7 +4,8 @@ The pipeline, each step one or a few pyarrow compute calls over the whole
 table: derive columns → reject unusable rows → drop duplicate parts → order
 rows → group by node key (aggregating properties) → build edge keys (joins and
 chains included) → map keys to node ids. Only the id hashing loops in Python,
-once per distinct node key.
+once per distinct node key. Which rows are used (rejects, duplicates, order) is
+:mod:`graphkit.contract.verdict`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphkit.contract import verdict as verdicts
 from graphkit.contract.edges import (
     NodeIndex,
     edge_groups,
@@ -26,26 +28,21 @@ from graphkit.contract.edges import (
     project_edges,
     texts_tell_apart,
 )
-from graphkit.contract.expr import JsonPath, all_valid, any_valid, filter_mask, json_paths
+from graphkit.contract.expr import JsonPath, any_valid, json_paths
 from graphkit.contract.groups import (
     aggregate,
-    decode,
-    decoded,
     dictionary_sizes,
     encode,
     key_codes,
-    not_numbers,
     single,
 )
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
-from graphkit.contract.spec import Aggregation, Contract, EdgeRule, Filter, NodeRule, Unnest
+from graphkit.contract.spec import Aggregation, EdgeRule, Filter, NodeRule, Unnest
 from graphkit.contract.unnest import unnest_rows
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE, hash_key_texts, key_texts
-from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL, arange
-
-_ORDER = "__order"
+from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL
 
 #: Called with (graph, "nodes" or "edges", type, table) as each table is finished.
 TableSink = Callable[[GraphTables, str, str, pa.Table], None]
@@ -151,47 +148,6 @@ def _group_by_key_text(t: pa.Table, key: list[str],
     return pa.Table.from_arrays(g.columns[1:], names=names), single(g.column(text))
 
 
-def _reject_mask(contract: LoadedContract,
-                 rows: pa.Table) -> tuple[pa.Array, pa.Array, pa.Array]:
-    """(rejected?, reason, column) per row: the first reject rule a row meets."""
-    n = rows.num_rows
-    reason = pa.nulls(n, pa.string())
-    column = pa.nulls(n, pa.string())
-    for rule in contract.spec.reject:
-        fresh = pc.and_(filter_mask(rows, rule.when), pc.is_null(reason))
-        reason = pc.if_else(fresh, pa.scalar(rule.reason), reason)
-        column = pc.if_else(fresh, pa.scalar(rule.column, pa.string()), column)
-    return pc.is_valid(reason), reason, column
-
-
-def _reject_columns(contract: LoadedContract) -> set[str]:
-    out: set[str] = set()
-    for r in contract.spec.reject:
-        out |= r.when.columns()
-    return out
-
-
-def _split(rows: pa.Table, bad: pa.Array, reason: pa.Array,
-           column: pa.Array) -> tuple[pa.Table, pa.Table]:
-    """(kept rows, rejects with ``__reason`` and ``__column``)."""
-    if not pc.any(bad).as_py():
-        return rows, _plain(rows.slice(0, 0)).append_column("__reason",
-                                                            pa.array([], pa.string())) \
-            .append_column("__column", pa.array([], pa.string()))
-    rejects = _plain(rows.filter(bad)).append_column("__reason", reason.filter(bad)) \
-        .append_column("__column", column.filter(bad))
-    return rows.filter(pc.invert(bad)), rejects
-
-
-def _plain(table: pa.Table) -> pa.Table:
-    """``table`` with the text columns read dictionary-encoded decoded again (all
-    but the provenance ``__file``), so the rejects are the same whichever way a
-    source stored its text."""
-    cols = [c if name == FILE_COL else decode(c)
-            for name, c in zip(table.column_names, table.columns, strict=True)]
-    return pa.Table.from_arrays(cols, names=table.column_names)
-
-
 def derive(contract: LoadedContract, rows: pa.Table) -> pa.Table:
     """``rows`` with the contract's derived columns appended, in contract order."""
     for name, expr in contract.derived.items():
@@ -271,34 +227,6 @@ def _pool(rows: int) -> _Pool:
     if rows < _THREADED_ROWS:
         return _InThisThread()
     return ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
-
-
-def _first_rows(rows: pa.Table, column: str) -> tuple[pa.Array | None, int]:
-    """Positions of the rows to keep when deduplicating on one dictionary column
-    (the first row of each value, and every row where it is null), ascending,
-    and the number of rows dropped; ``None`` positions when nothing is dropped.
-
-    With one dictionary holding each value once, the value's index is its
-    group: the first position per index is a scatter-min over an array as long
-    as the dictionary, not a hash group-by of the rows.
-    """
-    import numpy as np
-
-    f = rows.schema.field(column)
-    arr = encode(rows.column(column), unique=has_unique_dictionary(f))
-    n = len(arr)
-    if len(arr.dictionary) == 0:
-        return None, 0  # no key at all (a column the source lacks): every row stays
-    valid = pc.is_valid(arr.indices).to_numpy(zero_copy_only=False)
-    idx = pc.fill_null(arr.indices, 0).to_numpy(zero_copy_only=False)
-    at = np.arange(n, dtype=np.int64)
-    first = np.full(len(arr.dictionary), n, dtype=np.int64)
-    np.minimum.at(first, idx[valid], at[valid])
-    keep = ~valid | (first[idx] == at)
-    kept = np.flatnonzero(keep)
-    if len(kept) == n:
-        return None, 0
-    return pa.array(kept), n - len(kept)
 
 
 def _json_plan(contract: LoadedContract,
@@ -390,59 +318,6 @@ def _unencoded(contract: LoadedContract) -> set[str]:
     return counted - other
 
 
-def _key_columns(spec: Contract) -> list[str]:
-    """The dedupe and order columns, each once."""
-    dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
-    return list(dict.fromkeys([*dedupe, *(spec.order_by or [])]))
-
-
-def _positions(spec: Contract, table: pa.Table, bad: pa.Array,
-               shortcuts: Shortcuts) -> tuple[pa.Array | None, int]:
-    """Positions (in ``table`` without its rejected rows) of the rows to use, in
-    order: duplicates dropped (the first row of each dedupe key stays), then
-    sorted by ``order_by``; ``None`` for all rows as they are. And the number
-    of duplicates dropped."""
-    rows = table.select(_key_columns(spec))
-    if pc.any(bad).as_py():
-        rows = rows.filter(pc.invert(bad))
-    positions: pa.Array | None = None
-    duplicates = 0
-    dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
-    # A text key (an id column a source stores plain) is encoded on the way: one
-    # hash pass, then the same scatter-min as for a dictionary column.
-    key_type = rows.schema.field(dedupe[0]).type if len(dedupe) == 1 else None
-    coded_key = (shortcuts.dedupe_on_dictionary and key_type is not None
-                 and (pa.types.is_dictionary(key_type) or pa.types.is_string(key_type)
-                      or pa.types.is_large_string(key_type)))
-    if coded_key:
-        positions, duplicates = _first_rows(rows, dedupe[0])
-    elif dedupe:
-        # By values: Arrow groups a dictionary column by its indices, and a
-        # coalesce of dictionary columns repeats values in its dictionary.
-        keyed = decoded(rows.select(dedupe)).append_column(
-            _ORDER, arange(0, rows.num_rows))
-        valid = all_valid(keyed, dedupe)
-        with_key = keyed.filter(valid) if not pc.all(valid).as_py() else keyed
-        keep = with_key.group_by(dedupe, use_threads=False).aggregate([(_ORDER, "min")])
-        if keep.num_rows != with_key.num_rows:
-            duplicates = with_key.num_rows - keep.num_rows
-            kept = keep.column(f"{_ORDER}_min").combine_chunks()
-            if with_key.num_rows != keyed.num_rows:
-                # Rows without a key cannot be told apart, so all of them stay.
-                rest = keyed.filter(pc.invert(valid)).column(_ORDER).combine_chunks()
-                kept = pa.concat_arrays([kept, rest])
-            positions = pc.take(kept, pc.sort_indices(kept))
-    if spec.order_by:
-        keys = rows.select(spec.order_by)
-        if positions is not None:
-            keys = keys.take(positions)
-        # Arrow sorts tables by values, not by dictionary entries.
-        keys = decoded(keys)
-        order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in spec.order_by])
-        positions = order if positions is None else pc.take(positions, order)
-    return positions, duplicates
-
-
 def project(
     contract: LoadedContract,
     rows: pa.Table,
@@ -466,8 +341,9 @@ def project(
     read = rows.num_rows
     # Group-bys over dictionary indices need one dictionary per column.
     rows, verdict = _derive_and_sort(contract, combine_dictionaries(rows), shortcuts)
-    verdict = _reject_non_numbers(contract, rows, verdict, shortcuts)
-    rows, rejects = _split(rows, verdict.bad, verdict.reason, verdict.column)
+    verdict = verdicts.reject_non_numbers(contract, rows, verdict,
+                                          shortcuts.dedupe_on_dictionary)
+    rows, rejects = verdicts.split_rejects(rows, verdict.bad, verdict.reason, verdict.column)
     used_rows = rows.num_rows if verdict.positions is None else len(verdict.positions)
     plain = _plain_columns(contract)
     keep = _coded_columns(contract) | plain
@@ -501,21 +377,8 @@ def _coded_columns(contract: LoadedContract) -> set[str]:
     return _used_columns(contract) - {FILE_COL, ROW_COL} - _plain_columns(contract)
 
 
-@dataclass
-class _Verdict:
-    """Which rows are rejected (and why), and the positions of the rows to use;
-    ``encoded``: columns already being dictionary-encoded (:func:`_encode_early`)."""
-
-    bad: pa.Array
-    reason: pa.Array
-    column: pa.Array
-    positions: pa.Array | None
-    duplicates: int
-    encoded: dict[str, Future[pa.Array]] = field(default_factory=dict)
-
-
 def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
-                     shortcuts: Shortcuts) -> tuple[pa.Table, _Verdict]:
+                     shortcuts: Shortcuts) -> tuple[pa.Table, verdicts.Verdict]:
     """``rows`` with the derived columns appended, and the verdict on them.
 
     JSON paths (the one step with Python per document) run on a second thread
@@ -537,7 +400,7 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
                 table = table.append_column(name, expr.evaluate(table))
         return table
 
-    keys = _reject_columns(contract) | set(_key_columns(spec))
+    keys = verdicts.reject_columns(contract) | set(verdicts.key_columns(spec))
     early = shortcuts.overlap_json and not (keys & deferred)
     aside = early and not (keys & set(contract.derived))
     verdict = None
@@ -561,58 +424,13 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
 
 
 def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
-             pool: _Pool | None = None) -> _Verdict:
-    bad, reason, column = _reject_mask(contract, rows)
+             pool: _Pool | None = None) -> verdicts.Verdict:
+    bad, reason, column = verdicts.reject_mask(contract, rows)
     encoded = (_encode_early(contract, rows, bad, pool)
                if pool is not None and shortcuts.encode_early else {})
-    positions, duplicates = _positions(contract.spec, rows, bad, shortcuts)
-    return _Verdict(bad, reason, column, positions, duplicates, encoded)
-
-
-def _summed_columns(contract: LoadedContract) -> list[str]:
-    """The row columns a node or edge rule sums (those of unnested rows aside)."""
-    out: dict[str, None] = {}
-    rules: list[NodeRule | EdgeRule] = [*contract.spec.nodes, *contract.spec.edges]
-    for rule in rules:
-        if rule.unnest is None:
-            out.update((a.sum, None) for a in rule.properties.values() if a.sum is not None)
-    return list(out)
-
-
-def _what(contract: LoadedContract, name: str) -> str:
-    """``name`` as a user finds it in their rows: a JSON path's column and keys too."""
-    expr = contract.derived.get(name)
-    if isinstance(expr, JsonPath):
-        return f"{name} ({expr.column} → {'.'.join(expr.path)})"
-    return name
-
-
-def _reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: _Verdict,
-                        shortcuts: Shortcuts) -> _Verdict:
-    """``verdict`` with the rows whose summed column holds text that is no number
-    (``"input_tokens": "x"`` in a row's attributes) rejected too, so they go to the
-    rejects file with their file and row instead of stopping the whole build.
-    A summed value is never a reject rule's or dedupe key's input, so this comes
-    after the verdict and costs one cast per summed column when all is well."""
-    reason, column = verdict.reason, verdict.column
-    for name in _summed_columns(contract):
-        if name not in rows.column_names:
-            continue
-        mask = not_numbers(rows.column(name))
-        if mask is None:
-            continue
-        fresh = pc.and_(mask, pc.is_null(reason))
-        reason = pc.if_else(fresh, pa.scalar(
-            f"{_what(contract, name)} holds text that is no number, and a `sum` reads it; "
-            "fix the value "
-            "where the rows are written"), reason)
-        column = pc.if_else(fresh, pa.scalar(name, pa.string()), column)
-    if reason is verdict.reason:
-        return verdict
-    bad = pc.is_valid(reason)
-    # The early encodings assumed no rejected row: _coded encodes afresh.
-    positions, duplicates = _positions(contract.spec, rows, bad, shortcuts)
-    return _Verdict(bad, reason, column, positions, duplicates)
+    positions, duplicates = verdicts.positions_of(contract.spec, rows, bad,
+                                                 shortcuts.dedupe_on_dictionary)
+    return verdicts.Verdict(bad, reason, column, positions, duplicates, encoded)
 
 
 def _encode_early(contract: LoadedContract, rows: pa.Table, bad: pa.Array,
@@ -620,10 +438,10 @@ def _encode_early(contract: LoadedContract, rows: pa.Table, bad: pa.Array,
     """The text columns of ``rows`` that :func:`_coded` will encode, submitted to
     ``pool`` now, so the hashing (Arrow, no GIL) runs beside dedupe and order.
 
-    Only where no row is rejected: then ``_split`` keeps ``rows`` as they are and
-    each column encoded here is the very column ``_coded`` would encode, so the
-    dictionaries are the same. Columns already holding a dictionary of unique
-    values cost nothing there and are left to it."""
+    Only where no row is rejected: then :func:`~graphkit.contract.verdict.split_rejects`
+    keeps ``rows`` as they are and each column encoded here is the very column
+    ``_coded`` would encode, so the dictionaries are the same. Columns already
+    holding a dictionary of unique values cost nothing there and are left to it."""
     if pc.any(bad).as_py():
         return {}
     wanted = _coded_columns(contract)

@@ -1,0 +1,209 @@
+"""Which rows a projection uses: the verdict on contract-shaped rows.
+
+Reject rules first (each rejected row keeps its first reason and column), then
+the rows whose summed column holds text that is no number, then duplicates
+dropped by the dedupe key (the first row of each key stays) and the rest put
+in ``order_by`` order. The rows are not moved here: the verdict is masks and
+positions, which :func:`graphkit.contract.project.project` applies once.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphkit.contract.expr import JsonPath, all_valid, filter_mask
+from graphkit.contract.groups import decode, decoded, encode, not_numbers
+from graphkit.contract.loader import LoadedContract
+from graphkit.contract.spec import Contract, EdgeRule, NodeRule
+from graphkit.contract.validate import has_unique_dictionary
+from graphkit.core.schema import FILE_COL, arange
+
+_ORDER = "__order"
+
+
+@dataclass
+class Verdict:
+    """Which rows are rejected (and why), and the positions of the rows to use;
+    ``encoded``: columns already being dictionary-encoded (the projection's
+    ``_encode_early``)."""
+
+    bad: pa.Array
+    reason: pa.Array
+    column: pa.Array
+    positions: pa.Array | None
+    duplicates: int
+    encoded: dict[str, Future[pa.Array]] = field(default_factory=dict)
+
+
+def reject_mask(contract: LoadedContract,
+                 rows: pa.Table) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """(rejected?, reason, column) per row: the first reject rule a row meets."""
+    n = rows.num_rows
+    reason = pa.nulls(n, pa.string())
+    column = pa.nulls(n, pa.string())
+    for rule in contract.spec.reject:
+        fresh = pc.and_(filter_mask(rows, rule.when), pc.is_null(reason))
+        reason = pc.if_else(fresh, pa.scalar(rule.reason), reason)
+        column = pc.if_else(fresh, pa.scalar(rule.column, pa.string()), column)
+    return pc.is_valid(reason), reason, column
+
+
+def reject_columns(contract: LoadedContract) -> set[str]:
+    out: set[str] = set()
+    for r in contract.spec.reject:
+        out |= r.when.columns()
+    return out
+
+
+def split_rejects(rows: pa.Table, bad: pa.Array, reason: pa.Array,
+           column: pa.Array) -> tuple[pa.Table, pa.Table]:
+    """(kept rows, rejects with ``__reason`` and ``__column``)."""
+    if not pc.any(bad).as_py():
+        return rows, _plain(rows.slice(0, 0)).append_column("__reason",
+                                                            pa.array([], pa.string())) \
+            .append_column("__column", pa.array([], pa.string()))
+    rejects = _plain(rows.filter(bad)).append_column("__reason", reason.filter(bad)) \
+        .append_column("__column", column.filter(bad))
+    return rows.filter(pc.invert(bad)), rejects
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """``table`` with the text columns read dictionary-encoded decoded again (all
+    but the provenance ``__file``), so the rejects are the same whichever way a
+    source stored its text."""
+    cols = [c if name == FILE_COL else decode(c)
+            for name, c in zip(table.column_names, table.columns, strict=True)]
+    return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def _first_rows(rows: pa.Table, column: str) -> tuple[pa.Array | None, int]:
+    """Positions of the rows to keep when deduplicating on one dictionary column
+    (the first row of each value, and every row where it is null), ascending,
+    and the number of rows dropped; ``None`` positions when nothing is dropped.
+
+    With one dictionary holding each value once, the value's index is its
+    group: the first position per index is a scatter-min over an array as long
+    as the dictionary, not a hash group-by of the rows.
+    """
+    import numpy as np
+
+    f = rows.schema.field(column)
+    arr = encode(rows.column(column), unique=has_unique_dictionary(f))
+    n = len(arr)
+    if len(arr.dictionary) == 0:
+        return None, 0  # no key at all (a column the source lacks): every row stays
+    valid = pc.is_valid(arr.indices).to_numpy(zero_copy_only=False)
+    idx = pc.fill_null(arr.indices, 0).to_numpy(zero_copy_only=False)
+    at = np.arange(n, dtype=np.int64)
+    first = np.full(len(arr.dictionary), n, dtype=np.int64)
+    np.minimum.at(first, idx[valid], at[valid])
+    keep = ~valid | (first[idx] == at)
+    kept = np.flatnonzero(keep)
+    if len(kept) == n:
+        return None, 0
+    return pa.array(kept), n - len(kept)
+
+
+def key_columns(spec: Contract) -> list[str]:
+    """The dedupe and order columns, each once."""
+    dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
+    return list(dict.fromkeys([*dedupe, *(spec.order_by or [])]))
+
+
+def positions_of(spec: Contract, table: pa.Table, bad: pa.Array,
+               on_dictionary: bool) -> tuple[pa.Array | None, int]:
+    """Positions (in ``table`` without its rejected rows) of the rows to use, in
+    order: duplicates dropped (the first row of each dedupe key stays), then
+    sorted by ``order_by``; ``None`` for all rows as they are. And the number
+    of duplicates dropped."""
+    rows = table.select(key_columns(spec))
+    if pc.any(bad).as_py():
+        rows = rows.filter(pc.invert(bad))
+    positions: pa.Array | None = None
+    duplicates = 0
+    dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
+    # A text key (an id column a source stores plain) is encoded on the way: one
+    # hash pass, then the same scatter-min as for a dictionary column.
+    key_type = rows.schema.field(dedupe[0]).type if len(dedupe) == 1 else None
+    coded_key = (on_dictionary and key_type is not None
+                 and (pa.types.is_dictionary(key_type) or pa.types.is_string(key_type)
+                      or pa.types.is_large_string(key_type)))
+    if coded_key:
+        positions, duplicates = _first_rows(rows, dedupe[0])
+    elif dedupe:
+        # By values: Arrow groups a dictionary column by its indices, and a
+        # coalesce of dictionary columns repeats values in its dictionary.
+        keyed = decoded(rows.select(dedupe)).append_column(
+            _ORDER, arange(0, rows.num_rows))
+        valid = all_valid(keyed, dedupe)
+        with_key = keyed.filter(valid) if not pc.all(valid).as_py() else keyed
+        keep = with_key.group_by(dedupe, use_threads=False).aggregate([(_ORDER, "min")])
+        if keep.num_rows != with_key.num_rows:
+            duplicates = with_key.num_rows - keep.num_rows
+            kept = keep.column(f"{_ORDER}_min").combine_chunks()
+            if with_key.num_rows != keyed.num_rows:
+                # Rows without a key cannot be told apart, so all of them stay.
+                rest = keyed.filter(pc.invert(valid)).column(_ORDER).combine_chunks()
+                kept = pa.concat_arrays([kept, rest])
+            positions = pc.take(kept, pc.sort_indices(kept))
+    if spec.order_by:
+        keys = rows.select(spec.order_by)
+        if positions is not None:
+            keys = keys.take(positions)
+        # Arrow sorts tables by values, not by dictionary entries.
+        keys = decoded(keys)
+        order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in spec.order_by])
+        positions = order if positions is None else pc.take(positions, order)
+    return positions, duplicates
+
+
+def _summed_columns(contract: LoadedContract) -> list[str]:
+    """The row columns a node or edge rule sums (those of unnested rows aside)."""
+    out: dict[str, None] = {}
+    rules: list[NodeRule | EdgeRule] = [*contract.spec.nodes, *contract.spec.edges]
+    for rule in rules:
+        if rule.unnest is None:
+            out.update((a.sum, None) for a in rule.properties.values() if a.sum is not None)
+    return list(out)
+
+
+def _what(contract: LoadedContract, name: str) -> str:
+    """``name`` as a user finds it in their rows: a JSON path's column and keys too."""
+    expr = contract.derived.get(name)
+    if isinstance(expr, JsonPath):
+        return f"{name} ({expr.column} → {'.'.join(expr.path)})"
+    return name
+
+
+def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdict,
+                       on_dictionary: bool) -> Verdict:
+    """``verdict`` with the rows whose summed column holds text that is no number
+    (``"input_tokens": "x"`` in a row's attributes) rejected too, so they go to the
+    rejects file with their file and row instead of stopping the whole build.
+    A summed value is never a reject rule's or dedupe key's input, so this comes
+    after the verdict and costs one cast per summed column when all is well."""
+    reason, column = verdict.reason, verdict.column
+    for name in _summed_columns(contract):
+        if name not in rows.column_names:
+            continue
+        mask = not_numbers(rows.column(name))
+        if mask is None:
+            continue
+        fresh = pc.and_(mask, pc.is_null(reason))
+        reason = pc.if_else(fresh, pa.scalar(
+            f"{_what(contract, name)} holds text that is no number, and a `sum` reads it; "
+            "fix the value "
+            "where the rows are written"), reason)
+        column = pc.if_else(fresh, pa.scalar(name, pa.string()), column)
+    if reason is verdict.reason:
+        return verdict
+    bad = pc.is_valid(reason)
+    # The early encodings assumed no rejected row: _coded encodes afresh.
+    positions, duplicates = positions_of(contract.spec, rows, bad, on_dictionary)
+    return Verdict(bad, reason, column, positions, duplicates)
+
+
