@@ -184,8 +184,9 @@ def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdic
     """``verdict`` with the rows whose summed column holds text that is no number
     (``"input_tokens": "x"`` in a row's attributes) rejected too, so they go to the
     rejects file with their file and row instead of stopping the whole build.
-    A summed value is never a reject rule's or dedupe key's input, so this comes
-    after the verdict and costs one cast per summed column when all is well."""
+    It comes after the reject rules (a row they reject keeps their reason) and costs
+    one cast per summed column when all is well; dedupe and order are worked out
+    again only when a row is rejected here."""
     reason, column = verdict.reason, verdict.column
     for name in _summed_columns(contract):
         if name not in rows.column_names:
@@ -196,8 +197,7 @@ def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdic
         fresh = pc.and_(mask, pc.is_null(reason))
         reason = pc.if_else(fresh, pa.scalar(
             f"{_what(contract, name)} holds text that is no number, and a `sum` reads it; "
-            "fix the value "
-            "where the rows are written"), reason)
+            "fix the value where the rows are written"), reason)
         column = pc.if_else(fresh, pa.scalar(name, pa.string()), column)
     if reason is verdict.reason:
         return verdict
