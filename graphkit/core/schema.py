@@ -143,6 +143,22 @@ def storable_text(text: str) -> str:
     return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
+def is_text(value: str) -> bool:
+    """Whether ``value`` can be stored text (UTF-8): no lone surrogate. An id typed
+    with bytes that are not UTF-8 reaches Python as lone surrogates (``\\udcff``):
+    Arrow refuses it with a TypeError and the Neo4j driver cannot send it, and no
+    stored id can equal it, so every store takes it as naming nothing.
+
+    >>> is_text("agent-1"), is_text("a\\udcff")
+    (True, False)
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def json_as_text(arr: pa.Array) -> pa.Array:
     """A JSON column as JSON text: structs and lists (JSON Lines sources infer nested
     objects as structs) become sorted-key JSON documents, other types are cast.

@@ -38,6 +38,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphkit.core.schema import is_text
+
 TOUCHED_FILES = "touched_files"
 # The columns computing it reads.
 NEEDS = ("tool_name", "tool_args", "cwd", "part_type")
@@ -179,13 +181,7 @@ def _json_text(path: str) -> str:
     """``path`` as a JSON string; a lone surrogate (JSON's ``\\ud800`` parses to one, and
     UTF-8 cannot hold it) stays escaped."""
     text = _quote(path)
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(path)
-    return text
+    return text if text.isascii() or is_text(text) else json.dumps(path)
 
 
 def _text(col: pa.ChunkedArray | pa.Array) -> pa.Array:

@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from graphkit.core.errors import QueryError
+from graphkit.core.schema import is_text
 
 if TYPE_CHECKING:  # only named: the CLI's start (and a kept rebuild) need no pyarrow
     from graphkit.core.graph import LineageVocabulary
@@ -99,24 +100,10 @@ class SessionSummary:
             "last_seen": self.last_seen,
         }
 
-def is_text(value: str) -> bool:
-    """Whether ``value`` can be stored text (UTF-8). An id typed with bytes that
-    are not UTF-8 reaches Python as lone surrogates (``\\udcff``): Arrow refuses
-    it with a TypeError and the Neo4j driver cannot send it, and no stored id can
-    equal it, so every store takes it as naming nothing.
-
-    >>> is_text("agent-1"), is_text("a\\udcff")
-    (True, False)
-    """
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
 
 def texts(values: Sequence[str]) -> list[str]:
-    """``values`` without those that cannot be stored text (:func:`is_text`)."""
+    """``values`` without those that cannot be stored text
+    (:func:`~graphkit.core.schema.is_text`)."""
     return [v for v in values if is_text(v)]
 
 

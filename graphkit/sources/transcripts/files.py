@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import SourceError
+from graphkit.core.schema import storable_text
 
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
                           "compacted"})
@@ -32,7 +33,6 @@ _SNIFF_LINES = 20
 # inside an emoji); Python reads it as a lone surrogate, which no UTF-8 writer (Arrow,
 # Parquet, the snapshot) accepts. It becomes U+FFFD, as undecodable bytes do elsewhere.
 _ESCAPED_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Bytes json.loads reads into lone surrogates too: it decodes with "surrogatepass", so a
 # surrogate written as UTF-8 bytes (ED A0-BF ..) passes, as do unpaired halves in UTF-16
 # or UTF-32 text (which it detects by a BOM or zero bytes up front).
@@ -53,7 +53,7 @@ def json_document(raw: str | bytes) -> Any:
 
 def _whole_text(value: Any) -> Any:
     if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return storable_text(value)
     if isinstance(value, list):
         return [_whole_text(v) for v in value]
     if isinstance(value, dict):

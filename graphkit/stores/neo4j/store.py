@@ -42,6 +42,7 @@ from graphkit.core.graph import (
     NodeTable,
 )
 from graphkit.core.progress import ProgressLike, Task, as_progress
+from graphkit.core.schema import is_text
 from graphkit.stores.base import (
     ContinuationEdge,
     Hit,
@@ -50,7 +51,6 @@ from graphkit.stores.base import (
     SessionSummary,
     ThreadInfo,
     ThreadWalk,
-    is_text,
     plain,
     require_vocabulary,
     texts,
