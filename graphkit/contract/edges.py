@@ -261,9 +261,11 @@ def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
     return int(pc.sum(counts.filter(mask)).as_py() or 0)
 
 
-def _grouped(rule: EdgeRule, rows: pa.Table, by_columns: bool,
-             indexes: dict[str, NodeIndex]) -> pa.Table:
-    """(``__src``, ``__dst``, properties..., ``__rows``), one row per key-text pair."""
+def edge_groups(rule: EdgeRule, rows: pa.Table, by_columns: bool,
+                indexes: dict[str, NodeIndex]) -> pa.Table:
+    """(``__src``, ``__dst``, properties..., ``__rows``) of one rule, one row per
+    key-text pair, as :func:`project_edges` uses them (``indexes`` may be empty
+    where :func:`groups_without_nodes` holds)."""
     if rule.chain is not None:
         keyed = _chain_keys(rule, rows)
         props: dict[str, Aggregation] = {}
@@ -287,14 +289,6 @@ def groups_without_nodes(rule: EdgeRule, by_columns: bool) -> bool:
     return not (by_columns and rule.chain is None and rule.join is None)
 
 
-def edge_groups(rule: EdgeRule, rows: pa.Table, by_columns: bool,
-                indexes: dict[str, NodeIndex]) -> pa.Table:
-    """(``__src``, ``__dst``, properties..., ``__rows``) of one rule, as
-    :func:`project_edges` makes them (``indexes`` may be empty where
-    :func:`groups_without_nodes` holds)."""
-    return _grouped(rule, rows, by_columns, indexes)
-
-
 def project_edges(
     rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, NodeIndex], *,
     by_columns: bool = True, groups: list[pa.Table | None] | None = None,
@@ -310,7 +304,7 @@ def project_edges(
     dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
     made = groups or [None] * len(rules)
     for rule, ready in zip(rules, made, strict=True):
-        grouped = ready if ready is not None else _grouped(rule, rows, by_columns, indexes)
+        grouped = ready if ready is not None else edge_groups(rule, rows, by_columns, indexes)
         # Ends are carried as ranks (ints) and made id texts once, at the end.
         src_rank = _rank(grouped.column("__src"), indexes[rule.from_.type])
         dst_rank = _rank(grouped.column("__dst"), indexes[rule.to.type])
