@@ -108,14 +108,17 @@ def _first_rows(rows: pa.Table, column: str) -> tuple[pa.Array | None, int]:
     return pa.array(kept), n - len(kept)
 
 
+def _dedupe_columns(spec: Contract) -> list[str]:
+    return [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
+
+
 def key_columns(spec: Contract) -> list[str]:
     """The dedupe and order columns, each once."""
-    dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
-    return list(dict.fromkeys([*dedupe, *(spec.order_by or [])]))
+    return list(dict.fromkeys([*_dedupe_columns(spec), *(spec.order_by or [])]))
 
 
 def positions_of(spec: Contract, table: pa.Table, bad: pa.Array,
-               on_dictionary: bool) -> tuple[pa.Array | None, int]:
+                 on_dictionary: bool) -> tuple[pa.Array | None, int]:
     """Positions (in ``table`` without its rejected rows) of the rows to use, in
     order: duplicates dropped (the first row of each dedupe key stays), then
     sorted by ``order_by``; ``None`` for all rows as they are. And the number
@@ -125,7 +128,7 @@ def positions_of(spec: Contract, table: pa.Table, bad: pa.Array,
         rows = rows.filter(pc.invert(bad))
     positions: pa.Array | None = None
     duplicates = 0
-    dedupe = [spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])
+    dedupe = _dedupe_columns(spec)
     # A text key (an id column a source stores plain) is encoded on the way: one
     # hash pass, then the same scatter-min as for a dictionary column.
     key_type = rows.schema.field(dedupe[0]).type if len(dedupe) == 1 else None
