@@ -37,7 +37,7 @@ class EarlyTables:
         self.directory, self.tmp = start_snapshot(directory)
         self.include_content = include_content
         self._pool = ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
-        # rel path -> (the graph's table object, the table written, its write)
+        # rel path -> (the graph's table object, the write of its file)
         self._jobs: dict[str, tuple[pa.Table, Future[dict[str, Any]]]] = {}
 
     def add(self, graph: GraphTables, kind: str, name: str, table: pa.Table) -> None:
