@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.spec import Filter
-from graphkit.core.schema import json_as_text, storable_text
+from graphkit.core.schema import json_as_text
+from graphkit.core.text import storable_text
 
 
 class Expr:

@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 
 from graphkit.contract.groups import single
 from graphkit.contract.spec import Unnest
-from graphkit.core.schema import json_as_text, storable_text
+from graphkit.core.schema import json_as_text
+from graphkit.core.text import storable_text
 
 
 def _elements(doc: str | None) -> list[Any]:

@@ -7,7 +7,6 @@ shape, so one contract builds the same graph from any of them.
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 import pyarrow as pa
@@ -126,37 +125,6 @@ def tag_rows(table: pa.Table, label: str) -> pa.Table:
     files = pa.DictionaryArray.from_arrays(pa.repeat(pa.scalar(0, pa.int32()), n),
                                            pa.array([label]))
     return table.append_column(FILE_COL, files).append_column(ROW_COL, arange(1, n + 1))
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def storable_text(text: str) -> str:
-    """``text`` with every lone surrogate made U+FFFD. JSON may escape half a
-    UTF-16 pair alone (``"\\ud800"``) and ``json.loads`` reads it as a lone
-    surrogate, which no UTF-8 writer (Arrow, Parquet) accepts; as in transcripts,
-    it becomes U+FFFD, like undecodable bytes elsewhere.
-
-    >>> storable_text("a\\ud800b"), storable_text("ok")
-    ('a\ufffdb', 'ok')
-    """
-    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def is_text(value: str) -> bool:
-    """Whether ``value`` can be stored text (UTF-8): no lone surrogate. An id typed
-    with bytes that are not UTF-8 reaches Python as lone surrogates (``\\udcff``):
-    Arrow refuses it with a TypeError and the Neo4j driver cannot send it, and no
-    stored id can equal it, so every store takes it as naming nothing.
-
-    >>> is_text("agent-1"), is_text("a\\udcff")
-    (True, False)
-    """
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def json_as_text(arr: pa.Array) -> pa.Array:

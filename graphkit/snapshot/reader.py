@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.core.graph import LineageVocabulary
-from graphkit.core.schema import is_text
+from graphkit.core.text import is_text
 from graphkit.snapshot.io import manifest_lineage, read_manifest, read_table
 from graphkit.stores.base import (
     Hit,

@@ -38,7 +38,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.core.schema import is_text
+from graphkit.core.text import is_text
 
 TOUCHED_FILES = "touched_files"
 # The columns computing it reads.

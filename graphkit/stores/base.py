@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from graphkit.core.errors import QueryError
-from graphkit.core.schema import is_text
+from graphkit.core.text import is_text
 
 if TYPE_CHECKING:  # only named: the CLI's start (and a kept rebuild) need no pyarrow
     from graphkit.core.graph import LineageVocabulary
@@ -103,7 +103,7 @@ class SessionSummary:
 
 def texts(values: Sequence[str]) -> list[str]:
     """``values`` without those that cannot be stored text
-    (:func:`~graphkit.core.schema.is_text`)."""
+    (:func:`~graphkit.core.text.is_text`)."""
     return [v for v in values if is_text(v)]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import SourceError
-from graphkit.core.schema import storable_text
+from graphkit.core.text import storable_text
 
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
                           "compacted"})

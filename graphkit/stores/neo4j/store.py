@@ -42,7 +42,7 @@ from graphkit.core.graph import (
     NodeTable,
 )
 from graphkit.core.progress import ProgressLike, Task, as_progress
-from graphkit.core.schema import is_text
+from graphkit.core.text import is_text
 from graphkit.stores.base import (
     ContinuationEdge,
     Hit,

@@ -1,0 +1,39 @@
+"""Text that can be stored: what Arrow, Parquet and Neo4j take as UTF-8.
+
+Standard library only: the transcript files' reader imports it on the path of a
+rebuild that keeps its snapshot, which loads neither pyarrow nor numpy.
+"""
+
+from __future__ import annotations
+
+import re
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    """``text`` with every lone surrogate made U+FFFD. JSON may escape half a
+    UTF-16 pair alone (``"\\ud800"``) and ``json.loads`` reads it as a lone
+    surrogate, which no UTF-8 writer (Arrow, Parquet) accepts; as in transcripts,
+    it becomes U+FFFD, like undecodable bytes elsewhere.
+
+    >>> storable_text("a\\ud800b"), storable_text("ok")
+    ('a\ufffdb', 'ok')
+    """
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def is_text(value: str) -> bool:
+    """Whether ``value`` can be stored text (UTF-8): no lone surrogate. An id typed
+    with bytes that are not UTF-8 reaches Python as lone surrogates (``\\udcff``):
+    Arrow refuses it with a TypeError and the Neo4j driver cannot send it, and no
+    stored id can equal it, so every store takes it as naming nothing.
+
+    >>> is_text("agent-1"), is_text("a\\udcff")
+    (True, False)
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
