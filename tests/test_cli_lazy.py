@@ -102,3 +102,31 @@ def test_pyarrow_loads_without_pandas_and_cloudpickle_under_the_command_line() -
     got = json.loads(done.stdout)
     assert got["loaded"] == [] and got["same"]
     assert got["later"] == [n for n in ("cloudpickle", "pandas") if importlib.util.find_spec(n)]
+
+
+_BLAS_PROBE = """
+import os, sys, threading
+from graphkit.cli import app
+app.cli = lambda prog_name: None  # the start-up settings alone, no command
+app.main()
+import numpy  # noqa: F401  (loads OpenBLAS, which reads the setting now)
+print(os.environ.get("OPENBLAS_NUM_THREADS"), len(os.listdir("/proc/self/task")))
+"""
+
+
+def _blas(env_extra: dict[str, str]) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env.update({"PYTHONPATH": str(REPO), **env_extra})
+    done = subprocess.run([sys.executable, "-c", _BLAS_PROBE], capture_output=True, text=True,
+                          cwd=REPO, env=env, timeout=120, check=True)
+    return done.stdout.split()
+
+
+def test_the_command_line_starts_no_blas_threads() -> None:
+    # OpenBLAS's idle threads spin on the cores the build needs; graphkit calls no BLAS.
+    setting, threads = _blas({})
+    assert setting == "1"
+    if os.path.isdir("/proc/self/task"):
+        assert int(threads) == 1  # numpy loaded, and no thread started for it
+    # A user's own choice stays.
+    assert _blas({"OPENBLAS_NUM_THREADS": "3"})[0] == "3"

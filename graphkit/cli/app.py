@@ -170,6 +170,10 @@ def main() -> None:
     # keeps it: a 1M-row build peaks ~20% lower. Set before pyarrow loads,
     # and only for the command line; a library caller keeps its own choice.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+    # numpy's OpenBLAS starts a thread per core when numpy is imported (pyarrow imports
+    # it), and they spin-wait for work that never comes: graphkit calls no BLAS routine.
+    # ~0.05 CPU-s and wall on every command that loads pyarrow; read when OpenBLAS loads.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # A closed stdout or stderr (`graphkit … >&-`) discards, as /dev/null would, rather
     # than failing where a command asks it isatty().
     for name in ("stdout", "stderr"):
