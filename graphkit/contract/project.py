@@ -429,7 +429,7 @@ def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
     encoded = (_encode_early(contract, rows, bad, pool)
                if pool is not None and shortcuts.encode_early else {})
     positions, duplicates = verdicts.positions_of(contract.spec, rows, bad,
-                                                 shortcuts.dedupe_on_dictionary)
+                                                 shortcuts.dedupe_on_dictionary, pool)
     return verdicts.Verdict(bad, reason, column, positions, duplicates, encoded)
 
 

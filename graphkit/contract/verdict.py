@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,6 +24,12 @@ from graphkit.contract.validate import has_unique_dictionary
 from graphkit.core.schema import FILE_COL, arange
 
 _ORDER = "__order"
+
+
+class Submits(Protocol):
+    """Where a job can run: a thread pool, or the projection's run-it-now stand-in."""
+
+    def submit(self, fn: Any, /, *args: Any) -> Future[Any]: ...
 
 
 @dataclass
@@ -118,14 +125,25 @@ def key_columns(spec: Contract) -> list[str]:
 
 
 def positions_of(spec: Contract, table: pa.Table, bad: pa.Array,
-                 on_dictionary: bool) -> tuple[pa.Array | None, int]:
+                 on_dictionary: bool, pool: Submits | None = None,
+                 ) -> tuple[pa.Array | None, int]:
     """Positions (in ``table`` without its rejected rows) of the rows to use, in
     order: duplicates dropped (the first row of each dedupe key stays), then
     sorted by ``order_by``; ``None`` for all rows as they are. And the number
-    of duplicates dropped."""
+    of duplicates dropped. ``pool``: where the sort runs, beside the dedupe.
+
+    All rows are sorted, duplicates too, and the order is then cut to the rows
+    kept: the sort is stable and the kept positions ascend, so the kept rows come
+    in the order a sort of them alone gives (ties by position either way), and
+    the sort needs no copy of the kept rows' keys, nor to wait for the dedupe.
+    """
     rows = table.select(key_columns(spec))
     if pc.any(bad).as_py():
         rows = rows.filter(pc.invert(bad))
+    sorting: Future[pa.Array] | None = None
+    if spec.order_by:
+        keys = rows.select(spec.order_by)
+        sorting = pool.submit(_order, keys) if pool is not None else _done(_order(keys))
     positions: pa.Array | None = None
     duplicates = 0
     dedupe = _dedupe_columns(spec)
@@ -153,15 +171,34 @@ def positions_of(spec: Contract, table: pa.Table, bad: pa.Array,
                 rest = keyed.filter(pc.invert(valid)).column(_ORDER).combine_chunks()
                 kept = pa.concat_arrays([kept, rest])
             positions = pc.take(kept, pc.sort_indices(kept))
-    if spec.order_by:
-        keys = rows.select(spec.order_by)
-        if positions is not None:
-            keys = keys.take(positions)
-        # Arrow sorts tables by values, not by dictionary entries.
-        keys = decoded(keys)
-        order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in spec.order_by])
-        positions = order if positions is None else pc.take(positions, order)
+    if sorting is not None:
+        order = sorting.result()
+        positions = order if positions is None else _kept_in_order(order, positions,
+                                                                   rows.num_rows)
     return positions, duplicates
+
+
+def _order(keys: pa.Table) -> pa.Array:
+    """The stable ascending order of ``keys``' rows, column by column."""
+    # Arrow sorts tables by values, not by dictionary entries.
+    return pc.sort_indices(decoded(keys), sort_keys=[(c, "ascending") for c in keys.column_names])
+
+
+def _done(value: pa.Array) -> Future[pa.Array]:
+    done: Future[pa.Array] = Future()
+    done.set_result(value)
+    return done
+
+
+def _kept_in_order(order: pa.Array, kept: pa.Array, n: int) -> pa.Array:
+    """The entries of ``order`` (a permutation of ``range(n)``) that are in ``kept``,
+    in ``order``'s order, typed as ``kept``."""
+    import numpy as np
+
+    keep = np.zeros(n, dtype=bool)
+    keep[kept.to_numpy(zero_copy_only=False)] = True
+    at = order.to_numpy(zero_copy_only=False)
+    return pa.array(at[keep[at]], type=kept.type)
 
 
 def _summed_columns(contract: LoadedContract) -> list[str]:

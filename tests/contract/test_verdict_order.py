@@ -1,0 +1,87 @@
+"""The verdict's positions: duplicates dropped, the rest in ``order_by`` order.
+
+``positions_of`` sorts all rows (beside the dedupe, on a pool) and cuts the order to
+the rows kept; here it is compared with the rule written out in Python: the first
+row of each dedupe key (every row without one), then a stable sort of those rows."""
+
+from __future__ import annotations
+
+import random
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from graphkit.contract.loader import load_contract
+from graphkit.contract.verdict import positions_of
+
+_T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _expected(cols: dict[str, list[Any]], bad: list[bool], dedupe: list[str],
+              order_by: list[str]) -> list[int]:
+    live = [i for i, b in enumerate(bad) if not b]  # positions count rows not rejected
+    seen: set[tuple[Any, ...]] = set()
+    kept = []
+    for at, i in enumerate(live):
+        key = tuple(cols[c][i] for c in dedupe)
+        if dedupe and all(v is not None for v in key):
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(at)
+    def key(at: int) -> tuple[Any, ...]:
+        # Arrow's ascending sort puts nulls last, column by column.
+        values = [cols[c][live[at]] for c in order_by]
+        return tuple((True, 0) if v is None else (False, v) for v in values)
+
+    return sorted(kept, key=key)  # stable: ties stay in position order
+
+
+def _column(values: list[Any], kind: str) -> pa.Array:
+    if kind == "time":
+        return pa.array(values, pa.timestamp("us", tz="UTC"))
+    arr = pa.array(values, pa.string())
+    return arr.dictionary_encode() if kind == "dictionary" else arr
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("threads", [False, True])
+def test_positions_are_the_kept_rows_sorted(seed: int, threads: bool) -> None:
+    rnd = random.Random(seed)
+    n = rnd.choice([0, 1, 7, 300, 5000])
+    ids = [f"p{rnd.randrange(max(1, n // 3))}" if rnd.random() > 0.1 else None
+           for _ in range(n)]
+    times = [_T0 + timedelta(seconds=rnd.randrange(5)) if rnd.random() > 0.1 else None
+             for _ in range(n)]
+    other = [rnd.choice(["a", "b", "", None]) for _ in range(n)]
+    bad = [rnd.random() < 0.05 for _ in range(n)]
+    cols = {"part_id": ids, "message_created_at": times, "model": other}
+    kinds = {"part_id": rnd.choice(["plain", "dictionary"]), "message_created_at": "time",
+             "model": rnd.choice(["plain", "dictionary"])}
+    table = pa.table({c: _column(v, kinds[c]) for c, v in cols.items()})
+    base = load_contract("ai-gateway-graph").spec
+    shapes: list[tuple[Any, list[str]]] = [
+        ("part_id", ["message_created_at", "part_id"]),  # the shipped contract's
+        ("part_id", ["model", "message_created_at"]),
+        (["part_id", "model"], ["message_created_at"]),
+        (None, ["part_id", "model"]),
+        ("part_id", []),
+    ]
+    pool = ThreadPoolExecutor(2) if threads else None
+    try:
+        for dedupe, order_by in shapes:
+            spec = base.model_copy(update={"dedupe": dedupe, "order_by": order_by})
+            keys = [dedupe] if isinstance(dedupe, str) else list(dedupe or [])
+            want = _expected(cols, bad, keys, order_by)
+            for on_dictionary in (True, False):
+                got, dropped = positions_of(spec, table, pa.array(bad, pa.bool_()),
+                                            on_dictionary, pool)
+                got_list = list(range(n - sum(bad))) if got is None else got.to_pylist()
+                assert got_list == want, (dedupe, order_by, on_dictionary)
+                assert dropped == n - sum(bad) - len(want)
+    finally:
+        if pool is not None:
+            pool.shutdown()
