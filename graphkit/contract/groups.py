@@ -39,6 +39,12 @@ def encode(col: pa.ChunkedArray | pa.Array, unique: bool = False) -> pa.Array:
     come back as they are. ``unique`` says the caller knows the dictionary
     already holds each value once (and no null), which skips hashing it.
     """
+    if (isinstance(col, pa.ChunkedArray) and col.num_chunks > 1
+            and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type))):
+        # Encoded chunk by chunk, every chunk shares the one dictionary built over all of
+        # them (first occurrences in order, as for the chunks joined): joining the encoded
+        # chunks copies int32 indices, where joining the text first copied every string.
+        return col.dictionary_encode().combine_chunks()
     arr = single(col)
     t = arr.type
     if pa.types.is_dictionary(t):

@@ -3,6 +3,7 @@ same answers as over plain values."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pyarrow as pa
@@ -103,6 +104,23 @@ def test_encode() -> None:
         "x", "y"]
     nums = pa.array([1, 2])
     assert encode(nums) is nums
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_encode_chunk_by_chunk_is_encode_of_the_chunks_joined(seed: int) -> None:
+    # A text column read from several files or row groups: encoded chunk by chunk, it
+    # must give the very array (dictionary order included) that joining it first gives.
+    rnd = random.Random(seed)
+    kind = rnd.choice([pa.string(), pa.large_string()])
+    chunks = [pa.array([rnd.choice(["a", "b", "ccc", "", "é"]) + str(rnd.randrange(9))
+                        if rnd.random() > 0.2 else None for _ in range(rnd.randrange(0, 40))],
+                       kind) for _ in range(rnd.randrange(2, 7))]
+    col = pa.chunked_array(chunks, kind)
+    got = encode(col)
+    assert isinstance(got, pa.DictionaryArray)
+    want = col.combine_chunks().dictionary_encode()
+    assert got.equals(want) and got.type == want.type
+    assert got.dictionary.to_pylist() == want.dictionary.to_pylist()
 
 
 def test_decoded_and_single() -> None:
