@@ -52,8 +52,12 @@ def reject_mask(contract: LoadedContract,
     n = rows.num_rows
     reason = pa.nulls(n, pa.string())
     column = pa.nulls(n, pa.string())
-    for rule in contract.spec.reject:
-        fresh = pc.and_(filter_mask(rows, rule.when), pc.is_null(reason))
+    masks = [filter_mask(rows, rule.when) for rule in contract.spec.reject]
+    if not any(pc.any(m).as_py() for m in masks):
+        # No row rejected (the usual case): no text arrays merged rule by rule.
+        return pc.is_valid(reason), reason, column
+    for rule, mask in zip(contract.spec.reject, masks, strict=True):
+        fresh = pc.and_(mask, pc.is_null(reason))
         reason = pc.if_else(fresh, pa.scalar(rule.reason), reason)
         column = pc.if_else(fresh, pa.scalar(rule.column, pa.string()), column)
     return pc.is_valid(reason), reason, column

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 from graphkit.contract.loader import load_contract
-from graphkit.contract.verdict import positions_of
+from graphkit.contract.verdict import positions_of, reject_mask
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -85,3 +85,21 @@ def test_positions_are_the_kept_rows_sorted(seed: int, threads: bool) -> None:
     finally:
         if pool is not None:
             pool.shutdown()
+
+
+@pytest.mark.parametrize("rejected", [False, True])
+def test_reject_mask_names_the_first_rule_a_row_meets(rejected: bool) -> None:
+    # The shipped contract's rules: a blank session_id, no message_id, schema_version < 6.
+    rows = pa.table({
+        "session_id": ["s", " " if rejected else "s", "s", "" if rejected else "s", "s"],
+        "message_id": ["m", "m", None if rejected else "m", None if rejected else "m", "m"],
+        "schema_version": [7, 7, 7, 7, 5 if rejected else 6],
+    })
+    contract = load_contract("ai-gateway-graph")
+    bad, reason, column = reject_mask(contract, rows)
+    by_column = {r.column: r.reason for r in contract.spec.reject}
+    want = ([None, "session_id", "message_id", "session_id", "schema_version"] if rejected
+            else [None] * 5)
+    assert bad.to_pylist() == [w is not None for w in want]
+    assert column.to_pylist() == want
+    assert reason.to_pylist() == [None if w is None else by_column[w] for w in want]
