@@ -146,6 +146,7 @@ def _in_order(outcomes: list[Parsed], tables: dict[str, pa.Table]) -> Iterator[P
             kind = out.parse.kind
             start = at.get(kind, 0)
             out.parse.table = tables[kind].slice(start, out.count)
+            out.parse.run = (tables[kind], start)
             at[kind] = start + out.count
         yield out
 
