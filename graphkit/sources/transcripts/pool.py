@@ -38,9 +38,9 @@ from graphkit.sources.transcripts.codex import parse_codex
 from graphkit.sources.transcripts.files import not_a_transcript, read_file, sniff_kind
 from graphkit.sources.transcripts.index import stat_key
 
-# Off by default (GRAPHKIT_PARSE_WORKERS=2 turns it on): on the shared 2-core benchmark
-# machine two processes were not faster (bench/PROFILE_NOTES.md): the child's start-up and
-# the per-file slices it sends back cost about what the second core saved.
+# Off by default (GRAPHKIT_PARSE_WORKERS=2 turns it on): on the shared, loaded 2-core
+# benchmark machine a second process only adds CPU; with a core to spare it takes ~20% of
+# the instructions off this process (bench/PROFILE_NOTES.md, parsing passes 3 and 7).
 WORKERS = 1
 # Below this many bytes to parse, starting interpreters costs more than it saves.
 MIN_BYTES = 16 * 1024 * 1024
