@@ -166,6 +166,21 @@ class Combiner:
         if tables:
             self._done.setdefault(kind, []).append(pa.concat_tables(tables).combine_chunks())
 
+    def left_out(self, kinds: list[str]) -> list[tuple[str, int, int, str]]:
+        """Every row left out for a value of the wrong type, ``(kind, file position, line,
+        why)``: by kind in ``kinds`` order, then by file, each file's rows in order.
+
+        The rows still waiting are converted first: a parsed file's rows are checked only
+        when converted, which for the last batch is after the files were read, so the
+        list was short of them before (and the cache stored those files as having none).
+        A cached or two-process file's rows are told when the file is added, the others'
+        at conversion; sorting gives one order whichever way each file came."""
+        for kind in kinds:
+            self._take_spans(kind)
+            self._convert(kind)
+        rank = {kind: i for i, kind in enumerate(kinds)}
+        return sorted(self.bad, key=lambda b: (rank[b[0]], b[1]))  # stable: lines stay
+
     def table(self, kind: str) -> pa.Table | None:
         """All rows of ``kind`` with their ``_file``, or None if there are none."""
         self._take_spans(kind)
