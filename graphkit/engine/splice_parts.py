@@ -82,12 +82,9 @@ def project_group(plan: Plan, contract: LoadedContract, rows: TranscriptRows, la
     table = table.set_column(at, ROW_COL, pa.array(local, table.schema.field(at).type))
     table = table.append_column(ORD, pa.array(local, pa.int64()))
     sessions = pc.count_distinct(rows.table.column("session_id")).as_py()
-    codex_files = [False] * len(rows.files)
-    if len(owner):
-        is_codex = pc.equal(rows.table.column("client_name"), "codex").to_numpy(
-            zero_copy_only=False)
-        for i in np.unique(owner[is_codex]):
-            codex_files[int(i)] = True
+    # The parse's kind, not the rows': a rollout whose every row was left out at
+    # conversion has none, and its skipped lines go with the Codex files' (_account).
+    codex_files = rows.file_codex
     out = project_partition(plan, table, granularity=granularity,
                             include_content=include_content)
     info = {

@@ -162,7 +162,8 @@ def test_a_damaged_or_foreign_cache_is_rebuilt_never_a_traceback(work: Path, tmp
         if damage == "garbage":
             path.write_bytes(b"\x00not what graphkit wrote\xff" * 3)
         elif damage == "foreign":
-            path.write_bytes(b'{"parser": 6, "rows": "../../etc/passwd", "entries": {"x": 1}}')
+            path.write_bytes(b'{"parser": %d, "rows": "../../etc/passwd", "entries": {"x": 1}}'
+                             % index.PARSER_VERSION)
         elif damage == "truncated":
             path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
         elif path.name.startswith("transcripts-rows-"):

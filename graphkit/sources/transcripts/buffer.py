@@ -358,6 +358,9 @@ class FileParse:
     facts: dict[str, Any] = field(default_factory=dict)
     skipped: list[tuple[int, str]] = field(default_factory=list)
     table: pa.Table | None = None
+    # ``table`` is rows ``start`` on of this larger table (a run of files parsed in one
+    # go, :mod:`.pool`): files next to each other in it are joined again by one slice.
+    run: tuple[pa.Table, int] | None = None
 
     @property
     def num_rows(self) -> int:

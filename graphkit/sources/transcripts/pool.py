@@ -11,12 +11,12 @@ the same rows, facts and left-out lines as a parse in the main process.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,13 +38,13 @@ from graphkit.sources.transcripts.codex import parse_codex
 from graphkit.sources.transcripts.files import not_a_transcript, read_file, sniff_kind
 from graphkit.sources.transcripts.index import stat_key
 
-# Off by default (GRAPHKIT_PARSE_WORKERS=2 turns it on): on the shared 2-core benchmark
-# machine two processes were not faster (bench/PROFILE_NOTES.md): the child's start-up and
-# the per-file slices it sends back cost about what the second core saved.
+# Off by default (GRAPHKIT_PARSE_WORKERS=2 turns it on): on the shared, loaded 2-core
+# benchmark machine a second process only adds CPU; with a core to spare it takes ~20% of
+# the instructions off this process (bench/PROFILE_NOTES.md, parsing passes 3 and 7).
 WORKERS = 1
 # Below this many bytes to parse, starting interpreters costs more than it saves.
 MIN_BYTES = 16 * 1024 * 1024
-_RUN_BYTES = 2 * 1024 * 1024  # files per task: about this many bytes, in order
+_RUN_BYTES = 1024 * 1024  # files per claim: about this many bytes, in order
 
 
 @dataclass
@@ -146,84 +146,122 @@ def _in_order(outcomes: list[Parsed], tables: dict[str, pa.Table]) -> Iterator[P
             kind = out.parse.kind
             start = at.get(kind, 0)
             out.parse.table = tables[kind].slice(start, out.count)
+            out.parse.run = (tables[kind], start)
             at[kind] = start + out.count
         yield out
 
 
-def _split(paths: Sequence[Path], sizes: Sequence[int]) -> int:
-    """Where the second process's share starts: about half the bytes each."""
-    half, held = sum(sizes) / 2, 0
-    for i, size in enumerate(sizes):
-        held += size
-        if held >= half:
-            return i + 1
-    return len(paths)
+class _Claims:
+    """Which runs each process parses, decided as they go: this process takes runs from the
+    front, the child from the back, each claiming a run by creating its marker file
+    (``O_EXCL``: exactly one creator wins, on every OS) until a claim fails, where they
+    have met. The child starts later (a fresh interpreter and its imports), so a fixed
+    split left this process idle waiting for it; claiming lets whichever is faster take
+    more."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def take(self, run: int) -> bool:
+        try:
+            os.close(os.open(os.path.join(self.folder, f"{run}.run"),
+                             os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return False
+        return True
 
 
 def parse_in_workers(paths: Sequence[Path], sizes: Sequence[int]) -> Iterator[Parsed]:
-    """Each file's outcome, in the order of ``paths``: this process parses the first half
-    of the bytes while a child (``python -m graphkit.sources.transcripts.pool``) parses the
-    rest. A child process, not multiprocessing: that would re-import the caller's main
-    script (or fork its threads mid-lock). If the child fails, its share is parsed here."""
-    cut = _split(paths, sizes)
-    head, tail = list(paths[:cut]), [str(p) for p in paths[cut:]]
-    fd, out_name = tempfile.mkstemp(prefix="graphkit-parse-", suffix=".pickle")
-    os.close(fd)
-    out_file = Path(out_name)
+    """Each file's outcome, in the order of ``paths``: this process parses runs of files
+    from the front while a child (``python -m graphkit.sources.transcripts.pool``) parses
+    runs from the back (:class:`_Claims`). A child process, not multiprocessing: that would
+    re-import the caller's main script (or fork its threads mid-lock). If the child fails,
+    its runs are parsed here."""
+    runs = _runs(paths, sizes)
+    folder = tempfile.mkdtemp(prefix="graphkit-parse-")
+    claims = _Claims(folder)
     child = None
     try:
-        if tail:
-            child = _start_child(tail, out_name)
-        for run in _runs(head, sizes[:cut]):
-            yield from _in_order(*_parse_run(run))
+        if len(runs) > 1:
+            child = _start_child(runs, folder)
+        done = 0
+        while done < len(runs) and (child is None or claims.take(done)):
+            yield from _in_order(*_parse_run(runs[done]))
+            done += 1
+        if done == len(runs):
+            return  # this process took every run: the child has nothing to give
         got = None
-        if child is not None and child.wait() == 0:
+        assert child is not None
+        if child.wait() == 0:
             try:
-                got = pickle.loads(out_file.read_bytes())
+                got = pickle.loads(Path(folder, "out.pickle").read_bytes())
             except (OSError, pickle.UnpicklingError, EOFError, ValueError, AttributeError,
                     ImportError):
                 got = None
-        if got is not None:
-            yield from _in_order(*got)
-        elif tail:  # no child, or it failed: parse its share here
-            for run in _runs([Path(t) for t in tail], sizes[cut:]):
+        if got is not None and got[0] == done:
+            for outcomes, tables in got[1]:
+                yield from _in_order(outcomes, tables)
+        else:  # the child failed: parse its runs here
+            for run in runs[done:]:
                 yield from _in_order(*_parse_run(run))
     finally:
         if child is not None and child.poll() is None:
             child.kill()
             child.wait()
-        out_file.unlink(missing_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-def _start_child(paths: list[str], out_name: str) -> subprocess.Popen[bytes] | None:
-    """Start the child parsing ``paths`` into ``out_name`` (None if it cannot start)."""
+def _start_child(runs: list[list[str]], folder: str) -> subprocess.Popen[bytes] | None:
+    """Start the child parsing runs from the back of ``runs`` (None if it cannot start).
+    The runs go in a file, not a pipe: a pipe holds 64 KiB, and writing more would wait
+    until the child had imported everything and began reading."""
     root = str(Path(__file__).resolve().parents[3])  # the folder holding graphkit/
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [root, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    Path(folder, "runs.json").write_text(json.dumps(runs))
     try:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "graphkit.sources.transcripts.pool", out_name],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        return subprocess.Popen(
+            [sys.executable, "-m", "graphkit.sources.transcripts.pool", folder],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=env)
     except OSError:
         return None
-    assert child.stdin is not None
-    with contextlib.suppress(OSError):  # a child gone already: seen at its exit
-        child.stdin.write(json.dumps(paths).encode())
-    with contextlib.suppress(OSError):
-        child.stdin.close()
-    return child
+
+
+class _NoPandas:
+    """An import finder refusing pandas (the child's, see below)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError("not imported by the transcript parse child", name=name)
 
 
 def child_main() -> None:
-    """The child: paths (JSON) on stdin, the pickled outcomes to the file named."""
-    paths = json.loads(sys.stdin.buffer.read())
+    """The child: claims runs from the back of ``runs.json`` in the folder named and
+    writes ``(first run it parsed, [(outcomes, tables) per run, in order])`` to
+    ``out.pickle`` there."""
+    folder = sys.argv[1]
+    runs = json.loads(Path(folder, "runs.json").read_text())
     gc.set_threshold(100_000, 50, 100)  # as read.py's parse: the GC took 15-20% of the CPU
-    payload = pickle.dumps(_parse_run(paths), protocol=pickle.HIGHEST_PROTOCOL)
-    Path(sys.argv[1]).write_bytes(payload)
+    claims = _Claims(folder)
+    got = []
+    first = len(runs)
+    while first > 0 and claims.take(first - 1):
+        first -= 1
+        got.append(_parse_run(runs[first]))
+    got.reverse()
+    payload = pickle.dumps((first, got), protocol=pickle.HIGHEST_PROTOCOL)
+    Path(folder, "out.tmp").write_bytes(payload)
+    os.replace(Path(folder, "out.tmp"), Path(folder, "out.pickle"))
 
 
 if __name__ == "__main__":
+    # pyarrow's first ``pa.array`` imports pandas if it can (0.2 CPU-s), only to ask whether
+    # the input is a pandas object; the child converts lists of tuples, for which the
+    # answer is no either way, so it tells pyarrow there is no pandas. The tables are the
+    # same (tests/sources/test_incremental_build.py compares them).
+    # (None in sys.modules is not enough: pyarrow's compiled import takes the None.)
+    sys.meta_path.insert(0, _NoPandas())
     # Through the module's own name, so what is pickled names graphkit's classes, not
     # __main__'s.
     from graphkit.sources.transcripts import pool

@@ -78,6 +78,7 @@ class TranscriptRows:
     # each row's file (index into ``files``); the transcript file each fingerprint is
     # of; where the skipped lines of rows left out at conversion start.
     files: list[str] = field(default_factory=list)
+    file_codex: list[bool] = field(default_factory=list)  # each of ``files``: a Codex rollout?
     file_keys: list[set[str]] = field(default_factory=list)
     row_file: Any = None
     fingerprint_files: list[str] = field(default_factory=list)
@@ -176,9 +177,10 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
         combined.bad.extend((parse.kind, position, line, why) for line, why in bad)
 
     task.done()
+    left_out = combined.left_out(list(seen))
     if index:
         bad_of: dict[str, list[tuple[int, str]]] = {}
-        for kind, position, line, why in combined.bad:
+        for kind, position, line, why in left_out:
             bad_of.setdefault(seen[kind][position], []).append((line, why))
         tables = [combined.table(k) or CACHE_SCHEMA.empty_table() for k in seen]
         index.save(tables, seen, bad_of)
@@ -186,12 +188,13 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
     report = LinkReport()
     if closure:
         result.files = [f.path for f in parsed]
+        result.file_codex = [f.parse.kind == "codex" for f in parsed]
         result.file_keys = closure_keys(parsed, {k: combined.table(k) for k in seen})
     table = _link(parsed, combined, report, result if closure else None)
     of_kind = {kind: [f.path for f in parsed if f.parse.kind == kind]
                for kind in ("claude", "codex")}
     result.bad_from = len(result.skipped)
-    for kind, position, line, why in combined.bad:
+    for kind, position, line, why in left_out:
         _skip(result, strict, SkippedLine(of_kind[kind][position], line, why))
     result.agents = dict(sorted(report.kinds.items()))
     result.findings = report.findings

@@ -2,5 +2,7 @@
 (:mod:`graphkit.engine.reuse`) reads it without importing the parser or pyarrow."""
 
 # Bump when parsing changes what a file yields: older cache entries are then ignored.
-# 4: usage and continuation facts; 5: deep JSON lines are skipped lines; 6: one rows file.
-PARSER_VERSION = 6
+# 4: usage and continuation facts; 5: deep JSON lines are skipped lines; 6: one rows file;
+# 7: rows left out at conversion are kept for every file (6's cache lost those of a read's
+# last batch, so a warm read missed them) and link groups know a rollout with none left.
+PARSER_VERSION = 7
