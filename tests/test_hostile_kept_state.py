@@ -175,17 +175,27 @@ def test_a_fifo_or_a_device_among_the_transcripts_is_a_skipped_file(
     assert _tables(snap) == _cold(src, tmp_path)
 
 
-def _first_file(state: dict) -> str:  # type: ignore[type-arg]
-    return sorted(state["files"])[0]
+def _b64(values: list[int], dtype: str) -> str:
+    import base64
+
+    import numpy as np
+
+    return base64.b64encode(np.array(values, dtype=dtype).tobytes()).decode()
 
 
 @pytest.mark.parametrize("edit", [
-    lambda s: s["files"].__setitem__(_first_file(s), "x"),
-    lambda s: s["files"].__setitem__(_first_file(s), None),
-    lambda s: s["files"].__setitem__(_first_file(s), []),
+    lambda s: s.__setitem__("files", "x"),
+    lambda s: s.__setitem__("files", None),
+    lambda s: s.__setitem__("files", []),
+    lambda s: s.__setitem__("files", _b64([10 ** 9], "<i4")),  # beyond the walk
+    lambda s: s.__setitem__("groups", _b64([-1], "<i2")),
+    lambda s: s.__setitem__("stats", s["stats"][:-8]),  # fewer stats than paths
+    lambda s: s.__setitem__("walk", 3),
+    lambda s: s.__setitem__("roots", "x"),
     lambda s: s["parts"].__setitem__("x", {}),
     lambda s: s.__setitem__("parts", []),
-], ids=["file-entry-text", "file-entry-null", "file-entry-empty", "part-key-text",
+], ids=["files-text", "files-null", "files-empty-list", "file-beyond-walk",
+        "group-negative", "stats-short", "walk-a-number", "roots-text", "part-key-text",
         "parts-a-list"])
 def test_a_state_edited_by_hand_is_rebuilt(tmp_path: Path, edit: object) -> None:
     # Fourth round. Was: a kept state still JSON but of another shape (edited by hand)

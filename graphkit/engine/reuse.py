@@ -22,8 +22,8 @@ import json
 import os
 import sys
 import zlib
-from collections.abc import Iterable, Sequence
 from array import array
+from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -316,7 +316,8 @@ def record_build(cache_dir: Path, key: str, inputs: list[list[Any]], snapshot_di
 
     side = [str(p) for p in side_files]
     tables = table_digests(snapshot_dir)
-    doc = {"key": key, "inputs": inputs_digest(inputs), "outputs": output_state(snapshot_dir, side, tables),
+    doc = {"key": key, "inputs": inputs_digest(inputs),
+           "outputs": output_state(snapshot_dir, side, tables),
            "side_files": side, "contract": {"name": contract[0], "version": contract[1]},
            "granularity": granularity, "summary": summary, "skipped": skipped,
            "snapshot_path": str(Path(snapshot_dir).resolve()),
