@@ -160,11 +160,16 @@ def input_state(sources: Sequence[Path]) -> list[list[Any]]:
     return out
 
 
+_DIGESTED: list[Any] = []  # [inputs, digest]: the last answer (asked twice per build)
+
+
 def inputs_digest(inputs: Sequence[Sequence[Any]]) -> str:
     """A digest of :func:`input_state`'s list: the record keeps it instead of the list
     (8.7k ``[path, *stat]`` entries were 1.6 MB of JSON to encode, compress, decompress and
     decode in every build, for an equality test). Paths joined by NUL (no path holds one),
     then the stats as int64s: ~2.5 ms for 8.7k files where the list's JSON took ~20."""
+    if _DIGESTED and _DIGESTED[0] is inputs:  # the very list: the check's and the record's
+        return str(_DIGESTED[1])
     h = hashlib.sha256(b"inputs 1\0%d\0" % len(inputs))
     h.update("\0".join([row[0] for row in inputs]).encode("utf-8", "surrogatepass"))
     flat = [v for row in inputs for v in row[1:]]
@@ -172,7 +177,8 @@ def inputs_digest(inputs: Sequence[Sequence[Any]]) -> str:
         h.update(array("q", flat).tobytes())
     except (OverflowError, TypeError):  # a stat beyond int64 (no file system gives one)
         h.update(repr(flat).encode())
-    return h.hexdigest()
+    _DIGESTED[:] = [inputs, h.hexdigest()]
+    return str(_DIGESTED[1])
 
 
 _TAILS: list[Any] = []  # [inputs, root, text]: the last answer (asked twice per build)
@@ -310,12 +316,14 @@ def _remember(snapshot_dir: Path, sources: Sequence[Path], name: str, version: i
 
 def record_build(cache_dir: Path, key: str, inputs: list[list[Any]], snapshot_dir: Path,
                  side_files: Sequence[Path], contract: tuple[str, int], granularity: str,
-                 summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
-    """Remember what this build depended on and said (see the module doc)."""
+                 summary: dict[str, Any], skipped: list[dict[str, Any]],
+                 manifest: dict[str, Any] | None = None) -> None:
+    """Remember what this build depended on and said (see the module doc). ``manifest``:
+    the one just written to ``snapshot_dir`` (else it is read back for its tables)."""
     from graphkit.sources.transcripts.index import atomic_write
 
     side = [str(p) for p in side_files]
-    tables = table_digests(snapshot_dir)
+    tables = table_digests(snapshot_dir) if manifest is None else manifest_tables(manifest)
     doc = {"key": key, "inputs": inputs_digest(inputs),
            "outputs": output_state(snapshot_dir, side, tables),
            "side_files": side, "contract": {"name": contract[0], "version": contract[1]},
@@ -336,6 +344,12 @@ def record_build(cache_dir: Path, key: str, inputs: list[list[Any]], snapshot_di
     atomic_write(cache_dir / RECORD, lambda fh: fh.write(payload))
 
 
+def manifest_tables(manifest: dict[str, Any]) -> dict[str, str]:
+    """Each table file a manifest names and its SHA-256."""
+    return {str(entry["file"]): str(entry["sha256"])
+            for part in ("nodes", "edges") for entry in manifest[part].values()}
+
+
 def table_digests(snapshot_dir: Path) -> dict[str, str]:
     """Each table file of the snapshot's manifest and its SHA-256 (empty if unreadable).
     Only ``nodes``/``edges`` are parsed: the inputs list (2 MB for 9k files) is skipped."""
@@ -348,11 +362,7 @@ def table_digests(snapshot_dir: Path) -> dict[str, str]:
             parts = {p: msgspec.json.decode(raw[p]) for p in ("nodes", "edges")}
         except msgspec.DecodeError:  # an escaped lone surrogate (a path not UTF-8), NaN
             parts = json.loads(data)
-        out = {}
-        for part in ("nodes", "edges"):
-            for entry in parts[part].values():
-                out[str(entry["file"])] = str(entry["sha256"])
-        return out
+        return manifest_tables(parts)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
 
