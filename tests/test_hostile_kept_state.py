@@ -216,6 +216,52 @@ def test_a_state_edited_by_hand_is_rebuilt(tmp_path: Path, edit: object) -> None
     assert _tables(snap) == _cold(src, tmp_path)
 
 
+def test_a_state_naming_a_file_that_is_no_transcript_is_not_trusted(tmp_path: Path) -> None:
+    # Incremental pass 7: the state keeps the transcript files as positions in the walk,
+    # and an append whose walk has the same paths takes them from there (not listed
+    # again). A state edited by hand to name another file of the walk (still valid) in
+    # the appended session's group must not make that file a transcript: the listing is
+    # sealed, and listed again when the seal does not hold.
+    import base64
+
+    import msgspec
+    import numpy as np
+
+    from graphkit.engine.splice_merged import zstd_pack, zstd_unpack
+
+    src = tmp_path / "src"
+    shutil.copytree(SHAPED, src)
+    # A session's lines in a subagents folder under a name that is no agent's: walked,
+    # never a transcript (a build would find a whole session more in it).
+    journal = (src / SESSION).parent / "x" / "subagents" / "journal.jsonl"
+    journal.parent.mkdir(parents=True)
+    journal.write_text((src / SESSION).read_text().replace("dab1dab1", "0ddba11e"))
+    snap = tmp_path / "snap"
+    for n in range(2):
+        if n:
+            _append(src, n)
+        assert graphkit("build", src, "--snapshot", snap).returncode == 0
+    path = snap.with_name(".snap.cache") / "graph" / "graph-state.json.zst"
+    state = msgspec.json.decode(zstd_unpack(path.read_bytes()))
+    walk = state["walk"].split("\0")
+    files = np.frombuffer(base64.b64decode(state["files"]), "<i4").tolist()
+    groups = np.frombuffer(base64.b64decode(state["groups"]), "<i2").tolist()
+    session = walk.index(str((src / SESSION).resolve()))
+    other = walk.index(str(journal.resolve()))
+    assert other not in files
+    at = sorted([*files, other])
+    groups.insert(at.index(other), groups[files.index(session)])
+    state["files"] = base64.b64encode(np.array(at, "<i4").tobytes()).decode()
+    state["groups"] = base64.b64encode(np.array(groups, "<i2").tobytes()).decode()
+    path.write_bytes(zstd_pack(msgspec.json.encode(state)))
+    _append(src, 2)
+    proc = graphkit("build", src, "--snapshot", snap)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert _tables(snap) == _cold(src, tmp_path)
+    inputs = [i["path"] for i in json.loads((snap / "manifest.json").read_text())["inputs"]]
+    assert str(journal.resolve()) not in inputs
+
+
 def test_a_transcript_folder_named_with_bytes_that_are_not_utf8_builds(
         tmp_path: Path) -> None:
     # Fourth round. Was: UnicodeEncodeError traceback, spliced and whole builds alike:

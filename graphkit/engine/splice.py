@@ -209,6 +209,10 @@ class _Before:
                 int(self.files.min()) < 0 or int(self.files.max()) >= len(paths)
                 or int(self.groups.min()) < 0 or int(self.groups.max()) > HOT)):
             raise ValueError("state files")
+        # Taken as the transcript files of this walk (not listed again) only if sealed as
+        # written: a state edited by hand may name a file that is none.
+        self.seal = _seal(roots, text, self.files)
+        self.sealed = state.get("listing") == self.seal
 
     def listed(self) -> list[str]:
         paths = self.walk.paths
@@ -219,6 +223,14 @@ class _Before:
         w = self.walk
         return {p: [b, w.stat(p), w.stat(_side_path(p))]
                 for p, b in zip(self.listed(), self.groups.tolist(), strict=True)}
+
+
+def _seal(roots: list[str], text: str, files: np.ndarray) -> str:
+    """A digest of the roots, the walk's paths and the files listed from them."""
+    h = hashlib.sha256(json.dumps(roots).encode())
+    h.update(b"\0\0" + text.encode("utf-8", "surrogatepass") + b"\0\0")
+    h.update(files.astype("<i4").tobytes())
+    return h.hexdigest()
 
 
 def _check_parts(state: dict[str, Any]) -> None:
@@ -353,7 +365,8 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
     rooted = _root_texts(roots)
     if inputs is not None:
         walk = _Walk.of_inputs(inputs)
-        same = prev is not None and prev.roots == rooted and prev.walk.text() == walk.text()
+        same = prev is not None and prev.sealed and prev.roots == rooted \
+            and prev.walk.text() == walk.text()
         files = prev.listed() if same and prev is not None else _candidates(roots, walk.paths)
     else:
         files, walked = _walked_here(roots)
@@ -702,13 +715,15 @@ def _save_state(store: _Store, files: list[str], assign: dict[str, int],
     atomic_write(store.dir / _KEYS, write_keys)
     walk, prev = store.walk, store.before
     assert walk is not None
-    if prev is not None and prev.walk.text() == walk.text() and prev.listed() == files:
-        at = prev.files  # the same walk and files: the same positions
+    if prev is not None and prev.sealed and prev.roots == store.rooted \
+            and prev.walk.text() == walk.text() and prev.listed() == files:
+        at, seal = prev.files, prev.seal  # the same walk and files: the same positions
     else:
         at = walk.index(files)
+        seal = _seal(store.rooted, walk.text(), at)
     state = {"format": _FORMAT, "parser": _parser(), "buckets": BUCKETS,
              "roots": store.rooted, "walk": walk.text(), "stats": _b64(walk.stats),
-             "files": _b64(at.astype("<i4")),
+             "files": _b64(at.astype("<i4")), "listing": seal,
              "groups": _b64(np.array([assign[p] for p in files], dtype="<i2")),
              "parts": {str(b): {"file": part["file"], "key": part["key"],
                                 "rows": sum(part["file_rows"])} for b, part in parts.items()}}
