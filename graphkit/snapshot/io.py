@@ -144,7 +144,7 @@ def start_snapshot(directory: Path | str) -> tuple[Path, Path]:
     ``nodes/`` and ``edges/`` in it, each sealed with :func:`table_entry`, then
     :func:`commit_snapshot` swaps it into place. Writers that stream tables
     (:mod:`graphkit.engine`) use these three; :func:`write_snapshot` does too."""
-    path = check_snapshot_target(directory)
+    path = check_snapshot_target(directory, probe=False)  # make_dir below is the probe
     try:
         tmp = make_dir(path, "tmp")
         for sub in ("nodes", "edges"):
@@ -266,10 +266,11 @@ def manifest_for(*, contract: str, contract_version: int, granularity: str,
     }
 
 
-def check_snapshot_target(directory: Path | str) -> Path:
+def check_snapshot_target(directory: Path | str, *, probe: bool = True) -> Path:
     """``directory`` as a path a snapshot may be written to, or a one-line
     :class:`SnapshotError` naming what is in the way. Cheap: call it before a
-    long build. A symlink to a folder stands for that folder."""
+    long build. A symlink to a folder stands for that folder. ``probe`` False: the
+    caller makes its write folder beside it next (that is the probe)."""
     path = Path(directory)
     if path.is_symlink():
         if not path.is_dir():
@@ -293,7 +294,8 @@ def check_snapshot_target(directory: Path | str) -> Path:
         # Try it: permission bits do not tell (root, read-only mounts, /sys). Named as a
         # writer's temp folder, so one left by a writer killed right here is cleaned by
         # the next write like any other left-over of a dead writer.
-        os.rmdir(make_dir(path, "tmp"))
+        if probe:
+            os.rmdir(make_dir(path, "tmp"))
     except OSError as exc:
         raise os_error(exc, path) from None
     return path
