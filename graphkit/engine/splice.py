@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from graphkit.core.progress import Progress as CoreProgress
 from graphkit.core.progress import Task, as_progress
-from graphkit.engine.reuse import file_stat, source_tails
+from graphkit.engine.reuse import file_stat, packed_inputs, source_tails, stat_bytes
 from graphkit.engine.splice_merged import json_bytes, json_value, zstd_pack, zstd_unpack
 
 READING = "reading transcripts"  # the task read_transcripts starts
@@ -144,15 +144,16 @@ class _Walk:
     @classmethod
     def of(cls, stats: dict[str, list[int] | None]) -> _Walk:
         paths = sorted(stats)
-        flat = [v for p in paths for v in (stats[p] or _NO_STAT)]
-        return cls(paths, np.array(flat, dtype=np.int64).reshape(-1, 4))
+        flat = stat_bytes([v for p in paths for v in (stats[p] or _NO_STAT)])
+        return cls(paths, np.frombuffer(flat, dtype=np.int64).reshape(-1, 4))
 
     @classmethod
     def of_inputs(cls, inputs: list[list[Any]]) -> _Walk:
         """From :func:`graphkit.engine.reuse.input_state`'s list (sorted by path; a file
-        it could not stat has -1s, as here)."""
-        flat = [v for row in inputs for v in row[1:]]
-        return cls([row[0] for row in inputs], np.array(flat, dtype=np.int64).reshape(-1, 4))
+        it could not stat has -1s, as here), packed once for the build record too."""
+        text, flat = packed_inputs(inputs)
+        return cls([row[0] for row in inputs],
+                   np.frombuffer(flat, dtype=np.int64).reshape(-1, 4), text)
 
     def text(self) -> str:
         if self._text is None:
