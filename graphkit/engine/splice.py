@@ -723,7 +723,8 @@ def _save_state(store: _Store, files: list[str], assign: dict[str, int],
         at = walk.index(files)
         seal = _seal(store.rooted, walk.text(), at)
     state = {"format": _FORMAT, "parser": _parser(), "buckets": BUCKETS,
-             "roots": store.rooted, "walk": walk.text(), "stats": _b64(walk.stats),
+             "roots": store.rooted, "walk": walk.text(),
+             "stats": _b64(walk.stats.astype("<i8", copy=False)),  # as _Before reads it
              "files": _b64(at.astype("<i4")), "listing": seal,
              "groups": _b64(np.array([assign[p] for p in files], dtype="<i2")),
              "parts": {str(b): {"file": part["file"], "key": part["key"],
