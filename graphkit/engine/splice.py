@@ -707,7 +707,8 @@ def _save_state(store: _Store, files: list[str], assign: dict[str, int],
             fresh_b.append(np.full(len(h), assign.get(path, b), dtype=np.int16))
     table = pa.table({"h": pa.array(np.concatenate(fresh_h), pa.uint64()),
                       "b": pa.array(np.concatenate(fresh_b).astype(np.int16), pa.int16())})
-    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    # LZ4: the hashes are random (zstd saved 3% of 1 MB for ~1 ms more a build, both ways).
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
 
     def write_keys(fh: Any) -> None:
         with pa.ipc.new_file(fh, table.schema, options=options) as w:
