@@ -326,10 +326,12 @@ def _build_and_write(sources: Sources, snapshot_dir: Path | None, early: EarlyTa
         summary["skipped_lines_file"] = str(skipped_file)
     elif rejects_path is None:
         remove_stale(skipped_file)
+    manifest = None  # the one written (the build record takes its tables' digests)
     if snapshot_dir is not None:
         say(f"writing {snapshot_dir}")
-        write_snapshot(result.graph, snapshot_dir, inputs=result.sources.fingerprints,
-                       summary=summary, include_content=include_content, early=early)
+        manifest = write_snapshot(result.graph, snapshot_dir,
+                                  inputs=result.sources.fingerprints, summary=summary,
+                                  include_content=include_content, early=early)
         summary["snapshot"] = str(snapshot_dir)
         if not isinstance(sources, pa.Table):  # rows in memory have no source set to index
             from graphkit.snapshot.index import remember_snapshot
@@ -340,7 +342,7 @@ def _build_and_write(sources: Sources, snapshot_dir: Path | None, early: EarlyTa
         summary["transcripts"] = dict(result.sources.transcripts)
     if reuse is not None:
         with _cache_errors(reuse.cache_dir):
-            reuse.record(result.contract, summary, result.sources.skipped)
+            reuse.record(result.contract, summary, result.sources.skipped, manifest)
     if store == "networkx":
         from graphkit.stores.networkx_store import NetworkXStore
 
@@ -431,12 +433,12 @@ class _Reuse:
         return _ReusedResult(c, rows, self.snapshot_dir, summary, rejects), summary
 
     def record(self, contract: LoadedContract, summary: dict[str, Any],
-               skipped: list[dict[str, Any]]) -> None:
+               skipped: list[dict[str, Any]], manifest: dict[str, Any] | None = None) -> None:
         from graphkit.engine.reuse import record_build
 
         record_build(self.cache_dir, self.key, self.inputs, self.snapshot_dir,
                      self.side_files, (contract.name, contract.version), self.granularity,
-                     summary, skipped)
+                     summary, skipped, manifest)
 
 
 @dataclass

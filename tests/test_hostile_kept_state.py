@@ -175,17 +175,27 @@ def test_a_fifo_or_a_device_among_the_transcripts_is_a_skipped_file(
     assert _tables(snap) == _cold(src, tmp_path)
 
 
-def _first_file(state: dict) -> str:  # type: ignore[type-arg]
-    return sorted(state["files"])[0]
+def _b64(values: list[int], dtype: str) -> str:
+    import base64
+
+    import numpy as np
+
+    return base64.b64encode(np.array(values, dtype=dtype).tobytes()).decode()
 
 
 @pytest.mark.parametrize("edit", [
-    lambda s: s["files"].__setitem__(_first_file(s), "x"),
-    lambda s: s["files"].__setitem__(_first_file(s), None),
-    lambda s: s["files"].__setitem__(_first_file(s), []),
+    lambda s: s.__setitem__("files", "x"),
+    lambda s: s.__setitem__("files", None),
+    lambda s: s.__setitem__("files", []),
+    lambda s: s.__setitem__("files", _b64([10 ** 9], "<i4")),  # beyond the walk
+    lambda s: s.__setitem__("groups", _b64([-1], "<i2")),
+    lambda s: s.__setitem__("stats", s["stats"][:-8]),  # fewer stats than paths
+    lambda s: s.__setitem__("walk", 3),
+    lambda s: s.__setitem__("roots", "x"),
     lambda s: s["parts"].__setitem__("x", {}),
     lambda s: s.__setitem__("parts", []),
-], ids=["file-entry-text", "file-entry-null", "file-entry-empty", "part-key-text",
+], ids=["files-text", "files-null", "files-empty-list", "file-beyond-walk",
+        "group-negative", "stats-short", "walk-a-number", "roots-text", "part-key-text",
         "parts-a-list"])
 def test_a_state_edited_by_hand_is_rebuilt(tmp_path: Path, edit: object) -> None:
     # Fourth round. Was: a kept state still JSON but of another shape (edited by hand)
@@ -204,6 +214,52 @@ def test_a_state_edited_by_hand_is_rebuilt(tmp_path: Path, edit: object) -> None
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert "stored graph parts unreadable" in proc.stderr
     assert _tables(snap) == _cold(src, tmp_path)
+
+
+def test_a_state_naming_a_file_that_is_no_transcript_is_not_trusted(tmp_path: Path) -> None:
+    # Incremental pass 7: the state keeps the transcript files as positions in the walk,
+    # and an append whose walk has the same paths takes them from there (not listed
+    # again). A state edited by hand to name another file of the walk (still valid) in
+    # the appended session's group must not make that file a transcript: the listing is
+    # sealed, and listed again when the seal does not hold.
+    import base64
+
+    import msgspec
+    import numpy as np
+
+    from graphkit.engine.splice_merged import zstd_pack, zstd_unpack
+
+    src = tmp_path / "src"
+    shutil.copytree(SHAPED, src)
+    # A session's lines in a subagents folder under a name that is no agent's: walked,
+    # never a transcript (a build would find a whole session more in it).
+    journal = (src / SESSION).parent / "x" / "subagents" / "journal.jsonl"
+    journal.parent.mkdir(parents=True)
+    journal.write_text((src / SESSION).read_text().replace("dab1dab1", "0ddba11e"))
+    snap = tmp_path / "snap"
+    for n in range(2):
+        if n:
+            _append(src, n)
+        assert graphkit("build", src, "--snapshot", snap).returncode == 0
+    path = snap.with_name(".snap.cache") / "graph" / "graph-state.json.zst"
+    state = msgspec.json.decode(zstd_unpack(path.read_bytes()))
+    walk = state["walk"].split("\0")
+    files = np.frombuffer(base64.b64decode(state["files"]), "<i4").tolist()
+    groups = np.frombuffer(base64.b64decode(state["groups"]), "<i2").tolist()
+    session = walk.index(str((src / SESSION).resolve()))
+    other = walk.index(str(journal.resolve()))
+    assert other not in files
+    at = sorted([*files, other])
+    groups.insert(at.index(other), groups[files.index(session)])
+    state["files"] = base64.b64encode(np.array(at, "<i4").tobytes()).decode()
+    state["groups"] = base64.b64encode(np.array(groups, "<i2").tobytes()).decode()
+    path.write_bytes(zstd_pack(msgspec.json.encode(state)))
+    _append(src, 2)
+    proc = graphkit("build", src, "--snapshot", snap)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert _tables(snap) == _cold(src, tmp_path)
+    inputs = [i["path"] for i in json.loads((snap / "manifest.json").read_text())["inputs"]]
+    assert str(journal.resolve()) not in inputs
 
 
 def test_a_transcript_folder_named_with_bytes_that_are_not_utf8_builds(

@@ -266,6 +266,24 @@ def _tables_of(folder: Path, bucket: int, name: str, want: set[tuple[str, str]]
         return None
 
 
+def _raw_streams(folder: Path, bucket: int, name: str
+                 ) -> dict[tuple[str, str], pa.Buffer] | None:
+    """Each table's stream of a partial file as stored (not decoded), None when
+    unreadable."""
+    try:
+        info, buf = _read_part(folder, bucket, name)
+        _READ[folder / name] = (info, buf)  # load_parts takes it from there
+        out = {}
+        for kind, type_, at, size in info["tables"]:
+            if not (isinstance(at, int) and isinstance(size, int)
+                    and at >= 0 and size >= 0 and at + size <= buf.size):
+                return None
+            out[(str(kind), str(type_))] = buf.slice(at, size)
+        return out
+    except (PartUnreadable, ValueError, KeyError, TypeError):
+        return None
+
+
 def _merged_tables(plan: Plan, folder: Path, files: list[str],
                    parts: dict[int, dict[str, Any]], kept_from: Merged | None,
                    notes: list[str]) -> tuple[dict[tuple[str, str], pa.Table], list[pa.Table],
@@ -279,7 +297,8 @@ def _merged_tables(plan: Plan, folder: Path, files: list[str],
         if kept_from.problem:
             notes.append(kept_from.problem)
         alike = unchanged(kept_from, types, parts,
-                          lambda b, name, want: _tables_of(folder, b, name, want))
+                          lambda b, name, want: _tables_of(folder, b, name, want),
+                          lambda b, name: _raw_streams(folder, b, name))
         try:
             kept = {t: kept_from.table(t) for t in types if t in alike}
         except (ValueError, OSError, pa.ArrowException) as exc:

@@ -39,6 +39,7 @@ import shutil
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,7 +144,7 @@ def start_snapshot(directory: Path | str) -> tuple[Path, Path]:
     ``nodes/`` and ``edges/`` in it, each sealed with :func:`table_entry`, then
     :func:`commit_snapshot` swaps it into place. Writers that stream tables
     (:mod:`graphkit.engine`) use these three; :func:`write_snapshot` does too."""
-    path = check_snapshot_target(directory)
+    path = check_snapshot_target(directory, probe=False)  # make_dir below is the probe
     try:
         tmp = make_dir(path, "tmp")
         for sub in ("nodes", "edges"):
@@ -202,6 +203,8 @@ def _plain(value: Any) -> bool:
                 return False
             values: Iterable[Any] = item.values()
         elif type(item) is list:
+            if len(item) > 64 and _flat_records(item):
+                continue  # thousands of input records, looked at by C loops (~5× faster)
             values = item
         else:
             return False
@@ -212,6 +215,17 @@ def _plain(value: Any) -> bool:
             elif kind is not str and kind is not int and kind is not bool and v is not None:
                 return False
     return True
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _flat_records(items: list[Any]) -> bool:
+    """Whether ``items`` are all dicts with text keys and only plain scalars (text, exact
+    ints, booleans, None) as values: what :func:`_plain` asks of each, in C loops."""
+    return set(map(type, items)) == {dict} and \
+        set(map(type, chain.from_iterable(items))) <= {str} and \
+        set(map(type, chain.from_iterable(map(dict.values, items)))) <= _SCALARS
 
 
 def commit_snapshot(tmp: Path, directory: Path, manifest: dict[str, Any]) -> None:
@@ -252,10 +266,11 @@ def manifest_for(*, contract: str, contract_version: int, granularity: str,
     }
 
 
-def check_snapshot_target(directory: Path | str) -> Path:
+def check_snapshot_target(directory: Path | str, *, probe: bool = True) -> Path:
     """``directory`` as a path a snapshot may be written to, or a one-line
     :class:`SnapshotError` naming what is in the way. Cheap: call it before a
-    long build. A symlink to a folder stands for that folder."""
+    long build. A symlink to a folder stands for that folder. ``probe`` False: the
+    caller makes its write folder beside it next (that is the probe)."""
     path = Path(directory)
     if path.is_symlink():
         if not path.is_dir():
@@ -279,7 +294,8 @@ def check_snapshot_target(directory: Path | str) -> Path:
         # Try it: permission bits do not tell (root, read-only mounts, /sys). Named as a
         # writer's temp folder, so one left by a writer killed right here is cleaned by
         # the next write like any other left-over of a dead writer.
-        os.rmdir(make_dir(path, "tmp"))
+        if probe:
+            os.rmdir(make_dir(path, "tmp"))
     except OSError as exc:
         raise os_error(exc, path) from None
     return path
@@ -312,8 +328,15 @@ def _write_tables(graph: GraphTables, tmp: Path, include_content: bool,
     # Parquet encoding runs in Arrow without the GIL: two files at a time,
     # largest first, so the biggest table does not start last.
     same = graph.meta.get(SAME_FILES) or {}
-    done.update({i: got for i, (t, rel) in enumerate(jobs) if i not in done and rel in same
-                 and (got := _linked(tmp, rel, same[rel], t.num_rows)) is not None})
+    linked = {i: got for i, (t, rel) in enumerate(jobs) if i not in done and rel in same
+              and (got := _linked(tmp, rel, same[rel], t.num_rows)) is not None}
+    if linked:
+        # A linked file's bytes are on disk already (fsynced when first written); what is
+        # new is its name, which its folder's fsync makes durable: two fsyncs, not one a
+        # table (each a journal commit: ~3 ms of wall apiece on this machine's disk).
+        for sub in {jobs[i][1].split("/", 1)[0] for i in linked}:
+            fsync_dir(tmp / sub)
+    done.update(linked)
     order = sorted((i for i in range(len(jobs)) if i not in done),
                    key=lambda i: -jobs[i][0].nbytes)
     with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
@@ -349,7 +372,7 @@ def _linked(tmp: Path, rel: str, same: list[str], rows: int) -> dict[str, Any] |
     written then."""
     try:
         os.link(same[0], tmp / rel)
-        entry = table_entry(tmp, rel, rows)
+        entry = table_entry(tmp, rel, rows, sync=False)  # the caller fsyncs the folder
     except OSError:
         (tmp / rel).unlink(missing_ok=True)
         return None
@@ -359,14 +382,16 @@ def _linked(tmp: Path, rel: str, same: list[str], rows: int) -> dict[str, Any] |
     return entry
 
 
-def table_entry(tmp: Path, rel: str, rows: int) -> dict[str, Any]:
-    """Seal a table file written at ``tmp/rel`` (mode, fsync) and return its
-    manifest entry: file, row count, bytes and SHA-256."""
+def table_entry(tmp: Path, rel: str, rows: int, *, sync: bool = True) -> dict[str, Any]:
+    """Seal a table file written at ``tmp/rel`` (mode, fsync unless ``sync`` is False:
+    a hard link to a file synced before) and return its manifest entry: file, row
+    count, bytes and SHA-256."""
     path = tmp / rel
     # Hash what is on disk (in the page cache now): that is what a reader checks.
     with path.open("rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
         os.fchmod(f.fileno(), FILE_MODE)
-        os.fsync(f.fileno())  # the old snapshot is deleted after the swap: this must be on disk
+        if sync:  # the old snapshot is deleted after the swap: this must be on disk
+            os.fsync(f.fileno())
         size = os.fstat(f.fileno()).st_size
     return {"file": rel, "count": rows, "bytes": size, "sha256": digest}

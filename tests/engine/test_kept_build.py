@@ -201,3 +201,22 @@ def test_input_state_is_sorted_by_path(tmp_path: Path) -> None:
         (tmp_path / "s" / n[:2] / n).write_text(n)
     walk = reuse.input_state([tmp_path / "s"])
     assert walk == sorted(walk) and len(walk) == len(names)
+
+
+def test_the_walk_digest_tells_every_stat_apart() -> None:
+    # Incremental pass 7: the build record keeps a digest of the walk, not the walk. Any
+    # stat or path that differs gives another digest; an inode number with its top bit
+    # set (beyond int64) is digested too, not an OverflowError.
+    walk = [["/t/a.jsonl", 10, 1_796_000_000_000_000_000, 7, 1_796_000_000_000_000_001],
+            ["/t/b.jsonl", -1, -1, -1, -1]]
+    seen = {reuse.inputs_digest(walk)}
+    for i, j, value in [(0, 1, 11), (0, 2, 1_796_000_000_000_000_002), (0, 3, 8),
+                        (0, 4, 2), (1, 1, 0), (0, 3, 2**63), (0, 3, 2**64 - 2)]:
+        changed = [list(row) for row in walk]
+        changed[i][j] = value
+        seen.add(reuse.inputs_digest(changed))
+    seen.add(reuse.inputs_digest([["/t/a.jsonl\n", *walk[0][1:]], walk[1]]))
+    seen.add(reuse.inputs_digest(walk[:1]))
+    assert len(seen) == 10
+    assert reuse.stat_bytes([2**63]) == reuse.stat_bytes([-(2**63)])
+    assert reuse.inputs_digest(walk) == reuse.inputs_digest([list(r) for r in walk])

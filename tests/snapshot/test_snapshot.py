@@ -184,6 +184,8 @@ class _Size(int):
     {"size": _Size(5)},
     {"size": (1, 2)},                          # a tuple: json writes a list
     {7: "int key"},                            # json makes it text
+    {"size": {"nested": 1e16}},                # a float below a record: digits apart
+    {"size": [_Size(5)]},                      # an int subclass in a list in a record
 ])
 def test_manifest_bytes_of_many_inputs_are_jsons_indented_text(odd: dict[Any, Any] | None
                                                                ) -> None:

@@ -62,6 +62,19 @@ def _state(cache: Path) -> dict[str, Any]:
     return json.loads(zstd_unpack((cache / "graph" / "graph-state.json.zst").read_bytes()))
 
 
+def _groups(cache: Path) -> dict[str, int]:
+    """Each transcript file's link group, as the kept state says."""
+    import base64
+
+    import numpy as np
+
+    state = _state(cache)
+    paths = state["walk"].split("\0")
+    at = np.frombuffer(base64.b64decode(state["files"]), "<i4").tolist()
+    groups = np.frombuffer(base64.b64decode(state["groups"]), "<i2").tolist()
+    return {paths[i]: b for i, b in zip(at, groups, strict=True)}
+
+
 def _session(root: Path, sid: str, uuids: list[str], at: str) -> Path:
     entries = []
     for i, u in enumerate(uuids):
@@ -123,17 +136,17 @@ def test_an_append_that_joins_two_groups_merges_them(tmp_path: Path, monkeypatch
     first, other = _two_groups(work)
     snap, cache = tmp_path / "snap", tmp_path / "cache"
     _build(work, snap, cache)
-    before = _state(cache)["files"]
+    before = _groups(cache)
     a, b = (str((work / PROJECT / f"{s}.jsonl").resolve()) for s in (first, other))
-    assert before[a][0] != before[b][0]
+    assert before[a] != before[b]
     replay = json.loads((work / PROJECT / f"{other}.jsonl").read_text().splitlines()[1])
     with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
         fh.write(json.dumps(dict(replay, sessionId=first)) + "\n")
         fh.write(json.dumps(user("a-9", first, "2026-03-03T10:00:00Z", "and then", "b-2"))
                  + "\n")
     mine = _build(work, snap, cache)
-    after = _state(cache)["files"]
-    assert after[a][0] == after[b][0]  # one link group now
+    after = _groups(cache)
+    assert after[a] == after[b]  # one link group now
     whole = _whole(work, tmp_path / "whole", monkeypatch)
     _assert_same(snap, mine, tmp_path / "whole", whole)
     assert mine["edges"]["CONTINUES"] == whole["edges"]["CONTINUES"]
@@ -296,7 +309,7 @@ def test_changed_sessions_move_to_the_hot_group_and_cool_off(tmp_path: Path,
         return _build(work, snap, cache)["transcripts"]
 
     def group(sid: str) -> int:
-        return int(_state(cache)["files"][str((work / PROJECT / f"{sid}.jsonl").resolve())][0])
+        return _groups(cache)[str((work / PROJECT / f"{sid}.jsonl").resolve())]
 
     first = append(s1, 1, "1-4")  # s1 leaves its group (s2 stays): both projected
     assert (first["groups_projected"], first["sessions_projected"]) == (2, 2)
