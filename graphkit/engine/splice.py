@@ -21,8 +21,6 @@ file elsewhere does not stale them.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 import os
@@ -37,8 +35,19 @@ import pyarrow as pa
 
 from graphkit.core.progress import Progress as CoreProgress
 from graphkit.core.progress import Task, as_progress
-from graphkit.engine.reuse import file_stat, packed_inputs, source_tails, stat_bytes
-from graphkit.engine.splice_merged import json_bytes, json_value, zstd_pack, zstd_unpack
+from graphkit.engine.reuse import file_stat, source_tails
+from graphkit.engine.splice_state import (
+    BUCKETS,
+    FORMAT,
+    HOT,
+    Store,
+    Walk,
+    drop_stale,
+    key_hashes,
+    parser_version,
+    save_state,
+    side_path,
+)
 
 READING = "reading transcripts"  # the task read_transcripts starts
 
@@ -48,11 +57,6 @@ if TYPE_CHECKING:
     from graphkit.sources.read import Progress, SourceRows
     from graphkit.sources.transcripts.read import TranscriptRows
 
-BUCKETS = 16
-_FORMAT = 8  # 6: a hot group; 7: zstd accounts and state; 8: the walk as arrays
-_STATE = "graph-state.json.zst"
-_KEYS = "graph-keys.arrow"
-HOT = BUCKETS  # the group of recently changed sessions (no key hashes to it)
 _CODEX_KEY = "x:codex"  # every Codex rollout holds it (see closure_keys)
 _ROUNDS = 4 * BUCKETS  # groups only ever grow within a build; this is a safety net
 
@@ -70,19 +74,13 @@ class _Group:
     keys: dict[str, set[str]] = field(default_factory=dict)
 
 
-def _parser() -> int:
-    """The parser version, as the transcript cache reads it (one place to bump)."""
-    from graphkit.sources.transcripts import index
-
-    return int(index.PARSER_VERSION)
-
 
 def project_key(c: LoadedContract, granularity: str, include_content: bool) -> str:
     """What the stored partial graphs depend on besides the transcripts."""
     from graphkit import __version__
 
     doc = [c.spec.model_dump_json(), c.name, c.version, granularity, include_content,
-           __version__, _parser(), BUCKETS, _FORMAT]
+           __version__, parser_version(), BUCKETS, FORMAT]
     return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
 
 
@@ -120,168 +118,6 @@ def _home(keys: set[str], paths: list[str]) -> int:
     return bucket_of_key(min(sessions)) if sessions else _guess(min(paths))
 
 
-def _hashes(keys: set[str]) -> np.ndarray:
-    """64-bit hashes of link keys (two checksums: fast, and a collision only makes a
-    build read one group more)."""
-    out = []
-    for k in keys:
-        b = k.encode()
-        out.append(zlib.crc32(b) << 32 | zlib.adler32(b))
-    return np.array(out, dtype=np.uint64)
-
-
-class _Walk:
-    """The stat of every file a build looked at: ``paths`` sorted, ``stats`` an int64
-    array of their ``[size, mtime_ns, inode, ctime_ns]`` (-1s: none). Kept in the state
-    as one NUL-joined text and the array's bytes, so that an append compares 9k stats
-    in one array operation instead of decoding, comparing and encoding 9k JSON lists
-    (~30 ms of an append's ~0.5 CPU-s)."""
-
-    def __init__(self, paths: list[str], stats: np.ndarray, text: str | None = None) -> None:
-        self.paths, self.stats, self._text = paths, stats, text
-        self._at: dict[str, int] | None = None
-
-    @classmethod
-    def of(cls, stats: dict[str, list[int] | None]) -> _Walk:
-        paths = sorted(stats)
-        flat = stat_bytes([v for p in paths for v in (stats[p] or _NO_STAT)])
-        return cls(paths, np.frombuffer(flat, dtype=np.int64).reshape(-1, 4))
-
-    @classmethod
-    def of_inputs(cls, inputs: list[list[Any]]) -> _Walk:
-        """From :func:`graphkit.engine.reuse.input_state`'s list (sorted by path; a file
-        it could not stat has -1s, as here), packed once for the build record too."""
-        text, flat = packed_inputs(inputs)
-        return cls([row[0] for row in inputs],
-                   np.frombuffer(flat, dtype=np.int64).reshape(-1, 4), text)
-
-    def text(self) -> str:
-        if self._text is None:
-            self._text = "\0".join(self.paths)
-        return self._text
-
-    def _where(self) -> dict[str, int]:
-        if self._at is None:
-            self._at = {p: i for i, p in enumerate(self.paths)}
-        return self._at
-
-    def stat(self, path: str | None) -> list[int] | None:
-        i = None if path is None else self._where().get(path)
-        if i is None or self.stats[i, 0] == -1:
-            return None
-        return [int(v) for v in self.stats[i]]
-
-    def index(self, paths: list[str]) -> np.ndarray:
-        """Each of ``paths``' position in the walk (every one is in it)."""
-        at = self._where()
-        return np.array([at[p] for p in paths], dtype=np.int32)
-
-
-_NO_STAT = [-1, -1, -1, -1]
-
-
-def _b64(a: np.ndarray) -> str:
-    return base64.b64encode(a.tobytes()).decode("ascii")
-
-
-def _unb64(text: Any, dtype: Any) -> np.ndarray:
-    if not isinstance(text, str):
-        raise ValueError("state array")
-    return np.frombuffer(base64.b64decode(text, validate=True), dtype=dtype)
-
-
-class _Before:
-    """What the last build's state says of the files: the walk it saw, the transcript
-    files it listed from it (positions in the walk) and each one's group."""
-
-    def __init__(self, state: dict[str, Any]) -> None:
-        roots, text = state.get("roots"), state.get("walk")
-        if not (isinstance(roots, list) and all(isinstance(r, str) for r in roots)
-                and isinstance(text, str)):
-            raise ValueError("state walk")
-        paths = text.split("\0") if text else []
-        stats = _unb64(state.get("stats"), "<i8")
-        if len(stats) != 4 * len(paths):
-            raise ValueError("state stats")
-        self.roots, self.walk = roots, _Walk(paths, stats.reshape(-1, 4), text)
-        self.files = _unb64(state.get("files"), "<i4")
-        self.groups = _unb64(state.get("groups"), "<i2")
-        if len(self.files) != len(self.groups) or (len(self.files) and (
-                int(self.files.min()) < 0 or int(self.files.max()) >= len(paths)
-                or int(self.groups.min()) < 0 or int(self.groups.max()) > HOT)):
-            raise ValueError("state files")
-        # Taken as the transcript files of this walk (not listed again) only if sealed as
-        # written: a state edited by hand may name a file that is none.
-        self.seal = _seal(roots, text, self.files)
-        self.sealed = state.get("listing") == self.seal
-
-    def listed(self) -> list[str]:
-        paths = self.walk.paths
-        return [paths[i] for i in self.files.tolist()]
-
-    def entries(self) -> dict[str, list[Any]]:
-        """``{path: [group, stat, sidecar stat]}`` of every file listed last time."""
-        w = self.walk
-        return {p: [b, w.stat(p), w.stat(_side_path(p))]
-                for p, b in zip(self.listed(), self.groups.tolist(), strict=True)}
-
-
-def _seal(roots: list[str], text: str, files: np.ndarray) -> str:
-    """A digest of the roots, the walk's paths and the files listed from them."""
-    h = hashlib.sha256(json.dumps(roots).encode())
-    h.update(b"\0\0" + text.encode("utf-8", "surrogatepass") + b"\0\0")
-    h.update(files.astype("<i4").tobytes())
-    return h.hexdigest()
-
-
-def _check_parts(state: dict[str, Any]) -> None:
-    """ValueError unless ``parts`` maps a bucket's digits to a dict (a state edited by
-    hand, still JSON of another shape, was a traceback later on)."""
-    parts = state.get("parts", {})
-    if not isinstance(parts, dict):
-        raise ValueError("state")
-    for b, part in parts.items():
-        if not (b.isascii() and b.isdigit() and isinstance(part, dict)):
-            raise ValueError("state part")
-
-
-class _Store:
-    """``cache_dir/graph``: the state, the key table, each group's cache and partial."""
-
-    def __init__(self, folder: Path) -> None:
-        self.dir = folder
-        self.state: dict[str, Any] = {}
-        self.before: _Before | None = None
-        self.walk: _Walk | None = None  # this build's (read_groups sets it)
-        self.rooted: list[str] = []
-        self.problem: str | None = None
-        self.parsed: set[str] = set()  # files parsed by this build (some twice: moved)
-        self.keys = pa.table({"h": pa.array([], pa.uint64()), "b": pa.array([], pa.int16())})
-        path = folder / _STATE
-        if not path.exists():
-            return
-        try:
-            state = json_value(zstd_unpack(path.read_bytes()))
-            if not isinstance(state, dict):
-                raise ValueError("state")
-            if state.get("format") != _FORMAT or state.get("parser") != _parser() \
-                    or state.get("buckets") != BUCKETS:
-                return
-            _check_parts(state)
-            before = _Before(state)
-            with pa.OSFile(str(folder / _KEYS)) as fh:
-                keys = pa.ipc.open_file(fh).read_all()
-            if keys.schema.names != ["h", "b"]:
-                raise ValueError("key table")
-            self.state, self.keys, self.before = state, keys, before
-        except (OSError, ValueError, KeyError, TypeError, binascii.Error,
-                pa.ArrowException, msgspec.DecodeError) as exc:
-            self.problem = f"stored graph parts unreadable ({type(exc).__name__}); rebuilt"
-
-    def part(self, b: int) -> dict[str, Any] | None:
-        got = self.state.get("parts", {}).get(str(b))
-        return got if isinstance(got, dict) else None
-
 
 def listed_files(roots: list[Path], inputs: list[list[Any]] | None
                  ) -> tuple[list[str], dict[str, list[int] | None]]:
@@ -302,7 +138,7 @@ def _walked_here(roots: list[Path]) -> tuple[list[str], dict[str, list[int] | No
     stats: dict[str, list[int] | None] = {}
     for p in files:
         stats[p] = file_stat(p)
-        side = _side_path(p)
+        side = side_path(p)
         if side is not None:
             stats[side] = file_stat(side)
     return files, stats
@@ -343,19 +179,9 @@ def _candidate(root: str, path: str) -> bool:
     return not in_subagents
 
 
-def _side_path(path: str) -> str | None:
-    """An ``agent-*`` file's ``.meta.json`` sidecar (string work: asked of every file of
-    every build, where ``os.path`` cost 30 ms for 6k files)."""
-    folder, sep, name = path.rpartition(os.sep)
-    if not name.startswith("agent-"):
-        return None
-    side = name.split(".", 1)[0] + ".meta.json"
-    return f"{folder}{sep}{side}" if folder else sep + side
-
-
-def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress | None,
+def read_groups(roots: list[Path], store: Store, key: str, progress: Progress | None,
                 inputs: list[list[Any]] | None = None,
-                ) -> tuple[list[str], _Walk, dict[str, int], dict[int, _Group], list[str]]:
+                ) -> tuple[list[str], Walk, dict[str, int], dict[int, _Group], list[str]]:
     """Decide the groups and read the ones that must be projected again.
 
     Returns the transcript files in order, the walk they were listed from (each file's
@@ -365,13 +191,13 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
     prev = store.before
     rooted = _root_texts(roots)
     if inputs is not None:
-        walk = _Walk.of_inputs(inputs)
+        walk = Walk.of_inputs(inputs)
         same = prev is not None and prev.sealed and prev.roots == rooted \
             and prev.walk.text() == walk.text()
         files = prev.listed() if same and prev is not None else _candidates(roots, walk.paths)
     else:
         files, walked = _walked_here(roots)
-        walk = _Walk.of(walked)
+        walk = Walk.of(walked)
         same = prev is not None and prev.roots == rooted and prev.walk.text() == walk.text() \
             and prev.listed() == files
     shown = _OneTask(as_progress(progress), len(files))
@@ -385,7 +211,7 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
         touched = {walk.paths[i] for i in moved}
         changed = {p for p in touched if p in assign}
         if any(p.endswith(".meta.json") for p in touched):
-            changed |= {p for p in files if _side_path(p) in touched}
+            changed |= {p for p in files if side_path(p) in touched}
         dirty = {assign[p] for p in changed}
         old = dict(assign)
     else:
@@ -394,7 +220,7 @@ def read_groups(roots: list[Path], store: _Store, key: str, progress: Progress |
         assign = {p: int(v[0]) for p, v in before.items() if p in listed}
         old = dict(assign)
         for p in files:
-            now = [walk.stat(p), walk.stat(_side_path(p))]
+            now = [walk.stat(p), walk.stat(side_path(p))]
             if p not in before:
                 assign[p] = _guess(p)
                 dirty.add(assign[p])
@@ -485,7 +311,7 @@ def _reached(groups: dict[int, _Group], changed: set[str], keys: pa.Table, dirty
     keys are its group's alone already)."""
     if not keys.num_rows:
         return set()
-    mine = [_hashes(k) for g in groups.values() for p, k in g.keys.items() if p in changed]
+    mine = [key_hashes(k) for g in groups.values() for p, k in g.keys.items() if p in changed]
     if not mine:
         return set()
     import pyarrow.compute as pc
@@ -614,7 +440,7 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
 
     check_cache_dir(cache_dir, roots)
     plan = make_plan(contract)  # refuses a contract that cannot be merged, before reading
-    store = _Store(cache_dir / "graph")
+    store = Store(cache_dir / "graph")
     files, _walk, assign, groups, notes = read_groups(roots, store, key, progress, inputs)
     if not any(g.rows is not None and g.rows.table.num_rows for g in groups.values()) and \
             not any((store.part(b) or {}).get("rows") for b in set(assign.values())
@@ -673,8 +499,8 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
         forget_reads()
         raise SpliceUnusable("stored graph parts unreadable")
     forget_reads()
-    _save_state(store, files, assign, groups, parts)
-    _drop_stale(store, parts)
+    save_state(store, files, assign, {b: g.keys for b, g in groups.items()}, parts)
+    drop_stale(store, parts)
     reused = sum(1 for b in parts if b not in groups)
     final = {p for part in parts.values() for p in part["files"]}
     parsed, kept = len(store.parsed & set(files)), len(final - store.parsed)
@@ -693,56 +519,3 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
     return projection, sources
 
 
-def _save_state(store: _Store, files: list[str], assign: dict[str, int],
-                groups: dict[int, _Group], parts: dict[int, dict[str, Any]]) -> None:
-    from graphkit.sources.transcripts.index import atomic_write
-
-    keep = store.keys.filter(pa.array(~np.isin(store.keys.column("b").to_numpy(),
-                                               list(groups))))
-    fresh_h, fresh_b = [keep.column("h").to_numpy()], [keep.column("b").to_numpy()]
-    for b, g in groups.items():
-        for path, keys in g.keys.items():
-            h = _hashes(keys)
-            fresh_h.append(h)
-            fresh_b.append(np.full(len(h), assign.get(path, b), dtype=np.int16))
-    table = pa.table({"h": pa.array(np.concatenate(fresh_h), pa.uint64()),
-                      "b": pa.array(np.concatenate(fresh_b).astype(np.int16), pa.int16())})
-    # LZ4: the hashes are random (zstd saved 3% of 1 MB for ~1 ms more a build, both ways).
-    options = pa.ipc.IpcWriteOptions(compression="lz4")
-
-    def write_keys(fh: Any) -> None:
-        with pa.ipc.new_file(fh, table.schema, options=options) as w:
-            w.write_table(table)
-
-    atomic_write(store.dir / _KEYS, write_keys)
-    walk, prev = store.walk, store.before
-    assert walk is not None
-    if prev is not None and prev.sealed and prev.roots == store.rooted \
-            and prev.walk.text() == walk.text() and prev.listed() == files:
-        at, seal = prev.files, prev.seal  # the same walk and files: the same positions
-    else:
-        at = walk.index(files)
-        seal = _seal(store.rooted, walk.text(), at)
-    state = {"format": _FORMAT, "parser": _parser(), "buckets": BUCKETS,
-             "roots": store.rooted, "walk": walk.text(),
-             "stats": _b64(walk.stats.astype("<i8", copy=False)),  # as _Before reads it
-             "files": _b64(at.astype("<i4")), "listing": seal,
-             "groups": _b64(np.array([assign[p] for p in files], dtype="<i2")),
-             "parts": {str(b): {"file": part["file"], "key": part["key"],
-                                "rows": sum(part["file_rows"])} for b, part in parts.items()}}
-    payload = zstd_pack(json_bytes(state))
-    atomic_write(store.dir / _STATE, lambda fh: fh.write(payload))
-
-
-def _drop_stale(store: _Store, parts: dict[int, dict[str, Any]]) -> None:
-    """Partial files no group names any more; a whole build's transcript cache (this build
-    keeps partial graphs instead of rows)."""
-    keep = {p["file"] for p in parts.values()}
-    for old in store.dir.glob("part-*.arrow"):
-        if old.name not in keep:
-            old.unlink(missing_ok=True)
-    (store.dir / "graph-state.json.gz").unlink(missing_ok=True)  # format 6's state
-    for pattern in ("transcripts-rows-*.arrow", "transcripts-entries-*.json.gz",
-                    "transcripts-cache.json.gz"):
-        for old in store.dir.parent.glob(pattern):
-            old.unlink(missing_ok=True)
