@@ -38,6 +38,13 @@ def one_line_error(proc: subprocess.CompletedProcess[str], *names: str) -> str:
     return lines[0]
 
 
+def _with_touched_files(rows: list[dict[str, object]]) -> pa.Table:
+    """``rows`` with the ai_gateway_messages schema plus the ``touched_files`` column."""
+    t = table([{k: v for k, v in r.items() if k != "touched_files"} for r in rows])
+    return t.append_column("touched_files", pa.array([r.get("touched_files") for r in rows],
+                                                     pa.string()))
+
+
 def _with_times(tmp_path: Path, micros: list[int]) -> Path:
     rows = identity_cases()
     t = table(rows)
@@ -196,3 +203,47 @@ def test_a_hostile_price_table_is_one_line(tmp_path: Path, text: str) -> None:
     with pytest.raises(GraphkitError) as info:
         load_prices(path)
     assert str(path) in str(info.value)
+
+
+def test_numbers_past_a_floats_range_keep_the_rest_of_their_document(tmp_path: Path) -> None:
+    # Fifth round. Was: a number of more than 4,300 digits in `attributes` made
+    # json.loads refuse the whole document, so the subagent lost its parent without a
+    # word; 1,000 digits in touched_files (the Arrow way) summed to an infinite count
+    # and `graphkit files` failed with an OverflowError traceback.
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    huge = "1" + "0" * 5000
+    rows[2]["attributes"] = rows[2]["attributes"][:-1] + f', "usage": {{"input_tokens": {huge}}}}}'
+    rows[3]["touched_files"] = '[{"path": "/a", "reads": 1' + "0" * 999 + ', "writes": 2}]'
+    src = tmp_path / "rows.parquet"
+    pq.write_table(_with_touched_files(rows), src)
+    assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
+    lineage = graphkit("lineage", "agentA", "--snapshot", tmp_path / "snap", "--json")
+    assert lineage.returncode == 0, lineage.stderr
+    assert json.loads(lineage.stdout)["ancestors"][0]["type"] == "Thread"
+    files = graphkit("files", "--snapshot", tmp_path / "snap", "--json")
+    assert files.returncode == 0, files.stderr
+    found = [json.loads(line) for line in files.stdout.splitlines()]
+    assert [(f["path"], f["reads"], f["writes"]) for f in found] == [("/a", 0, 2)]
+    usage = graphkit("usage", "--snapshot", tmp_path / "snap", "--json")
+    assert usage.returncode == 0 and "inf" not in usage.stdout.lower(), usage.stderr
+
+
+def test_an_unnested_value_that_is_no_number_rejects_its_row_naming_file_and_row(
+        tmp_path: Path) -> None:
+    # Fifth round. Was: exit 2 for the whole build: "`sum` of column 'file_reads' met
+    # 'x', which is no number", naming neither file nor row.
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    rows[0]["touched_files"] = '[{"path": "/b", "reads": 1, "writes": 0}]'
+    rows[2]["touched_files"] = json.dumps([{"path": "/a", "reads": "x", "writes": 0}])
+    src = tmp_path / "rows.parquet"
+    pq.write_table(_with_touched_files(rows), src)
+    proc = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_rejected"] == 1
+    rejects = [json.loads(line) for line in
+               (tmp_path / "snap.rejects.jsonl").read_text().splitlines()]
+    assert [(r["source"], r["row"], r["column"]) for r in rejects] == [
+        (str(src), 3, "touched_files")]
+    assert "touched_files → [].reads" in rejects[0]["reason"]
+    files = graphkit("files", "--snapshot", tmp_path / "snap", "--json")
+    assert [f["path"] for f in map(json.loads, files.stdout.splitlines())] == ["/b"]
