@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from graphkit.core.graph import LineageVocabulary
 from graphkit.core.text import is_text
 from graphkit.snapshot.io import manifest_lineage, read_manifest, read_table
+from graphkit.snapshot.verify import check_ends
 from graphkit.stores.base import (
     Hit,
     SessionSummary,
@@ -63,6 +64,7 @@ class SnapshotReader:
         self._scols = ("id", v.session_key, *_SESSION_SHOW)
         self._sessions = self._nodes(v.session, self._scols)
         self._parent = self._edges(v.parent)
+        self._known(v.parent, self._parent, v.thread, self._threads, v.thread, self._threads)
 
     @property
     def vocabulary(self) -> LineageVocabulary:
@@ -86,6 +88,14 @@ class SnapshotReader:
         if not info:
             return _EMPTY_EDGES
         return read_table(self.directory, info, columns=["source", "target"])
+
+    def _known(self, edge_type: str | None, edges: pa.Table, source: str | None,
+               sources: pa.Table, target: str | None, targets: pa.Table) -> None:
+        """That the edges' ends are nodes of the tables read (see :func:`check_ends`)."""
+        if not edge_type or edges.num_rows == 0:
+            return
+        check_ends(self.directory, edge_type, edges, "source", str(source), sources.column("id"))
+        check_ends(self.directory, edge_type, edges, "target", str(target), targets.column("id"))
 
     # -- single-id questions: vectorized filters --------------------------
     def _thread_hits(self, mask: pa.ChunkedArray | pa.Array) -> list[Hit]:
@@ -155,14 +165,17 @@ class SnapshotReader:
         acols = ("id", *_AGENT_SHOW)
         agents = self._nodes(v.agent, acols)
         th = self._threads
+        has_thread, has_agent = self._edges(v.has_thread), self._edges(v.has_agent)
+        self._known(v.has_thread, has_thread, v.session, self._sessions, v.thread, th)
+        self._known(v.has_agent, has_agent, v.thread, th, v.agent, agents)
         return {
             "thread": {r[0]: r[1:] for r in zip(*(th.column(c).to_pylist()
                                                   for c in self._tcols), strict=True)},
             "agent": {r[0]: r[1:] for r in zip(*(agents.column(c).to_pylist()
                                                  for c in acols), strict=True)},
             "parents": group(pairs(self._parent)),
-            "has_thread": group(pairs(self._edges(v.has_thread))),
-            "has_agent": group(pairs(self._edges(v.has_agent))),
+            "has_thread": group(pairs(has_thread)),
+            "has_agent": group(pairs(has_agent)),
         }
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
