@@ -249,3 +249,25 @@ def test_an_unnested_value_that_is_no_number_rejects_its_row_naming_file_and_row
     assert "touched_files → [].reads" in rejects[0]["reason"]
     files = graphkit("files", "--snapshot", tmp_path / "snap", "--json")
     assert [f["path"] for f in map(json.loads, files.stdout.splitlines())] == ["/b"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "key-twice"])
+def test_a_price_table_that_is_no_regular_file_or_names_a_key_twice_is_one_line(
+        tmp_path: Path, kind: str) -> None:
+    # Fifth round. Was: `usage --prices FIFO` waited for a writer forever, a link to
+    # /dev/zero was read until memory ran out, and a second "models" object silently
+    # replaced the first.
+    from graphkit.core.errors import GraphkitError
+    from graphkit.queries.prices import load_prices
+
+    path = tmp_path / "prices.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.write_text('{"models": {"m": {"input": 1}}, "models": {}}')
+    proc = graphkit("usage", "--snapshot", tmp_path / "none", "--prices", path)
+    one_line_error(proc, str(path))
+    with pytest.raises(GraphkitError, match="not a regular file|given twice"):
+        load_prices(path)
