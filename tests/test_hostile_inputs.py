@@ -269,5 +269,5 @@ def test_a_price_table_that_is_no_regular_file_or_names_a_key_twice_is_one_line(
         path.write_text('{"models": {"m": {"input": 1}}, "models": {}}')
     proc = graphkit("usage", "--snapshot", tmp_path / "none", "--prices", path)
     one_line_error(proc, str(path))
-    with pytest.raises(GraphkitError, match="not a regular file|given twice"):
+    with pytest.raises(GraphkitError, match=r"not a regular file|given twice"):
         load_prices(path)
