@@ -115,3 +115,33 @@ def test_a_snapshot_changed_by_hand_is_one_line_naming_its_file(
             continue  # a command that reads no damaged table
         line = one_line_error(proc, str(snap / named))
         assert "rebuild" in line or "malformed manifest" in line, line
+
+
+CODEX_THREAD = "019b2c3d-4e5f-7a6b-8c9d-0e1f2a3b4c01"
+
+
+@pytest.mark.parametrize("meta", [{"forked_from_id": {"id": "x"}},
+                                  {"parent_thread_id": ["x"]},
+                                  {"source": {"subagent": {"thread_spawn": {
+                                      "parent_thread_id": {"id": "x"}, "depth": 1}}}}],
+                         ids=["forked-from-object", "parent-list", "spawn-parent-object"])
+def test_a_codex_rollout_naming_its_origin_with_no_text_builds(
+        tmp_path: Path, meta: dict[str, object]) -> None:
+    # Was: TypeError "unhashable type" tracebacks from `build` and `rows`: the ids a
+    # rollout's session_meta gives for its fork origin and parent thread were used as
+    # dictionary keys whatever their type. Only text is an id now.
+    stamp = "2026-02-10T09:00:00.100Z"
+    lines = [{"timestamp": stamp, "type": "session_meta",
+              "payload": {"id": CODEX_THREAD, "timestamp": stamp, "cwd": "/w", **meta}},
+             {"timestamp": stamp, "type": "response_item",
+              "payload": {"type": "message", "role": "user",
+                          "content": [{"type": "input_text", "text": "hi"}]}}]
+    day = tmp_path / "sessions" / "2026" / "02" / "10"
+    day.mkdir(parents=True)
+    (day / f"rollout-2026-02-10T09-00-00-{CODEX_THREAD}.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines))
+    proc = graphkit("build", tmp_path / "sessions", "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["nodes"]["Thread"] == 1
+    rows = graphkit("rows", tmp_path / "sessions", "--out", tmp_path / "rows.parquet")
+    assert rows.returncode == 0, rows.stderr
