@@ -145,3 +145,26 @@ def test_a_codex_rollout_naming_its_origin_with_no_text_builds(
     assert json.loads(proc.stdout)["nodes"]["Thread"] == 1
     rows = graphkit("rows", tmp_path / "sessions", "--out", tmp_path / "rows.parquet")
     assert rows.returncode == 0, rows.stderr
+
+
+CACHE = REPO / "tests" / "fixtures" / "hypaware-cache" / "cache"
+
+
+@pytest.mark.parametrize("column,values", [
+    ("session_id", lambda n: pa.array(range(n), pa.int64())),
+    ("message_created_at", lambda n: pa.array(["x"] * n)),
+    ("session_id", lambda n: pa.array([{"a": "x"}] * n)),
+], ids=["session-int", "time-text", "session-struct"])
+def test_a_cache_data_file_whose_schema_drifted_is_one_line_naming_it(
+        tmp_path: Path, column: str, values: Callable[[int], pa.Array]) -> None:
+    # Was: int session ids cast to text without a word (sessions "0", "1", "2"… made up
+    # from row numbers, exit 0); text where times belong an ArrowInvalid traceback; a
+    # struct an ArrowNotImplementedError traceback.
+    cache = tmp_path / "cache"
+    shutil.copytree(CACHE, cache)
+    data = sorted(cache.glob("datasets/ai_gateway_messages/source=claude/table/data/*.parquet"))[0]
+    t = pq.read_table(data)
+    pq.write_table(t.set_column(t.schema.get_field_index(column), column,
+                                values(t.num_rows)), data)
+    proc = graphkit("build", cache, "--snapshot", tmp_path / "snap")
+    one_line_error(proc, str(data), repr(column))
