@@ -168,3 +168,41 @@ def test_a_cache_data_file_whose_schema_drifted_is_one_line_naming_it(
                                 values(t.num_rows)), data)
     proc = graphkit("build", cache, "--snapshot", tmp_path / "snap")
     one_line_error(proc, str(data), repr(column))
+
+
+_CONTRACT = """contract: t
+version: 1
+input:
+  session_id: {type: string, required: true}
+  model: {type: string}
+nodes:
+  - type: Session
+    key: [session_id]
+    properties: {SESSION_PROPS}
+  - type: Model
+    key: [model]
+    properties: {MODEL_PROPS}
+edges:
+  - type: USED
+    from: {type: Session, key: [session_id]}
+    to: {type: Model, key: [model]}
+    properties: {EDGE_PROPS}
+"""
+
+
+@pytest.mark.parametrize("part,name", [("SESSION", "id"), ("MODEL", "model"),
+                                       ("EDGE", "source"), ("EDGE", "target")])
+def test_a_property_named_like_a_tables_own_column_is_refused(
+        tmp_path: Path, part: str, name: str) -> None:
+    # Was: a node property `id` or one named like the node's key column: a build
+    # traceback (ArrowInvalid / 'Field exists 2 times'); an edge property `source` or
+    # `target`: a snapshot written with two columns of that name, which no reader opens.
+    text = _CONTRACT
+    for p in ("SESSION", "MODEL", "EDGE"):
+        text = text.replace(f"{p}_PROPS", f"{name}: {{first: model}}" if p == part else "")
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    proc = graphkit("build", REPO / "samples" / "rows", "--contract", path,
+                    "--snapshot", tmp_path / "snap")
+    line = one_line_error(proc, f"{path}:", f"{name!r} is already a column")
+    assert not (tmp_path / "snap").exists(), line
