@@ -86,8 +86,16 @@ def _entry_removed(snap: Path) -> str:
     return "manifest.json"
 
 
+def _lineage_key_renamed(snap: Path) -> str:
+    manifest = json.loads((snap / "manifest.json").read_text())
+    manifest["lineage"]["thread_key"] = "nokey"
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    return ""  # the snapshot folder: the manifest's lineage names the column
+
+
 DAMAGE: list[Callable[[Path], str]] = [_ids_as_numbers, _no_id, _another_table, _null_ends,
-                                       _no_threads, _no_agents, _entry_removed]
+                                       _no_threads, _no_agents, _entry_removed,
+                                       _lineage_key_renamed]
 # The snapshot reader the queries use (tree, usage) and the whole-graph read (diff, export).
 COMMANDS = [["tree", SESSION], ["usage"], ["diff", "{good}"],
             ["export", "--format", "graphml", "{out}/g.graphml"]]
