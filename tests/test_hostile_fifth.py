@@ -214,3 +214,17 @@ def test_a_property_named_like_a_tables_own_column_is_refused(
                     "--snapshot", tmp_path / "snap")
     line = one_line_error(proc, f"{path}:", f"{name!r} is already a column")
     assert not (tmp_path / "snap").exists(), line
+
+
+@pytest.mark.parametrize("op", ["sum", "first", "min", "count_distinct"])
+def test_an_aggregation_of_the_rows_star_other_than_count_is_refused(
+        tmp_path: Path, op: str) -> None:
+    # Was: a KeyError traceback from the projection ('Field "*" does not exist').
+    from graphkit.contract.loader import load_contract
+    from graphkit.core.errors import ContractError
+
+    path = tmp_path / "c.yaml"
+    path.write_text(_CONTRACT.replace("SESSION_PROPS", f'p: {{{op}: "*"}}')
+                    .replace("MODEL_PROPS", "").replace("EDGE_PROPS", ""))
+    with pytest.raises(ContractError, match=rf'{op} needs a column; "\*" \(the rows\) only'):
+        load_contract(str(path))
