@@ -38,6 +38,13 @@ def one_line_error(proc: subprocess.CompletedProcess[str], *names: str) -> str:
     return lines[0]
 
 
+def _with_touched_files(rows: list[dict[str, object]]) -> pa.Table:
+    """``rows`` with the ai_gateway_messages schema plus the ``touched_files`` column."""
+    t = table([{k: v for k, v in r.items() if k != "touched_files"} for r in rows])
+    return t.append_column("touched_files", pa.array([r.get("touched_files") for r in rows],
+                                                     pa.string()))
+
+
 def _with_times(tmp_path: Path, micros: list[int]) -> Path:
     rows = identity_cases()
     t = table(rows)
@@ -139,7 +146,9 @@ def test_a_snapshot_every_reader_would_refuse_is_never_written(tmp_path: Path) -
     assert not (tmp_path / "snap").exists()
 
 
-@pytest.mark.parametrize("when", ["99999999999 days ago", "1000000 weeks ago"])
+# Fifth round: 5,000 digits was a ValueError traceback (Python's int-string limit).
+@pytest.mark.parametrize("when", ["99999999999 days ago", "1000000 weeks ago",
+                                  "1" * 5000 + " days ago"])
 def test_a_time_window_before_year_1_is_one_line(tmp_path: Path, when: str) -> None:
     # Was: OverflowError traceback from timedelta / datetime arithmetic.
     src = tmp_path / "rows.jsonl"
@@ -196,3 +205,69 @@ def test_a_hostile_price_table_is_one_line(tmp_path: Path, text: str) -> None:
     with pytest.raises(GraphkitError) as info:
         load_prices(path)
     assert str(path) in str(info.value)
+
+
+def test_numbers_past_a_floats_range_keep_the_rest_of_their_document(tmp_path: Path) -> None:
+    # Fifth round. Was: a number of more than 4,300 digits in `attributes` made
+    # json.loads refuse the whole document, so the subagent lost its parent without a
+    # word; 1,000 digits in touched_files (the Arrow way) summed to an infinite count
+    # and `graphkit files` failed with an OverflowError traceback.
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    huge = "1" + "0" * 5000
+    rows[2]["attributes"] = rows[2]["attributes"][:-1] + f', "usage": {{"input_tokens": {huge}}}}}'
+    rows[3]["touched_files"] = '[{"path": "/a", "reads": 1' + "0" * 999 + ', "writes": 2}]'
+    src = tmp_path / "rows.parquet"
+    pq.write_table(_with_touched_files(rows), src)
+    assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
+    lineage = graphkit("lineage", "agentA", "--snapshot", tmp_path / "snap", "--json")
+    assert lineage.returncode == 0, lineage.stderr
+    assert json.loads(lineage.stdout)["ancestors"][0]["type"] == "Thread"
+    files = graphkit("files", "--snapshot", tmp_path / "snap", "--json")
+    assert files.returncode == 0, files.stderr
+    found = [json.loads(line) for line in files.stdout.splitlines()]
+    assert [(f["path"], f["reads"], f["writes"]) for f in found] == [("/a", 0, 2)]
+    usage = graphkit("usage", "--snapshot", tmp_path / "snap", "--json")
+    assert usage.returncode == 0 and "inf" not in usage.stdout.lower(), usage.stderr
+
+
+def test_an_unnested_value_that_is_no_number_rejects_its_row_naming_file_and_row(
+        tmp_path: Path) -> None:
+    # Fifth round. Was: exit 2 for the whole build: "`sum` of column 'file_reads' met
+    # 'x', which is no number", naming neither file nor row.
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    rows[0]["touched_files"] = '[{"path": "/b", "reads": 1, "writes": 0}]'
+    rows[2]["touched_files"] = json.dumps([{"path": "/a", "reads": "x", "writes": 0}])
+    src = tmp_path / "rows.parquet"
+    pq.write_table(_with_touched_files(rows), src)
+    proc = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_rejected"] == 1
+    rejects = [json.loads(line) for line in
+               (tmp_path / "snap.rejects.jsonl").read_text().splitlines()]
+    assert [(r["source"], r["row"], r["column"]) for r in rejects] == [
+        (str(src), 3, "touched_files")]
+    assert "touched_files → [].reads" in rejects[0]["reason"]
+    files = graphkit("files", "--snapshot", tmp_path / "snap", "--json")
+    assert [f["path"] for f in map(json.loads, files.stdout.splitlines())] == ["/b"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "key-twice"])
+def test_a_price_table_that_is_no_regular_file_or_names_a_key_twice_is_one_line(
+        tmp_path: Path, kind: str) -> None:
+    # Fifth round. Was: `usage --prices FIFO` waited for a writer forever, a link to
+    # /dev/zero was read until memory ran out, and a second "models" object silently
+    # replaced the first.
+    from graphkit.core.errors import GraphkitError
+    from graphkit.queries.prices import load_prices
+
+    path = tmp_path / "prices.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.write_text('{"models": {"m": {"input": 1}}, "models": {}}')
+    proc = graphkit("usage", "--snapshot", tmp_path / "none", "--prices", path)
+    one_line_error(proc, str(path))
+    with pytest.raises(GraphkitError, match=r"not a regular file|given twice"):
+        load_prices(path)

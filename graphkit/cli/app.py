@@ -360,7 +360,10 @@ def parse_when(value: str | None, option: str = "--since", *, end: bool = False,
         day = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(
             days=text == "yesterday")
     elif m := _AGO.match(text):
-        n = 1 if m.group(1) in ("a", "an", "one") else int(m.group(1))
+        # Twelve digits of weeks already reach before year 1; int() refuses past 4,300.
+        digits = m.group(1).lstrip("0") or "0"
+        n = 1 if m.group(1) in ("a", "an", "one") else int(digits) if len(digits) <= 30 \
+            else 10 ** 30
         try:
             return now - timedelta(seconds=n * _UNITS[m.group(2)])
         except OverflowError:  # before year 1

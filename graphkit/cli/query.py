@@ -170,18 +170,47 @@ def tree_label(node: TreeNode, *, markup: bool) -> str:
     return f"{ident} ({detail})"
 
 
-def _plain_tree(root: TreeNode) -> list[str]:
+#: Levels of indentation ``graphkit tree`` draws; a node deeper than this is drawn at
+#: this indentation with its depth written out. Real subagent chains are a few deep,
+#: but one a thousand deep indented in full is megabytes of blanks (10,000 deep: 200 MB).
+DRAWN_LEVELS = 16
+
+
+def _tree_lines(root: TreeNode, *, markup: bool = False) -> list[str]:
+    """``graphkit tree``'s lines: the session, then each node under its parent,
+    indented by its depth up to :data:`DRAWN_LEVELS` levels; a node below that
+    stays at that indentation and says its depth (``depth 17: …``)."""
+    from rich.markup import escape
+
     # A loop, not recursion: a chain of subagents can be thousands deep.
-    lines = [tree_label(root, markup=False)]
-    stack = [(c, "", i == len(root.children) - 1)
+    lines = [tree_label(root, markup=markup)]
+    stack = [(c, "", i == len(root.children) - 1, 1)
              for i, c in reversed(list(enumerate(root.children)))]
     while stack:
-        node, prefix, last = stack.pop()
-        lines.append(prefix + ("└── " if last else "├── ") + tree_label(node, markup=False))
-        child_prefix = prefix + ("    " if last else "│   ")
-        stack.extend((c, child_prefix, i == len(node.children) - 1)
+        node, prefix, last, depth = stack.pop()
+        deep = f"depth {depth}: " if depth > DRAWN_LEVELS else ""
+        lines.append(prefix + ("└── " if last else "├── ") + (escape(deep) if markup else deep)
+                     + tree_label(node, markup=markup))
+        child_prefix = prefix
+        if depth <= DRAWN_LEVELS:
+            child_prefix += "    " if last else "│   "
+        stack.extend((c, child_prefix, i == len(node.children) - 1, depth + 1)
                      for i, c in reversed(list(enumerate(node.children))))
     return lines
+
+
+def _plain_tree(root: TreeNode) -> list[str]:
+    return _tree_lines(root)
+
+
+def _depth_exceeds(root: TreeNode, levels: int) -> bool:
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > levels:
+            return True
+        stack.extend((c, depth + 1) for c in node.children)
+    return False
 
 
 @cli.command()
@@ -223,6 +252,13 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
     from rich.console import Console
     from rich.tree import Tree
 
+    if _depth_exceeds(root, DRAWN_LEVELS):
+        console = Console(highlight=False)
+        for line in _tree_lines(root, markup=True):
+            console.print(line, overflow="ignore", crop=False, soft_wrap=True)
+        for line in lines:
+            click.echo(line)
+        return
     view = Tree(tree_label(root, markup=True))
     stack = [(view, root)]
     while stack:  # a loop, not recursion: a tree may be thousands deep

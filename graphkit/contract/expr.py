@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from graphkit.contract.spec import Filter
 from graphkit.core.schema import json_as_text
-from graphkit.core.text import storable_text
+from graphkit.core.text import json_loads, storable_text
 
 
 class Expr:
@@ -523,7 +523,7 @@ def _parse(doc: str | None) -> Any:
     if doc is None:
         return _INVALID
     try:
-        return json.loads(doc)
+        return json_loads(doc)
     except ValueError:
         return _INVALID
 

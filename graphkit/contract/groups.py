@@ -98,19 +98,34 @@ def numbers(arr: pa.Array, column: str) -> pa.Array:
         arr = arr.cast(arr.type.value_type)
     if pa.types.is_null(arr.type):
         return arr.cast(pa.int64())
-    if pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type):
+    if pa.types.is_integer(arr.type):
         return arr
+    if pa.types.is_floating(arr.type):
+        return _finite(arr)
     if pa.types.is_boolean(arr.type):
         return arr.cast(pa.int64())
-    for target in (pa.int64(), pa.float64()):
-        try:
-            return arr.cast(target)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            continue
+    try:
+        return arr.cast(pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    try:
+        return _finite(arr.cast(pa.float64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
     # The first value Arrow's cast refuses (" 6": Python's float() would take it).
     bad = next(v for v in arr.to_pylist() if v is not None and not _is_number(v))
     raise ContractError(f"`sum` of column {column!r} met {str(bad)[:40]!r}, which is no number",
                         hint="sum a column holding numbers (or text holding them)")
+
+
+def _finite(arr: pa.Array) -> pa.Array:
+    """``arr`` (floats) with every value that is no finite number null: ``Infinity``,
+    ``NaN`` and numbers past a float's range (``1e400``, an integer of 400 digits) are
+    no count, and a sum holding one could be neither shown nor loaded as one."""
+    finite = pc.is_finite(arr)
+    if pc.all(pc.fill_null(finite, True)).as_py():
+        return arr
+    return pc.if_else(finite, arr, pa.scalar(None, arr.type))
 
 
 def not_numbers(col: pa.ChunkedArray | pa.Array) -> pa.Array | None:

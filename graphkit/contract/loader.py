@@ -297,6 +297,22 @@ def _check_names(c: LoadedContract) -> None:
             if not is_name(p):
                 raise c.error(f"{part}[{i}].properties: {p!r} must match {NAME_RULE}",
                               part, i, "properties", p)
+    # A table's own columns: the node id and key, an edge's two ends. A property of the
+    # same name made a second column of that name (a build traceback for `id`; for an
+    # edge's `source`, a snapshot no reader could open).
+    for i, n in enumerate(c.spec.nodes):
+        for name in ["id", *n.key]:
+            if name in n.properties or (name == "id" and "id" in n.key):
+                where = ("key",) if name not in n.properties else ("properties", name)
+                raise c.error(f"nodes[{i}] ({n.type}): {name!r} is already a column of the "
+                              "node table (its id or key)", "nodes", i, *where,
+                              hint="give the property another name")
+    for i, e in enumerate(c.spec.edges):
+        for name in ("source", "target"):
+            if name in e.properties:
+                raise c.error(f"edges[{i}] ({e.type}): {name!r} is already a column of the "
+                              "edge table (its ends)", "edges", i, "properties", name,
+                              hint="give the property another name")
 
 
 def _check_semantics(c: LoadedContract,

@@ -81,6 +81,10 @@ class Aggregation(_Strict):
         given = [a for a in AGGREGATIONS if getattr(self, a) is not None]
         if len(given) != 1:
             raise ValueError(f"give exactly one of {', '.join(AGGREGATIONS)}")
+        if given[0] != "count" and getattr(self, given[0]) == "*":
+            # "*" is every row: only counting means anything on it (the others were a
+            # KeyError traceback from the projection, looking for a column named "*").
+            raise ValueError(f"{given[0]} needs a column; \"*\" (the rows) only with count")
         return self
 
     @property

@@ -15,10 +15,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.groups import single
+from graphkit.contract.groups import not_numbers, single
 from graphkit.contract.spec import Unnest
 from graphkit.core.schema import json_as_text
-from graphkit.core.text import storable_text
+from graphkit.core.text import json_loads, storable_text
 
 
 def _elements(doc: str | None) -> list[Any]:
@@ -26,7 +26,7 @@ def _elements(doc: str | None) -> list[Any]:
     if doc is None:
         return []
     try:
-        value = json.loads(doc)
+        value = json_loads(doc)
     except ValueError:
         return []
     return value if isinstance(value, list) else []
@@ -86,6 +86,50 @@ def _python_elements(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[
     return np.array([len(e) for e in per_doc], dtype=np.int64), values
 
 
+def _documents(column: pa.ChunkedArray | pa.Array) -> pa.DictionaryArray:
+    """The JSON text of an array column, dictionary-coded: each distinct document once."""
+    col = single(column)
+    if not (pa.types.is_dictionary(col.type) or pa.types.is_string(col.type)
+            or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
+        col = json_as_text(col)  # a JSON Lines source may hold the array as a list
+    if pa.types.is_null(col.type):
+        col = col.cast(pa.string())
+    return col if pa.types.is_dictionary(col.type) else col.dictionary_encode()
+
+
+def _elements_of(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.Array]]:
+    found = _file_elements(docs, keys)
+    return found if found is not None else _python_elements(docs, keys)
+
+
+def rows_not_numbers(column: pa.ChunkedArray | pa.Array,
+                     keys: list[str]) -> dict[str, pa.Array]:
+    """Per key of ``keys``, a mask of the rows with an element in ``column``'s array
+    whose value at that key is text that is no number (``"reads": "x"``), which a
+    ``sum`` of the unnested rows cannot read; keys where no row has one are left out.
+    Each distinct document is read once; with the documents graphkit's sources
+    write (integers: :data:`_FILE_ELEMENT`) it is one cast per key.
+
+    >>> col = pa.array(['[{"n": 1}, {"n": "x"}]', '[{"n": 2}]', None, '[{"n": "x"}]'])
+    >>> {k: m.to_pylist() for k, m in rows_not_numbers(col, ["n"]).items()}
+    {'n': [True, False, False, True]}
+    """
+    coded = _documents(column)
+    counts, values = _elements_of(coded.dictionary, keys)
+    out: dict[str, pa.Array] = {}
+    doc_of_element: np.ndarray | None = None
+    for key, v in zip(keys, values, strict=True):
+        mask = not_numbers(v)
+        if mask is None or not pc.any(mask).as_py():
+            continue
+        if doc_of_element is None:
+            doc_of_element = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        bad_docs = np.zeros(len(counts), dtype=bool)
+        bad_docs[doc_of_element[mask.to_numpy(zero_copy_only=False)]] = True
+        out[key] = pc.fill_null(pc.take(pa.array(bad_docs), coded.indices), False)
+    return out
+
+
 def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
     """``rows`` repeated once per element of ``spec.column``'s array, with one
     text column per ``spec.fields`` entry (the element's value at that key).
@@ -103,17 +147,9 @@ def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
         for name in spec.fields:
             out = out.append_column(name, pa.array([], pa.string()).dictionary_encode())
         return out
-    col = single(rows.column(spec.column))
-    if not (pa.types.is_dictionary(col.type) or pa.types.is_string(col.type)
-            or pa.types.is_large_string(col.type) or pa.types.is_null(col.type)):
-        col = json_as_text(col)  # a JSON Lines source may hold the array as a list
-    if pa.types.is_null(col.type):
-        col = col.cast(pa.string())
-    coded = col if pa.types.is_dictionary(col.type) else col.dictionary_encode()
+    coded = _documents(rows.column(spec.column))
     keys = list(spec.fields.values())
-    found = _file_elements(coded.dictionary, keys)
-    doc_counts, values = found if found is not None else _python_elements(coded.dictionary,
-                                                                          keys)
+    doc_counts, values = _elements_of(coded.dictionary, keys)
     counts = np.append(doc_counts, 0)  # last: null rows
     null_at = len(doc_counts)
     doc_of_row = pc.fill_null(coded.indices, null_at).to_numpy(zero_copy_only=False)

@@ -1,7 +1,8 @@
 """Which rows a projection uses: the verdict on contract-shaped rows.
 
 Reject rules first (each rejected row keeps its first reason and column), then
-the rows whose summed column holds text that is no number, then duplicates
+the rows whose summed column, or an element of an unnested array a rule sums,
+holds text that is no number, then duplicates
 dropped by the dedupe key (the first row of each key stays) and the rest put
 in ``order_by`` order. The rows are not moved here: the verdict is masks and
 positions, which :func:`graphkit.contract.project.project` applies once.
@@ -20,6 +21,7 @@ from graphkit.contract.expr import JsonPath, all_valid, filter_mask
 from graphkit.contract.groups import decode, decoded, encode, not_numbers
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.spec import Contract, EdgeRule, NodeRule
+from graphkit.contract.unnest import rows_not_numbers
 from graphkit.contract.validate import has_unique_dictionary
 from graphkit.core.schema import FILE_COL, arange
 
@@ -206,13 +208,29 @@ def _kept_in_order(order: pa.Array, kept: pa.Array, n: int) -> pa.Array:
 
 
 def _summed_columns(contract: LoadedContract) -> list[str]:
-    """The row columns a node or edge rule sums (those of unnested rows aside)."""
+    """The row columns a node or edge rule sums (an unnested array's fields aside:
+    :func:`_unnested_sums`)."""
     out: dict[str, None] = {}
     rules: list[NodeRule | EdgeRule] = [*contract.spec.nodes, *contract.spec.edges]
     for rule in rules:
-        if rule.unnest is None:
-            out.update((a.sum, None) for a in rule.properties.values() if a.sum is not None)
+        fields = rule.unnest.fields if rule.unnest is not None else {}
+        out.update((a.sum, None) for a in rule.properties.values()
+                   if a.sum is not None and a.sum not in fields)
     return list(out)
+
+
+def _unnested_sums(contract: LoadedContract) -> dict[str, dict[str, str]]:
+    """Per unnested column, the element keys some rule sums and the field naming each."""
+    out: dict[str, dict[str, str]] = {}
+    rules: list[NodeRule | EdgeRule] = [*contract.spec.nodes, *contract.spec.edges]
+    for rule in rules:
+        if rule.unnest is None:
+            continue
+        for a in rule.properties.values():
+            if a.sum is not None and a.sum in rule.unnest.fields:
+                out.setdefault(rule.unnest.column, {}).setdefault(
+                    rule.unnest.fields[a.sum], a.sum)
+    return out
 
 
 def _what(contract: LoadedContract, name: str) -> str:
@@ -243,6 +261,16 @@ def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdic
             f"{_what(contract, name)} holds text that is no number, and a `sum` reads it; "
             "fix the value where the rows are written"), reason)
         column = pc.if_else(fresh, pa.scalar(name, pa.string()), column)
+    for array, summed in _unnested_sums(contract).items():
+        if array not in rows.column_names:
+            continue
+        # An element's value is no message row's: the row whose array holds it goes.
+        for key, mask in rows_not_numbers(rows.column(array), list(summed)).items():
+            fresh = pc.and_(mask, pc.is_null(reason))
+            reason = pc.if_else(fresh, pa.scalar(
+                f"{summed[key]} ({array} → [].{key}) holds text that is no number, and a "
+                "`sum` reads it; fix the value where the rows are written"), reason)
+            column = pc.if_else(fresh, pa.scalar(array, pa.string()), column)
     if reason is verdict.reason:
         return verdict
     bad = pc.is_valid(reason)

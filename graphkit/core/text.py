@@ -6,7 +6,10 @@ rebuild that keeps its snapshot, which loads neither pyarrow nor numpy.
 
 from __future__ import annotations
 
+import json
 import re
+import sys
+from typing import Any
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -37,3 +40,27 @@ def is_text(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _int(digits: str) -> int | float:
+    # Python refuses to turn more than sys.get_int_max_str_digits() digits into an
+    # int (CVE-2020-10735); such a number is far past any count, and as a float it
+    # is infinite, which every reader of a count takes as no number (like 1e400).
+    limit = sys.get_int_max_str_digits()
+    return float(digits) if limit and len(digits) > limit else int(digits)
+
+
+def json_loads(doc: str | bytes) -> Any:
+    """``json.loads``, except that an integer of more digits than Python converts
+    (4,300) reads as an infinite float instead of failing the whole document, whose
+    other values (a file's path, a subagent's parent) are then kept.
+
+    >>> json_loads('{"n": 1%s, "path": "/a"}' % ("0" * 5000))
+    {'n': inf, 'path': '/a'}
+    """
+    try:
+        return json.loads(doc)
+    except ValueError as e:
+        if "integer string conversion" not in str(e):
+            raise
+        return json.loads(doc, parse_int=_int)

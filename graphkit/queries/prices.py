@@ -97,12 +97,28 @@ def _price(v: Any) -> bool:
         and v >= 0
 
 
+def _no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice (json keeps the last without a word:
+    a model priced twice, or a second "models" object hiding the first)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} is given twice in one object")
+        out[key] = value
+    return out
+
+
 def load_prices(path: Path | None = None) -> PriceTable:
     """The shipped table, or the one at ``path``; a malformed file is a
     :class:`GraphkitError` naming it."""
+    from graphkit.sources.transcripts.files import read_file
+
     where = path or DEFAULT_PRICES
     try:
-        data = json.loads(Path(where).read_text(encoding="utf-8"))
+        # Only a regular file: a FIFO given as --prices waited for a writer forever,
+        # a link to /dev/zero was read until memory ran out.
+        data = json.loads(read_file(where)[1].decode("utf-8"),
+                          object_pairs_hook=_no_key_twice)
     except OSError as exc:
         raise GraphkitError(f"cannot read the price table: {exc.strerror}", path=str(where),
                             hint="give --prices a JSON file of model prices") from None

@@ -20,7 +20,9 @@ import pyarrow.compute as pc
 
 from graphkit.core.graph import LineageVocabulary
 from graphkit.core.text import is_text
+from graphkit.snapshot.format import SnapshotError
 from graphkit.snapshot.io import manifest_lineage, read_manifest, read_table
+from graphkit.snapshot.verify import check_ends
 from graphkit.stores.base import (
     Hit,
     SessionSummary,
@@ -59,10 +61,12 @@ class SnapshotReader:
         self._vocabulary = manifest_lineage(self._manifest)
         v = self.vocabulary
         self._tcols = ("id", v.thread_key, v.thread_session, *_THREAD_SHOW)
-        self._threads = self._nodes(v.thread, self._tcols + tuple(v.thread_aliases))
+        self._threads = self._nodes(v.thread, self._tcols + tuple(v.thread_aliases),
+                                    required=(v.thread_key,))
         self._scols = ("id", v.session_key, *_SESSION_SHOW)
-        self._sessions = self._nodes(v.session, self._scols)
+        self._sessions = self._nodes(v.session, self._scols, required=(v.session_key,))
         self._parent = self._edges(v.parent)
+        self._known(v.parent, self._parent, v.thread, self._threads, v.thread, self._threads)
 
     @property
     def vocabulary(self) -> LineageVocabulary:
@@ -70,12 +74,21 @@ class SnapshotReader:
         return require_vocabulary(self._vocabulary,
                                   self._manifest.get("contract", {}).get("name"))
 
-    def _nodes(self, node_type: str | None, wanted: tuple[str, ...]) -> pa.Table:
+    def _nodes(self, node_type: str | None, wanted: tuple[str, ...],
+               required: tuple[str, ...] = ()) -> pa.Table:
         info = self._manifest["nodes"].get(node_type) if node_type else None
         if not info:
             return pa.table({c: pa.array([], pa.string()) for c in wanted})
         # Checked against the manifest (size, sha256, rows); absent columns left out.
         t = read_table(self.directory, info, columns=list(dict.fromkeys(wanted)))
+        for c in required:
+            if c not in t.column_names:
+                # The ids a user types: without them every answer would be made of nulls
+                # (a manifest's lineage edited to name another column).
+                raise SnapshotError(f"the manifest's lineage names the column {c!r}, which "
+                                    f"{info['file']} lacks", path=str(self.directory),
+                                    hint="the snapshot was changed after graphkit wrote it; "
+                                         "rebuild it")
         for c in dict.fromkeys(wanted):
             if c not in t.column_names:
                 t = t.append_column(c, pa.nulls(t.num_rows, pa.string()))
@@ -86,6 +99,14 @@ class SnapshotReader:
         if not info:
             return _EMPTY_EDGES
         return read_table(self.directory, info, columns=["source", "target"])
+
+    def _known(self, edge_type: str | None, edges: pa.Table, source: str | None,
+               sources: pa.Table, target: str | None, targets: pa.Table) -> None:
+        """That the edges' ends are nodes of the tables read (see :func:`check_ends`)."""
+        if not edge_type or edges.num_rows == 0:
+            return
+        check_ends(self.directory, edge_type, edges, "source", str(source), sources.column("id"))
+        check_ends(self.directory, edge_type, edges, "target", str(target), targets.column("id"))
 
     # -- single-id questions: vectorized filters --------------------------
     def _thread_hits(self, mask: pa.ChunkedArray | pa.Array) -> list[Hit]:
@@ -155,14 +176,17 @@ class SnapshotReader:
         acols = ("id", *_AGENT_SHOW)
         agents = self._nodes(v.agent, acols)
         th = self._threads
+        has_thread, has_agent = self._edges(v.has_thread), self._edges(v.has_agent)
+        self._known(v.has_thread, has_thread, v.session, self._sessions, v.thread, th)
+        self._known(v.has_agent, has_agent, v.thread, th, v.agent, agents)
         return {
             "thread": {r[0]: r[1:] for r in zip(*(th.column(c).to_pylist()
                                                   for c in self._tcols), strict=True)},
             "agent": {r[0]: r[1:] for r in zip(*(agents.column(c).to_pylist()
                                                  for c in acols), strict=True)},
             "parents": group(pairs(self._parent)),
-            "has_thread": group(pairs(self._edges(v.has_thread))),
-            "has_agent": group(pairs(self._edges(v.has_agent))),
+            "has_thread": group(pairs(has_thread)),
+            "has_agent": group(pairs(has_agent)),
         }
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:

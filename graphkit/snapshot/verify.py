@@ -175,6 +175,11 @@ def _check_manifest(m: Any, where: str) -> None:
             raise bad(f"no {part!r} object")
         for name, entry in tables.items():
             _check_entry(part, name, entry, fmt, bad)
+    for name, entry in m["edges"].items():
+        for end in ("source_type", "target_type"):
+            if entry[end] not in m["nodes"]:
+                # Every reader looks the ends up among the nodes (an entry removed by hand).
+                raise bad(f"edges.{name}.{end} {entry[end]!r} is no node table of the snapshot")
 
 
 def _check_entry(part: str, name: str, entry: Any, fmt: int, bad: Any) -> None:
@@ -254,9 +259,52 @@ def _read_verified(snap: _Opened, entry: dict[str, Any],
     if table.num_rows != entry["count"]:
         raise _damaged(snap.path, rel, f"has {table.num_rows} rows, the manifest says "
                                        f"{entry['count']}")
+    _check_columns(snap.path, rel, entry, data, table)
     return table
 
 
+def _check_columns(directory: Path, rel: str, entry: dict[str, Any], data: pa.Buffer,
+                   table: pa.Table) -> None:
+    """The columns every reader relies on: a node table's ``id`` and key columns, an
+    edge table's ``source`` and ``target``; ids are text and never null. A table of
+    another shape (written by hand, its sha256 put in the manifest) is one line here,
+    not a KeyError or an Arrow kernel error in whichever command reads it."""
+    schema = pq.read_schema(pa.BufferReader(data))
+    ids = ["id"] if "key" in entry else ["source", "target"]
+    for name in [*ids, *entry.get("key", [])]:
+        if name not in schema.names:
+            raise _damaged(directory, rel, f"has no column {name!r}")
+    for name in ids:
+        t = schema.field(name).type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+            raise _damaged(directory, rel, f"holds {t} in column {name!r}, not text")
+        if name in table.column_names and table.column(name).null_count:
+            raise _damaged(directory, rel, f"has a null in column {name!r}")
+
+
+
+
+def check_ends(directory: Path, edge_type: str, edges: pa.Table, column: str,
+               node_type: str, ids: pa.Array | pa.ChunkedArray) -> None:
+    """That every ``column`` (``source`` or ``target``) value of ``edges`` is among
+    ``ids``, the node ids of ``node_type``: graphkit writes no edge without its two
+    nodes, so one naming no node means the snapshot was changed by hand, and every
+    reader would fail on it in a way of its own (a KeyError, a node without a type)."""
+    import pyarrow.compute as pc
+
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks() if ids.num_chunks != 1 else ids.chunk(0)
+    if pa.types.is_dictionary(ids.type):
+        ids = ids.dictionary_decode()
+    values = edges.column(column)
+    missing = pc.invert(pc.is_in(values, value_set=ids))
+    if pc.any(missing).as_py():
+        first = values.filter(missing)[0].as_py()
+        raise _damaged(Path(directory), f"edges/{edge_type}.parquet",
+                       f"names a {node_type} node {first!r} in its {column} column that "
+                       f"nodes/{node_type}.parquet lacks")
 
 
 def manifest_lineage(manifest: dict[str, Any]) -> LineageVocabulary | None:
@@ -330,6 +378,11 @@ def _tables(snap: _Opened, m: dict[str, Any], node_types: Iterable[str] | None,
             graph.nodes[ntype] = NodeTable(ntype, tuple(info["key"]), _read_verified(snap, info))
     for etype, info in m["edges"].items():
         if etype in wanted_e:
+            edges = _read_verified(snap, info)
             graph.edges[etype] = EdgeTable(etype, info["source_type"], info["target_type"],
-                                           _read_verified(snap, info))
+                                           edges)
+            for column, end in (("source", info["source_type"]), ("target", info["target_type"])):
+                if end in graph.nodes:
+                    check_ends(snap.path, etype, edges, column, end,
+                               graph.nodes[end].table.column("id"))
     return graph

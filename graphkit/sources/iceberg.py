@@ -274,12 +274,44 @@ def _conform(table: pa.Table, source: str, columns: Sequence[str] | None) -> pa.
             if not target.nullable and column.null_count:
                 raise SourceError("required column holds nulls", path=source, column=name,
                                   hint="the rows do not follow ai_gateway_messages")
-            column = column.cast(target.type)
+            column = _cast(column, target, source)
             fields.append(target)
         else:
             fields.append(pa.field(name, column.type))
         arrays.append(column)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _family(t: pa.DataType) -> str:
+    """What kind of value a type holds, as far as a file may differ from the table's
+    schema: widths, units, zones and encodings change, kinds never do."""
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    checks = (("int", pa.types.is_integer), ("float", pa.types.is_floating),
+              ("text", lambda x: pa.types.is_string(x) or pa.types.is_large_string(x)),
+              ("time", pa.types.is_timestamp), ("date", pa.types.is_date),
+              ("bool", pa.types.is_boolean))
+    return next((name for name, is_kind in checks if is_kind(t)), str(t))
+
+
+def _cast(column: pa.ChunkedArray | pa.Array, target: pa.Field,
+          source: str) -> pa.ChunkedArray | pa.Array:
+    """``column`` as the table schema's type. A data file whose column holds another kind
+    of value (numbers for text, text for times: its schema drifted from the table's) is
+    one error naming the file and column: cast anyway, session ids 0, 1, 2… were made up
+    from a row count, and text where times belong was an Arrow traceback."""
+    found = column.type
+    if _family(found) != _family(target.type) and not pa.types.is_null(found):
+        raise SourceError(f"column has type {found}, the table's schema says {target.type}",
+                          path=source, column=target.name,
+                          hint="the file does not follow the table's schema; rewrite it "
+                               "with the table's types")
+    try:
+        return column.cast(target.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise SourceError(f"column cannot be read as {target.type} "
+                          f"({str(exc).splitlines()[0][:120]})", path=source,
+                          column=target.name, hint="the file may be damaged") from None
 
 
 def _read_parquet(file: str, columns: Sequence[str] | None,

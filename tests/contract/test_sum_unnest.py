@@ -94,12 +94,42 @@ def test_a_row_summing_text_that_is_no_number_is_rejected_not_the_build(
     assert proj.graph.nodes["Session"].table.equals(kept.graph.nodes["Session"].table)
 
 
-def test_an_unnested_sum_of_text_that_is_no_number_names_the_column(tmp_path: Path) -> None:
-    # Unnested rows are not message rows: a bad value there still stops the build,
-    # with one line naming the column.
-    doc = json.dumps([{"path": "/a", "writes": "lots"}])
-    with pytest.raises(ContractError, match="`sum` of column 'w' met 'lots'"):
-        _build(tmp_path, [{"session_id": "s", "n": "1", "touched": doc}])
+def test_a_row_whose_unnested_element_sums_text_that_is_no_number_is_rejected(
+        tmp_path: Path) -> None:
+    # Was: a ContractError stopping the whole build, naming the field 'w' but no file
+    # or row. Now the row holding the array goes to the rejects, named by its column
+    # and the element's key, and the rest is the graph of the other rows.
+    good = {"session_id": "s", "n": "1", "touched": json.dumps([{"path": "/a", "writes": 2}])}
+    rows: list[dict[str, object]] = [
+        good,
+        {"session_id": "s", "n": "2",
+         "touched": json.dumps([{"path": "/a", "writes": 1}, {"path": "/b", "writes": "lots"}])},
+        {"session_id": "t", "n": "3", "touched": json.dumps([{"path": "/c", "writes": True}])}]
+    proj = _project(tmp_path, rows)
+    rejected = proj.rejects.to_pylist()
+    assert [(r["n"], r["__column"]) for r in rejected] == [("2", "touched"), ("3", "touched")]
+    assert all("w (touched → [].writes) holds text that is no number" in r["__reason"]
+               for r in rejected)
+    kept = _project(tmp_path, [good])
+    for t in ("Session", "F"):
+        assert proj.graph.nodes[t].table.equals(kept.graph.nodes[t].table)
+    assert proj.graph.edges["T"].table.equals(kept.graph.edges["T"].table)
+
+
+@pytest.mark.parametrize("number", ["1" + "0" * 400, "1" + "0" * 5000, "1e400", '"Infinity"'])
+def test_a_count_past_a_floats_range_is_no_number_and_its_file_still_counts(
+        tmp_path: Path, number: str) -> None:
+    # Was: 400 digits summed to an infinite count (`graphkit files` then failed with
+    # OverflowError); more than 4,300 digits (Python's int-string limit) made json.loads
+    # refuse the document, so none of its files counted. Such a number is no count,
+    # as 1e400 and Infinity in attributes are (round two): the file counts, the value not.
+    doc = '[{"path": "/a", "writes": ' + number + '}, {"path": "/b", "writes": 2}]'
+    graph = _build(tmp_path, [{"session_id": "s", "n": "1", "touched": doc},
+                              {"session_id": "s", "n": "1",
+                               "touched": '[{"path": "/a", "writes": 3}]'}])
+    files = {r["p"]: r["writes"] for r in
+             graph.nodes["F"].table.to_pylist()}  # type: ignore[attr-defined]
+    assert files == {"/a": 3, "/b": 2}
 
 
 def test_unnest_fields_must_be_new_and_one_edge_type_unnests_one_way(tmp_path: Path) -> None:

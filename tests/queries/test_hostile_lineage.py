@@ -5,6 +5,7 @@ tests/stores/neo4j/test_hostile_neo4j.py."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,8 @@ def test_a_session_tree_ten_thousand_threads_deep_is_drawn(tmp_path: Path) -> No
             depth += 1
         assert (depth, node["id"]) == (n, f"d{n - 1}")  # the session, then d0, d1…
         lines = _plain_tree(tree)
-        assert len(lines) == n + 1 and lines[-1].strip().startswith(f"└── d{n - 1} ")
+        assert len(lines) == n + 1 and lines[-1].strip().startswith(
+            f"└── depth {n}: d{n - 1} ")
         (usage,) = session_usage(reader, ["DEEP"])  # was a RecursionError too
         assert [t.depth for t in usage.threads] == list(range(n))
     assert [r.id for r in lineage(store, f"d{n - 1}").ancestors][:2] == [f"d{n - 2}",
@@ -103,3 +105,36 @@ def test_an_id_that_is_not_utf8_names_nothing(tmp_path: Path, command: str) -> N
     assert reader.resolve("\udcff") == [] and reader.session_threads("\ud800") == []
     assert reader.node_rows("Thread", ["thread_id"], where=("id", ["\udcff"])) == []
     assert reader.edge_rows("HAS_THREAD", "Session", "Thread", [], sources=["\udcff"]) == []
+
+
+def test_the_drawing_of_a_ten_thousand_deep_tree_is_bounded_and_json_complete(
+        tmp_path: Path) -> None:
+    # Fifth round. Was: each line indented by its depth, 4 characters a level: 200 MB
+    # of blanks for 10,000 levels (and as much again on a terminal). Now indentation
+    # stops at DRAWN_LEVELS and a deeper node says its depth; --json and --csv are whole.
+    import io
+
+    from rich.console import Console
+
+    from graphkit.cli.query import DRAWN_LEVELS, _tree_lines
+
+    n = 10_000
+    write_snapshot(_deep(n), tmp_path / "s")
+    proc = graphkit("tree", "DEEP", "--snapshot", tmp_path / "s")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == n + 1 and len(proc.stdout) < 2_000_000
+    indent = 4 * DRAWN_LEVELS
+    assert max(len(line) for line in lines) <= indent + len("└── depth 10000: ") + 40
+    assert lines[DRAWN_LEVELS].startswith(" " * 4 * (DRAWN_LEVELS - 1) + "└── d15 ")
+    assert lines[-1] == " " * indent + f"└── depth {n}: d{n - 1} (child-thread, 1 messages)"
+    records = graphkit("tree", "DEEP", "--snapshot", tmp_path / "s", "--json")
+    depths = [json.loads(line)["depth"] for line in records.stdout.splitlines()]
+    assert depths == list(range(n + 1))
+    # The terminal drawing (rich markup) is the same lines, never wrapped or cut.
+    out = io.StringIO()
+    console = Console(file=out, width=80, highlight=False, color_system=None)
+    for line in _tree_lines(session_tree(SnapshotReader(tmp_path / "s"), "DEEP"),
+                            markup=True)[:40]:
+        console.print(line, overflow="ignore", crop=False, soft_wrap=True)
+    assert out.getvalue().splitlines() == lines[:40]

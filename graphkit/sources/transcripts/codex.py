@@ -63,6 +63,10 @@ def _texts(items: Any) -> str | None:
     return "\n".join(t for t in out if isinstance(t, str)) if out else None
 
 
+def _text_id(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
     source = meta.get("source")
     spawn: dict[str, Any] = {}
@@ -78,12 +82,15 @@ def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
         source_name = "subagent" if sub is not None else next(iter(source), None)
     else:
         source_name = source if isinstance(source, str) else None
-    parent = spawn.get("parent_thread_id") or meta.get("parent_thread_id")
+    parent = _text_id(spawn.get("parent_thread_id")) or _text_id(meta.get("parent_thread_id"))
     git: dict[str, Any] = meta["git"] if isinstance(meta.get("git"), dict) else {}
     started = parse_timestamp(meta.get("timestamp"))
     attrs = {
         "thread_id": meta.get("id"),
-        "forked_from_id": meta.get("forked_from_id") or spawn.get("forked_from_id"),
+        # Only text is an id: a number or an object there (a damaged or foreign
+        # rollout) named no session, and an object stopped the build (unhashable).
+        "forked_from_id": _text_id(meta.get("forked_from_id"))
+        or _text_id(spawn.get("forked_from_id")),
         "spawn_call_id": spawn.get("spawn_call_id"),
         "depth": spawn.get("depth"),
         "agent_nickname": spawn.get("agent_nickname") or meta.get("agent_nickname"),
