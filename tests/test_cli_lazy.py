@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -130,3 +131,47 @@ def test_the_command_line_starts_no_blas_threads() -> None:
         assert int(threads) == 1  # numpy loaded, and no thread started for it
     # A user's own choice stays.
     assert _blas({"OPENBLAS_NUM_THREADS": "3"})[0] == "3"
+
+
+_PANDAS_PROBE = """
+import json, sys
+sys.argv = ["graphkit", *sys.argv[1:]]
+from graphkit.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "pandas": "pandas" in sys.modules,
+                  "refused": any(type(f).__name__ == "NoPandas" for f in sys.meta_path)}),
+      file=sys.stderr)
+"""
+
+
+def _pandas(*args: str) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", _PANDAS_PROBE, *args], capture_output=True,
+                          text=True, cwd=REPO, env=env, timeout=300)
+    out: dict[str, object] = json.loads(done.stderr.strip().splitlines()[-1])
+    return out
+
+
+def test_commands_without_spark_refuse_pandas_and_answer_the_same(tmp_path: Path) -> None:
+    # pyarrow imported pandas at its first pa.table/pa.array of Python objects only to ask
+    # whether they were pandas objects: ~0.2 s of `graphkit lineage`'s ~0.7 s.
+    snap = tmp_path / "snap"
+    built = _pandas("build", "samples/rows", "--snapshot", str(snap), "--json")
+    assert built == {"code": 0, "pandas": False, "refused": True}
+    asked = ["lineage", "818d8962058765a6", "--snapshot", str(snap), "--json"]
+    assert _pandas(*asked) == {"code": 0, "pandas": False, "refused": True}
+    # The answer is the one a process that may import pandas gives (a library caller's).
+    from graphkit.cli import cli
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cli_out = subprocess.run([sys.executable, "-m", "graphkit", *asked], capture_output=True,
+                             text=True, cwd=REPO, env=env, timeout=300, check=True).stdout
+    assert cli_out == CliRunner().invoke(cli, asked).output
+    # Spark uses pandas: with --engine the finder stays out (here an engine that fails
+    # early: the option decides, not whether Spark runs).
+    other = _pandas("build", "samples/rows", "--snapshot", str(tmp_path / "x"),
+                    "--engine", "nope")
+    assert other["refused"] is False and other["code"] == 2

@@ -153,7 +153,8 @@ class _NotForPyarrow:
     of a command's start), and cloudpickle, which ``pyarrow.lib`` binds as ``pickle`` for
     pickling Python extension types and else falls back to the standard pickle
     (~6-7 ms of an incremental build's imports). Any other import of either is left
-    alone, and pyarrow tries pandas again when something asks it for pandas objects."""
+    alone; pyarrow's later question about pandas objects is :class:`NoPandas`'s
+    (graphkit.core.lazy), outside Spark."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
         loader = _REFUSED_WHILE.get(name)
@@ -180,6 +181,12 @@ def main() -> None:
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 (lives as long as we do)
     sys.meta_path.insert(0, _NotForPyarrow())
+    if not any(arg.startswith("--engine") for arg in sys.argv[1:]):
+        # Only Spark (--engine spark) uses pandas; without it pyarrow's question whether
+        # a list is a pandas object cost ~0.2 s of every command's start (NoPandas).
+        from graphkit.core.lazy import NoPandas
+
+        sys.meta_path.insert(0, NoPandas())
     # The cyclic collector ran every 700 allocations and rescanned what a command keeps
     # (its modules' objects, the walk of 9k transcript files, decoded records): ~0.09 of an
     # incremental build's 1.3 CPU-s. Reference counting frees what commands allocate;

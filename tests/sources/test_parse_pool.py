@@ -85,8 +85,8 @@ def test_the_child_refuses_pandas_and_converts_the_same() -> None:
     pyarrow's compiled import takes the None), and the conversion is unchanged."""
     code = (
         "import sys, pyarrow as pa\n"
-        "from graphkit.sources.transcripts.pool import _NoPandas\n"
-        "sys.meta_path.insert(0, _NoPandas())\n"
+        "from graphkit.core.lazy import NoPandas\n"
+        "sys.meta_path.insert(0, NoPandas())\n"
         "t = pa.struct([('a', pa.string()), ('b', pa.int64()), ('c', pa.bool_())])\n"
         "arr = pa.array([('x', 1, True), (None, 2**40, None)], type=t)\n"
         "assert 'pandas' not in sys.modules, 'pandas imported'\n"

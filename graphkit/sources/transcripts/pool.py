@@ -228,14 +228,6 @@ def _start_child(runs: list[list[str]], folder: str) -> subprocess.Popen[bytes] 
         return None
 
 
-class _NoPandas:
-    """An import finder refusing pandas (the child's, see below)."""
-
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError("not imported by the transcript parse child", name=name)
-
-
 def child_main() -> None:
     """The child: claims runs from the back of ``runs.json`` in the folder named and
     writes ``(first run it parsed, [(outcomes, tables) per run, in order])`` to
@@ -261,7 +253,9 @@ if __name__ == "__main__":
     # answer is no either way, so it tells pyarrow there is no pandas. The tables are the
     # same (tests/sources/test_incremental_build.py compares them).
     # (None in sys.modules is not enough: pyarrow's compiled import takes the None.)
-    sys.meta_path.insert(0, _NoPandas())
+    from graphkit.core.lazy import NoPandas
+
+    sys.meta_path.insert(0, NoPandas())
     # Through the module's own name, so what is pickled names graphkit's classes, not
     # __main__'s.
     from graphkit.sources.transcripts import pool
