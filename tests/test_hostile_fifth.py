@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.test_hostile_inputs import graphkit, one_line_error
+from tests.test_hostile_inputs import built_samples, graphkit, one_line_error
 
 REPO = Path(__file__).resolve().parents[1]
 SESSION = "8299ed6e-811c-4fa7-b124-c205cd625a7f"
@@ -22,10 +22,7 @@ SESSION = "8299ed6e-811c-4fa7-b124-c205cd625a7f"
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    snap = tmp_path_factory.mktemp("good") / "snap"
-    proc = graphkit("build", REPO / "samples" / "rows", "--snapshot", snap)
-    assert proc.returncode == 0, proc.stderr
-    return snap
+    return built_samples(tmp_path_factory, "good")
 
 
 def _resigned(snap: Path, part: str, name: str, table: pa.Table) -> None:

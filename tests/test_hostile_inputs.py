@@ -38,6 +38,15 @@ def one_line_error(proc: subprocess.CompletedProcess[str], *names: str) -> str:
     return lines[0]
 
 
+def built_samples(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """The bundled sample rows built by the command into a new folder: a module's
+    known-good snapshot to damage or query."""
+    snap = tmp_path_factory.mktemp(name) / "snap"
+    proc = graphkit("build", REPO / "samples" / "rows", "--snapshot", snap)
+    assert proc.returncode == 0, proc.stderr
+    return snap
+
+
 def _with_touched_files(rows: list[dict[str, object]]) -> pa.Table:
     """``rows`` with the ai_gateway_messages schema plus the ``touched_files`` column."""
     t = table([{k: v for k, v in r.items() if k != "touched_files"} for r in rows])

@@ -14,17 +14,14 @@ from typing import Any
 
 import pytest
 
-from tests.test_hostile_inputs import REPO, graphkit, one_line_error
+from tests.test_hostile_inputs import REPO, built_samples, graphkit, one_line_error
 
 SESSION = "8299ed6e-811c-4fa7-b124-c205cd625a7f"
 
 
 @pytest.fixture(scope="module")
 def snap(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("hostile-out") / "graph"
-    proc = graphkit("build", REPO / "samples" / "rows", "--snapshot", out)
-    assert proc.returncode == 0, proc.stderr
-    return out
+    return built_samples(tmp_path_factory, "hostile-out")
 
 
 def _run(args: list[object], **kw: Any) -> subprocess.CompletedProcess[str]:

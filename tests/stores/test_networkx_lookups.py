@@ -26,10 +26,8 @@ def _scan(store: NetworkXStore, node_type: str, columns: list[str], prop: str,
 
 def test_filtered_rows_equal_a_scan_and_the_snapshot_reader(tmp_path: Path) -> None:
     rows, _ = generate()
-    graph = build(table(rows)).graph
-    store = NetworkXStore()
-    store.load(graph)
-    write_snapshot(graph, tmp_path / "snap")
+    store = _fresh_store(rows)
+    write_snapshot(build(table(rows)).graph, tmp_path / "snap")
     reader = SnapshotReader(tmp_path / "snap")
     v = store.vocabulary
     every = store.node_rows(v.session, [v.session_key])
