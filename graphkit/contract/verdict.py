@@ -59,10 +59,17 @@ def reject_mask(contract: LoadedContract,
         # No row rejected (the usual case): no text arrays merged rule by rule.
         return pc.is_valid(reason), reason, column
     for rule, mask in zip(contract.spec.reject, masks, strict=True):
-        fresh = pc.and_(mask, pc.is_null(reason))
-        reason = pc.if_else(fresh, pa.scalar(rule.reason), reason)
-        column = pc.if_else(fresh, pa.scalar(rule.column, pa.string()), column)
+        reason, column = _first_reason(reason, column, mask, rule.reason, rule.column)
     return pc.is_valid(reason), reason, column
+
+
+def _first_reason(reason: pa.Array, column: pa.Array, mask: pa.Array, why: str,
+                  name: str | None) -> tuple[pa.Array, pa.Array]:
+    """``reason`` and ``column`` with ``why`` and ``name`` where ``mask`` holds and the
+    row has no reason yet: a row keeps the first reason it was rejected for."""
+    fresh = pc.and_(mask, pc.is_null(reason))
+    return (pc.if_else(fresh, pa.scalar(why), reason),
+            pc.if_else(fresh, pa.scalar(name, pa.string()), column))
 
 
 def reject_columns(contract: LoadedContract) -> set[str]:
@@ -256,21 +263,19 @@ def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdic
         mask = not_numbers(rows.column(name))
         if mask is None:
             continue
-        fresh = pc.and_(mask, pc.is_null(reason))
-        reason = pc.if_else(fresh, pa.scalar(
+        reason, column = _first_reason(
+            reason, column, mask,
             f"{_what(contract, name)} holds text that is no number, and a `sum` reads it; "
-            "fix the value where the rows are written"), reason)
-        column = pc.if_else(fresh, pa.scalar(name, pa.string()), column)
+            "fix the value where the rows are written", name)
     for array, summed in _unnested_sums(contract).items():
         if array not in rows.column_names:
             continue
         # An element's value is no message row's: the row whose array holds it goes.
         for key, mask in rows_not_numbers(rows.column(array), list(summed)).items():
-            fresh = pc.and_(mask, pc.is_null(reason))
-            reason = pc.if_else(fresh, pa.scalar(
+            reason, column = _first_reason(
+                reason, column, mask,
                 f"{summed[key]} ({array} → [].{key}) holds text that is no number, and a "
-                "`sum` reads it; fix the value where the rows are written"), reason)
-            column = pc.if_else(fresh, pa.scalar(array, pa.string()), column)
+                "`sum` reads it; fix the value where the rows are written", array)
     if reason is verdict.reason:
         return verdict
     bad = pc.is_valid(reason)
