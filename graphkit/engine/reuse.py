@@ -171,22 +171,33 @@ def stat_bytes(flat: list[int]) -> bytes:
         return array("q", [v - (top << 1) if v >= top else v for v in flat]).tobytes()
 
 
-_PACKED: list[Any] = []  # [inputs, paths text, stats bytes]: the last walk packed
+class _Packed:
+    """The last walk packed (:func:`packed_inputs`) and, once asked, its digest: the no-op
+    check, the build record and the spliced build's state all ask of the very list."""
+
+    __slots__ = ("digest", "inputs", "stats", "text")
+
+    def __init__(self, inputs: Sequence[Sequence[Any]]) -> None:
+        self.inputs = inputs
+        self.text = "\0".join([row[0] for row in inputs])
+        self.stats = stat_bytes([v for row in inputs for v in row[1:]])
+        self.digest: str | None = None
+
+
+_LAST: list[_Packed] = []
+
+
+def _packed(inputs: Sequence[Sequence[Any]]) -> _Packed:
+    if not (_LAST and _LAST[0].inputs is inputs):
+        _LAST[:] = [_Packed(inputs)]
+    return _LAST[0]
 
 
 def packed_inputs(inputs: Sequence[Sequence[Any]]) -> tuple[str, bytes]:
     """:func:`input_state`'s list as its paths joined by NUL (no path holds one) and its
-    stats as :func:`stat_bytes` (kept for the very list: the record's digest and the
-    spliced build's state both ask)."""
-    if _PACKED and _PACKED[0] is inputs:
-        return str(_PACKED[1]), bytes(_PACKED[2])
-    text = "\0".join([row[0] for row in inputs])
-    stats = stat_bytes([v for row in inputs for v in row[1:]])
-    _PACKED[:] = [inputs, text, stats]
-    return text, stats
-
-
-_DIGESTED: list[Any] = []  # [inputs, digest]: the last answer (asked twice per build)
+    stats as :func:`stat_bytes`."""
+    got = _packed(inputs)
+    return got.text, got.stats
 
 
 def inputs_digest(inputs: Sequence[Sequence[Any]]) -> str:
@@ -194,14 +205,13 @@ def inputs_digest(inputs: Sequence[Sequence[Any]]) -> str:
     (8.7k ``[path, *stat]`` entries were 1.6 MB of JSON to encode, compress, decompress and
     decode in every build, for an equality test). SHA-256 of :func:`packed_inputs`:
     ~2.5 ms for 8.7k files where the list's JSON took ~20."""
-    if _DIGESTED and _DIGESTED[0] is inputs:  # the very list: the check's and the record's
-        return str(_DIGESTED[1])
-    text, stats = packed_inputs(inputs)
-    h = hashlib.sha256(b"inputs 1\0%d\0" % len(inputs))
-    h.update(text.encode("utf-8", "surrogatepass"))
-    h.update(stats)
-    _DIGESTED[:] = [inputs, h.hexdigest()]
-    return str(_DIGESTED[1])
+    got = _packed(inputs)
+    if got.digest is None:
+        h = hashlib.sha256(b"inputs 1\0%d\0" % len(inputs))
+        h.update(got.text.encode("utf-8", "surrogatepass"))
+        h.update(got.stats)
+        got.digest = h.hexdigest()
+    return got.digest
 
 
 _TAILS: list[Any] = []  # [inputs, root, text]: the last answer (asked twice per build)
