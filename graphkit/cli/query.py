@@ -199,10 +199,6 @@ def _tree_lines(root: TreeNode, *, markup: bool = False) -> list[str]:
     return lines
 
 
-def _plain_tree(root: TreeNode) -> list[str]:
-    return _tree_lines(root)
-
-
 def _depth_exceeds(root: TreeNode, levels: int) -> bool:
     stack = [(root, 0)]
     while stack:
@@ -247,7 +243,7 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
         return
     lines = [f"  {d.replace('_', ' ')} {c.id} ({c.how or '?'})" for d, c in links]
     if not sys.stdout.isatty():
-        click.echo("\n".join(_plain_tree(root) + lines))
+        click.echo("\n".join(_tree_lines(root) + lines))
         return
     from rich.console import Console
     from rich.tree import Tree

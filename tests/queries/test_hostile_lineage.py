@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from graphkit.cli.query import _plain_tree
+from graphkit.cli.query import _tree_lines
 from graphkit.core.graph import GraphTables
 from graphkit.pipeline import build
 from graphkit.queries.lineage import lineage, session_tree
@@ -83,7 +83,7 @@ def test_a_session_tree_ten_thousand_threads_deep_is_drawn(tmp_path: Path) -> No
             (node,) = node["children"]
             depth += 1
         assert (depth, node["id"]) == (n, f"d{n - 1}")  # the session, then d0, d1…
-        lines = _plain_tree(tree)
+        lines = _tree_lines(tree)
         assert len(lines) == n + 1 and lines[-1].strip().startswith(
             f"└── depth {n}: d{n - 1} ")
         (usage,) = session_usage(reader, ["DEEP"])  # was a RecursionError too
