@@ -7,9 +7,12 @@ graph. Rows go in ``UNWIND`` batches inside managed write transactions, which
 the driver retries on transient failures.
 
 Where to connect is a :class:`~graphkit.stores.neo4j.config.Neo4jConfig`
-(from ``NEO4J_*`` variables, credentials never shown); how a table becomes
-batch parameters, and a property value an Arrow column again, is
-:mod:`graphkit.stores.neo4j.convert`.
+(from ``NEO4J_*`` variables, credentials never shown), the driver plumbing
+:mod:`~graphkit.stores.neo4j.connection`; how a load runs is
+:mod:`~graphkit.stores.neo4j.load`, how a table becomes batch parameters, and
+a property value an Arrow column again, :mod:`~graphkit.stores.neo4j.convert`;
+reading a whole graph back is :mod:`~graphkit.stores.neo4j.read_back`. This
+module holds the store itself: its schema and the lineage questions.
 
 ``load(if_exists="replace")`` deletes the graph's labels, then loads. If it is
 killed midway the database holds part of the new graph (and a
@@ -19,29 +22,18 @@ that rerun deletes and loads again and converges to exactly the new graph.
 
 from __future__ import annotations
 
-import logging
-import threading
-import time
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from types import TracebackType
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
-
-from graphkit.core.errors import StoreError, first_line
+from graphkit.core.errors import StoreError
 from graphkit.core.graph import (
     EDGE_SOURCE,
     EDGE_TARGET,
     NODE_ID,
-    EdgeTable,
     GraphTables,
     LineageVocabulary,
-    NodeTable,
 )
-from graphkit.core.progress import ProgressLike, Task, as_progress
+from graphkit.core.progress import ProgressLike
 from graphkit.core.text import is_text
 from graphkit.stores.base import (
     ContinuationEdge,
@@ -55,11 +47,16 @@ from graphkit.stores.base import (
     require_vocabulary,
     texts,
 )
-from graphkit.stores.neo4j import convert, cypher, plan
-from graphkit.stores.neo4j.config import Neo4jConfig, driver_module
+from graphkit.stores.neo4j import convert, cypher, load, read_back
+from graphkit.stores.neo4j.config import Neo4jConfig
+from graphkit.stores.neo4j.connection import Neo4jConnection
+from graphkit.stores.neo4j.load import IF_EXISTS_CHOICES, LOAD_MARKER
+from graphkit.stores.neo4j.read_back import TEST_DATABASE_MARKER
 from graphkit.stores.walk import descendant_ids, parent_chain_ids
 
-IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
+# Where these names lived before the store was split; callers import them from here.
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_WORKERS", "IF_EXISTS_CHOICES", "LOAD_MARKER",
+           "TEST_DATABASE_MARKER", "Neo4jConfig", "Neo4jStore", "lookup_indexes"]
 
 # Measured with `python -m bench.neo4j_load --repeat 2 --naive-rows 30000`
 # (103,701 nodes + 214,802 relationships, fresh launcher per run, 2 shared
@@ -90,22 +87,8 @@ def lookup_indexes(v: LineageVocabulary | None) -> list[tuple[str, str]]:
 
 DEFAULT_INDEXES: tuple[tuple[str, str], ...] = tuple(lookup_indexes(DEFAULT_VOCABULARY))
 
-# A node of this label exists while a replace-load runs; a killed one leaves it.
-LOAD_MARKER = "GraphkitLoad"
-# Labels of bookkeeping nodes that are no part of any graph, so never read back as one:
-# the load marker, and the node the test suite leaves in a database it may clear.
-TEST_DATABASE_MARKER = "GraphkitTestDatabase"
-BOOKKEEPING_LABELS = frozenset({LOAD_MARKER, TEST_DATABASE_MARKER})
 
-# The driver logs routing retries and server notifications (16 lines of
-# Cypher for a query on a database without graphkit's labels) through
-# `logging`; with no handler, Python prints WARNINGs to stderr. graphkit turns
-# every failure into one StoreError line, so the driver's log stays quiet
-# unless the application configures logging itself.
-logging.getLogger("neo4j").addHandler(logging.NullHandler())
-
-
-class Neo4jStore:
+class Neo4jStore(Neo4jConnection):
     """A Neo4j database holding graphkit graphs; a :class:`LineageReader`.
 
     Usage (needs a server, so not a doctest)::
@@ -125,9 +108,6 @@ class Neo4jStore:
         max_retry_seconds: float = 30.0,
         vocabulary: LineageVocabulary | None = DEFAULT_VOCABULARY,
     ) -> None:
-        self.config = config if config is not None else Neo4jConfig.from_env()
-        self.config.check()
-        driver = driver_module()
         if batch_size < 1:
             raise StoreError(f"batch size must be positive, got {batch_size}")
         self.batch_size = batch_size
@@ -138,53 +118,12 @@ class Neo4jStore:
         self.indexes = tuple(indexes if indexes is not None else lookup_indexes(vocabulary))
         for label, prop in self.indexes:  # refuse bad names before touching the server
             cypher.property_index(label, prop)
-        cfg = self.config
-        auth = (cfg.user, cfg.password) if cfg.password is not None else None
-        with self._errors():
-            # Notifications off at the server: a query on a database without
-            # graphkit's labels is a normal question (answer: nothing), not a
-            # warning with the query text printed.
-            self._driver = driver.GraphDatabase.driver(
-                cfg.uri, auth=auth, max_transaction_retry_time=max_retry_seconds,
-                notifications_min_severity="OFF",
-            )
-            self._bookmarks = driver.GraphDatabase.bookmark_manager()
+        super().__init__(config, max_retry_seconds=max_retry_seconds)
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> Neo4jStore:
         """A store configured from ``NEO4J_*`` (see :meth:`Neo4jConfig.from_env`)."""
         return cls(Neo4jConfig.from_env(), **kwargs)
-
-    # --- lifecycle ----------------------------------------------------------
-
-    def verify(self) -> None:
-        """Fail now, with a one-line :class:`StoreError`, if the server, the
-        credentials or the database are wrong."""
-        # An auto-commit query, not a managed transaction: those retry an
-        # unreachable server for max_retry_seconds, and a typo in NEO4J_URI
-        # should fail at once.
-        with self._errors(), self._session() as session:
-            session.run("RETURN 1").consume()
-
-    def close(self) -> None:
-        """Close the driver and its connections."""
-        self._driver.close()
-
-    def __enter__(self) -> Neo4jStore:
-        try:
-            self.verify()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # --- loading ------------------------------------------------------------
 
@@ -212,158 +151,8 @@ class Neo4jStore:
         (see :mod:`graphkit.stores.neo4j.plan`). ``progress`` gets one line per
         batch: records done/total and records/s.
         """
-        if if_exists not in IF_EXISTS_CHOICES:
-            raise StoreError(
-                f"unknown if_exists {if_exists!r}", hint=f"use one of {IF_EXISTS_CHOICES}"
-            )
-        size = batch_size or self.batch_size
-        n_workers = workers or self.workers
-        if n_workers < 1:
-            raise StoreError(f"workers must be positive, got {n_workers}")
-        started = time.perf_counter()
-        labels = sorted(graph.nodes)
-        # Building every query first validates every name before anything is written.
-        for lab in labels:
-            cypher.merge_nodes(lab, convert.node_props(graph.nodes[lab].table))
-        for t, e in sorted(graph.edges.items()):
-            cypher.merge_relationships(t, e.source_type, e.target_type, convert.edge_props(e.table))
-        convert.check_columns(graph)
-        report = LoadReport(batch_size=size)
-        if labels and if_exists == "fail":
-            existing = {k: v for k, v in self.node_counts(labels).items() if v}
-            if existing:
-                raise StoreError(
-                    "the database already holds this graph's labels "
-                    + ", ".join(f"{k} ({v})" for k, v in existing.items()),
-                    hint="load with --if-exists merge or replace",
-                )
-        with ThreadPoolExecutor(1, thread_name_prefix="graphkit-plan") as planner:
-            # The relationship plan is NumPy work: it runs while the server
-            # builds the schema and takes the nodes.
-            planned = planner.submit(plan.edge_partitions, graph, n_workers)
-            self.ensure_schema(labels)
-            report.resumed_replace = self._marker_count() > 0
-            if if_exists == "replace":
-                self._write(cypher.create_load_marker(LOAD_MARKER), labels=labels)
-                report.removed = self.delete_labels(labels)
-            ends = sorted({*labels, *(e.source_type for e in graph.edges.values()),
-                           *(e.target_type for e in graph.edges.values())})
-            empty = not any(self._leader_counts(ends).values()) if ends else True
-            report.write_mode = "create" if empty else "merge"
-            report.workers = n_workers
-            meter = _Meter(as_progress(progress).start(
-                "loading Neo4j", unit="records",
-                total=sum(graph.node_counts().values()) + sum(graph.edge_counts().values())))
-            node_ids = np.full(plan.node_offsets(graph)[1], -1, np.int64)
-            report.nodes = self._load_nodes(graph, empty, size, n_workers, meter, node_ids)
-            self._load_edges(graph, planned.result(), empty, size, meter, report, node_ids)
-        if if_exists == "replace":
-            # Whole now, and so is any killed replace before this one. (A merge
-            # cannot say so: labels a killed replace had not yet cleared still
-            # hold the old graph's nodes, so only a replace clears the marker.)
-            self._write(cypher.delete_load_markers(LOAD_MARKER))
-        meter.task.done()
-        report.seconds = time.perf_counter() - started
-        return report
-
-    def _load_nodes(self, graph: GraphTables, create: bool, size: int, n_workers: int,
-                    meter: _Meter, node_ids: np.ndarray) -> dict[str, int]:
-        """Every node batch, ``n_workers`` at a time (distinct ids never contend).
-
-        Each batch returns its nodes' internal ids, kept in ``node_ids`` at the
-        nodes' positions (:func:`plan.node_offsets`) for the relationships.
-        """
-        offsets, _ = plan.node_offsets(graph)
-        jobs: list[tuple[str, str, int, pa.Table]] = []
-        for label in sorted(graph.nodes):
-            table = graph.nodes[label].table
-            props, epoch = convert.node_props(table), convert.epoch_columns(table)
-            # CREATE would refuse a second row with the same id: MERGE folds them.
-            query = (cypher.create_nodes(label, props, epoch, node_ids=True)
-                     if create and not plan.has_duplicate_ids(table)
-                     else cypher.merge_nodes(label, props, epoch, node_ids=True))
-            if epoch:
-                table = convert.as_epoch(table, epoch)
-            jobs += [(label, query, offsets[label] + i, table.slice(i, size))
-                     for i in range(0, table.num_rows, size)]
-        written = {label: 0 for label in sorted(graph.nodes)}
-
-        def one(job: tuple[str, str, int, pa.Table]) -> tuple[str, int]:
-            label, query, start, rows = job
-            at, ids = self._write_ids(query, **convert.node_params(rows))
-            node_ids[start + at] = ids
-            meter.add(rows.num_rows, label)
-            return label, len(at)
-
-        with ThreadPoolExecutor(n_workers, thread_name_prefix="graphkit-load") as pool:
-            for label, done in pool.map(one, jobs):
-                written[label] += done
-        return written
-
-    def _load_edges(self, graph: GraphTables, load_plan: plan.LoadPlan, create: bool,
-                    size: int, meter: _Meter, report: LoadReport,
-                    node_ids: np.ndarray) -> None:
-        """Each partition's relationship batches in one session, the partitions at once.
-
-        Rows whose two ends this load wrote find them by internal id; the
-        others (an end not among the graph's nodes) by label and id, as before.
-        """
-        by_id, by_key, tables = {}, {}, {}
-        for etype, e in graph.edges.items():
-            props, epoch = convert.edge_props(e.table), convert.epoch_columns(e.table)
-            creating = create and etype not in load_plan.repeated_pairs
-            by_id[etype] = cypher.relationships_by_node_id(
-                etype, e.source_type, e.target_type, props, epoch, create=creating)
-            by_key[etype] = (
-                cypher.create_relationships(etype, e.source_type, e.target_type, props, epoch)
-                if creating
-                else cypher.merge_relationships(etype, e.source_type, e.target_type, props,
-                                                epoch))
-            tables[etype] = convert.as_epoch(e.table, epoch) if epoch else e.table
-        parts = len(next(iter(load_plan.partitions.values()), [None]))
-        failed = threading.Event()
-
-        def write(etype: str, rows: np.ndarray) -> int:
-            ends = load_plan.ends[etype]
-            src, dst = ends.source[rows], ends.target[rows]
-            s = np.where(src >= 0, node_ids[src], -1)
-            t = np.where(dst >= 0, node_ids[dst], -1)
-            known = (src >= 0) & (dst >= 0) & (s >= 0) & (t >= 0)
-            done = 0
-            if known.any():
-                batch = tables[etype].take(pa.array(rows[known]))
-                done += self._write(by_id[etype], s=s[known].tolist(), t=t[known].tolist(),
-                                    **convert.edge_params(batch))
-            if not known.all():
-                batch = tables[etype].take(pa.array(rows[~known]))
-                done += self._write(by_key[etype], **convert.edge_params(batch))
-            return done
-
-        def one_partition(p: int) -> dict[str, int]:
-            written: dict[str, int] = {}
-            for etype in sorted(graph.edges):
-                rows = load_plan.partitions[etype][p]
-                for i in range(0, len(rows), size):
-                    if failed.is_set():  # another partition failed: stop early
-                        return written
-                    try:
-                        done = write(etype, rows[i:i + size])
-                    except BaseException:
-                        failed.set()
-                        raise
-                    written[etype] = written.get(etype, 0) + done
-                    meter.add(len(rows[i:i + size]), etype)
-            return written
-
-        totals = {etype: 0 for etype in sorted(graph.edges)}
-        with ThreadPoolExecutor(parts, thread_name_prefix="graphkit-load") as pool:
-            for written in pool.map(one_partition, range(parts)):
-                for etype, done in written.items():
-                    totals[etype] += done
-        report.edges = totals
-        for etype, edges in sorted(graph.edges.items()):
-            if totals[etype] < edges.table.num_rows:
-                report.skipped_edges[etype] = edges.table.num_rows - totals[etype]
+        return load.load_graph(self, graph, if_exists=if_exists, batch_size=batch_size,
+                               workers=workers, progress=progress)
 
     def _leader_counts(self, labels: Sequence[str]) -> dict[str, int]:
         """:meth:`node_counts` read on the cluster leader (a write transaction):
@@ -583,112 +372,6 @@ class Neo4jStore:
         return [{k: convert.iso_text(v) if hasattr(v, "to_native") else v
                  for k, v in r["p"].items()} for r in rows]
 
-    # --- driver plumbing ----------------------------------------------------
-
-    def _write(self, query: str, **params: Any) -> int:
-        """One managed write transaction (retried by the driver); returns its count."""
-
-        def work(tx: Any) -> int:
-            record = tx.run(query, params).single()
-            return int(record[0]) if record is not None else 0
-
-        with self._errors(), self._session() as session:
-            return int(session.execute_write(work))
-
-    def _write_ids(self, query: str, **params: Any) -> tuple[np.ndarray, np.ndarray]:
-        """One managed write of a node batch built with ``node_ids=True``
-        (:func:`cypher.merge_nodes`): the rows it wrote (positions in the batch)
-        and their nodes' internal ids."""
-
-        def work(tx: Any) -> tuple[list[int], list[int]]:
-            record = tx.run(query, params).single()
-            return (list(record["rows"]), list(record["node_ids"])) if record else ([], [])
-
-        with self._errors(), self._session() as session:
-            rows, ids = session.execute_write(work)
-        return np.asarray(rows, np.int64), np.asarray(ids, np.int64)
-
-    def _read(self, query: str, **params: Any) -> list[dict[str, Any]]:
-        """One read query in an auto-commit transaction, retried on a transient
-        failure (a read is safe to repeat). Not a managed transaction: its
-        COMMIT is a second round trip per query, and lineage asks four or five
-        short questions (measured 4.1 vs 1.6 ms a query on this machine)."""
-        for attempt in range(_READ_ATTEMPTS):
-            try:
-                with self._session(read=True) as session:
-                    return [r.data() for r in session.run(query, params)]
-            except Exception as exc:
-                if attempt + 1 < _READ_ATTEMPTS and _retryable(exc):
-                    time.sleep(0.05 * 2 ** attempt)
-                    continue
-                with self._errors():
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _run_auto(self, query: str, **params: Any) -> None:
-        # Schema commands and procedures: an auto-commit transaction of their own.
-        with self._errors(), self._session() as session:
-            session.run(query, params).consume()
-
-    def _session(self, *, read: bool = False) -> Any:
-        # One bookmark manager for every session: on a cluster a read follows
-        # the writes of the same store (causal consistency) even when parallel
-        # write sessions made them. Read sessions may go to a read replica.
-        return self._driver.session(database=self.config.database,
-                                    bookmark_manager=self._bookmarks,
-                                    default_access_mode="READ" if read else "WRITE")
-
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        """Turn driver failures into one-line :class:`StoreError`s (never the password)."""
-        try:
-            yield
-        except StoreError:
-            raise
-        except Exception as exc:
-            error = self._classify(exc)
-            if error is None:
-                raise  # not the driver's: a bug, keep the traceback
-            raise error from None
-
-    def _classify(self, exc: Exception) -> StoreError | None:
-        """The one-line error for a driver failure, credentials redacted; None if
-        ``exc`` is not one."""
-        from neo4j.exceptions import (
-            AuthError,
-            ConfigurationError,
-            DriverError,
-            Neo4jError,
-            ServiceUnavailable,
-            SessionExpired,
-        )
-
-        where = self.config.display_uri
-        detail = self.config.redact(first_line(exc, 300))
-        if isinstance(exc, AuthError):
-            return StoreError(
-                f"Neo4j at {where} refused the credentials of user {self.config.user!r}",
-                hint="check NEO4J_USERNAME and NEO4J_PASSWORD",
-            )
-        if isinstance(exc, ServiceUnavailable | SessionExpired):
-            return StoreError(
-                f"cannot reach Neo4j at {where} ({detail})",
-                hint="is the server running? set NEO4J_URI, or start one: graphkit neo4j-server",
-            )
-        if isinstance(exc, Neo4jError):
-            code = exc.code or ""
-            if code.endswith("DatabaseNotFound"):
-                return StoreError(
-                    f"Neo4j at {where} has no database {self.config.database!r}",
-                    hint="check NEO4J_DATABASE (Community has one user database, 'neo4j')",
-                )
-            return StoreError(f"Neo4j at {where} failed: {code}: {detail}")
-        if isinstance(exc, ConfigurationError | ValueError):
-            return StoreError(f"bad Neo4j settings for {where}: {detail}")
-        if isinstance(exc, DriverError | OSError):
-            return StoreError(f"Neo4j driver error for {where}: {detail}")
-        return None
-
     # --- reading a whole graph back (graphkit snapshot --neo4j) --------------
 
     def read_graph(self, labels: Sequence[str] | None = None,
@@ -704,90 +387,4 @@ class Neo4jStore:
         (empty, ``"neo4j"``): :mod:`graphkit.export.from_neo4j` restores them
         from a contract.
         """
-        # The token lists keep names whose nodes were all deleted: keep those in use.
-        if labels is None:
-            labels = [r["label"] for r in self._read(
-                "CALL db.labels() YIELD label RETURN label ORDER BY label")
-                if r["label"] not in BOOKKEEPING_LABELS
-                and self._read(f"MATCH (n:{cypher.quote_name(r['label'])}) RETURN 1 LIMIT 1")]
-        if rel_types is None:
-            rel_types = [r["t"] for r in self._read(
-                "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t")
-                if self._read(f"MATCH ()-[:{cypher.quote_name(r['t'], 'relationship type')}]->()"
-                              " RETURN 1 LIMIT 1")]
-        for name in labels:
-            cypher.quote_name(name)
-        for name in rel_types:
-            cypher.quote_name(name, "relationship type")
-        graph = GraphTables("neo4j", 0, 0, "thread")
-        for label in labels:
-            graph.nodes[label] = NodeTable(label, (), self._read_nodes(label))
-        for rel_type in rel_types:
-            graph.edges[rel_type] = self._read_relationships(rel_type)
-        return graph
-
-    def _read_nodes(self, label: str) -> pa.Table:
-        query = (f"MATCH (n:{cypher.quote_name(label)}) "
-                 "RETURN coalesce(n.id, elementId(n)) AS id, properties(n) AS p ORDER BY id")
-
-        def work(tx: Any) -> tuple[list[str], list[dict[str, Any]]]:
-            ids, props = [], []
-            for r in tx.run(query):
-                ids.append(r["id"])
-                props.append({k: v for k, v in r["p"].items() if k != NODE_ID})
-            return ids, props
-
-        with self._errors(), self._session() as session:
-            ids, props = session.execute_read(work)
-        return convert.property_table({NODE_ID: pa.array(ids, pa.string())}, props)
-
-    def _read_relationships(self, rel_type: str) -> EdgeTable:
-        query = (f"MATCH (a)-[r:{cypher.quote_name(rel_type, 'relationship type')}]->(b) "
-                 "RETURN coalesce(a.id, elementId(a)) AS s, coalesce(b.id, elementId(b)) AS t, "
-                 "labels(a) AS sl, labels(b) AS tl, properties(r) AS p ORDER BY s, t")
-
-        def work(tx: Any) -> tuple[list[str], list[str], set[tuple[str, str]],
-                                   list[dict[str, Any]]]:
-            src, dst, ends, props = [], [], set(), []
-            for r in tx.run(query):
-                src.append(r["s"])
-                dst.append(r["t"])
-                ends.add((":".join(sorted(r["sl"])), ":".join(sorted(r["tl"]))))
-                props.append(dict(r["p"]))
-            return src, dst, ends, props
-
-        with self._errors(), self._session() as session:
-            src, dst, ends, props = session.execute_read(work)
-        if len(ends) > 1:
-            raise StoreError(
-                f"relationships of type {rel_type} join several label pairs "
-                f"({', '.join(f'{a}->{b}' for a, b in sorted(ends))}); a graphkit edge type "
-                "joins one", hint="name the relationship types to read")
-        source_type, target_type = next(iter(ends)) if ends else ("", "")
-        table = convert.property_table({EDGE_SOURCE: pa.array(src, pa.string()),
-                                 EDGE_TARGET: pa.array(dst, pa.string())}, props)
-        return EdgeTable(rel_type, source_type, target_type, table)
-
-
-# Tries of a read that failed transiently (a leader switch, a lock timeout).
-_READ_ATTEMPTS = 3
-
-
-def _retryable(exc: Exception) -> bool:
-    """Whether the driver calls ``exc`` transient (worth running the read again)."""
-    check = getattr(exc, "is_retryable", None)
-    return bool(check()) if callable(check) else False
-
-
-class _Meter:
-    """Records written so far, counted on a progress task after every batch (from
-    any thread), with the label or type the batch wrote."""
-
-    def __init__(self, task: Task) -> None:
-        self.task = task
-        self._lock = threading.Lock()
-
-    def add(self, records: int, what: str) -> None:
-        with self._lock:
-            self.task.set_source(what)
-            self.task.advance(records)
+        return read_back.read_graph(self, labels, rel_types)

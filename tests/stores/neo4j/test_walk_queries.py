@@ -14,7 +14,8 @@ from graphkit.core.graph import GraphTables, LineageVocabulary, NodeTable
 from graphkit.queries.continuations import continued_by, continues
 from graphkit.queries.lineage import lineage
 from graphkit.stores.neo4j import cypher
-from graphkit.stores.neo4j.store import Neo4jStore, _retryable
+from graphkit.stores.neo4j.connection import _retryable
+from graphkit.stores.neo4j.store import Neo4jStore
 from graphkit.stores.networkx_store import NetworkXStore
 from tests.stores.neo4j.neo4j_test_graphs import _edges, nid
 
