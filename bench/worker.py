@@ -112,6 +112,12 @@ def _cpu() -> float:
 
 
 def transcripts(path: str) -> dict[str, Any]:
+    # Measure the parse the command line runs: graphkit's CLI refuses pandas (only Spark
+    # uses it), so pyarrow never imports it there; here it would, at the first pa.array,
+    # and 0.2-0.45 s of a one-off import would be timed as parsing.
+    from graphkit.core.lazy import NoPandas
+
+    sys.meta_path.insert(0, NoPandas())
     from graphkit.sources.transcripts import read_transcripts
 
     meta = json.loads((Path(path) / "_meta.json").read_text())
