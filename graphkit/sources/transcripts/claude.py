@@ -260,7 +260,7 @@ class _ClaudeFile:
             content = _system_content(e)
             if content is None:
                 return
-            self._add_message(line, e, etype, ts, content, False)
+            self._add_message(line, e, etype, ts, content, None)
             return
         # _message_content inlined (user/assistant: nearly every line)
         msg = e.get("message")
@@ -277,15 +277,16 @@ class _ClaudeFile:
             native = msg.get("id")
             content = _new_tuple(_Content, (blocks, msg.get("role") or etype, msg.get("model"),
                                             native if isinstance(native, str) else None, None))
-            # ClaudeUsage.note reads only entries whose message carries a usage object.
+            # Usage is counted only for messages carrying a usage object.
+            usage = msg.get("usage")
             self._add_message(line, e, etype, ts, content,
-                              isinstance(msg.get("usage"), dict))
+                              usage if isinstance(usage, dict) else None)
             return
         content = _new_tuple(_Content, (blocks, msg.get("role") or etype, None, None, None))
-        self._add_message(line, e, etype, ts, content, False)
+        self._add_message(line, e, etype, ts, content, None)
 
     def _add_message(self, line: int, e: dict[str, Any], etype: str, ts: int,
-                     content: _Content, usage: bool) -> None:
+                     content: _Content, usage: dict[str, Any] | None) -> None:
         raw_session = e.get("sessionId")
         # Workflow agents write ``<session>#agent-<id>``.
         if isinstance(raw_session, str) and raw_session:
@@ -322,8 +323,8 @@ class _ClaudeFile:
         if uuid is not None:
             self.uuid_to_mid[uuid] = message.message_id
             self.uuid_line[uuid] = line
-        if usage:
-            self.usage.note(e, message.line)  # keyed by the line the message starts on
+        if usage is not None:  # keyed by the line the message starts on
+            self.usage.count(content.native_id, e.get("requestId"), usage, message.line)
         if "forkedFrom" in e or "teamName" in e:
             claude_links(e, message.line, self.facts)
         rows = self.buf.rows

@@ -65,8 +65,14 @@ class ClaudeUsage:
         if not isinstance(usage, dict):
             return
         raw = msg.get("id")
-        mid = raw if isinstance(raw, str) else f"line-{message_line}"
-        req = entry.get("requestId")
+        self.count(raw if isinstance(raw, str) else None, entry.get("requestId"), usage,
+                   message_line)
+
+    def count(self, native_id: str | None, req: Any, usage: dict[str, Any],
+              message_line: int) -> None:
+        """:meth:`note` of an assistant entry whose ``message.id`` (when text),
+        ``requestId`` and ``message.usage`` (an object) the parser has read already."""
+        mid = native_id if native_id is not None else f"line-{message_line}"
         rid = req if isinstance(req, str) else None
         counts = {}
         for k in TOKEN_KEYS:  # _int inlined: this runs for every assistant line

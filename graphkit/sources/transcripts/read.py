@@ -282,6 +282,8 @@ def _meta(agent_file: Path, index: TranscriptIndex | None
 
 def _pooled(files: list[Path], index: TranscriptIndex | None) -> dict[str, Iterator[Parsed]]:
     """Files to parse in worker processes (a large cold read): their outcomes in order."""
+    if workers_for(2**62) < 2:
+        return {}  # one process however much there is to read: no stat of every file
     todo, sizes = [], []
     for path in files:
         try:
