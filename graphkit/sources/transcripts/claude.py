@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from graphkit.sources.transcripts.buffer import (
+    LINE_AT,
+    MESSAGE_COLUMNS,
     STATUS_ERROR,
     STATUS_SUCCESS,
     FileParse,
-    Message,
     Part,
     RowBuffer,
     dumps_decoded,
@@ -54,6 +55,7 @@ SPAWN_TOOLS = frozenset({"Task", "Agent"})
 _new_tuple = tuple.__new__
 _ROW_TYPES = frozenset({"user", "assistant", "system"})
 _FOOTER = "agentId: "
+_MESSAGE_ID_AT = MESSAGE_COLUMNS.index("message_id")
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,7 @@ class _ClaudeFile:
     facts: dict[str, Any] = field(default_factory=dict)
     sessions: dict[str, None] = field(default_factory=dict)
     # message.id -> (message, next part index) for assistant messages split over lines
-    groups: dict[str, tuple[Message, list[int]]] = field(default_factory=dict)
+    groups: dict[str, tuple[tuple[Any, ...], list[int]]] = field(default_factory=dict)
     uuid_to_mid: dict[str, str] = field(default_factory=dict)
     uuid_line: dict[str, int] = field(default_factory=dict)
     # The entry on a given line, read again only to compare a repeated uuid.
@@ -260,7 +262,8 @@ class _ClaudeFile:
             content = _system_content(e)
             if content is None:
                 return
-            self._add_message(line, e, etype, ts, content, None)
+            self._add_message(line, e, etype, ts, content.blocks, content.role, None, None,
+                              content.subtype, None)
             return
         # _message_content inlined (user/assistant: nearly every line)
         msg = e.get("message")
@@ -273,20 +276,25 @@ class _ClaudeFile:
         elif not isinstance(blocks, list):
             self.skipped.append((line, f"{etype} message without content"))
             return
+        # The content's fields as arguments, not a _Content: a NamedTuple instance is a
+        # subtype allocation and deallocation per line (~0.5 us, against ~0.1 for a tuple).
         if etype == "assistant":
             native = msg.get("id")
-            content = _new_tuple(_Content, (blocks, msg.get("role") or etype, msg.get("model"),
-                                            native if isinstance(native, str) else None, None))
             # Usage is counted only for messages carrying a usage object.
             usage = msg.get("usage")
-            self._add_message(line, e, etype, ts, content,
-                              usage if isinstance(usage, dict) else None)
+            self._add_message(line, e, etype, ts, blocks, msg.get("role") or etype,
+                              msg.get("model"), native if isinstance(native, str) else None,
+                              None, usage if isinstance(usage, dict) else None)
             return
-        content = _new_tuple(_Content, (blocks, msg.get("role") or etype, None, None, None))
-        self._add_message(line, e, etype, ts, content, None)
+        self._add_message(line, e, etype, ts, blocks, msg.get("role") or etype, None, None,
+                          None, None)
 
     def _add_message(self, line: int, e: dict[str, Any], etype: str, ts: int,
-                     content: _Content, usage: dict[str, Any] | None) -> None:
+                     blocks: list[Any], role: str, model: str | None,
+                     native_id: str | None, subtype: str | None,
+                     usage: dict[str, Any] | None) -> None:
+        """Rows of one entry: its message (or the split message it continues) and a
+        row per content block; ``blocks`` to ``subtype`` are :class:`_Content`'s fields."""
         raw_session = e.get("sessionId")
         # Workflow agents write ``<session>#agent-<id>``.
         if isinstance(raw_session, str) and raw_session:
@@ -310,29 +318,28 @@ class _ClaudeFile:
         elif uuid in self.uuid_to_mid:
             self._repeated(line, uuid, e)  # the same entry written twice: count it once
             return
-        native_id = content.native_id
         group = self.groups.get(native_id) if native_id else None
         if group is not None:
             # A later content block of an assistant message split one block per line.
             message, next_part = group
         else:
-            message = self._message(line, e, ts, session, side, agent, uuid, content)
+            message = self._message(line, e, ts, session, side, agent, uuid, role, model)
             next_part = [0]
             if native_id:
                 self.groups[native_id] = (message, next_part)
         if uuid is not None:
-            self.uuid_to_mid[uuid] = message.message_id
+            self.uuid_to_mid[uuid] = message[_MESSAGE_ID_AT]
             self.uuid_line[uuid] = line
         if usage is not None:  # keyed by the line the message starts on
-            self.usage.count(content.native_id, e.get("requestId"), usage, message.line)
+            self.usage.count(native_id, e.get("requestId"), usage, message[LINE_AT])
         if "forkedFrom" in e or "teamName" in e:
-            claude_links(e, message.line, self.facts)
+            claude_links(e, message[LINE_AT], self.facts)
         rows = self.buf.rows
         first_row = len(rows)
         self.e, self.etype, self.ts, self.session = e, etype, ts, session
-        self.side, self.subtype, self.results = side, content.subtype, 0
+        self.side, self.subtype, self.results = side, subtype, 0
         part = self._part
-        for block in content.blocks:
+        for block in blocks:
             if type(block) is not dict:
                 continue
             index = next_part[0]
@@ -341,10 +348,10 @@ class _ClaudeFile:
         if in_agent_file:
             if etype == "user" and self.facts["warmup"] is None:
                 # 2.0.x started "Warmup" agents of its own: first prompt "Warmup", no caller.
-                first = _prompt_text(content.blocks)
+                first = _prompt_text(blocks)
                 self.facts["warmup"] = first is not None and first.strip() == "Warmup"
         elif side:
-            prompt = _prompt_text(content.blocks) if etype == "user" else None
+            prompt = _prompt_text(blocks) if etype == "user" else None
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
 
@@ -359,21 +366,23 @@ class _ClaudeFile:
                                        f"line {first}; the first is kept"))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
-                 agent: str | None, uuid: str | None, content: _Content) -> Message:
+                 agent: str | None, uuid: str | None, role: str, model: str | None
+                 ) -> tuple[Any, ...]:
+        """The message's columns, in :class:`Message` field order: a plain tuple (a
+        Message instance cost ~0.8 us more to make and free, 58k times here)."""
         parent = e.get("parentUuid")
         prev = self.uuid_to_mid.get(parent, parent) if isinstance(parent, str) else None
         cm = e.get("compactMetadata")
         get = e.get
-        # Positional, in Message field order: keywords cost 2 us a message here.
-        return _new_tuple(Message, (
-            session, None, content.model, get("cwd"), get("gitBranch"), None, None,
+        return (
+            session, None, model, get("cwd"), get("gitBranch"), None, None,
             get("version"), get("entrypoint"), get("userType"), get("permissionMode"),
             side, agent, None, uuid or synthetic_id(session, agent or "", line),
             id_list(prev), uuid, parent, get("logicalParentUuid"),
             get("sourceToolAssistantUUID"), get("requestId"), get("promptId"), ts,
-            content.role, get("hookEvent"), True if get("isCompactSummary") else None,
+            role, get("hookEvent"), True if get("isCompactSummary") else None,
             dumps_decoded(cm) if cm else None, line,
-        ))
+        )
 
     # A part's columns in Part field order. The common parts are plain tuples: they are
     # only ever joined to their message's row, and a Part instance cost a second
