@@ -227,6 +227,7 @@ class _ClaudeFile:
     subtype: str | None = None
     results: int = 0   # tool results of the entry so far: only the first reads toolUseResult
     ts_of: dict[str, int | None] = field(default_factory=dict)  # timestamp text -> parsed
+    session_of: dict[str, str] = field(default_factory=dict)  # sessionId text -> session
 
     def __post_init__(self) -> None:
         self.in_agent_file = self.layout.agent_id is not None
@@ -296,15 +297,10 @@ class _ClaudeFile:
         """Rows of one entry: its message (or the split message it continues) and a
         row per content block; ``blocks`` to ``subtype`` are :class:`_Content`'s fields."""
         raw_session = e.get("sessionId")
-        # Workflow agents write ``<session>#agent-<id>``.
-        if isinstance(raw_session, str) and raw_session:
-            session = (raw_session.partition("#agent-")[0] if "#" in raw_session
-                       else raw_session)
-        else:
-            session = self.layout.session_hint
-        if self.layout.folder_session and session.startswith("agent-"):
-            # Some versions stamp a subagent's own id as its session: the folder knows.
-            session = self.layout.folder_session
+        # A file's lines name one session or a few: each text is read once.
+        session = self.session_of.get(raw_session) if type(raw_session) is str else None
+        if session is None:
+            session = self._session(raw_session)
         self.sessions[session] = None
         in_agent_file = self.in_agent_file
         side = in_agent_file or bool(e.get("isSidechain"))
@@ -355,6 +351,21 @@ class _ClaudeFile:
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
 
+    def _session(self, raw_session: Any) -> str:
+        """The session a line's ``sessionId`` says (kept in ``session_of`` when text)."""
+        # Workflow agents write ``<session>#agent-<id>``.
+        if isinstance(raw_session, str) and raw_session:
+            session = (raw_session.partition("#agent-")[0] if "#" in raw_session
+                       else raw_session)
+        else:
+            session = self.layout.session_hint
+        if self.layout.folder_session and session.startswith("agent-"):
+            # Some versions stamp a subagent's own id as its session: the folder knows.
+            session = self.layout.folder_session
+        if type(raw_session) is str:
+            self.session_of[raw_session] = session
+        return session
+
     def _repeated(self, line: int, uuid: str, e: dict[str, Any]) -> None:
         """A uuid seen before in this file: fine if it says the same, else a conflict,
         reported as a skipped line (the first copy is the one kept)."""
@@ -397,8 +408,8 @@ class _ClaudeFile:
         if btype == "tool_result" or (isinstance(btype, str) and btype.endswith("_tool_result")):
             return self._tool_result(block, index)
         if btype in ("thinking", "redacted_thinking"):
-            return Part(index, "thinking", self.etype, btype, block.get("thinking"),
-                        thinking_signature=block.get("signature"))
+            return (index, "thinking", self.etype, btype, block.get("thinking"), None, None,
+                    None, None, block.get("signature"), None, None, None)
         if btype in ("image", "document"):
             source = block.get("source")
             media = source.get("media_type") if isinstance(source, dict) else None
