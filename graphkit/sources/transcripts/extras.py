@@ -32,6 +32,7 @@ team's lead session). ``--resume`` is found by the resolver's replay rule
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -261,6 +262,7 @@ def _usage_spots(table: pa.Table, facts: Sequence[dict[str, Any]]) -> list[int]:
 
 # The usual usage: all four counts, plain ints (one format instead of four members joined).
 _FOUR = ('"usage":{' + ",".join(f'"{k}":%d' for k in TOKEN_KEYS) + "}")
+_COUNTS = itemgetter(*TOKEN_KEYS)
 
 
 def _usage_member(usage: dict[str, Any]) -> str | None:
@@ -268,7 +270,7 @@ def _usage_member(usage: dict[str, Any]) -> str | None:
     a plain int (the usual case: what msgspec and json.dumps both write), else None."""
     if len(usage) == len(TOKEN_KEYS):
         try:
-            counts = tuple(usage[k] for k in TOKEN_KEYS)
+            counts = _COUNTS(usage)
         except KeyError:
             counts = None  # other keys: the loop below reads the ones it knows
         if counts is not None:
