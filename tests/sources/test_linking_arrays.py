@@ -20,7 +20,11 @@ from graphkit.sources.transcripts.buffer import dumps_decoded
 from graphkit.sources.transcripts.claude_links import _held_once
 from graphkit.sources.transcripts.extras import TOKEN_KEYS, with_extras
 from graphkit.sources.transcripts.files import read_file
-from graphkit.sources.transcripts.links import number_messages, number_threads
+from graphkit.sources.transcripts.links import (
+    ColumnCodes,
+    number_messages,
+    number_threads,
+)
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
 
@@ -70,7 +74,9 @@ def test_held_once(rows: list[tuple[Any, ...]]) -> None:
 
 
 def _with_extras_reference(attributes: list[str | None], table: pa.Table,
-                           facts: list[dict[str, Any]]) -> list[str | None]:
+                           facts: list[dict[str, Any]],
+                           continues: dict[str, tuple[str, str]] | None = None
+                           ) -> list[str | None]:
     """with_extras's usage as it was: a dict of every message's last part, json per row."""
     last: dict[int, int] = {}
     order = sorted(range(table.num_rows), key=lambda r: (
@@ -90,6 +96,11 @@ def _with_extras_reference(attributes: list[str | None], table: pa.Table,
             row["usage"] = ({k: usage[k] for k in TOKEN_KEYS if k in usage} if acc is None
                             else {k: acc.get(k, 0) + usage.get(k, 0) for k in TOKEN_KEYS
                                   if k in acc or k in usage})
+    for i, (agent, sess) in enumerate(zip(table["agent_id"].to_pylist(),
+                                          table["session_id"].to_pylist(), strict=True)):
+        if continues and agent is None and sess in continues:
+            origin, how = continues[sess]
+            extra.setdefault(i, {})["continues"] = {"session_id": origin, "how": how}
     for i, add in extra.items():
         text = out[i]
         doc = json.loads(text) if text else {}
@@ -111,18 +122,42 @@ _COUNT = st.one_of(st.integers(0, 2**70), st.booleans(), st.floats(allow_nan=Fal
        st.lists(st.sampled_from([None, "", '{"claude":{"agent_kind":"orphan"}}',
                                  '{"claude":{"agent_type":1e+16}}', '{"codex":{"x":"\ud800"}}',
                                  '{"usage":{"input_tokens":1}}', '{"claude": {"a": 1}}']),
-                min_size=15, max_size=15))
+                min_size=15, max_size=15),
+       st.one_of(st.none(), st.just({"s": ("o", "branch")}),
+                 st.just({"t": ("s", "compaction"), "s": ("t", "teammate")})))
 def test_usage_extras(rows: list[tuple[int, int, int]], usage: list[list[Any]],
-                      attrs: list[str | None]) -> None:
+                      attrs: list[str | None],
+                      continues: dict[str, tuple[str, str]] | None) -> None:
+    """Usage alone, added to a thread's attributes, and (with ``continues``) beside a
+    continuation on the same row: as json writes the merged object."""
     table = pa.table({"_file": pa.array([r[0] for r in rows], pa.int32()),
                       "line": pa.array([r[1] for r in rows], pa.int32()),
                       "part_index": pa.array([r[2] for r in rows], pa.int32()),
-                      "agent_id": pa.nulls(len(rows), pa.string()),
-                      "session_id": pa.array(["s"] * len(rows), pa.string())})
+                      "agent_id": pa.array([None if r[2] else "a" for r in rows], pa.string()),
+                      "session_id": pa.array(["st"[r[1] % 2] for r in rows], pa.string())})
     facts = [{"usage": [list(u) for u in file_usage]} for file_usage in usage]
     attributes = attrs[:len(rows)]
-    assert with_extras(attributes, table, facts) == _with_extras_reference(
-        attributes, table, facts)
+    assert with_extras(attributes, table, facts, continues) == _with_extras_reference(
+        attributes, table, facts, continues)
+
+
+@SETTINGS
+@given(_ROWS, st.integers(0, 40))
+def test_shared_codes(rows: list[tuple[Any, ...]], cut: int) -> None:
+    """Codes encoded for the held-once test number threads as fresh ones do, and codes
+    of another table (settling filtered it) are not used for this one."""
+    table = _table(rows)
+    ts = np.array([r[3] for r in rows], np.int64)
+    fresh = number_threads(table, ("session_id", "agent_id"), ts)
+    codes = ColumnCodes(table)
+    assert _held_once(table, codes) == _held_once_reference(table)
+    shared = number_threads(table, ("session_id", "agent_id"), ts, codes)
+    assert shared.index.tolist() == fresh.index.tolist()
+    assert shared.keys == fresh.keys and shared.code.tolist() == fresh.code.tolist()
+    other = table.slice(0, min(cut, len(rows)))
+    got = number_threads(other, ("session_id", "agent_id"), ts[:other.num_rows], codes)
+    want = number_threads(other, ("session_id", "agent_id"), ts[:other.num_rows])
+    assert got.index.tolist() == want.index.tolist() and got.keys == want.keys
 
 
 def test_date_cast_is_strftime() -> None:

@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from graphkit.sources.transcripts.buffer import (
+    LINE_AT,
+    MESSAGE_COLUMNS,
     STATUS_ERROR,
     STATUS_SUCCESS,
     FileParse,
-    Message,
     Part,
     RowBuffer,
     dumps_decoded,
@@ -54,6 +55,7 @@ SPAWN_TOOLS = frozenset({"Task", "Agent"})
 _new_tuple = tuple.__new__
 _ROW_TYPES = frozenset({"user", "assistant", "system"})
 _FOOTER = "agentId: "
+_MESSAGE_ID_AT = MESSAGE_COLUMNS.index("message_id")
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,7 @@ class _ClaudeFile:
     facts: dict[str, Any] = field(default_factory=dict)
     sessions: dict[str, None] = field(default_factory=dict)
     # message.id -> (message, next part index) for assistant messages split over lines
-    groups: dict[str, tuple[Message, list[int]]] = field(default_factory=dict)
+    groups: dict[str, tuple[tuple[Any, ...], list[int]]] = field(default_factory=dict)
     uuid_to_mid: dict[str, str] = field(default_factory=dict)
     uuid_line: dict[str, int] = field(default_factory=dict)
     # The entry on a given line, read again only to compare a repeated uuid.
@@ -225,6 +227,7 @@ class _ClaudeFile:
     subtype: str | None = None
     results: int = 0   # tool results of the entry so far: only the first reads toolUseResult
     ts_of: dict[str, int | None] = field(default_factory=dict)  # timestamp text -> parsed
+    session_of: dict[str, str] = field(default_factory=dict)  # sessionId text -> session
 
     def __post_init__(self) -> None:
         self.in_agent_file = self.layout.agent_id is not None
@@ -260,7 +263,8 @@ class _ClaudeFile:
             content = _system_content(e)
             if content is None:
                 return
-            self._add_message(line, e, etype, ts, content, False)
+            self._add_message(line, e, etype, ts, content.blocks, content.role, None, None,
+                              content.subtype, None)
             return
         # _message_content inlined (user/assistant: nearly every line)
         msg = e.get("message")
@@ -273,29 +277,30 @@ class _ClaudeFile:
         elif not isinstance(blocks, list):
             self.skipped.append((line, f"{etype} message without content"))
             return
+        # The content's fields as arguments, not a _Content: a NamedTuple instance is a
+        # subtype allocation and deallocation per line (~0.5 us, against ~0.1 for a tuple).
         if etype == "assistant":
             native = msg.get("id")
-            content = _new_tuple(_Content, (blocks, msg.get("role") or etype, msg.get("model"),
-                                            native if isinstance(native, str) else None, None))
-            # ClaudeUsage.note reads only entries whose message carries a usage object.
-            self._add_message(line, e, etype, ts, content,
-                              isinstance(msg.get("usage"), dict))
+            # Usage is counted only for messages carrying a usage object.
+            usage = msg.get("usage")
+            self._add_message(line, e, etype, ts, blocks, msg.get("role") or etype,
+                              msg.get("model"), native if isinstance(native, str) else None,
+                              None, usage if isinstance(usage, dict) else None)
             return
-        content = _new_tuple(_Content, (blocks, msg.get("role") or etype, None, None, None))
-        self._add_message(line, e, etype, ts, content, False)
+        self._add_message(line, e, etype, ts, blocks, msg.get("role") or etype, None, None,
+                          None, None)
 
     def _add_message(self, line: int, e: dict[str, Any], etype: str, ts: int,
-                     content: _Content, usage: bool) -> None:
+                     blocks: list[Any], role: str, model: str | None,
+                     native_id: str | None, subtype: str | None,
+                     usage: dict[str, Any] | None) -> None:
+        """Rows of one entry: its message (or the split message it continues) and a
+        row per content block; ``blocks`` to ``subtype`` are :class:`_Content`'s fields."""
         raw_session = e.get("sessionId")
-        # Workflow agents write ``<session>#agent-<id>``.
-        if isinstance(raw_session, str) and raw_session:
-            session = (raw_session.partition("#agent-")[0] if "#" in raw_session
-                       else raw_session)
-        else:
-            session = self.layout.session_hint
-        if self.layout.folder_session and session.startswith("agent-"):
-            # Some versions stamp a subagent's own id as its session: the folder knows.
-            session = self.layout.folder_session
+        # A file's lines name one session or a few: each text is read once.
+        session = self.session_of.get(raw_session) if type(raw_session) is str else None
+        if session is None:
+            session = self._session(raw_session)
         self.sessions[session] = None
         in_agent_file = self.in_agent_file
         side = in_agent_file or bool(e.get("isSidechain"))
@@ -309,29 +314,28 @@ class _ClaudeFile:
         elif uuid in self.uuid_to_mid:
             self._repeated(line, uuid, e)  # the same entry written twice: count it once
             return
-        native_id = content.native_id
         group = self.groups.get(native_id) if native_id else None
         if group is not None:
             # A later content block of an assistant message split one block per line.
             message, next_part = group
         else:
-            message = self._message(line, e, ts, session, side, agent, uuid, content)
+            message = self._message(line, e, ts, session, side, agent, uuid, role, model)
             next_part = [0]
             if native_id:
                 self.groups[native_id] = (message, next_part)
         if uuid is not None:
-            self.uuid_to_mid[uuid] = message.message_id
+            self.uuid_to_mid[uuid] = message[_MESSAGE_ID_AT]
             self.uuid_line[uuid] = line
-        if usage:
-            self.usage.note(e, message.line)  # keyed by the line the message starts on
+        if usage is not None:  # keyed by the line the message starts on
+            self.usage.count(native_id, e.get("requestId"), usage, message[LINE_AT])
         if "forkedFrom" in e or "teamName" in e:
-            claude_links(e, message.line, self.facts)
+            claude_links(e, message[LINE_AT], self.facts)
         rows = self.buf.rows
         first_row = len(rows)
         self.e, self.etype, self.ts, self.session = e, etype, ts, session
-        self.side, self.subtype, self.results = side, content.subtype, 0
+        self.side, self.subtype, self.results = side, subtype, 0
         part = self._part
-        for block in content.blocks:
+        for block in blocks:
             if type(block) is not dict:
                 continue
             index = next_part[0]
@@ -340,12 +344,27 @@ class _ClaudeFile:
         if in_agent_file:
             if etype == "user" and self.facts["warmup"] is None:
                 # 2.0.x started "Warmup" agents of its own: first prompt "Warmup", no caller.
-                first = _prompt_text(content.blocks)
+                first = _prompt_text(blocks)
                 self.facts["warmup"] = first is not None and first.strip() == "Warmup"
         elif side:
-            prompt = _prompt_text(content.blocks) if etype == "user" else None
+            prompt = _prompt_text(blocks) if etype == "user" else None
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
+
+    def _session(self, raw_session: Any) -> str:
+        """The session a line's ``sessionId`` says (kept in ``session_of`` when text)."""
+        # Workflow agents write ``<session>#agent-<id>``.
+        if isinstance(raw_session, str) and raw_session:
+            session = (raw_session.partition("#agent-")[0] if "#" in raw_session
+                       else raw_session)
+        else:
+            session = self.layout.session_hint
+        if self.layout.folder_session and session.startswith("agent-"):
+            # Some versions stamp a subagent's own id as its session: the folder knows.
+            session = self.layout.folder_session
+        if type(raw_session) is str:
+            self.session_of[raw_session] = session
+        return session
 
     def _repeated(self, line: int, uuid: str, e: dict[str, Any]) -> None:
         """A uuid seen before in this file: fine if it says the same, else a conflict,
@@ -358,42 +377,46 @@ class _ClaudeFile:
                                        f"line {first}; the first is kept"))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
-                 agent: str | None, uuid: str | None, content: _Content) -> Message:
+                 agent: str | None, uuid: str | None, role: str, model: str | None
+                 ) -> tuple[Any, ...]:
+        """The message's columns, in :class:`Message` field order: a plain tuple (a
+        Message instance cost ~0.8 us more to make and free, 58k times here)."""
         parent = e.get("parentUuid")
         prev = self.uuid_to_mid.get(parent, parent) if isinstance(parent, str) else None
         cm = e.get("compactMetadata")
         get = e.get
-        # Positional, in Message field order: keywords cost 2 us a message here.
-        return _new_tuple(Message, (
-            session, None, content.model, get("cwd"), get("gitBranch"), None, None,
+        return (
+            session, None, model, get("cwd"), get("gitBranch"), None, None,
             get("version"), get("entrypoint"), get("userType"), get("permissionMode"),
             side, agent, None, uuid or synthetic_id(session, agent or "", line),
             id_list(prev), uuid, parent, get("logicalParentUuid"),
             get("sourceToolAssistantUUID"), get("requestId"), get("promptId"), ts,
-            content.role, get("hookEvent"), True if get("isCompactSummary") else None,
+            role, get("hookEvent"), True if get("isCompactSummary") else None,
             dumps_decoded(cm) if cm else None, line,
-        ))
+        )
 
-    def _part(self, block: dict[str, Any], index: int) -> Part:
+    # A part's columns in Part field order. The common parts are plain tuples: they are
+    # only ever joined to their message's row, and a Part instance cost a second
+    # allocation and a call per row (0.3 us of ~8 a line).
+    def _part(self, block: dict[str, Any], index: int) -> tuple[Any, ...]:
         btype = block.get("type")
         if btype == "text":  # most parts: the tuple built directly, as in _message
-            return _new_tuple(Part, (index, "text", self.etype, self.subtype or "text",
-                                     block.get("text"), None, None, None, None, None, None,
-                                     None, None))
+            return (index, "text", self.etype, self.subtype or "text", block.get("text"),
+                    None, None, None, None, None, None, None, None)
         if btype in ("tool_use", "server_tool_use"):
             return self._tool_call(block, index)
         if btype == "tool_result" or (isinstance(btype, str) and btype.endswith("_tool_result")):
             return self._tool_result(block, index)
         if btype in ("thinking", "redacted_thinking"):
-            return Part(index, "thinking", self.etype, btype, block.get("thinking"),
-                        thinking_signature=block.get("signature"))
+            return (index, "thinking", self.etype, btype, block.get("thinking"), None, None,
+                    None, None, block.get("signature"), None, None, None)
         if btype in ("image", "document"):
             source = block.get("source")
             media = source.get("media_type") if isinstance(source, dict) else None
             return Part(index, btype, self.etype, btype, attachment_type=media or btype)
         return Part(index, str(btype or "unknown"), self.etype, btype)
 
-    def _tool_call(self, block: dict[str, Any], index: int) -> Part:
+    def _tool_call(self, block: dict[str, Any], index: int) -> tuple[Any, ...]:
         call_id, name, args = block.get("id"), block.get("name"), block.get("input")
         if isinstance(call_id, str) and isinstance(name, str):
             self.tool_names[call_id] = name
@@ -404,11 +427,10 @@ class _ClaudeFile:
                     prompt = args.get("prompt")
                     self.spawns[call_id] = Spawn(
                         self.ts, prompts={prompt} if isinstance(prompt, str) else set())
-        return _new_tuple(Part, (
-            index, "tool_call", self.etype, block.get("type"), None, name, call_id,
-            dumps_decoded(args) if args is not None else None, None, None, None, None, None))
+        return (index, "tool_call", self.etype, block.get("type"), None, name, call_id,
+                dumps_decoded(args) if args is not None else None, None, None, None, None, None)
 
-    def _tool_result(self, block: dict[str, Any], index: int) -> Part:
+    def _tool_result(self, block: dict[str, Any], index: int) -> tuple[Any, ...]:
         for_id = block.get("tool_use_id")
         text = _result_text(block.get("content"))
         err = block.get("is_error")
@@ -430,10 +452,10 @@ class _ClaudeFile:
                     prompt = tur.get("prompt") if isinstance(tur, dict) else None
                     if isinstance(prompt, str):
                         spawn.prompts.add(prompt)
-        return _new_tuple(Part, (
-            index, "tool_result", self.etype, block.get("type"), text,
-            self.tool_names.get(str(for_id)), for_id, None, for_id, None, None,
-            err if isinstance(err, bool) else None, STATUS_ERROR if err else STATUS_SUCCESS))
+        return (index, "tool_result", self.etype, block.get("type"), text,
+                self.tool_names.get(str(for_id)), for_id, None, for_id, None, None,
+                err if isinstance(err, bool) else None,
+                STATUS_ERROR if err else STATUS_SUCCESS)
 
     def finish(self) -> FileParse:
         """The file's pre-rows and facts, inline sidechains given their agents."""

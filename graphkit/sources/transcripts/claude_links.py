@@ -32,30 +32,33 @@ from graphkit.sources.transcripts.extras import (
     with_extras,
 )
 from graphkit.sources.transcripts.links import (
+    ColumnCodes,
     LinkReport,
     ParsedFile,
     finish_rows,
     number_threads,
-    value_codes,
 )
 
 
-def _held_once(table: pa.Table) -> bool:
+def _held_once(table: pa.Table, codes: ColumnCodes | None = None) -> bool:
     """Whether every message id sits in one (session, file) only (the usual case), told
     by array operations instead of a Python pass over the rows: each row's session and
-    file equal those of its message id's first row."""
+    file equal those of its message id's first row (``codes``: of ``table``'s columns)."""
     mids = table["message_id"]
     if not table.num_rows or mids.null_count or table["session_id"].null_count:
         return False
-    mid, _ = value_codes(mids)
-    session, _ = value_codes(table["session_id"])
+    if codes is None or codes.table is not table:
+        codes = ColumnCodes(table)
+    mid, _ = codes("message_id")
+    session, _ = codes("session_id")
     file = table["_file"].to_numpy()
     _, first = np.unique(mid, return_index=True)  # codes are 0..k-1: first[code]
     at = first[mid]
     return bool((session[at] == session).all() and (file[at] == file).all())
 
 
-def settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
+def settle_duplicates(table: pa.Table, codes: ColumnCodes | None = None
+                      ) -> tuple[pa.Table, dict[str, str]]:
     """Keep each Claude message once; return the table and session → resumed_from.
 
     A message id held by several (session, file) pairs has one owner: the session that
@@ -67,8 +70,8 @@ def settle_duplicates(table: pa.Table) -> tuple[pa.Table, dict[str, str]]:
     - otherwise kept under ``<session>:<id>`` (ids reused by unrelated sessions, or a plain
       copy of a session that added nothing), so ``part_id`` stays unique.
     """
-    if _held_once(table):
-        return table, {}
+    if _held_once(table, codes):
+        return table, {}  # the same table: ``codes`` still hold for it
     sessions = table["session_id"].to_pylist()
     mids = table["message_id"].to_pylist()
     files = table["_file"].to_pylist()
@@ -204,10 +207,12 @@ def link_claude(files: list[ParsedFile], table: pa.Table | None,
         return None
     file_facts = [f.parse.facts for f in files]
     table = drop_branch_copies(table, file_facts)
-    table, resumed_from = settle_duplicates(table)
+    codes = ColumnCodes(table)
+    table, resumed_from = settle_duplicates(table, codes)
     facts = _Facts.of(files)
     ts = table["message_created_at"].cast(pa.int64()).to_numpy(zero_copy_only=False)
-    threads = number_threads(table, ("session_id", "agent_id"), ts)
+    # The codes are reused only if settling kept the table as it was (number_threads checks).
+    threads = number_threads(table, ("session_id", "agent_id"), ts, codes)
 
     attrs_of: dict[tuple[str, str | None], str | None] = {}
     for sess, agent in threads.keys:

@@ -32,6 +32,7 @@ team's lead session). ``--resume`` is found by the resolver's replay rule
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -65,8 +66,14 @@ class ClaudeUsage:
         if not isinstance(usage, dict):
             return
         raw = msg.get("id")
-        mid = raw if isinstance(raw, str) else f"line-{message_line}"
-        req = entry.get("requestId")
+        self.count(raw if isinstance(raw, str) else None, entry.get("requestId"), usage,
+                   message_line)
+
+    def count(self, native_id: str | None, req: Any, usage: dict[str, Any],
+              message_line: int) -> None:
+        """:meth:`note` of an assistant entry whose ``message.id`` (when text),
+        ``requestId`` and ``message.usage`` (an object) the parser has read already."""
+        mid = native_id if native_id is not None else f"line-{message_line}"
         rid = req if isinstance(req, str) else None
         counts = {}
         for k in TOKEN_KEYS:  # _int inlined: this runs for every assistant line
@@ -253,9 +260,24 @@ def _usage_spots(table: pa.Table, facts: Sequence[dict[str, Any]]) -> list[int]:
     return np.where(found, last[np.minimum(at, len(keys) - 1)], -1).tolist()
 
 
+# The usual usage: all four counts, plain ints (one format instead of four members joined).
+_FOUR = ('"usage":{' + ",".join(f'"{k}":%d' for k in TOKEN_KEYS) + "}")
+_COUNTS = itemgetter(*TOKEN_KEYS)
+
+
 def _usage_member(usage: dict[str, Any]) -> str | None:
     """``"usage":{...}`` (counts in TOKEN_KEYS order) as compact JSON when every count is
     a plain int (the usual case: what msgspec and json.dumps both write), else None."""
+    if len(usage) == len(TOKEN_KEYS):
+        try:
+            counts = _COUNTS(usage)
+        except KeyError:
+            counts = None  # other keys: the loop below reads the ones it knows
+        if counts is not None:
+            for v in counts:
+                if type(v) is not int:
+                    return None
+            return _FOUR % counts  # %d writes an int as str() does
     items = []
     for k in TOKEN_KEYS:
         if k in usage:
@@ -284,7 +306,7 @@ def with_extras(attributes: list[str | None], table: pa.Table,
     first file holding it), and ``continues`` on the rows of a continuing
     session's main thread."""
     spots = iter(_usage_spots(table, facts) if any(f.get("usage") for f in facts) else [])
-    extra: dict[int, dict[str, Any]] = {}
+    usage_at: dict[int, dict[str, Any]] = {}  # row -> its usage (most rows: none)
     seen: set[str] = set()
     for fact in facts:
         for _line, key, usage in fact.get("usage", []):
@@ -292,13 +314,13 @@ def with_extras(attributes: list[str | None], table: pa.Table,
             if spot < 0 or key in seen:
                 continue  # a replayed copy, dropped: its origin counts it
             seen.add(key)
-            row = extra.setdefault(spot, {})
-            acc = row.get("usage")
+            acc = usage_at.get(spot)
             if acc is None:  # the usual case: one pair per message (counts are ints)
-                row["usage"] = usage  # put in TOKEN_KEYS order when written
+                usage_at[spot] = usage  # put in TOKEN_KEYS order when written
             else:
-                row["usage"] = {k: acc.get(k, 0) + usage.get(k, 0) for k in TOKEN_KEYS
-                                if k in acc or k in usage}
+                usage_at[spot] = {k: acc.get(k, 0) + usage.get(k, 0) for k in TOKEN_KEYS
+                                  if k in acc or k in usage}
+    continues_at: dict[int, dict[str, str]] = {}
     if continues:
         # Only the main-thread rows of continuing sessions (most rows are neither).
         rows = pc.indices_nonzero(pc.and_(
@@ -307,30 +329,40 @@ def with_extras(attributes: list[str | None], table: pa.Table,
         sessions = table.column("session_id").take(rows).to_pylist()
         for i, s in zip(rows.to_pylist(), sessions, strict=True):
             origin, how = continues[s]
-            extra.setdefault(i, {})["continues"] = {"session_id": origin, "how": how}
-    if not extra:
+            continues_at[i] = {"session_id": origin, "how": how}
+    if not usage_at and not continues_at:
         return attributes
     out = list(attributes)
     opened: dict[str, str | None] = {}  # attribute text -> _open_object(text)
-    for i, add in extra.items():
+    for i, usage in usage_at.items():
+        if i in continues_at:
+            continue  # written with its continuation below
         text = out[i]
-        if len(add) == 1 and "usage" in add:
-            # The usual cases, written directly: usage alone, or added to a thread's
-            # attributes (the same few texts over and over).
-            member = _usage_member(add["usage"])
-            if member is not None and not text:
+        # The usual cases, written directly: usage alone, or added to a thread's
+        # attributes (the same few texts over and over).
+        member = _usage_member(usage)
+        if member is not None:
+            if not text:
                 out[i] = "{" + member + "}"
                 continue
-            if member is not None and text:
-                if text not in opened:
-                    opened[text] = _open_object(text)
-                head = opened[text]
-                if head is not None:
-                    out[i] = head + "," + member + "}"
-                    continue
-        if "usage" in add:
-            add["usage"] = {k: add["usage"][k] for k in TOKEN_KEYS if k in add["usage"]}
-        doc = loads(text) if text else {}
-        doc.update(add)
-        out[i] = dumps_decoded(doc)
+            if text not in opened:
+                opened[text] = _open_object(text)
+            head = opened[text]
+            if head is not None:
+                out[i] = head + "," + member + "}"
+                continue
+        out[i] = _added(text, {"usage": usage})
+    for i, cont in continues_at.items():
+        add: dict[str, Any] = {"usage": usage_at[i]} if i in usage_at else {}
+        add["continues"] = cont
+        out[i] = _added(out[i], add)
     return out
+
+
+def _added(text: str | None, add: dict[str, Any]) -> str:
+    """Attribute text ``text`` with the members of ``add`` set (usage in TOKEN_KEYS order)."""
+    if "usage" in add:
+        add["usage"] = {k: add["usage"][k] for k in TOKEN_KEYS if k in add["usage"]}
+    doc = loads(text) if text else {}
+    doc.update(add)
+    return dumps_decoded(doc)

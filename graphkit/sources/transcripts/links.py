@@ -219,6 +219,22 @@ def value_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Arra
             encoded.dictionary)
 
 
+class ColumnCodes:
+    """:func:`value_codes` of ``table``'s columns, each encoded once: linking asks for the
+    codes of ``message_id`` and ``session_id`` in two steps (the held-once test and the
+    numbering), and hashing 92k message ids is the larger part of either."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self._codes: dict[str, tuple[np.ndarray, pa.Array]] = {}
+
+    def __call__(self, name: str) -> tuple[np.ndarray, pa.Array]:
+        got = self._codes.get(name)
+        if got is None:
+            got = self._codes[name] = value_codes(self.table[name])
+        return got
+
+
 @dataclass
 class Threads:
     """Each row's thread (a code, threads numbered in order of first appearance), the
@@ -230,17 +246,21 @@ class Threads:
     index: np.ndarray              # int32 per row
 
 
-def number_threads(table: pa.Table, key_columns: tuple[str, ...], ts: np.ndarray) -> Threads:
+def number_threads(table: pa.Table, key_columns: tuple[str, ...], ts: np.ndarray,
+                   codes: ColumnCodes | None = None) -> Threads:
     """:func:`number_messages` by array operations: threads keyed by ``key_columns``,
-    ``ts`` each row's ``message_created_at`` (microseconds).
+    ``ts`` each row's ``message_created_at`` (microseconds); ``codes``: the codes of
+    ``table``'s columns already encoded, if any.
 
     As there, a message id seen before (in any thread) keeps the index it got first;
     a new one takes the next index of its row's thread.
     """
+    if codes is None or codes.table is not table:
+        codes = ColumnCodes(table)
     n = table.num_rows
     key = np.zeros(n, dtype=np.int64)
     for name in key_columns:
-        code, values = value_codes(table[name])
+        code, values = codes(name)
         key = key * max(len(values), 1) + code
     # Threads numbered in order of first appearance (the combined key may be sparse).
     first_of, thread = _first_rows(key)
@@ -249,7 +269,7 @@ def number_threads(table: pa.Table, key_columns: tuple[str, ...], ts: np.ndarray
     started = np.full(len(first_of), np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(started, thread, ts)
     # Message ids: each one's first row gives its thread and its index there.
-    mid_code, _ = value_codes(table["message_id"])
+    mid_code, _ = codes("message_id")
     firsts, mid = _first_rows(mid_code)  # firsts ascending: codes follow first appearance
     owner = thread[firsts]
     order = np.argsort(owner, kind="stable")

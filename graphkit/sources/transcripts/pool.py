@@ -234,7 +234,7 @@ def child_main() -> None:
     ``out.pickle`` there."""
     folder = sys.argv[1]
     runs = json.loads(Path(folder, "runs.json").read_text())
-    gc.set_threshold(100_000, 50, 100)  # as read.py's parse: the GC took 15-20% of the CPU
+    gc.set_threshold(1_000_000, 50, 100)  # as read.py's READ_GC_THRESHOLD (parsing makes no cycles)
     claims = _Claims(folder)
     got = []
     first = len(runs)
