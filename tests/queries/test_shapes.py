@@ -19,7 +19,8 @@ from graphkit.cli import cli
 from graphkit.pipeline import build
 from graphkit.queries.continuations import continued_by, continues
 from graphkit.queries.lineage import lineage_many, session_tree, sessions
-from graphkit.queries.usage import session_usage
+from graphkit.queries.prices import PriceTable
+from graphkit.queries.usage import SessionUsage, Tokens, session_usage
 from graphkit.snapshot import reader as reader_module
 from graphkit.snapshot import write_snapshot
 from graphkit.snapshot.reader import SnapshotReader
@@ -123,3 +124,45 @@ def test_a_resume_chain_of_5k_sessions(tmp_path: Path) -> None:
         assert [c.how for c in up[:2]] == ["resume", "fork"]  # s04999 (odd), s04998
         down = continued_by(store, "s00000")
         assert [c.id for c in down] == [f"s{i:05d}" for i in range(1, n)]
+
+
+def _subtree_costs_by_sums(u: SessionUsage, table: PriceTable) -> list[tuple[str, list[str]]]:
+    """The subtree costs as the terminal table shows them, added up the slow way:
+    every thread and each one after it until the depth comes back."""
+    from graphkit.cli.usage import _thread_cost, _usd
+    from graphkit.queries.prices import Cost
+
+    own = [_thread_cost(t, table) for t in u.threads]
+    out = []
+    for i, t in enumerate(u.threads):
+        c = Cost()
+        for j in range(i, len(u.threads)):
+            if j > i and u.threads[j].depth <= t.depth:
+                break
+            c.usd += own[j].usd
+            for m, tok in own[j].unpriced.items():
+                c.unpriced[m] = c.unpriced.get(m, Tokens()) + tok
+        out.append((_usd(c), list(c.unpriced)))
+    return out
+
+
+def test_subtree_costs_in_one_pass_are_the_sums(tmp_path: Path) -> None:
+    from graphkit.cli.usage import _subtree_costs, _usd
+    from graphkit.queries.prices import load_prices
+
+    rows, _ = generate()
+    write_snapshot(build(table(rows)).graph, tmp_path / "snap")
+    snap = SnapshotReader(tmp_path / "snap")
+    prices = load_prices(None)
+    answers = session_usage(snap, [s.session_id for s in sessions(snap)])
+    assert any(len(u.threads) > 3 for u in answers)
+    for u in answers:
+        got = [(_usd(c), list(c.unpriced)) for c in _subtree_costs(u, prices)]
+        assert got == _subtree_costs_by_sums(u, prices)
+    # A chain 1,500 deep (the slow sums take ~1M steps).
+    store = NetworkXStore()
+    store.load(build(table(_chain(1500))).graph)
+    (deep,) = session_usage(store, ["deep-s"])
+    got = [(_usd(c), list(c.unpriced)) for c in _subtree_costs(deep, prices)]
+    assert got == _subtree_costs_by_sums(deep, prices)
+    assert got[0] == ("$0.0319", [])  # 1,501 threads of 1 input and 2 output tokens
