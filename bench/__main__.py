@@ -12,6 +12,9 @@ sections' figures from the previous ``results.json``, each dated):
   as a whole process.
 - ``transcripts``: transcripts → rows. ``neo4j``: load vs per-statement MERGEs
   and lineage on the server. ``scale``: partitioned build's peak RSS vs rows.
+- ``shapes``: skewed shapes (one session of 100k threads, a chain 20k deep, ...)
+  at two sizes, every user command as a whole process, the growth exponent of
+  its CPU time (``bench/shapes.py``; writes ``SHAPES.md``).
 
 Prints a table of ratios and writes ``RESULTS.md``, ``results.json`` and
 ``time_vs_rows.png`` to ``--out``.
@@ -196,6 +199,8 @@ TARGETS = [
     ("transcripts_rss_mb", "transcripts→rows peak RSS < 500 MB", "<", 500.0),
     ("rss_growth_1m_10m", "partitioned build peak RSS 1M→10M rows ≤ 1.5×", "<=", 1.5),
     ("rss_10m_mb", "partitioned build of 10M rows < 2 GB peak RSS", "<", 2048.0),
+    ("shapes_worst_exponent", "skewed shapes: every command's CPU-s growth exponent n → 4n "
+     "≤ 1.2 (bench/SHAPES.md)", "<=", 1.2),
 ]
 
 
@@ -324,7 +329,8 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     (out / "RESULTS.md").write_text("\n".join(lines))
 
 
-SECTIONS = ("build", "whole", "lineage", "transcripts", "incremental", "neo4j", "scale")
+SECTIONS = ("build", "whole", "lineage", "transcripts", "incremental", "neo4j", "scale",
+            "shapes")
 
 
 def section_build(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
@@ -455,7 +461,8 @@ def section_neo4j(args: argparse.Namespace, results: dict[str, Any], paths: dict
 # The incremental and scale sections are also run on their own (`python -m bench.incremental`,
 # `python -m bench.scale`), which write incremental.json / scale.json beside this file; a run
 # that skips them reports those files' figures, so the targets table is never blank for them.
-STANDALONE = {"incremental": HERE / "incremental.json", "scale": HERE / "scale.json"}
+STANDALONE = {"incremental": HERE / "incremental.json", "scale": HERE / "scale.json",
+              "shapes": HERE / "shapes.json"}
 
 
 def keep_standalone_runs(results: dict[str, Any], metrics: dict[str, Any],
@@ -494,6 +501,19 @@ def section_scale(args: argparse.Namespace, results: dict[str, Any], paths: dict
     metrics.update(results["scale"]["metrics"])
 
 
+def section_shapes(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
+                   metrics: dict[str, Any]) -> None:
+    from bench.shapes import SHAPES, markdown
+    from bench.shapes import run as run_shapes
+
+    got = run_shapes(list(SHAPES), 0.5 if args.quick else args.shapes_scale,
+                     args.data / "shapes", say)
+    results["shapes"] = got
+    metrics.update(got["metrics"])
+    (args.out / "shapes.json").write_text(json.dumps(got, indent=1) + "\n")
+    (args.out / "SHAPES.md").write_text(markdown(got))
+
+
 def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10k,100k,1m")
@@ -516,6 +536,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--scale-sizes", default="100k,1m,10m",
                     help="peak RSS vs rows of the partitioned build ('' skips; bench/scale.py)")
     ap.add_argument("--spark-sizes", default="100k,1m", help="Spark engine beside local")
+    ap.add_argument("--shapes-scale", type=float, default=1.0,
+                    help="multiply the skewed shapes' sizes (bench/shapes.py; 1: a few minutes)")
     args = ap.parse_args()
     if args.quick and args.whole_sizes == "100k,1m":
         args.whole_sizes = "10k,100k"
