@@ -499,6 +499,7 @@ def main() -> None:
     ap.add_argument("--report", type=Path,
                     help="only write SHAPES.md again from this shapes.json")
     args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
     if args.report:
         res = json.loads(args.report.read_text())
         summarize(res)
@@ -507,7 +508,6 @@ def main() -> None:
         return
     res = run([s for s in args.shapes.split(",") if s], args.scale, args.work,
               lambda m: print(m, flush=True), args.code)
-    args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "shapes.json").write_text(json.dumps(res, indent=1) + "\n")
     (args.out / "SHAPES.md").write_text(markdown(res, args.note))
     print(markdown(res, args.note))
