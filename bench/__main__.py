@@ -506,7 +506,7 @@ def section_shapes(args: argparse.Namespace, results: dict[str, Any], paths: dic
     from bench.shapes import SHAPES, markdown
     from bench.shapes import run as run_shapes
 
-    got = run_shapes(list(SHAPES), 0.5 if args.quick else args.shapes_scale,
+    got = run_shapes(list(SHAPES), 0.25 if args.quick else args.shapes_scale,
                      args.data / "shapes", say)
     results["shapes"] = got
     metrics.update(got["metrics"])
@@ -536,8 +536,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--scale-sizes", default="100k,1m,10m",
                     help="peak RSS vs rows of the partitioned build ('' skips; bench/scale.py)")
     ap.add_argument("--spark-sizes", default="100k,1m", help="Spark engine beside local")
-    ap.add_argument("--shapes-scale", type=float, default=1.0,
-                    help="multiply the skewed shapes' sizes (bench/shapes.py; 1: a few minutes)")
+    ap.add_argument("--shapes-scale", type=float, default=0.5,
+                    help="multiply the skewed shapes' default sizes (bench/shapes.py): 0.5 is "
+                         "~480 processes, 3-4 min on an idle machine; SHAPES.md was written at 1")
     args = ap.parse_args()
     if args.quick and args.whole_sizes == "100k,1m":
         args.whole_sizes = "10k,100k"
