@@ -12,6 +12,9 @@ sections' figures from the previous ``results.json``, each dated):
   as a whole process.
 - ``transcripts``: transcripts → rows. ``neo4j``: load vs per-statement MERGEs
   and lineage on the server. ``scale``: partitioned build's peak RSS vs rows.
+- ``shapes``: skewed shapes (one session of 100k threads, a chain 20k deep, ...)
+  at two sizes, every user command as a whole process, the growth exponent of
+  its CPU time (``bench/shapes.py``; writes ``SHAPES.md``).
 
 Prints a table of ratios and writes ``RESULTS.md``, ``results.json`` and
 ``time_vs_rows.png`` to ``--out``.
@@ -200,6 +203,8 @@ TARGETS = [
     ("transcripts_rss_mb", "transcripts→rows peak RSS < 500 MB", "<", 500.0),
     ("rss_growth_1m_10m", "partitioned build peak RSS 1M→10M rows ≤ 1.5×", "<=", 1.5),
     ("rss_10m_mb", "partitioned build of 10M rows < 2 GB peak RSS", "<", 2048.0),
+    ("shapes_worst_exponent", "skewed shapes: every command's CPU-s growth exponent n → 4n "
+     "≤ 1.2 (bench/SHAPES.md)", "<=", 1.2),
 ]
 
 
@@ -328,7 +333,8 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     (out / "RESULTS.md").write_text("\n".join(lines))
 
 
-SECTIONS = ("build", "whole", "lineage", "transcripts", "incremental", "neo4j", "scale")
+SECTIONS = ("build", "whole", "lineage", "transcripts", "incremental", "neo4j", "scale",
+            "shapes")
 
 
 def section_build(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
@@ -474,7 +480,8 @@ def section_neo4j(args: argparse.Namespace, results: dict[str, Any], paths: dict
 # The incremental and scale sections are also run on their own (`python -m bench.incremental`,
 # `python -m bench.scale`), which write incremental.json / scale.json beside this file; a run
 # that skips them reports those files' figures, so the targets table is never blank for them.
-STANDALONE = {"incremental": HERE / "incremental.json", "scale": HERE / "scale.json"}
+STANDALONE = {"incremental": HERE / "incremental.json", "scale": HERE / "scale.json",
+              "shapes": HERE / "shapes.json"}
 
 
 def keep_standalone_runs(results: dict[str, Any], metrics: dict[str, Any],
@@ -513,6 +520,19 @@ def section_scale(args: argparse.Namespace, results: dict[str, Any], paths: dict
     metrics.update(results["scale"]["metrics"])
 
 
+def section_shapes(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
+                   metrics: dict[str, Any]) -> None:
+    from bench.shapes import SHAPES, markdown
+    from bench.shapes import run as run_shapes
+
+    got = run_shapes(list(SHAPES), 0.25 if args.quick else args.shapes_scale,
+                     args.data / "shapes", say)
+    results["shapes"] = got
+    metrics.update(got["metrics"])
+    (args.out / "shapes.json").write_text(json.dumps(got, indent=1) + "\n")
+    (args.out / "SHAPES.md").write_text(markdown(got))
+
+
 def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10k,100k,1m")
@@ -535,6 +555,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--scale-sizes", default="100k,1m,10m",
                     help="peak RSS vs rows of the partitioned build ('' skips; bench/scale.py)")
     ap.add_argument("--spark-sizes", default="100k,1m", help="Spark engine beside local")
+    ap.add_argument("--shapes-scale", type=float, default=0.5,
+                    help="multiply the skewed shapes' default sizes (bench/shapes.py): 0.5 is "
+                         "~480 processes, 3-4 min on an idle machine; SHAPES.md was written at 1")
     args = ap.parse_args()
     if args.quick and args.whole_sizes == "100k,1m":
         args.whole_sizes = "10k,100k"
@@ -585,7 +608,8 @@ def main() -> None:
     say(f"machine: {results['machine']}; sections: {','.join(run_these)}")
 
     paths = {}
-    for n in sizes:
+    # The shapes section makes its own data: a run of it alone generates no rows.
+    for n in sizes if set(run_these) - {"shapes"} else []:
         t0 = time.perf_counter()
         paths[n], meta = ensure_rows(n, args.data)
         say(f"data {size_label(n)}: {meta['rows']:,} rows, {meta['threads']:,} threads, "

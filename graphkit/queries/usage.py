@@ -147,14 +147,19 @@ def _walk(node: TreeNode, parent: str | None, depth: int,
         stack.extend((k, c.ref.id, d + 1) for k in reversed(c.children))
 
 
-def _thread_usage(reader: LineageReader, session_id: str,
-                  window: Window) -> list[ThreadUsage]:
-    """The threads of a session in tree order with their own usage and by model
-    (a thread not active in ``window`` spent nothing in it)."""
+def _thread_usage(reader: LineageReader, session_ids: Sequence[str],
+                  window: Window) -> list[list[ThreadUsage]]:
+    """The threads of each session in tree order with their own usage and by model
+    (a thread not active in ``window`` spent nothing in it). The store is asked
+    once for every session's threads and model edges: asked per session, `usage`
+    over 10k sessions filtered the whole edge table 10k times."""
     v = reader.vocabulary
-    order: list[tuple[TreeNode, str | None, int]] = []
-    _walk(session_tree(reader, session_id), None, 0, order)
-    ids = [n.info.node_id for n, _, _ in order if n.info is not None]
+    orders: list[list[tuple[TreeNode, str | None, int]]] = []
+    for sid in session_ids:
+        orders.append([])
+        _walk(session_tree(reader, sid), None, 0, orders[-1])
+    ids = list(dict.fromkeys(n.info.node_id for order in orders for n, _, _ in order
+                             if n.info is not None))
     own = {r["id"]: Tokens.of(r) for r in reader.node_rows(
         v.thread, [*TOKEN_FIELDS, "first_seen", "last_seen"], where=("id", ids))
         if window.overlaps(r["first_seen"], r["last_seen"])}
@@ -168,6 +173,11 @@ def _thread_usage(reader: LineageReader, session_id: str,
         per = models.setdefault(e["source"], {})
         name = str(names.get(e["target"]) or UNKNOWN_MODEL)
         per[name] = per.get(name, Tokens()) + Tokens.of(e)
+    return [_usages(order, own, models) for order in orders]
+
+
+def _usages(order: list[tuple[TreeNode, str | None, int]], own: dict[str, Tokens],
+            models: dict[str, dict[str, Tokens]]) -> list[ThreadUsage]:
     out = []
     for node, parent, depth in order:
         info = node.info
@@ -208,8 +218,8 @@ def session_usage(reader: LineageReader, session_ids: Sequence[str],
     """
     window = window or Window()
     out = []
-    for sid in session_ids:
-        threads = _thread_usage(reader, sid, window)
+    for sid, threads in zip(session_ids, _thread_usage(reader, session_ids, window),
+                            strict=True):
         _subtrees(threads)
         if not window.open:
             threads = [t for t in threads if t.subtree.total()]

@@ -24,6 +24,7 @@ from graphkit.snapshot.format import SnapshotError
 from graphkit.snapshot.io import manifest_lineage, read_manifest, read_table
 from graphkit.snapshot.verify import check_ends
 from graphkit.stores.base import (
+    ContinuationEdge,
     Hit,
     SessionSummary,
     ThreadInfo,
@@ -39,6 +40,19 @@ _SESSION_SHOW = ("messages", "first_seen", "last_seen")
 _AGENT_SHOW = ("agent_type", "description")
 _EMPTY_EDGES = pa.table({"source": pa.array([], pa.string()),
                          "target": pa.array([], pa.string())})
+# Vectorized scans of a whole column answer the first few steps of a walk (one
+# lineage at the prompt: no Python index of 100k edges to build). A walk that
+# goes on (a chain 20k deep, `usage` over every session) would scan the whole
+# column per step, quadratic in all: past this many steps the reader builds
+# Python indexes once (O(rows)) and answers the rest from them.
+_SCANS = 16
+
+
+def _group(keys: list[Any], values: list[Any]) -> dict[Any, list[Any]]:
+    out: dict[Any, list[Any]] = {}
+    for a, b in zip(keys, values, strict=True):
+        out.setdefault(a, []).append(b)
+    return out
 
 
 class SnapshotReader:
@@ -67,6 +81,8 @@ class SnapshotReader:
         self._sessions = self._nodes(v.session, self._scols, required=(v.session_key,))
         self._parent = self._edges(v.parent)
         self._known(v.parent, self._parent, v.thread, self._threads, v.thread, self._threads)
+        self._scans = 0  # vectorized scans so far (see _SCANS)
+        self._tables: dict[tuple[str, str, tuple[str, ...]], pa.Table] = {}
 
     @property
     def vocabulary(self) -> LineageVocabulary:
@@ -128,22 +144,79 @@ class SnapshotReader:
         v = self.vocabulary
         if not is_text(user_id):
             return []
+        if not self._scanning() and self._lookup is not None:
+            threads, sessions = self._lookup
+            ids, keys, sids = self._thread_columns
+            hits = [Hit(v.thread, ids[r], keys[r], sids[r]) for r in threads.get(user_id, ())]
+            return hits + [Hit(v.session, i, user_id, user_id)
+                           for i in sessions.get(user_id, ())]
         t = self._threads
         mask = pc.equal(t.column(v.thread_key), user_id)
         for alias in v.thread_aliases:
             mask = pc.or_kleene(mask, pc.equal(t.column(alias), user_id))
         hits = self._thread_hits(pc.fill_null(mask, False))
-        s = self._sessions.filter(pc.fill_null(
-            pc.equal(self._sessions.column(v.session_key), user_id), False))
-        hits += [Hit(v.session, i, sid, sid) for i, sid in zip(
-            s.column("id").to_pylist(), s.column(v.session_key).to_pylist(), strict=True)]
+        hits += [Hit(v.session, i, user_id, user_id) for i in self._session_nodes(user_id)]
         return hits
 
+    def _session_nodes(self, session_id: str) -> list[str]:
+        """Node ids of the sessions keyed ``session_id``, in table order."""
+        if not self._scanning() and self._lookup is not None:
+            return list(self._lookup[1].get(session_id, ()))
+        s = self._sessions.filter(pc.fill_null(
+            pc.equal(self._sessions.column(self.vocabulary.session_key), session_id), False))
+        return s.column("id").to_pylist()
+
+    @cached_property
+    def _thread_columns(self) -> tuple[list[Any], list[Any], list[Any]]:
+        v = self.vocabulary
+        return tuple(self._threads.column(c).to_pylist()
+                     for c in ("id", v.thread_key, v.thread_session))
+
+    @cached_property
+    def _lookup(self) -> tuple[dict[str, list[int]], dict[str, list[str]]] | None:
+        """Thread rows by every id a user types (key and aliases, each row once,
+        in table order) and session node ids by key; ``None`` where a column is
+        not text (there the scans' comparison rules apply, not a dict's)."""
+        v = self.vocabulary
+        cols = [self._threads.column(c) for c in (v.thread_key, *v.thread_aliases)]
+        skey = self._sessions.column(v.session_key)
+        if not all(pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
+                   for c in (*cols, skey)):
+            return None
+        found: dict[str, set[int]] = {}
+        for col in cols:
+            for row, value in enumerate(col.to_pylist()):
+                if value is not None:
+                    found.setdefault(value, set()).add(row)
+        threads = {k: sorted(rows) for k, rows in found.items()}
+        sessions = _group(skey.to_pylist(), self._sessions.column("id").to_pylist())
+        sessions.pop(None, None)
+        return threads, sessions
+
+    def _scanning(self) -> bool:
+        """Whether to answer this step with a vectorized scan (see :data:`_SCANS`)."""
+        self._scans += 1
+        return self._scans <= _SCANS
+
+    @cached_property
+    def _walk_index(self) -> dict[str, dict[str, list[Any]]]:
+        src = self._parent.column("source").to_pylist()
+        dst = self._parent.column("target").to_pylist()
+        # down: a parent's children with their row number, to keep the table's order.
+        return {"up": _group(src, dst), "down": _group(dst, list(enumerate(src)))}
+
     def _parents_of(self, nid: str) -> list[str]:
+        if not self._scanning():
+            return self._walk_index["up"].get(nid, [])
         mask = pc.equal(self._parent.column("source"), nid)
         return self._parent.filter(mask).column("target").to_pylist()
 
     def _children_of(self, level: list[str]) -> list[str]:
+        if not self._scanning():
+            down = self._walk_index["down"]
+            # Edge table order within the level, as the filter gives it.
+            return [c for _, c in sorted((i, c) for n in set(level)
+                                         for i, c in down.get(n, []))]
         mask = pc.is_in(self._parent.column("target"), value_set=pa.array(level, pa.string()))
         return self._parent.filter(mask).column("source").to_pylist()
 
@@ -194,10 +267,8 @@ class SnapshotReader:
         idx = self._index
         if not is_text(session_id):
             return []
-        s = self._sessions.filter(pc.fill_null(
-            pc.equal(self._sessions.column(self.vocabulary.session_key), session_id), False))
         out: list[ThreadInfo] = []
-        for snid in s.column("id").to_pylist():
+        for snid in self._session_nodes(session_id):
             for tnid in idx["has_thread"].get(snid, []):
                 thread_id, _sid, kind, messages, first = idx["thread"][tnid]
                 parents = sorted(idx["parents"].get(tnid, []))
@@ -230,11 +301,16 @@ class SnapshotReader:
         info = self._manifest[kind].get(type_name)
         if not info:
             return None
+        key = (kind, type_name, tuple(dict.fromkeys(columns)))
+        if key in self._tables:
+            # Read once per reader: `usage` asks the same table for every session.
+            return self._tables[key]
         # Checked against the manifest like every other read; absent columns left out.
-        t = read_table(self.directory, info, columns=list(dict.fromkeys(columns)))
-        for c in dict.fromkeys(columns):
+        t = read_table(self.directory, info, columns=list(key[2]))
+        for c in key[2]:
             if c not in t.column_names:
                 t = t.append_column(c, pa.nulls(t.num_rows, pa.string()))
+        self._tables[key] = t
         return t
 
     def node_rows(self, node_type: str, columns: Sequence[str],
@@ -270,6 +346,45 @@ class SnapshotReader:
         t = t.sort_by([("source", "ascending"), ("target", "ascending")])
         return [{c: plain(v) for c, v in zip(cols, r, strict=True)}
                 for r in zip(*(t.column(c).to_pylist() for c in cols), strict=True)]
+
+    def continuation_edges(self, session_id: str, *, up: bool) -> list[ContinuationEdge]:
+        """Every ``continues`` edge whose near end is reachable from the session
+        ``session_id`` (a :class:`~graphkit.stores.base.ContinuationEdgeReader`):
+        the edge table read and indexed once, where a walk through
+        :meth:`edge_rows` filtered and sorted the whole table per level
+        (quadratic along a chain of 20k resumes)."""
+        v = self.vocabulary
+        if not v.continues or not is_text(session_id):
+            return []
+        starts = self._session_nodes(session_id)
+        info = self._manifest["edges"].get(v.continues)
+        if not starts or not info or (info.get("source_type", v.session),
+                                      info.get("target_type", v.session)) != (v.session,
+                                                                              v.session):
+            return []
+        t = self._table("edges", v.continues, ["source", "target", "how"])
+        if t is None or t.num_rows == 0:
+            return []
+        near, far = ("source", "target") if up else ("target", "source")
+        hows = [plain(h) for h in t.column("how").to_pylist()]
+        by_near = _group(t.column(near).to_pylist(),
+                         list(zip(t.column(far).to_pylist(), hows, strict=True)))
+        found: list[tuple[str, str, str, Any]] = []
+        for start in starts:
+            seen, stack = {start}, [start]
+            while stack:
+                node = stack.pop()
+                for other, how in by_near.get(node, ()):
+                    found.append((start, node, other, how))
+                    if other not in seen:
+                        seen.add(other)
+                        stack.append(other)
+        fars = sorted({f for _, _, f, _ in found})
+        s = self._sessions.filter(pc.is_in(self._sessions.column("id"),
+                                           value_set=pa.array(fars, pa.string())))
+        keys = dict(zip(s.column("id").to_pylist(), s.column(v.session_key).to_pylist(),
+                        strict=True))
+        return [ContinuationEdge(st, n, f, how, str(keys.get(f, f))) for st, n, f, how in found]
 
 
 def _iso(value: Any) -> str | None:

@@ -123,10 +123,15 @@
   // -- one row per thread: the tree cell and its timeline bar ------------------
   function drawRows() {
     var box = document.getElementById("rows");
+    // Depth first, children in order; a loop, not recursion: a chain of
+    // subagents 20k deep overflows the browser's call stack.
     var order = [];
-    (function walk(list) {
-      list.forEach(function (i) { order.push(i); walk(children[i]); });
-    })(roots);
+    var stack = roots.slice().reverse();
+    while (stack.length) {
+      var i = stack.pop();
+      order.push(i);
+      for (var k = children[i].length - 1; k >= 0; k--) { stack.push(children[i][k]); }
+    }
     order.forEach(function (i) {
       var t = threads[i];
       var row = el("div", "row k-" + (t.kind || "thread") + (t.cycle ? " cycle" : ""));
@@ -249,9 +254,12 @@
 
   function select(i) {
     var up = ancestors(i);
+    // A lookup, not up.indexOf per row: rows times depth hung a chain 20k deep.
+    var onPath = {};
+    up.forEach(function (j) { onPath[j] = true; });
     rows.forEach(function (r, j) {
       r.classList.toggle("selected", j === i);
-      r.classList.toggle("lineage", up.indexOf(j) >= 0);
+      r.classList.toggle("lineage", onPath[j] === true);
     });
     up.forEach(function (j) { collapsed[j] = false; });
     refresh();
