@@ -82,6 +82,18 @@ def _label(t: ThreadUsage) -> str:
     return f"{t.id} ({what})"
 
 
+def usage_indent(depth: int) -> str:
+    """A thread's indentation in the terminal table: two blanks a level up to
+    ``graphkit tree``'s :data:`~graphkit.cli.query.DRAWN_LEVELS`, then its depth
+    written out (a chain 20,000 deep indented in full is 4·10⁸ blanks)."""
+    from graphkit.cli.query import DRAWN_LEVELS
+
+    if not depth:
+        return ""
+    deep = f"depth {depth}: " if depth > DRAWN_LEVELS else ""
+    return "  " * min(depth, DRAWN_LEVELS) + "└─ " + deep
+
+
 def _print_session(u: SessionUsage, table: PriceTable) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -98,7 +110,7 @@ def _print_session(u: SessionUsage, table: PriceTable) -> None:
     for col in ("in", "out", "c.write", "c.read", "subtree", "subtree $"):
         t.add_column(col, justify="right", no_wrap=True)
     for i, th in enumerate(u.threads):
-        pad = "  " * th.depth + ("└─ " if th.depth else "")
+        pad = usage_indent(th.depth)
         own = th.own.astuple()
         t.add_row(pad + _label(th), *(f"{n:,}" for n in own), f"{th.subtree.total():,}",
                   _usd(costs[i]))

@@ -19,7 +19,7 @@ from graphkit.cli import cli
 from graphkit.pipeline import build
 from graphkit.queries.continuations import continued_by, continues
 from graphkit.queries.lineage import lineage_many, session_tree, sessions
-from graphkit.queries.prices import PriceTable
+from graphkit.queries.prices import PriceTable, load_prices
 from graphkit.queries.usage import SessionUsage, Tokens, session_usage
 from graphkit.snapshot import reader as reader_module
 from graphkit.snapshot import write_snapshot
@@ -166,3 +166,27 @@ def test_subtree_costs_in_one_pass_are_the_sums(tmp_path: Path) -> None:
     got = [(_usd(c), list(c.unpriced)) for c in _subtree_costs(deep, prices)]
     assert got == _subtree_costs_by_sums(deep, prices)
     assert got[0] == ("$0.0319", [])  # 1,501 threads of 1 input and 2 output tokens
+
+
+def test_the_usage_table_of_a_deep_chain_stops_indenting(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Was: two blanks a level without end, 4·10⁸ blanks for a chain 20,000 deep. Now
+    # the terminal table indents as `graphkit tree` does (DRAWN_LEVELS) and a deeper
+    # thread says its depth.
+    from graphkit.cli.query import DRAWN_LEVELS
+    from graphkit.cli.usage import _print_session, usage_indent
+
+    n = 3 * DRAWN_LEVELS
+    write_snapshot(build(table(_chain(n))).graph, tmp_path / "snap")
+    (u,) = session_usage(SnapshotReader(tmp_path / "snap"), ["deep-s"])
+    assert [t.depth for t in u.threads] == list(range(n + 1))
+    _print_session(u, load_prices())
+    out = capsys.readouterr().out
+    assert f"depth {n}: " in out and f"depth {DRAWN_LEVELS}: " not in out
+    assert f"depth {DRAWN_LEVELS + 1}: " in out
+    widest = 2 * DRAWN_LEVELS + len("└─ depth 99: t000099")
+    assert all(len(line) <= widest + 120 for line in out.splitlines())
+    assert usage_indent(0) == "" and usage_indent(2) == "    └─ "
+    assert usage_indent(DRAWN_LEVELS) == "  " * DRAWN_LEVELS + "└─ "
+    assert usage_indent(DRAWN_LEVELS + 5) == ("  " * DRAWN_LEVELS
+                                              + f"└─ depth {DRAWN_LEVELS + 5}: ")

@@ -212,3 +212,27 @@ def test_screenshot_renders(samples: Path, browser: Browser, tmp_path: Path) -> 
     width, height, values = _png_size_and_colours(shot)
     assert (width, height) == (1400, 600)
     assert values > 50  # text, bars and badges, not a blank page
+
+
+def test_a_deep_chain_draws_at_most_sixteen_guides_a_row(browser: Browser,
+                                                          tmp_path: Path) -> None:
+    # Was: one guide mark per level on every row, ~2·10⁸ elements for a chain 20,000
+    # deep. Now the marks stop at graphkit tree's DRAWN_LEVELS and a deeper row says
+    # its depth in a badge; every thread is still drawn, in order.
+    from graphkit.cli.query import DRAWN_LEVELS
+
+    n = 2 * DRAWN_LEVELS
+    tids = ["deep-s"] + [f"t{i:03d}" for i in range(1, n + 1)]
+    rows = [row("deep-s", conversation_id=tids[i],
+                parent_thread_id=tids[i - 1] if i else None, provider="openai")
+            for i in range(n + 1)]
+    write_snapshot(build(records_table(rows)).graph, tmp_path / "snap")
+    page = view(tmp_path / "snap", "deep-s", tmp_path / "v.html")
+    html = browser.dump_dom(page)
+    dom = Dom(html)
+    assert dom.attr_values("data-thread-id") == tids
+    per_row = [row_html.count('class="guide"') for row_html in
+               html.split('role="treeitem"')[1:]]
+    assert per_row == [min(d, DRAWN_LEVELS) for d in range(n + 1)]
+    badges = re.findall(r'class="badge deep">depth (\d+)<', html)
+    assert badges == [str(d) for d in range(DRAWN_LEVELS + 1, n + 1)]

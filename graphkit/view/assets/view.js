@@ -4,6 +4,8 @@
 (function () {
   "use strict";
 
+  // Indentation levels drawn, as graphkit.cli.query.DRAWN_LEVELS for `graphkit tree`.
+  var DRAWN_LEVELS = 16;
   var data = JSON.parse(document.getElementById("graphkit-data").textContent);
   var threads = data.threads;
   var children = threads.map(function () { return []; });
@@ -140,7 +142,11 @@
       row.setAttribute("data-thread-id", t.id);
       row.tabIndex = 0;
       var cell = el("div", "cell-tree");
-      for (var d = 1; d < t.depth; d++) { cell.appendChild(el("span", "guide")); }
+      // Guides stop at DRAWN_LEVELS as `graphkit tree`'s indentation does; a deeper
+      // row says its depth. One guide per level drew 2*10^8 elements 20k deep.
+      for (var d = 1; d < Math.min(t.depth, DRAWN_LEVELS + 1); d++) {
+        cell.appendChild(el("span", "guide"));
+      }
       var toggle = el("button", "toggle" + (children[i].length ? "" : " leaf"),
         children[i].length ? "\u25BE" : "");
       toggle.type = "button";
@@ -153,6 +159,9 @@
       cell.appendChild(toggle);
       cell.appendChild(el("span", "dot"));
       cell.appendChild(el("span", "id", t.id));
+      if (t.depth - 1 > DRAWN_LEVELS) {
+        cell.appendChild(el("span", "badge deep", "depth " + (t.depth - 1)));
+      }
       if (t.agent_type) { cell.appendChild(el("span", "badge type", t.agent_type)); }
       if (t.model) { cell.appendChild(el("span", "badge", t.model)); }
       if (t.cycle) { cell.appendChild(el("span", "badge warn", "parent cycle")); }
