@@ -52,7 +52,6 @@ def _thread_cost(t: ThreadUsage, table: PriceTable) -> Cost:
 def _subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
     """Each thread's subtree cost (threads come depth first, as in :attr:`threads`)."""
     from graphkit.queries.prices import Cost
-    from graphkit.queries.usage import Tokens
 
     own = [_thread_cost(t, table) for t in u.threads]
     out = []
@@ -61,9 +60,7 @@ def _subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
         for j in range(i, len(u.threads)):
             if j > i and u.threads[j].depth <= t.depth:
                 break
-            c.usd += own[j].usd
-            for m, tok in own[j].unpriced.items():
-                c.unpriced[m] = c.unpriced.get(m, Tokens()) + tok
+            c.merge(own[j], table)
         out.append(c)
     return out
 

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.groups import not_numbers, single
+from graphkit.contract.groups import no_counts, not_numbers, single
 from graphkit.contract.spec import Unnest
 from graphkit.core.schema import json_as_text
 from graphkit.core.text import json_loads, storable_text
@@ -117,17 +117,39 @@ def rows_not_numbers(column: pa.ChunkedArray | pa.Array,
     coded = _documents(column)
     counts, values = _elements_of(coded.dictionary, keys)
     out: dict[str, pa.Array] = {}
-    doc_of_element: np.ndarray | None = None
     for key, v in zip(keys, values, strict=True):
         mask = not_numbers(v)
-        if mask is None or not pc.any(mask).as_py():
-            continue
-        if doc_of_element is None:
-            doc_of_element = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-        bad_docs = np.zeros(len(counts), dtype=bool)
-        bad_docs[doc_of_element[mask.to_numpy(zero_copy_only=False)]] = True
-        out[key] = pc.fill_null(pc.take(pa.array(bad_docs), coded.indices), False)
+        if mask is not None and pc.any(mask).as_py():
+            out[key] = _rows_of(coded, counts, mask)
     return out
+
+
+def rows_no_counts(column: pa.ChunkedArray | pa.Array,
+                   keys: list[str]) -> dict[tuple[str, str], pa.Array]:
+    """Per (key, kind) of :func:`graphkit.contract.groups.no_counts` (whole counts:
+    ``"large"``, ``"partial"``), a mask of the rows with an element in ``column``'s
+    array whose value at that key is such a number; pairs no row has are left out.
+
+    >>> col = pa.array(['[{"n": 1}, {"n": -2}]', '[{"n": 1.5}]', None, '[{"n": 1e300}]'])
+    >>> {k: m.to_pylist() for k, m in rows_no_counts(col, ["n"]).items()}
+    {('n', 'large'): [False, False, False, True], ('n', 'partial'): [True, True, False, False]}
+    """
+    coded = _documents(column)
+    counts, values = _elements_of(coded.dictionary, keys)
+    out: dict[tuple[str, str], pa.Array] = {}
+    for key, v in zip(keys, values, strict=True):
+        for kind, mask in no_counts(v, whole=True).items():
+            out[(key, kind)] = _rows_of(coded, counts, mask)
+    return out
+
+
+def _rows_of(coded: pa.DictionaryArray, counts: np.ndarray, mask: pa.Array) -> pa.Array:
+    """Per row of ``coded`` (documents), whether an element of its document is in
+    ``mask`` (one entry per element of every distinct document, in order)."""
+    doc_of_element = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    bad_docs = np.zeros(len(counts), dtype=bool)
+    bad_docs[doc_of_element[mask.to_numpy(zero_copy_only=False)]] = True
+    return pc.fill_null(pc.take(pa.array(bad_docs), coded.indices), False)
 
 
 def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:

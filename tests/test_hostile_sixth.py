@@ -1,0 +1,189 @@
+"""Sixth hostile round (tests/HOSTILE.md, "# Sixth round"): the leftovers of round five
+and the inputs that round found through the real CLI. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from graphkit.contract.loader import load_contract
+from graphkit.contract.project import project
+from graphkit.contract.validate import conform_table
+from graphkit.core.errors import ContractError, GraphkitError
+from tests.builders import identity_cases, table
+from tests.contract.test_sum_unnest import CONTRACT
+from tests.test_hostile_inputs import REPO, graphkit, one_line_error
+
+CLAUDE_MAIN = "c1a0de00-0000-4000-8000-000000000001"
+
+
+def _usage_rows(tmp_path: Path, usage: dict[int, dict[str, object]]) -> Path:
+    """The identity rows with ``usage`` (row index → attributes.usage) as Parquet."""
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    for i, u in usage.items():
+        attrs = json.loads(rows[i].get("attributes") or "{}")
+        rows[i]["attributes"] = json.dumps({**attrs, "usage": u})
+    path = tmp_path / "rows.parquet"
+    pq.write_table(table(rows), path)
+    return path
+
+
+def _rejects(snap: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in
+            snap.with_name(snap.name + ".rejects.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("count", [2**63 - 1, 2**64 - 1, 2**53, -(2**60), 1e300])
+def test_a_token_count_no_count_can_be_rejects_its_row(tmp_path: Path,
+                                                       count: int | float) -> None:
+    # Was: two rows of 2**62 + 1 (or any count near int64's limit) summed to a negative
+    # total without a word (Arrow's hash_sum wraps); 2**64 - 1 (a -1 written unsigned)
+    # summed as 1.8e19 tokens.
+    src = _usage_rows(tmp_path, {0: {"input_tokens": count, "output_tokens": 1},
+                                 1: {"input_tokens": count, "output_tokens": 2},
+                                 2: {"input_tokens": 5, "output_tokens": 3}})
+    snap = tmp_path / "snap"
+    proc = graphkit("build", src, "--snapshot", snap, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_rejected"] == 2
+    rejects = _rejects(snap)
+    assert [(r["source"], r["row"], r["column"]) for r in rejects] == [
+        (str(src), 1, "usage_input"), (str(src), 2, "usage_input")]
+    assert "usage.input_tokens" in str(rejects[0]["reason"])
+    assert "2^53" in str(rejects[0]["reason"])
+    usage = graphkit("usage", "--snapshot", snap, "--json")
+    assert usage.returncode == 0, usage.stderr
+    totals = [json.loads(line)["total"] for line in usage.stdout.splitlines()
+              if json.loads(line)["record"] == "usage"]
+    assert all(0 <= t["input_tokens"] <= 5 for t in totals), totals
+
+
+def test_the_largest_count_is_summed(tmp_path: Path) -> None:
+    src = _usage_rows(tmp_path, {0: {"input_tokens": 2**53 - 1}})
+    proc = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["rows_rejected"] == 0, proc.stderr
+
+
+def test_a_sum_that_would_wrap_int64_in_one_group_is_one_error(tmp_path: Path) -> None:
+    # Each count is allowed (below 2^53), but 1,100 of them in one session pass 2^63:
+    # Arrow's sum wrapped to a negative total without a word.
+    (tmp_path / "c.yaml").write_text(CONTRACT)
+    c = load_contract(str(tmp_path / "c.yaml"))
+    rows = pa.table({"session_id": ["s"] * 1100, "n": [str(2**53 - 1)] * 1100,
+                     "touched": pa.nulls(1100, pa.string())})
+    with pytest.raises(GraphkitError, match="passes int64's range") as info:
+        project(c, conform_table(c, rows, "t"))
+    assert "'n'" in str(info.value)
+    # The same counts over many sessions fit: each total is in range.
+    spread = rows.set_column(0, "session_id", pa.array([f"s{i}" for i in range(1100)]))
+    graph = project(c, conform_table(c, spread, "t")).graph
+    assert set(graph.nodes["Session"].table.column("total").to_pylist()) == {2**53 - 1}
+
+
+@pytest.mark.parametrize("key", ["session_id", "p"])
+def test_a_sum_of_an_id_column_is_a_contract_error(tmp_path: Path, key: str) -> None:
+    # Was: the contract loaded, and every row of the data was rejected as holding
+    # "text that is no number": the contract's mistake reported as the data's.
+    text = CONTRACT.replace("writes: {sum: w}, rows", f"writes: {{sum: {key}}}, rows")
+    (tmp_path / "c.yaml").write_text(text)
+    with pytest.raises(ContractError) as info:
+        load_contract(str(tmp_path / "c.yaml"))
+    msg = str(info.value)
+    assert msg.startswith(f"{tmp_path / 'c.yaml'}:21: edges[0].properties.writes sums "
+                          f"column {key!r}"), msg
+    assert "holds no counts" in msg
+
+
+def test_a_sum_of_a_time_is_a_contract_error_through_the_cli(tmp_path: Path) -> None:
+    text = CONTRACT.replace("n: {type: string}", "n: {type: timestamp}")
+    (tmp_path / "c.yaml").write_text(text)
+    proc = graphkit("build", tmp_path / "missing.parquet", "--contract", tmp_path / "c.yaml",
+                    "--snapshot", tmp_path / "snap")
+    one_line_error(proc, str(tmp_path / "c.yaml") + ":11", "'n'", "a time")
+
+
+@pytest.mark.parametrize("value", ["-3", "1.5", "-0.5", "1e300"])
+def test_a_negative_or_fractional_count_in_touched_files_rejects_its_row(
+        tmp_path: Path, value: str) -> None:
+    # Was: summed as given (`files` then showed -3 reads, or 1.5 writes as 1).
+    from tests.test_hostile_inputs import _with_touched_files
+
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    rows[0]["touched_files"] = '[{"path": "/b", "reads": 1, "writes": 0}]'
+    rows[2]["touched_files"] = '[{"path": "/a", "reads": 1, "writes": ' + value + "}]"
+    src = tmp_path / "rows.parquet"
+    pq.write_table(_with_touched_files(rows), src)
+    snap = tmp_path / "snap"
+    proc = graphkit("build", src, "--snapshot", snap, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_rejected"] == 1
+    (reject,) = _rejects(snap)
+    assert (reject["source"], reject["row"], reject["column"]) == (str(src), 3,
+                                                                   "touched_files")
+    assert "touched_files → [].writes" in str(reject["reason"])
+    files = graphkit("files", "--snapshot", snap, "--json")
+    assert [json.loads(line)["path"] for line in files.stdout.splitlines()] == ["/b"]
+
+
+def test_whole_counts_in_touched_files_are_summed(tmp_path: Path) -> None:
+    # 2.0 and 0 are whole counts; only what is negative or has a fraction goes.
+    doc = '[{"path": "/a", "writes": 2.0}, {"path": "/b", "writes": 0, "reads": 3}]'
+    (tmp_path / "c.yaml").write_text(CONTRACT)
+    c = load_contract(str(tmp_path / "c.yaml"))
+    rows = pa.table({"session_id": ["s"], "n": ["1"], "touched": [doc]})
+    graph = project(c, conform_table(c, rows, "t")).graph
+    assert {r["p"]: r["writes"] for r in graph.nodes["F"].table.to_pylist()} == {
+        "/a": 2, "/b": 0}
+
+
+def test_a_price_that_makes_an_infinite_cost_is_one_line(tmp_path: Path) -> None:
+    # Was: untested; a price of 1e308 times 1,000 tokens printed "$inf" on the table
+    # and `Infinity` (no JSON) with --json. (Without --by, piped output has no cost.)
+    src = _usage_rows(tmp_path, {1: {"input_tokens": 1000, "output_tokens": 10}})
+    assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {"claude-sonnet-4-5": {"input": 1e308}}}))
+    for fmt in (["--by", "model"], ["--by", "model", "--json"], ["--by", "agent-type", "--csv"]):
+        proc = graphkit("usage", CLAUDE_MAIN, "--snapshot", tmp_path / "snap",
+                        "--prices", prices, *fmt)
+        one_line_error(proc, str(prices), "claude-sonnet-4-5", "past what a number can hold")
+    # A large price whose cost stays finite is priced.
+    prices.write_text(json.dumps({"models": {"claude-sonnet-4-5": {"input": 1e300}}}))
+    proc = graphkit("usage", CLAUDE_MAIN, "--snapshot", tmp_path / "snap", "--prices",
+                    prices, "--json", "--by", "model")
+    assert proc.returncode == 0, proc.stderr
+    assert "Infinity" not in proc.stdout and "1e+297" in proc.stdout
+
+
+def test_costs_each_finite_whose_sum_is_not_are_one_error() -> None:
+    # The session's and a subagent tree's totals add finite costs: their sum may not be.
+    from graphkit.queries.prices import Cost, PriceTable
+    from graphkit.queries.usage import Tokens
+
+    table = PriceTable({"m": (1.5e308, 0.0, 0.0, 0.0)}, path="prices.json")
+    one = Cost(usd=sys.float_info.max)
+    assert table.cost("m", Tokens(1, 0, 0, 0)) == 1.5e302
+    with pytest.raises(GraphkitError, match=r"prices\.json: the cost of model 'm' is past"):
+        one.add(table, "m", Tokens(1, 0, 0, 0))
+    tree = Cost()
+    tree.merge(Cost(usd=1.5e308), table)
+    with pytest.raises(GraphkitError, match="the cost of a subagent tree is past"):
+        tree.merge(Cost(usd=1.5e308), table)
+
+
+@pytest.mark.parametrize("value", ["x", "2.5", "\x1b[2J"])
+def test_junk_in_graphkit_parse_workers_is_one_line(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   value: str) -> None:
+    # Was: ValueError traceback (int() of the variable) on every transcript build.
+    monkeypatch.setenv("GRAPHKIT_PARSE_WORKERS", value)
+    monkeypatch.setenv("GRAPHKIT_HOME", str(tmp_path / "home"))
+    proc = graphkit("build", REPO / "tests" / "fixtures" / "shaped", "--snapshot",
+                    tmp_path / "snap")
+    line = one_line_error(proc, "GRAPHKIT_PARSE_WORKERS", "no whole number")
+    assert "\x1b" not in line
