@@ -187,3 +187,87 @@ def test_junk_in_graphkit_parse_workers_is_one_line(tmp_path: Path,
                     tmp_path / "snap")
     line = one_line_error(proc, "GRAPHKIT_PARSE_WORKERS", "no whole number")
     assert "\x1b" not in line
+
+
+EVIL_SESSION = CLAUDE_MAIN + "\x1b[31mEVIL\x1b[0m\nX"
+EVIL_AGENT = "agentA\x1b]0;pwned\x07\x1b[2J[link=https://evil.example]x[/link]"
+
+
+@pytest.fixture(scope="module")
+def evil_snapshot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Rows whose ids, model and cwd hold terminal escapes, a newline and rich markup."""
+    tmp = tmp_path_factory.mktemp("evil")
+    rows = []
+    for r in identity_cases():
+        r = dict(r)
+        if r["session_id"] == CLAUDE_MAIN:
+            r["session_id"] = EVIL_SESSION
+        if r.get("agent_id") == "agentA":
+            r["agent_id"] = EVIL_AGENT
+        if r.get("model"):
+            r["model"] = r["model"] + "\x1b[31mEVIL"
+        if r.get("attributes"):
+            attrs = json.loads(r["attributes"])
+            attrs["usage"] = {"input_tokens": 3}
+            attrs.setdefault("claude", {})["agent_type"] = "Ex\x1b]0;t\x07plore"
+            r["attributes"] = json.dumps(attrs)
+        rows.append(r)
+    src = tmp / "rows.parquet"
+    pq.write_table(table(rows), src)
+    proc = graphkit("build", src, "--snapshot", tmp / "snap")
+    assert proc.returncode == 0, proc.stderr
+    return src, tmp / "snap"
+
+
+def _no_escapes(text: str) -> None:
+    for seq in ("\x1b]", "\x1b[2J", "\x1b[31mEVIL", "\x07"):
+        assert seq not in text, (seq, text)
+    assert "evil.example" not in text or "[link=" in text  # shown, never made a link
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_ids_holding_terminal_escapes_are_shown_never_obeyed(
+        evil_snapshot: tuple[Path, Path], terminal: bool) -> None:
+    # Was: piped, `tree`, `lineage`, `usage`, `files`, `check` wrote an id's OSC
+    # sequences (set the window title, ring the bell) and `\x1b[2J` raw; on a terminal
+    # click kept every escape, and rich took `[link=…]` in an agent id as markup; an
+    # id's newline split `tree` and `lineage` lines in two.
+    from tests.test_cli_progress import _graphkit
+
+    src, snap = evil_snapshot
+    good = snap.parent / "good"
+    assert graphkit("build", REPO / "samples" / "rows", "--snapshot", good).returncode == 0
+    for args in (["sessions"], ["tree", EVIL_SESSION], ["lineage", EVIL_SESSION, EVIL_AGENT],
+                 ["usage", EVIL_SESSION], ["usage", EVIL_SESSION, "--by", "model"],
+                 ["usage", EVIL_SESSION, "--by", "agent-type"], ["files"]):
+        out, err, code = _graphkit([*args, "--snapshot", str(snap)], stderr_tty=False,
+                                   stdout_tty=terminal)
+        assert code == 0, (args, err)
+        _no_escapes(out)
+        if args[0] in ("tree", "lineage"):
+            assert "EVIL\\x1b[0m\\nX" in out, out
+    out, err, code = _graphkit(["diff", str(good), str(snap)], stderr_tty=False,
+                               stdout_tty=terminal)
+    assert code == 0, err
+    _no_escapes(out)
+    out, err, code = _graphkit(["check", str(src)], stderr_tty=False, stdout_tty=terminal)
+    _no_escapes(out)
+
+
+def test_an_empty_rejects_path_is_one_line(tmp_path: Path) -> None:
+    # Was: ValueError traceback (`--rejects ""`: Path(".") has no file name).
+    for given in ("", "."):
+        proc = graphkit("build", REPO / "samples" / "rows", "--snapshot", tmp_path / "snap",
+                        "--rejects", given)
+        one_line_error(proc, "the rejects path is a folder")
+    assert not (tmp_path / "snap").exists()
+
+
+def test_an_error_naming_a_path_with_a_newline_stays_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Was: GRAPHKIT_HOME="\n": "the snapshot index (\n/index.json) has no build…" on two
+    # lines (UserErrors raised by the CLI itself were not escaped as GraphkitErrors are).
+    monkeypatch.setenv("GRAPHKIT_HOME", "\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    proc = graphkit("sessions")
+    one_line_error(proc, "\\n/index.json")

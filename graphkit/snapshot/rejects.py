@@ -68,8 +68,11 @@ def skipped_lines_path(rejects_file: Path) -> Path:
     return rejects_file.with_name(stem + SKIPPED_SUFFIX)
 
 
-def _check_target(path: Path) -> None:
-    if path.is_dir():
+def check_rejects_target(path: Path) -> None:
+    """Refuse a rejects path that is a folder (``""``, ``.`` and ``/`` too: no file name)
+    or a file graphkit did not write; the build checks before it starts (an empty
+    ``--rejects`` was a ValueError traceback), the write again."""
+    if path.is_dir() or not path.name:
         raise GraphkitError("the rejects path is a folder", path=str(path),
                             hint="give --rejects a file name, e.g. out/graph.rejects.jsonl")
     if path.exists() and not is_rejects_file(path):
@@ -85,7 +88,7 @@ def write_rejects(path: Path, rejects: pa.Table, *, include_content: bool = Fals
     Without ``include_content`` only the row's identity columns are kept.
     """
     path = Path(path)
-    _check_target(path)
+    check_rejects_target(path)
     if include_content:
         keep = list(rejects.column_names)
     else:
@@ -100,7 +103,7 @@ def write_skipped_lines(path: Path, skipped: list[dict[str, Any]]) -> int:
     """Write every skipped line as ``{"path", "line", "reason"}`` (line 0: a whole
     file), atomically; returns the number written."""
     path = Path(path)
-    _check_target(path)
+    check_rejects_target(path)
     _write_lines(path, ({"path": s["path"], "line": s["line"], "reason": s["reason"]}
                         for s in skipped))
     return len(skipped)
