@@ -271,3 +271,65 @@ def test_an_error_naming_a_path_with_a_newline_stays_one_line(
     monkeypatch.setenv("HOME", str(tmp_path))
     proc = graphkit("sessions")
     one_line_error(proc, "\\n/index.json")
+
+
+def _json_lines(rows: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(r, default=str) + "\n" for r in rows)
+
+
+def test_an_empty_json_lines_file_beside_rows_is_read_as_none(tmp_path: Path) -> None:
+    # Was: exit 2 for the whole folder, "ge: cannot read rows: Error creating dataset.
+    # Could not read schema from '…/empty.jsonl'… Empty JSON stream": one empty (or
+    # blank-lines-only) file stopped the rows of every other file.
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    rows = identity_cases()
+    (folder / "a.jsonl").write_text(_json_lines(rows))
+    (folder / "b-empty.jsonl").write_text("")
+    (folder / "c-blank.jsonl").write_text("  \n\t\r\n\n")
+    for cmd in (["build", folder, "--snapshot", tmp_path / "snap", "--json"],
+                ["rows", folder, "--out", tmp_path / "rows.parquet"]):
+        proc = graphkit(*cmd)
+        assert proc.returncode == 0, proc.stderr
+    assert json.loads(graphkit("build", folder, "--snapshot", tmp_path / "snap",
+                               "--json").stdout)["rows_read"] == len(rows)
+    assert pq.read_table(tmp_path / "rows.parquet").num_rows == len(rows)
+
+
+@pytest.mark.parametrize("command", ["build", "rows", "check"])
+def test_a_source_of_only_empty_files_says_so(tmp_path: Path, command: str) -> None:
+    # Was: Arrow's "Empty JSON stream" with nothing to do for a file; "no sources given;
+    # name at least one file or folder" once empty files were read as none.
+    (tmp_path / "empty.jsonl").write_text("\n \n")
+    extra = {"build": ["--snapshot", tmp_path / "snap"],
+             "rows": ["--out", tmp_path / "o.parquet"], "check": []}[command]
+    proc = graphkit(command, tmp_path / "empty.jsonl", *extra)
+    one_line_error(proc, str(tmp_path / "empty.jsonl"), "no rows", "only blank lines")
+
+
+def test_a_bad_parquet_file_in_a_folder_is_named_and_a_bom_on_a_later_line_too(
+        tmp_path: Path) -> None:
+    # Was: a 0-byte Parquet file in a folder was reported as the folder (the file only
+    # inside Arrow's words); a BOM starting line 2 (files joined with `cat`) was "JSON
+    # parse error: Invalid value. in row 1" naming no line.
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    pq.write_table(table(identity_cases()), folder / "a.parquet")
+    (folder / "b.parquet").write_bytes(b"")
+    proc = graphkit("build", folder, "--snapshot", tmp_path / "snap")
+    one_line_error(proc, f"{folder / 'b.parquet'}: cannot read rows", "supported format")
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"".join(b"\xef\xbb\xbf" + line.encode() + b"\n" for line in
+                             _json_lines(identity_cases()).splitlines()))
+    proc = graphkit("build", bom, "--snapshot", tmp_path / "snap")
+    one_line_error(proc, f"{bom}:2: a byte-order mark (BOM) starts this line")
+
+
+def test_a_folder_export_under_a_file_is_one_line(tmp_path: Path) -> None:
+    # Was: FileExistsError traceback (neo4j-csv, neo4j-parquet: mkdir of the parent).
+    snap = tmp_path / "snap"
+    assert graphkit("build", REPO / "samples" / "rows", "--snapshot", snap).returncode == 0
+    (tmp_path / "file").write_text("x")
+    for fmt in ("neo4j-csv", "neo4j-parquet"):
+        proc = graphkit("export", snap, "--format", fmt, tmp_path / "file" / "out")
+        one_line_error(proc, str(tmp_path / "file" / "out"), "cannot write")
