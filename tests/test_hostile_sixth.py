@@ -333,3 +333,24 @@ def test_a_folder_export_under_a_file_is_one_line(tmp_path: Path) -> None:
     for fmt in ("neo4j-csv", "neo4j-parquet"):
         proc = graphkit("export", snap, "--format", fmt, tmp_path / "file" / "out")
         one_line_error(proc, str(tmp_path / "file" / "out"), "cannot write")
+
+
+def test_a_shared_nodes_total_that_would_wrap_across_partitions_is_one_error(
+        tmp_path: Path) -> None:
+    # Each partition's File total fits int64; merged (engine/merge.py), they wrapped to
+    # a negative count without a word. The in-memory build refuses the same rows.
+    from graphkit.engine import build_local
+    from graphkit.engine.inputs import partition_of
+    from tests.builders import row
+    from tests.test_hostile_inputs import _with_touched_files
+
+    doc = json.dumps([{"path": "/a", "reads": 2**53 - 1}])
+    rows = [dict(row(f"s{s:02d}", message_id=f"m{s}-{i}"), touched_files=doc)
+            for s in range(12) for i in range(100)]  # 1,200 reads of 2^53 - 1 of /a
+    assert len(set(partition_of(pa.array([f"s{s:02d}" for s in range(12)]), 3))) > 1
+    src = tmp_path / "rows" / "part-0.parquet"
+    src.parent.mkdir()
+    pq.write_table(_with_touched_files(rows), src)
+    for n in (1, 3):
+        with pytest.raises(GraphkitError, match="passes int64's range"):
+            build_local([src.parent], tmp_path / f"p{n}", partitions=n, fingerprints=False)

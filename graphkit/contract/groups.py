@@ -268,7 +268,7 @@ def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation], *
                 and _fits(coded[1], _small_ints(table_.column(sp[0])))]
     grouped = table_.group_by(key_names, use_threads=False).aggregate(
         [sp for sp in specs if sp not in by_codes])
-    _check_sums(table_, grouped, key_names, [str(sp[0]) for sp in specs if sp[1] == "sum"])
+    check_sums(table_, grouped, key_names, [str(sp[0]) for sp in specs if sp[1] == "sum"])
     if by_codes and coded is not None:
         grouped = _count_distinct_by_codes(table_, grouped, key_names, coded,
                                            [str(sp[0]) for sp in by_codes])
@@ -290,13 +290,14 @@ def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation], *
     return pa.Table.from_arrays(cols, names=out_names)
 
 
-def _check_sums(table: pa.Table, grouped: pa.Table, key_names: list[str],
-                sums: list[str]) -> None:
-    """Refuse a group whose integer sum wrapped: Arrow's ``hash_sum`` does not check
-    int64 overflow. No group can overflow while the largest value times the rows stays
-    in range (always, with the verdict's :data:`LARGEST_COUNT`, below 1,024 rows of
-    near-limit counts in one group); only past that are the sums done again as floats,
-    whose error is far below the 2^64 a wrap is off by."""
+def check_sums(table: pa.Table, grouped: pa.Table, key_names: list[str],
+               sums: list[str]) -> None:
+    """Refuse a group of ``grouped`` (``table`` grouped by ``key_names``, each of
+    ``sums`` summed as ``<name>_sum``) whose integer sum wrapped: Arrow's ``hash_sum``
+    does not check int64 overflow. No group can overflow while the largest value
+    times the rows stays in range (always, with the verdict's :data:`LARGEST_COUNT`,
+    below 1,024 rows of near-limit counts in one group); only past that are the sums
+    done again as floats, whose error is far below the 2^64 a wrap is off by."""
     for src in sums:
         col = table.column(src)
         if not pa.types.is_integer(col.type) or table.num_rows == 0:
