@@ -102,45 +102,32 @@ def _elements_of(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.A
     return found if found is not None else _python_elements(docs, keys)
 
 
-def rows_not_numbers(column: pa.ChunkedArray | pa.Array,
-                     keys: list[str]) -> dict[str, pa.Array]:
-    """Per key of ``keys``, a mask of the rows with an element in ``column``'s array
-    whose value at that key is text that is no number (``"reads": "x"``), which a
-    ``sum`` of the unnested rows cannot read; keys where no row has one are left out.
-    Each distinct document is read once; with the documents graphkit's sources
-    write (integers: :data:`_FILE_ELEMENT`) it is one cast per key.
+def rows_not_counts(column: pa.ChunkedArray | pa.Array,
+                    keys: list[str]) -> dict[tuple[str, str], pa.Array]:
+    """Per (key of ``keys``, kind), a mask of the rows with an element in ``column``'s
+    array whose value at that key a ``sum`` of the unnested rows must not take: kind
+    ``"text"``, text that is no number (``"reads": "x"``); ``"large"`` and
+    ``"partial"``, as :func:`graphkit.contract.groups.no_counts` says of whole counts.
+    Pairs no row has are left out; the text ones come first. Each distinct document
+    is read once, for all the checks; with the documents graphkit's sources write
+    (integers: :data:`_FILE_ELEMENT`) it is a cast or two per key.
 
-    >>> col = pa.array(['[{"n": 1}, {"n": "x"}]', '[{"n": 2}]', None, '[{"n": "x"}]'])
-    >>> {k: m.to_pylist() for k, m in rows_not_numbers(col, ["n"]).items()}
-    {'n': [True, False, False, True]}
+    >>> col = pa.array(['[{"n": 1}, {"n": "x"}]', '[{"n": -2}]', None, '[{"n": 1e300}]'])
+    >>> {k: m.to_pylist() for k, m in rows_not_counts(col, ["n"]).items()}
+    {('n', 'text'): [True, False, False, False], ('n', 'large'): [False, False, False, True], \
+('n', 'partial'): [False, True, False, False]}
     """
     coded = _documents(column)
     counts, values = _elements_of(coded.dictionary, keys)
-    out: dict[str, pa.Array] = {}
+    texts: dict[tuple[str, str], pa.Array] = {}
+    out: dict[tuple[str, str], pa.Array] = {}
     for key, v in zip(keys, values, strict=True):
         mask = not_numbers(v)
         if mask is not None and pc.any(mask).as_py():
-            out[key] = _rows_of(coded, counts, mask)
-    return out
-
-
-def rows_no_counts(column: pa.ChunkedArray | pa.Array,
-                   keys: list[str]) -> dict[tuple[str, str], pa.Array]:
-    """Per (key, kind) of :func:`graphkit.contract.groups.no_counts` (whole counts:
-    ``"large"``, ``"partial"``), a mask of the rows with an element in ``column``'s
-    array whose value at that key is such a number; pairs no row has are left out.
-
-    >>> col = pa.array(['[{"n": 1}, {"n": -2}]', '[{"n": 1.5}]', None, '[{"n": 1e300}]'])
-    >>> {k: m.to_pylist() for k, m in rows_no_counts(col, ["n"]).items()}
-    {('n', 'large'): [False, False, False, True], ('n', 'partial'): [True, True, False, False]}
-    """
-    coded = _documents(column)
-    counts, values = _elements_of(coded.dictionary, keys)
-    out: dict[tuple[str, str], pa.Array] = {}
-    for key, v in zip(keys, values, strict=True):
-        for kind, mask in no_counts(v, whole=True).items():
-            out[(key, kind)] = _rows_of(coded, counts, mask)
-    return out
+            texts[(key, "text")] = _rows_of(coded, counts, mask)
+        for kind, bad in no_counts(v, whole=True).items():
+            out[(key, kind)] = _rows_of(coded, counts, bad)
+    return {**texts, **out}
 
 
 def _rows_of(coded: pa.DictionaryArray, counts: np.ndarray, mask: pa.Array) -> pa.Array:

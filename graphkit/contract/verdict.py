@@ -21,7 +21,7 @@ from graphkit.contract.expr import JsonPath, all_valid, filter_mask
 from graphkit.contract.groups import LARGEST_COUNT, decode, decoded, encode, no_counts, not_numbers
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.spec import Contract, EdgeRule, NodeRule
-from graphkit.contract.unnest import rows_no_counts, rows_not_numbers
+from graphkit.contract.unnest import rows_not_counts
 from graphkit.contract.validate import has_unique_dictionary
 from graphkit.core.schema import FILE_COL, arange
 
@@ -283,13 +283,9 @@ def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdic
         if array not in rows.column_names:
             continue
         # An element's value is no message row's: the row whose array holds it goes.
-        for key, mask in rows_not_numbers(rows.column(array), list(summed)).items():
-            reason, column = _first_reason(
-                reason, column, mask,
-                f"{summed[key]} ({array} → [].{key}) holds text that is no number, and a "
-                f"`sum` reads it; {fix}", array)
-        for (key, kind), mask in rows_no_counts(rows.column(array), list(summed)).items():
-            why = _LARGE if kind == "large" else _PARTIAL
+        for (key, kind), mask in rows_not_counts(rows.column(array), list(summed)).items():
+            why = {"text": "holds text that is no number, and a `sum` reads it",
+                   "large": _LARGE}.get(kind, _PARTIAL)
             reason, column = _first_reason(
                 reason, column, mask, f"{summed[key]} ({array} → [].{key}) {why}; {fix}",
                 array)
