@@ -68,13 +68,19 @@ def skipped_lines_path(rejects_file: Path) -> Path:
     return rejects_file.with_name(stem + SKIPPED_SUFFIX)
 
 
-def check_rejects_target(path: Path) -> None:
-    """Refuse a rejects path that is a folder (``""``, ``.`` and ``/`` too: no file name)
-    or a file graphkit did not write; the build checks before it starts (an empty
-    ``--rejects`` was a ValueError traceback), the write again."""
+def check_rejects_folder(path: Path) -> None:
+    """Refuse a rejects path that is a folder (``""``, ``.`` and ``/`` too: no file
+    name). The build checks before it starts (an empty ``--rejects`` was a ValueError
+    traceback); a user's file there is refused only when rejects are written (a clean
+    build leaves it be)."""
     if path.is_dir() or not path.name:
         raise GraphkitError("the rejects path is a folder", path=str(path),
                             hint="give --rejects a file name, e.g. out/graph.rejects.jsonl")
+
+
+def check_rejects_target(path: Path) -> None:
+    """:func:`check_rejects_folder`, and refuse a file graphkit did not write."""
+    check_rejects_folder(path)
     if path.exists() and not is_rejects_file(path):
         raise GraphkitError("refusing to overwrite a file graphkit did not write",
                             path=str(path),
