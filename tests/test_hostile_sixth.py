@@ -354,3 +354,14 @@ def test_a_shared_nodes_total_that_would_wrap_across_partitions_is_one_error(
     for n in (1, 3):
         with pytest.raises(GraphkitError, match="passes int64's range"):
             build_local([src.parent], tmp_path / f"p{n}", partitions=n, fingerprints=False)
+
+
+def test_no_counts_reads_integers_of_every_width() -> None:
+    # A uint64 count of 2^64 - 1 compared with an int64 bound was an ArrowInvalid.
+    from graphkit.contract.groups import LARGEST_COUNT, no_counts
+
+    big = no_counts(pa.array([2**64 - 1, 5], pa.uint64()), whole=True)
+    assert {k: m.to_pylist() for k, m in big.items()} == {"large": [True, False]}
+    edge = no_counts(pa.array([LARGEST_COUNT, LARGEST_COUNT + 1, -3], pa.int64()), whole=False)
+    assert {k: m.to_pylist() for k, m in edge.items()} == {"large": [False, True, False]}
+    assert no_counts(pa.array([1, 2], pa.int8()), whole=True) == {}

@@ -165,21 +165,14 @@ def no_counts(col: pa.ChunkedArray | pa.Array, whole: bool) -> dict[str, pa.Arra
     The checks run on each distinct value once where the column is dictionary-coded."""
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     values = arr.dictionary if pa.types.is_dictionary(arr.type) else arr
-    masks: dict[str, pa.Array] = {}
-    if pa.types.is_integer(values.type):
-        masks["large"] = pc.or_(pc.greater(values, LARGEST_COUNT),
-                                pc.less(values, -LARGEST_COUNT))
-        if whole:
-            masks["partial"] = pc.less(values, 0)
-    else:
-        f = _floats(values)
-        if f is None:
-            return {}
-        finite = pc.is_finite(f)
-        masks["large"] = pc.and_(finite, pc.greater(pc.abs(f), float(LARGEST_COUNT)))
-        if whole:
-            masks["partial"] = pc.and_(finite, pc.or_(pc.less(f, 0.0),
-                                                      pc.not_equal(f, pc.floor(f))))
+    f = _floats(values)
+    if f is None:
+        return {}
+    finite = pc.is_finite(f)
+    masks = {"large": pc.and_(finite, pc.greater(pc.abs(f), float(LARGEST_COUNT)))}
+    if whole:
+        masks["partial"] = pc.and_(finite, pc.or_(pc.less(f, 0.0),
+                                                  pc.not_equal(f, pc.floor(f))))
     out: dict[str, pa.Array] = {}
     for kind, mask in masks.items():
         mask = pc.fill_null(mask, False)
@@ -192,9 +185,13 @@ def no_counts(col: pa.ChunkedArray | pa.Array, whole: bool) -> dict[str, pa.Arra
 
 
 def _floats(values: pa.Array) -> pa.Array | None:
-    """``values`` as floats, text that is no number null; None for booleans and nulls."""
+    """``values`` as floats, text that is no number null; None for booleans and nulls.
+    Integers of any width too (a uint64 compared with an int64 bound was an
+    ArrowInvalid); a float orders them rightly about 2^53, which is all asked of it."""
     if pa.types.is_floating(values.type):
         return values
+    if pa.types.is_integer(values.type):
+        return pc.cast(values, pa.float64(), safe=False)
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
         return None
     try:
