@@ -271,6 +271,9 @@ def build_snapshot(
         # snapshot then (a build with no cache parsed every transcript every time).
         build_options["cache_dir"] = default_cache_dir(snapshot_dir)
     rejects_file = rejects_path or default_rejects_path(snapshot_dir)
+    from graphkit.snapshot.rejects import check_rejects_folder
+
+    check_rejects_folder(rejects_file)
     reuse = _Reuse.start(sources, snapshot_dir, store, rejects_file, rejects_path,
                          build_options, input_state)
     if reuse is not None and (done := reuse.previous(

@@ -37,6 +37,10 @@ class UserError(click.ClickException):
 
     exit_code = 2
 
+    def __init__(self, message: str) -> None:
+        # One line whatever a path or value in it holds (GRAPHKIT_HOME="\n" split it).
+        super().__init__(printable(message))
+
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
@@ -196,8 +200,9 @@ def main() -> None:
 
 
 def err(message: str) -> None:
-    """A line on stderr (progress notes and warnings; stdout stays data)."""
-    click.echo(message, err=True)
+    """A line on stderr (progress notes and warnings; stdout stays data), one line
+    whatever a file name or id in it holds."""
+    click.echo(printable(message), err=True)
 
 
 def quiet() -> bool:
@@ -262,6 +267,21 @@ def echo_lines(lines: Iterable[str], chunk: int = 4096) -> None:
             batch.clear()
     if batch:
         click.echo("\n".join(batch))
+
+
+def shown(value: object) -> str:
+    """``value`` as text for a person's screen: control characters as escapes
+    (``\\x1b``, ``\\n``), so an id or path holding ESC cannot drive the terminal
+    (set its title, clear it, recolour what follows) nor a newline split a line."""
+    return printable(str(value))
+
+
+def tsv_line(cells: Sequence[object]) -> str:
+    """One line of the TSV piped commands print: tabs and newlines inside a value
+    become spaces (they would break the columns a pipe reads), other control
+    characters escapes (:func:`shown`)."""
+    return "\t".join(shown(str(c).replace("\t", " ").replace("\n", " ")) if c is not None
+                     else "" for c in cells)
 
 
 def _cell(value: object) -> str:

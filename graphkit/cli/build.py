@@ -21,6 +21,7 @@ from graphkit.cli.app import (
     progress,
     quiet,
     quiet_option,
+    shown,
     time_options,
     window,
 )
@@ -200,15 +201,15 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
                                                   for k, v in d.items() if v)
                    + " (see `graphkit check`)")
     for s in skipped[:5]:
-        click.echo(f"skipped {s['path']}:{s['line']}: {s['reason']}")
+        click.echo(f"skipped {shown(s['path'])}:{s['line']}: {shown(s['reason'])}")
     if len(skipped) > 5:
         click.echo(f"… and {len(skipped) - 5} more skipped line(s)")
     if summary.get("rejects_file"):
-        click.echo(f"rejected rows written to {summary['rejects_file']}")
+        click.echo(f"rejected rows written to {shown(summary['rejects_file'])}")
     if summary.get("snapshot"):
         click.echo(f"snapshot kept (its inputs, contract and options are unchanged): "
-                   f"{summary['snapshot']}" if summary.get("snapshot_reused")
-                   else f"snapshot written to {summary['snapshot']}")
+                   f"{shown(summary['snapshot'])}" if summary.get("snapshot_reused")
+                   else f"snapshot written to {shown(summary['snapshot'])}")
     for name in ("networkx", "neo4j"):
         if summary.get(name):
             n = summary[name]
@@ -305,19 +306,19 @@ def check(sources: tuple[Path, ...], contract: str, since: str | None, until: st
 
     lo, hi = window(since, until)
     c = load_contract(contract)
-    with progress() as shown:
+    with progress() as bars:
         n_rows, findings = run_check(list(sources), contract=c, since=lo, until=hi,
-                                     progress=shown)
+                                     progress=bars)
     for note in unchecked(c):
-        click.echo(f"note: {note}", err=True)
+        err(f"note: {note}")
     if as_json:
         echo_json([f.to_json() for f in findings])
     else:
         if not findings:
             click.echo(f"ok: {n_rows} rows, no identity problems found")
         for f in findings:
-            click.echo(f"{f.check}: {f.message}")
+            click.echo(f"{f.check}: {shown(f.message)}")
             for ex in f.examples:
-                click.echo("    " + ", ".join(f"{k}={v}" for k, v in ex.items()))
+                click.echo("    " + ", ".join(f"{k}={shown(v)}" for k, v in ex.items()))
     if findings:
         sys.exit(1)

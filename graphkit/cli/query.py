@@ -18,8 +18,10 @@ from graphkit.cli.app import (
     format_options,
     open_reader,
     output_format,
+    shown,
     store_options,
     time_options,
+    tsv_line,
     window,
 )
 
@@ -30,12 +32,6 @@ SESSION_COLUMNS = ("session_id", "threads", "agents", "messages", "first_seen", 
 LINEAGE_CSV_COLUMNS = ("id", "session_id", "relation", "step", "type", "node")
 TREE_COLUMNS = ("type", "id", "depth", "parent_type", "parent_id", "kind", "agent_type",
                 "description", "messages", "first_seen", "cycle")
-
-
-def _tsv(cells: list[object]) -> str:
-    # Tabs and newlines inside a value would break the columns a pipe reads.
-    return "\t".join("" if c is None else str(c).replace("\t", " ").replace("\n", " ")
-                     for c in cells)
 
 
 @cli.command()
@@ -73,7 +69,7 @@ def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: 
         [s.session_id, s.threads, s.agents, s.messages, s.first_seen, s.last_seen]
         for s in rows)
     if not sys.stdout.isatty():
-        echo_lines(_tsv(c) for c in [list[object](SESSION_COLUMNS), *cells])
+        echo_lines(tsv_line(c) for c in [list[object](SESSION_COLUMNS), *cells])
         return
     echo_table(SESSION_COLUMNS, cells, right=("threads", "agents", "messages"))
 
@@ -107,12 +103,12 @@ def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
         echo_csv(LINEAGE_CSV_COLUMNS, _lineage_rows(answers))
         return
     for a in answers:
-        up = " → ".join(f"{r.type} {r.id}" for r in a.ancestors) or "(none)"
-        down = ", ".join(r.id for r in a.descendants) or "(none)"
-        text = (f"{a.id}  (session {a.session_id})\n  ancestors:   {up}\n"
+        up = " → ".join(f"{r.type} {shown(r.id)}" for r in a.ancestors) or "(none)"
+        down = ", ".join(shown(r.id) for r in a.descendants) or "(none)"
+        text = (f"{shown(a.id)}  (session {shown(a.session_id)})\n  ancestors:   {up}\n"
                 f"  descendants: {down}")
         if a.continues:
-            text += "\n  continues:   " + " → ".join(f"{c.id} ({c.how or '?'})"
+            text += "\n  continues:   " + " → ".join(f"{shown(c.id)} ({shown(c.how or '?')})"
                                                     for c in a.continues)
         click.echo(text)
 
@@ -154,7 +150,7 @@ def tree_label(node: TreeNode, *, markup: bool) -> str:
     from rich.markup import escape
 
     info = node.info
-    ident = escape(node.ref.id) if markup else node.ref.id
+    ident = escape(shown(node.ref.id)) if markup else shown(node.ref.id)
     if info is None:
         return f"[bold]Session[/bold] {ident}" if markup else f"Session {ident}"
     bits = [info.kind or "thread"]
@@ -164,7 +160,7 @@ def tree_label(node: TreeNode, *, markup: bool) -> str:
         bits.append(f"{info.messages} messages")
     if node.cycle:
         bits.append("in a parent cycle")
-    detail = ", ".join(bits)
+    detail = shown(", ".join(bits))
     if markup:
         return f"{ident} [dim]({escape(detail)})[/dim]"
     return f"{ident} ({detail})"
@@ -241,7 +237,7 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
     if fmt == "csv":
         echo_csv(TREE_COLUMNS, tree_records(root))
         return
-    lines = [f"  {d.replace('_', ' ')} {c.id} ({c.how or '?'})" for d, c in links]
+    lines = [f"  {d.replace('_', ' ')} {shown(c.id)} ({shown(c.how or '?')})" for d, c in links]
     if not sys.stdout.isatty():
         click.echo("\n".join(_tree_lines(root) + lines))
         return

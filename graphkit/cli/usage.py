@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,19 +18,16 @@ from graphkit.cli.app import (
     format_options,
     open_reader,
     output_format,
+    shown,
     store_options,
     time_options,
+    tsv_line,
     window,
 )
 
 if TYPE_CHECKING:  # imported when a usage command runs, not by every command
     from graphkit.queries.prices import Cost, PriceTable, UsageGroup
     from graphkit.queries.usage import SessionUsage, ThreadUsage
-
-
-def _tsv(cells: Sequence[object]) -> str:
-    return "\t".join("" if c is None else str(c).replace("\t", " ").replace("\n", " ")
-                     for c in cells)
 
 
 def _usd(cost: Cost) -> str:
@@ -62,6 +59,7 @@ def _subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
     from graphkit.queries.prices import Cost
     from graphkit.queries.usage import Tokens
 
+    limit = Fraction(sys.float_info.max)
     out: list[Cost] = []
     done: list[tuple[int, Fraction, dict[str, Tokens]]] = []
     for t in reversed(u.threads):
@@ -72,6 +70,8 @@ def _subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
             usd += below_usd
             for m, tok in below.items():
                 unpriced[m] = unpriced.get(m, Tokens()) + tok
+        if usd > limit:  # each thread's cost finite, a subtree's sum not
+            raise table.too_large("a subagent tree")
         done.append((t.depth, usd, unpriced))
         out.append(Cost(float(usd), unpriced))
     return out[::-1]
@@ -79,7 +79,16 @@ def _subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
 
 def _label(t: ThreadUsage) -> str:
     what = t.agent_type or t.kind or "thread"
-    return f"{t.id} ({what})"
+    return _plain(f"{t.id} ({what})")
+
+
+def _plain(text: str) -> str:
+    """``text`` (ids, agent types, model names from the rows) as rich shows it
+    literally: control characters as escapes, ``[...]`` not taken as markup (an id
+    ``[link=…]x[/link]`` made a link; ESC reached the terminal)."""
+    from rich.markup import escape
+
+    return escape(shown(text))
 
 
 def usage_indent(depth: int) -> str:
@@ -102,8 +111,9 @@ def _print_session(u: SessionUsage, table: PriceTable) -> None:
 
     costs = _subtree_costs(u, table)
     cost = session_cost(u, table)
-    title = (f"session {u.session_id}: total {u.total.total():,} tokens, {_usd(cost)}"
-             + (f" (no price for {', '.join(sorted(cost.unpriced))})" if cost.unpriced else ""))
+    title = (f"session {_plain(u.session_id)}: total {u.total.total():,} tokens, "
+             f"{_usd(cost)}" + (f" (no price for {_plain(', '.join(sorted(cost.unpriced)))})"
+                                if cost.unpriced else ""))
     t = Table(title=title, title_justify="left", show_header=True, header_style="bold")
     # Own tokens per kind, then the subtree's (the thread and all below it).
     t.add_column("thread", overflow="fold")
@@ -123,12 +133,13 @@ def _print_groups(sid: str, by: str, groups: list[UsageGroup]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"session {sid} by {by}", title_justify="left", header_style="bold")
+    t = Table(title=f"session {_plain(sid)} by {by}", title_justify="left",
+              header_style="bold")
     t.add_column(by, overflow="fold")
     for col in ("in", "out", "c.write", "c.read", "cost"):
         t.add_column(col, justify="right", no_wrap=True)
     for g in groups:
-        t.add_row(g.key, *(f"{n:,}" for n in g.tokens.astuple()), _usd(g.cost))
+        t.add_row(_plain(g.key), *(f"{n:,}" for n in g.tokens.astuple()), _usd(g.cost))
     Console(highlight=False).print(t)
 
 
@@ -211,7 +222,7 @@ def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     elif not sys.stdout.isatty():
         rows = _group_records(answers, by, table) if by else _thread_rows(answers)
         cols = GROUP_COLUMNS if by else THREAD_COLUMNS
-        click.echo("\n".join([_tsv(cols), *(_tsv([r.get(c) for c in cols]) for r in rows)]))
+        click.echo("\n".join([tsv_line(cols), *(tsv_line([r.get(c) for c in cols]) for r in rows)]))
     else:
         for u in answers:
             if by is not None:
@@ -260,7 +271,7 @@ def files(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
         echo_csv(FILE_COLUMNS, rows)
         return
     if not sys.stdout.isatty():
-        click.echo("\n".join([_tsv(FILE_COLUMNS), *(_tsv([r[c] for c in FILE_COLUMNS])
+        click.echo("\n".join([tsv_line(FILE_COLUMNS), *(tsv_line([r[c] for c in FILE_COLUMNS])
                                                     for r in rows)]))
         return
     echo_table(FILE_COLUMNS, ([r[c] for c in FILE_COLUMNS] for r in rows),

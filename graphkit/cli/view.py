@@ -15,6 +15,7 @@ from graphkit.cli.app import (
     format_options,
     open_reader,
     output_format,
+    shown,
     store_options,
 )
 
@@ -90,22 +91,23 @@ def _print_diff(d: GraphDiff) -> None:
         click.echo("sessions that gained subagents or child threads:")
         for sid, threads in children.items():
             more = f", … {len(threads) - 5} more" if len(threads) > 5 else ""
-            click.echo(f"  {sid}: {len(threads)} ({', '.join(threads[:5])}{more})")
-    shown: dict[tuple[str, str], int] = {}
+            click.echo(f"  {shown(sid)}: {len(threads)} "
+                       f"({', '.join(shown(t) for t in threads[:5])}{more})")
+    listed: dict[tuple[str, str], int] = {}
     for rec in d.records():
         group = (rec["record"], rec["type"])
-        shown[group] = shown.get(group, 0) + 1
-        if shown[group] > _TEXT_LIMIT:
+        listed[group] = listed.get(group, 0) + 1
+        if listed[group] > _TEXT_LIMIT:
             continue
         mark, colour = _MARK[rec["change"]]
-        what = (rec["key"] if rec["record"] == "node"
-                else f"{rec['source']['key']} -> {rec['target']['key']}")
+        what = (shown(rec["key"]) if rec["record"] == "node"
+                else f"{shown(rec['source']['key'])} -> {shown(rec['target']['key'])}")
         line = f"{mark} {rec['type']} {what}"
         if rec["changes"]:
-            line += ": " + ", ".join(f"{p} {c['old']} -> {c['new']}"
+            line += ": " + ", ".join(f"{p} {shown(c['old'])} -> {shown(c['new'])}"
                                      for p, c in rec["changes"].items())
         click.secho(line, fg=colour)
-    for (element, t), n in shown.items():
+    for (element, t), n in listed.items():
         if n > _TEXT_LIMIT:
             click.echo(f"… and {n - _TEXT_LIMIT} more {element} changes of {t} "
                        "(--json or --csv lists all)")

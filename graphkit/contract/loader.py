@@ -406,7 +406,40 @@ def _check_semantics(c: LoadedContract,
             need([*e.chain.within, *e.chain.order_by], "edges", i, "chain")
         for p, agg in e.properties.items():
             need([agg.column], "edges", i, "properties", p)
+    _check_sums(c)
     _check_lineage(c)
+
+
+def _check_sums(c: LoadedContract) -> None:
+    """A ``sum`` reads counts: never an id (a node's key, an edge end's, the dedupe
+    key) nor a time. Summing one is the contract's mistake, so it is said here, with
+    its line, rather than as every row of the data rejected for holding no number."""
+    spec = c.spec
+    ids: dict[str, str] = {}
+    for n in spec.nodes:
+        for k in n.key:
+            ids.setdefault(k, f"the key of {n.type} nodes")
+    for e in spec.edges:
+        for end in (e.from_, e.to):
+            for part in end.key:
+                if part is not None:
+                    ids.setdefault(part, f"the key of {end.type} nodes")
+    for k in ([spec.dedupe] if isinstance(spec.dedupe, str) else list(spec.dedupe or [])):
+        ids.setdefault(k, "the dedupe key")
+    for name, col in spec.input.items():
+        if col.type == "timestamp":
+            ids.setdefault(name, "a time")
+    rules: list[tuple[str, int, Any]] = [*(("nodes", i, n) for i, n in enumerate(spec.nodes)),
+                                         *(("edges", i, e) for i, e in enumerate(spec.edges))]
+    for where, i, rule in rules:
+        for p, agg in rule.properties.items():
+            if agg.sum is not None and agg.sum in ids:
+                raise c.error(
+                    f"{where}[{i}].properties.{p} sums column {agg.sum!r}, "
+                    f"{ids[agg.sum]}, which holds no counts", where, i,
+                    "properties", p,
+                    hint="sum a column of numbers (a token or read count); count rows "
+                         "with `count: \"*\"`, ids with `count_distinct`")
 
 
 def _check_lineage(c: LoadedContract) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.contract.groups import not_numbers, single
+from graphkit.contract.groups import no_counts, not_numbers, single
 from graphkit.contract.spec import Unnest
 from graphkit.core.schema import json_as_text
 from graphkit.core.text import json_loads, storable_text
@@ -102,32 +102,41 @@ def _elements_of(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.A
     return found if found is not None else _python_elements(docs, keys)
 
 
-def rows_not_numbers(column: pa.ChunkedArray | pa.Array,
-                     keys: list[str]) -> dict[str, pa.Array]:
-    """Per key of ``keys``, a mask of the rows with an element in ``column``'s array
-    whose value at that key is text that is no number (``"reads": "x"``), which a
-    ``sum`` of the unnested rows cannot read; keys where no row has one are left out.
-    Each distinct document is read once; with the documents graphkit's sources
-    write (integers: :data:`_FILE_ELEMENT`) it is one cast per key.
+def rows_not_counts(column: pa.ChunkedArray | pa.Array,
+                    keys: list[str]) -> dict[tuple[str, str], pa.Array]:
+    """Per (key of ``keys``, kind), a mask of the rows with an element in ``column``'s
+    array whose value at that key a ``sum`` of the unnested rows must not take: kind
+    ``"text"``, text that is no number (``"reads": "x"``); ``"large"`` and
+    ``"partial"``, as :func:`graphkit.contract.groups.no_counts` says of whole counts.
+    Pairs no row has are left out; the text ones come first. Each distinct document
+    is read once, for all the checks; with the documents graphkit's sources write
+    (integers: :data:`_FILE_ELEMENT`) it is a cast or two per key.
 
-    >>> col = pa.array(['[{"n": 1}, {"n": "x"}]', '[{"n": 2}]', None, '[{"n": "x"}]'])
-    >>> {k: m.to_pylist() for k, m in rows_not_numbers(col, ["n"]).items()}
-    {'n': [True, False, False, True]}
+    >>> col = pa.array(['[{"n": 1}, {"n": "x"}]', '[{"n": -2}]', None, '[{"n": 1e300}]'])
+    >>> {k: m.to_pylist() for k, m in rows_not_counts(col, ["n"]).items()}
+    {('n', 'text'): [True, False, False, False], ('n', 'large'): [False, False, False, True], \
+('n', 'partial'): [False, True, False, False]}
     """
     coded = _documents(column)
     counts, values = _elements_of(coded.dictionary, keys)
-    out: dict[str, pa.Array] = {}
-    doc_of_element: np.ndarray | None = None
+    texts: dict[tuple[str, str], pa.Array] = {}
+    out: dict[tuple[str, str], pa.Array] = {}
     for key, v in zip(keys, values, strict=True):
         mask = not_numbers(v)
-        if mask is None or not pc.any(mask).as_py():
-            continue
-        if doc_of_element is None:
-            doc_of_element = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-        bad_docs = np.zeros(len(counts), dtype=bool)
-        bad_docs[doc_of_element[mask.to_numpy(zero_copy_only=False)]] = True
-        out[key] = pc.fill_null(pc.take(pa.array(bad_docs), coded.indices), False)
-    return out
+        if mask is not None and pc.any(mask).as_py():
+            texts[(key, "text")] = _rows_of(coded, counts, mask)
+        for kind, bad in no_counts(v, whole=True).items():
+            out[(key, kind)] = _rows_of(coded, counts, bad)
+    return {**texts, **out}
+
+
+def _rows_of(coded: pa.DictionaryArray, counts: np.ndarray, mask: pa.Array) -> pa.Array:
+    """Per row of ``coded`` (documents), whether an element of its document is in
+    ``mask`` (one entry per element of every distinct document, in order)."""
+    doc_of_element = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    bad_docs = np.zeros(len(counts), dtype=bool)
+    bad_docs[doc_of_element[mask.to_numpy(zero_copy_only=False)]] = True
+    return pc.fill_null(pc.take(pa.array(bad_docs), coded.indices), False)
 
 
 def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:

@@ -2,7 +2,7 @@
 
 Reject rules first (each rejected row keeps its first reason and column), then
 the rows whose summed column, or an element of an unnested array a rule sums,
-holds text that is no number, then duplicates
+holds text that is no number or a number no count can be, then duplicates
 dropped by the dedupe key (the first row of each key stays) and the rest put
 in ``order_by`` order. The rows are not moved here: the verdict is masks and
 positions, which :func:`graphkit.contract.project.project` applies once.
@@ -18,10 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.contract.expr import JsonPath, all_valid, filter_mask
-from graphkit.contract.groups import decode, decoded, encode, not_numbers
+from graphkit.contract.groups import LARGEST_COUNT, decode, decoded, encode, no_counts, not_numbers
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.spec import Contract, EdgeRule, NodeRule
-from graphkit.contract.unnest import rows_not_numbers
+from graphkit.contract.unnest import rows_not_counts
 from graphkit.contract.validate import has_unique_dictionary
 from graphkit.core.schema import FILE_COL, arange
 
@@ -248,34 +248,47 @@ def _what(contract: LoadedContract, name: str) -> str:
     return name
 
 
+_LARGE = (f"holds a number past ±{LARGEST_COUNT:,} (2^53 − 1), more than any count, "
+          "which a `sum` could carry past int64's range")
+_PARTIAL = ("holds a negative or fractional count; an array element's summed fields "
+            "count things (reads, writes), so only whole numbers from 0 are summed")
+
+
 def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdict,
                        on_dictionary: bool) -> Verdict:
     """``verdict`` with the rows whose summed column holds text that is no number
-    (``"input_tokens": "x"`` in a row's attributes) rejected too, so they go to the
+    (``"input_tokens": "x"`` in a row's attributes) or a number past
+    :data:`LARGEST_COUNT` (and, in an unnested element, a negative or fractional
+    count) rejected too, so they go to the
     rejects file with their file and row instead of stopping the whole build.
     It comes after the reject rules (a row they reject keeps their reason) and costs
     one cast per summed column when all is well; dedupe and order are worked out
     again only when a row is rejected here."""
     reason, column = verdict.reason, verdict.column
+    fix = "fix the value where the rows are written"
     for name in _summed_columns(contract):
         if name not in rows.column_names:
             continue
-        mask = not_numbers(rows.column(name))
-        if mask is None:
-            continue
-        reason, column = _first_reason(
-            reason, column, mask,
-            f"{_what(contract, name)} holds text that is no number, and a `sum` reads it; "
-            "fix the value where the rows are written", name)
+        col = rows.column(name)
+        mask = not_numbers(col)
+        if mask is not None:
+            reason, column = _first_reason(
+                reason, column, mask,
+                f"{_what(contract, name)} holds text that is no number, and a `sum` reads "
+                f"it; {fix}", name)
+        for _kind, mask in no_counts(col, whole=False).items():
+            reason, column = _first_reason(
+                reason, column, mask, f"{_what(contract, name)} {_LARGE}; {fix}", name)
     for array, summed in _unnested_sums(contract).items():
         if array not in rows.column_names:
             continue
         # An element's value is no message row's: the row whose array holds it goes.
-        for key, mask in rows_not_numbers(rows.column(array), list(summed)).items():
+        for (key, kind), mask in rows_not_counts(rows.column(array), list(summed)).items():
+            why = {"text": "holds text that is no number, and a `sum` reads it",
+                   "large": _LARGE}.get(kind, _PARTIAL)
             reason, column = _first_reason(
-                reason, column, mask,
-                f"{summed[key]} ({array} → [].{key}) holds text that is no number, and a "
-                "`sum` reads it; fix the value where the rows are written", array)
+                reason, column, mask, f"{summed[key]} ({array} → [].{key}) {why}; {fix}",
+                array)
     if reason is verdict.reason:
         return verdict
     bad = pc.is_valid(reason)

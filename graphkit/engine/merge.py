@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphkit.contract.groups import check_sums
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID
 from graphkit.engine.plan import HIDDEN, PartitionError, Plan, TypePlan
 
@@ -132,6 +133,8 @@ def _merge_groups(plan: Plan, tp: TypePlan, t: pa.Table, schema: pa.Schema) -> p
         if op is not None:
             specs.append((name, op))
     g = t.group_by(keys, use_threads=False).aggregate(specs)
+    # Each partition's sums were checked; their total may still pass int64's range.
+    check_sums(t, g, keys, [name for name, op in specs if op == "sum"])
     g = g.rename_columns([n if n in keys else n.rsplit("_", 1)[0] for n in g.column_names])
     for p in tp.props:
         if p.op in ("first", "last") and p.rank is not None:

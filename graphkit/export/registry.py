@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from graphkit.core.errors import GraphkitError
-from graphkit.core.files import output_file
+from graphkit.core.files import output_file, write_error
 
 if TYPE_CHECKING:  # only named: `graphkit --help` and a kept rebuild need no pyarrow
     from graphkit.core.graph import GraphTables
@@ -176,8 +176,11 @@ def _atomic_folder(path: Path) -> Iterator[Path]:
     if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
         raise ExportError("refusing to replace a folder that is not a graphkit export",
                           path=str(path), hint="choose an empty or new folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    except OSError as exc:  # a file on the way (FileExistsError traceback), read-only
+        raise write_error(exc, path) from None
     try:
         yield tmp
         tmp.chmod(0o777 & ~_umask())

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,18 @@ class PriceTable:
         p = self.price(model)
         if p is None:
             return None
-        return sum(n * rate for n, rate in zip(tokens.astuple(), p, strict=True)) / 1_000_000
+        usd = sum(n * rate for n, rate in zip(tokens.astuple(), p, strict=True)) / 1_000_000
+        if not math.isfinite(usd):
+            raise self.too_large(f"model {model!r}")
+        return usd
+
+    def too_large(self, what: str) -> GraphkitError:
+        """The error for a cost past a float's range (a price of 1e308 times any
+        tokens): an infinite cost is no answer, and JSON cannot hold it."""
+        return GraphkitError(
+            f"the cost of {what} is past what a number can hold (over "
+            f"{sys.float_info.max:.3g} USD)", path=self.path,
+            hint="check its prices in the price table (USD per million tokens)")
 
 
 @dataclass
@@ -79,6 +91,8 @@ class Cost:
             self.unpriced[model] = self.unpriced.get(model, Tokens()) + tokens
         else:
             self.usd += c
+            if not math.isfinite(self.usd):  # each cost finite, their sum not
+                raise table.too_large(f"model {model!r}")
 
     @property
     def known(self) -> float | None:

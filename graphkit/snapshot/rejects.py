@@ -68,10 +68,19 @@ def skipped_lines_path(rejects_file: Path) -> Path:
     return rejects_file.with_name(stem + SKIPPED_SUFFIX)
 
 
-def _check_target(path: Path) -> None:
-    if path.is_dir():
+def check_rejects_folder(path: Path) -> None:
+    """Refuse a rejects path that is a folder (``""``, ``.`` and ``/`` too: no file
+    name). The build checks before it starts (an empty ``--rejects`` was a ValueError
+    traceback); a user's file there is refused only when rejects are written (a clean
+    build leaves it be)."""
+    if path.is_dir() or not path.name:
         raise GraphkitError("the rejects path is a folder", path=str(path),
                             hint="give --rejects a file name, e.g. out/graph.rejects.jsonl")
+
+
+def check_rejects_target(path: Path) -> None:
+    """:func:`check_rejects_folder`, and refuse a file graphkit did not write."""
+    check_rejects_folder(path)
     if path.exists() and not is_rejects_file(path):
         raise GraphkitError("refusing to overwrite a file graphkit did not write",
                             path=str(path),
@@ -85,7 +94,7 @@ def write_rejects(path: Path, rejects: pa.Table, *, include_content: bool = Fals
     Without ``include_content`` only the row's identity columns are kept.
     """
     path = Path(path)
-    _check_target(path)
+    check_rejects_target(path)
     if include_content:
         keep = list(rejects.column_names)
     else:
@@ -100,7 +109,7 @@ def write_skipped_lines(path: Path, skipped: list[dict[str, Any]]) -> int:
     """Write every skipped line as ``{"path", "line", "reason"}`` (line 0: a whole
     file), atomically; returns the number written."""
     path = Path(path)
-    _check_target(path)
+    check_rejects_target(path)
     _write_lines(path, ({"path": s["path"], "line": s["line"], "reason": s["reason"]}
                         for s in skipped))
     return len(skipped)

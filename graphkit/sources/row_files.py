@@ -6,6 +6,7 @@ Read through ``pyarrow.dataset``, only the columns asked for. A read failure bec
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
@@ -158,8 +159,11 @@ def read_row_files(path: Path, wanted: set[str], dictionary_columns: Sequence[st
     """The ``wanted`` columns of a row file, or of every row file in a folder, one piece
     per file; text columns named in ``dictionary_columns`` stay dictionary-encoded."""
     if path.is_file():
-        return _read_group([path], file_format(path), None, wanted, dictionary_columns,
-                           repaired)
+        out = _read_group([path], file_format(path), None, wanted, dictionary_columns,
+                          repaired)
+        if not out:
+            raise _no_rows(path)
+        return out
     groups = row_files(path)
     if not groups:
         raise SourceError("no row files, transcripts or Iceberg table found here",
@@ -169,15 +173,26 @@ def read_row_files(path: Path, wanted: set[str], dictionary_columns: Sequence[st
     out = []
     for fmt, files in sorted(groups.items()):
         out.extend(_read_group(files, fmt, path, wanted, dictionary_columns, repaired))
+    if not out:
+        raise _no_rows(path)
     return out
+
+
+def _no_rows(path: Path) -> SourceError:
+    """A source whose JSON Lines files are all empty or blank: no row to build from
+    (with a file of rows beside them, they are read as the none they hold)."""
+    what = "the file is" if path.is_file() else "every row file here is"
+    return SourceError(f"no rows: {what} empty or holds only blank lines", path=str(path),
+                       hint="give JSON Lines with one JSON object a line")
 
 
 def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str],
                 dictionary_columns: Sequence[str],
                 repaired: list[dict[str, Any]] | None) -> list[Piece]:
     if fmt == "json":
-        for f in files:
-            check_json_depth(f)
+        files = [f for f in files if check_json_depth(f)]
+        if not files:
+            return []  # only empty files: no rows, nothing lost
     block = JSON_BLOCK
     if fmt == "parquet":
         dictionary_columns = stored_with_dictionary(files[0], dictionary_columns)
@@ -191,8 +206,7 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
             if fmt == "json" and attempt == 1 and "straddl" in str(exc):
                 block = max(block, _longest_line(files) + 1024)
                 continue
-            bad = next((f for f in files if bad_json_line(f)), None) if fmt == "json" else None
-            raise read_error(bad or root or files[0], fmt, exc) from None
+            raise read_error(_culprit(files, fmt) or root or files[0], fmt, exc) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -222,11 +236,16 @@ def stored_with_dictionary(path: Path, columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c not in plain]
 
 
-def check_json_depth(path: Path) -> None:
-    """Refuse a JSON Lines file holding a line nested deeper than ``MAX_JSON_DEPTH``."""
+def check_json_depth(path: Path) -> bool:
+    """Refuse a JSON Lines file holding a line nested deeper than ``MAX_JSON_DEPTH``;
+    whether the file holds a line that is not blank (one that is empty or only blank
+    lines holds no row: Arrow refused it, "Empty JSON stream", stopping the build)."""
+    text = False
     try:
         with path.open("rb") as f:
             for number, line in enumerate(f, 1):
+                if not text:
+                    text = bool(line.strip())
                 # Only a line with that many brackets can nest that deep: a C-speed count
                 # spares the exact measure on all the others.
                 if line.count(b"[") + line.count(b"{") > MAX_JSON_DEPTH and (
@@ -236,6 +255,7 @@ def check_json_depth(path: Path) -> None:
                                       hint="fix or remove the line")
     except OSError as exc:
         raise SourceError(f"cannot read rows: {exc.strerror or exc}", path=str(path)) from None
+    return text
 
 
 def _depth(line: bytes) -> int:
@@ -339,8 +359,8 @@ def read_whole_files(path: Path, repaired: list[dict[str, Any]] | None = None) -
     out = []
     for f in files:
         fmt = file_format(f)
-        if fmt == "json":
-            check_json_depth(f)
+        if fmt == "json" and not check_json_depth(f):
+            continue  # empty or only blank lines: no rows
         try:
             try:
                 table = open_dataset([f], fmt, None).to_table()
@@ -353,15 +373,33 @@ def read_whole_files(path: Path, repaired: list[dict[str, Any]] | None = None) -
         except (pa.ArrowInvalid, OSError) as exc:
             raise read_error(f, fmt, exc) from None
     if not out:
-        raise SourceError("no rows found", path=str(path))
+        raise _no_rows(path)
     return out
 
 
+def _culprit(files: list[Path], fmt: str) -> Path | None:
+    """The file of a group that failed to read: the first with a line that is no JSON
+    object, or that Arrow cannot open alone (a 0-byte Parquet file in a folder was
+    reported as the folder, its name only inside Arrow's words)."""
+    if fmt == "json":
+        return next((f for f in files if bad_json_line(f)), None)
+    for f in files:
+        try:
+            ds.dataset(str(f), format=fmt).schema  # noqa: B018 (opening is the check)
+        except (pa.ArrowInvalid, OSError, pa.ArrowNotImplementedError):
+            return f
+    return None
+
+
 def bad_json_line(path: Path) -> int | None:
-    """The 1-based number of the first line of ``path`` that is not a JSON object."""
+    """The 1-based number of the first line of ``path`` that is not a JSON object
+    (a byte-order mark starting a line after the first makes it one: Arrow reads only
+    the file's own)."""
     try:
         with path.open("rb") as f:
             for n, line in enumerate(f, 1):
+                if n > 1 and line.startswith(codecs.BOM_UTF8):
+                    return n
                 if not line.strip():
                     continue
                 try:
@@ -374,11 +412,26 @@ def bad_json_line(path: Path) -> int | None:
     return None
 
 
+def _starts_with_bom(path: Path, line: int) -> bool:
+    with path.open("rb") as f:
+        for n, text in enumerate(f, 1):
+            if n == line:
+                return text.startswith(codecs.BOM_UTF8)
+    return False
+
+
 def read_error(path: Path, fmt: str, exc: BaseException) -> SourceError:
     """A read failure, pointing at the line for JSON Lines (Arrow says only "row N")."""
     line = bad_json_line(path) if fmt == "json" and path.is_file() else None
+    if line is not None and _starts_with_bom(path, line):
+        return SourceError("a byte-order mark (BOM) starts this line; only a file's first "
+                           "line may have one", path=str(path), line=line,
+                           hint="remove the marks (files joined with `cat` keep each one's): "
+                                "sed -i 's/^\\xEF\\xBB\\xBF//' FILE")
     if line is not None:
         return SourceError("not a JSON object on this line", path=str(path), line=line,
                            hint="fix or remove the line; each line of a JSON Lines file "
                                 "is one row")
-    return SourceError(f"cannot read rows: {first_line(exc)}", path=str(path))
+    return SourceError(f"cannot read rows: {first_line(exc)}", path=str(path),
+                       hint="check that the file is complete and in a supported format "
+                            "(Parquet, Arrow IPC/Feather, JSON Lines)")

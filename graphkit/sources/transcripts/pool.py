@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from graphkit.core.errors import SourceError
 from graphkit.sources.transcripts.buffer import (
     LINE_AT,
     FileParse,
@@ -132,10 +133,24 @@ def workers_for(total_bytes: int) -> int:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cpus = os.cpu_count() or 1
-    wanted = int(os.environ.get("GRAPHKIT_PARSE_WORKERS", WORKERS))
+    wanted = _wanted()
     if total_bytes < MIN_BYTES or cpus < 2 or wanted < 2:
         return 1
     return 2
+
+
+def _wanted() -> int:
+    """``GRAPHKIT_PARSE_WORKERS`` as a number (unset or blank: :data:`WORKERS`); junk
+    is one line naming the variable (it was a ValueError traceback on every build)."""
+    raw = os.environ.get("GRAPHKIT_PARSE_WORKERS", "")
+    if not raw.strip():
+        return WORKERS
+    try:
+        return int(raw)
+    except ValueError:
+        raise SourceError(f"GRAPHKIT_PARSE_WORKERS is {raw[:40]!r}, which is no whole number",
+                          hint="set it to 1 or 2 (the processes that parse transcripts), "
+                               "or unset it") from None
 
 
 def _in_order(outcomes: list[Parsed], tables: dict[str, pa.Table]) -> Iterator[Parsed]:
