@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -40,8 +41,7 @@ class PartitionError(ContractError):
     """The contract cannot be built partition by partition as it stands."""
 
 
-@dataclass(frozen=True)
-class RankWhere(Expr):
+class RankWhere(Expr, msgspec.Struct, frozen=True):
     """The row's rank where ``column`` is not null; null elsewhere."""
 
     column: str
@@ -54,8 +54,7 @@ class RankWhere(Expr):
                           pa.scalar(None, pa.int64()))
 
 
-@dataclass(frozen=True)
-class PropPlan:
+class PropPlan(msgspec.Struct, frozen=True):
     """How one visible property of a node or edge type merges."""
 
     name: str
