@@ -11,11 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
 import pyarrow as pa
-
-# The frozen classes here are msgspec Structs, not dataclasses: no methods compiled from
-# source when the module loads (see graphkit.contract.spec).
 
 # Columns every node table has first: the deterministic id, then the key columns.
 NODE_ID = "id"
@@ -24,7 +20,8 @@ EDGE_SOURCE = "source"
 EDGE_TARGET = "target"
 
 
-class NodeTable(msgspec.Struct, frozen=True):
+@dataclass(frozen=True)
+class NodeTable:
     """All nodes of one type: ``id``, the key columns, then the properties."""
 
     type: str
@@ -38,7 +35,8 @@ class NodeTable(msgspec.Struct, frozen=True):
         return [n for n in self.table.column_names if n not in skip]
 
 
-class EdgeTable(msgspec.Struct, frozen=True):
+@dataclass(frozen=True)
+class EdgeTable:
     """All edges of one type: ``source``, ``target`` (node ids), then properties."""
 
     type: str
@@ -75,7 +73,8 @@ class GraphTables:
         return {t: e.table.num_rows for t, e in sorted(self.edges.items())}
 
 
-class LineageVocabulary(msgspec.Struct, frozen=True):
+@dataclass(frozen=True)
+class LineageVocabulary:
     """Which parts of a graph the lineage questions walk, as the contract
     declares them (its ``lineage:`` section).
 
@@ -112,7 +111,7 @@ class LineageVocabulary(msgspec.Struct, frozen=True):
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LineageVocabulary:
         """The inverse of :meth:`to_json`."""
-        known = {k: v for k, v in data.items() if k in cls.__struct_fields__}
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         if "thread_aliases" in known:
             known["thread_aliases"] = tuple(known["thread_aliases"])
         return cls(**known)

@@ -17,7 +17,6 @@ with the contract widened by hidden properties (names starting ``__gk_``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -62,8 +61,7 @@ class PropPlan(msgspec.Struct, frozen=True):
     rank: str | None = None  # hidden property holding the contributing row's rank
 
 
-@dataclass
-class TypePlan:
+class TypePlan(msgspec.Struct):
     """Merge plan of one node type or edge type."""
 
     kind: str  # "node" or "edge"
@@ -73,15 +71,14 @@ class TypePlan:
     rules: int = 1
 
 
-@dataclass
-class Plan:
+class Plan(msgspec.Struct):
     """The widened contract and how to merge what its partitions produce."""
 
     contract: LoadedContract
     widened: LoadedContract
     partition_key: str
     order_by: list[str]
-    types: dict[tuple[str, str], TypePlan] = field(default_factory=dict)
+    types: dict[tuple[str, str], TypePlan] = msgspec.field(default_factory=dict)
 
     def hidden_columns(self, table: pa.Table) -> list[str]:
         """The helper columns of a partial table."""

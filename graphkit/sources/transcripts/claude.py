@@ -29,6 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import msgspec
+
 from graphkit.sources.transcripts.buffer import (
     STATUS_ERROR,
     STATUS_SUCCESS,
@@ -56,8 +58,7 @@ _ROW_TYPES = frozenset({"user", "assistant", "system"})
 _FOOTER = "agentId: "
 
 
-@dataclass(frozen=True)
-class ClaudeLayout:
+class ClaudeLayout(msgspec.Struct, frozen=True):
     """Where a file sits in the projects tree, and what its path alone says."""
 
     session_hint: str          # session id for lines that carry none
