@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import msgspec
 import pyarrow as pa
 
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
@@ -387,8 +388,7 @@ class _ReusedResult(BuildResult):
         return dict(self._summary)
 
 
-@dataclass
-class _Reuse:
+class _Reuse(msgspec.Struct):
     """Whether a build may keep the previous snapshot (:mod:`graphkit.engine.reuse`)."""
 
     cache_dir: Path

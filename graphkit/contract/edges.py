@@ -9,8 +9,7 @@ the key separator), the rule takes the per-row path instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -25,8 +24,7 @@ _SRC_RANK = "__src_rank"
 _DST_RANK = "__dst_rank"
 
 
-@dataclass
-class NodeIndex:
+class NodeIndex(msgspec.Struct):
     """Key text → id of every node of one type."""
 
     keys: pa.Array  # key text per node

@@ -11,9 +11,9 @@ import json
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -23,7 +23,11 @@ from graphkit.core.text import json_loads, storable_text
 
 
 class Expr:
-    """A derived column."""
+    """A derived column. The kinds below are frozen msgspec Structs rather than dataclasses
+    (no methods compiled from source as the module loads: see
+    :mod:`graphkit.contract.spec`)."""
+
+    __slots__ = ()
 
     def columns(self) -> set[str]:
         """Columns the expression reads."""
@@ -34,8 +38,7 @@ class Expr:
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
-class Column(Expr):
+class Column(Expr, msgspec.Struct, frozen=True):
     name: str
 
     def columns(self) -> set[str]:
@@ -45,8 +48,7 @@ class Column(Expr):
         return table.column(self.name)
 
 
-@dataclass(frozen=True)
-class Const(Expr):
+class Const(Expr, msgspec.Struct, frozen=True):
     value: Any
 
     def columns(self) -> set[str]:
@@ -57,8 +59,7 @@ class Const(Expr):
                         else None)
 
 
-@dataclass(frozen=True)
-class Coalesce(Expr):
+class Coalesce(Expr, msgspec.Struct, frozen=True):
     names: tuple[str, ...]
 
     def columns(self) -> set[str]:
@@ -109,8 +110,7 @@ def _coalesce_dictionaries(cols: list[pa.ChunkedArray]) -> pa.Array | None:
     return pa.DictionaryArray.from_arrays(picked, pa.concat_arrays(dictionaries))
 
 
-@dataclass(frozen=True)
-class JsonPath(Expr):
+class JsonPath(Expr, msgspec.Struct, frozen=True):
     column: str
     path: tuple[str, ...]
 
@@ -121,8 +121,7 @@ class JsonPath(Expr):
         return json_path(table.column(self.column), self.path)
 
 
-@dataclass(frozen=True)
-class Case(Expr):
+class Case(Expr, msgspec.Struct, frozen=True):
     whens: tuple[tuple[Filter, Any], ...]
     otherwise: Any
 
@@ -242,8 +241,7 @@ def any_valid(table: pa.Table, cols: Sequence[str | None]) -> pa.ChunkedArray | 
     return out
 
 
-@dataclass(frozen=True)
-class _Test:
+class _Test(msgspec.Struct, frozen=True):
     """One comparison of a filter, as a mask without nulls."""
 
     op: str

@@ -11,9 +11,9 @@ positions, which :func:`graphkit.contract.project.project` applies once.
 from __future__ import annotations
 
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -34,8 +34,7 @@ class Submits(Protocol):
     def submit(self, fn: Any, /, *args: Any) -> Future[Any]: ...
 
 
-@dataclass
-class Verdict:
+class Verdict(msgspec.Struct):
     """Which rows are rejected (and why), and the positions of the rows to use;
     ``encoded``: columns already being dictionary-encoded (the projection's
     ``_encode_early``)."""
@@ -45,7 +44,7 @@ class Verdict:
     column: pa.Array
     positions: pa.Array | None
     duplicates: int
-    encoded: dict[str, Future[pa.Array]] = field(default_factory=dict)
+    encoded: dict[str, Future[pa.Array]] = msgspec.field(default_factory=dict)
 
 
 def reject_mask(contract: LoadedContract,

@@ -9,9 +9,9 @@ merges one bucket of one type at a time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,13 +26,12 @@ _PREFIX = 3
 _RANGES = 16 ** _PREFIX
 
 
-@dataclass
-class PartOutput:
+class PartOutput(msgspec.Struct):
     """A partition's partial graph tables, rejects and row counts."""
 
     tables: dict[tuple[str, str], pa.Table]
     rejects: pa.Table
-    counts: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 def in_input_order(rows: pa.Table) -> pa.Table:

@@ -17,9 +17,9 @@ with the contract widened by hidden properties (names starting ``__gk_``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -40,8 +40,7 @@ class PartitionError(ContractError):
     """The contract cannot be built partition by partition as it stands."""
 
 
-@dataclass(frozen=True)
-class RankWhere(Expr):
+class RankWhere(Expr, msgspec.Struct, frozen=True):
     """The row's rank where ``column`` is not null; null elsewhere."""
 
     column: str
@@ -54,8 +53,7 @@ class RankWhere(Expr):
                           pa.scalar(None, pa.int64()))
 
 
-@dataclass(frozen=True)
-class PropPlan:
+class PropPlan(msgspec.Struct, frozen=True):
     """How one visible property of a node or edge type merges."""
 
     name: str
@@ -63,8 +61,7 @@ class PropPlan:
     rank: str | None = None  # hidden property holding the contributing row's rank
 
 
-@dataclass
-class TypePlan:
+class TypePlan(msgspec.Struct):
     """Merge plan of one node type or edge type."""
 
     kind: str  # "node" or "edge"
@@ -74,15 +71,14 @@ class TypePlan:
     rules: int = 1
 
 
-@dataclass
-class Plan:
+class Plan(msgspec.Struct):
     """The widened contract and how to merge what its partitions produce."""
 
     contract: LoadedContract
     widened: LoadedContract
     partition_key: str
     order_by: list[str]
-    types: dict[tuple[str, str], TypePlan] = field(default_factory=dict)
+    types: dict[tuple[str, str], TypePlan] = msgspec.field(default_factory=dict)
 
     def hidden_columns(self, table: pa.Table) -> list[str]:
         """The helper columns of a partial table."""

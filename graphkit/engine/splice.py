@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,13 +64,12 @@ class SpliceUnusable(Exception):
     """The sources cannot be built this way (e.g. no rows at all): build them whole."""
 
 
-@dataclass
-class _Group:
+class _Group(msgspec.Struct):
     """One group's files as read this time (``rows`` None: not read yet)."""
 
     members: list[str]
     rows: TranscriptRows | None = None
-    keys: dict[str, set[str]] = field(default_factory=dict)
+    keys: dict[str, set[str]] = msgspec.field(default_factory=dict)
 
 
 

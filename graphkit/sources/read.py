@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,8 +30,7 @@ from graphkit.sources.touched import TOUCHED_FILES, with_touched_files
 Progress = Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class ReadSpec:
+class ReadSpec(msgspec.Struct, frozen=True):
     """What to read from each source.
 
     ``columns``: the columns wanted (others are left on disk where the format allows).

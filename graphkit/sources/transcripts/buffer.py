@@ -17,9 +17,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import msgspec
 import pyarrow as pa
 
 from graphkit.sources.transcripts.files import json_document
@@ -345,8 +345,7 @@ def _wrong_type(row: tuple[Any, ...]) -> str | None:
 LINE_AT = MESSAGE_COLUMNS.index("line")
 
 
-@dataclass
-class FileParse:
+class FileParse(msgspec.Struct):
     """What one transcript file yields on its own, before cross-file linking.
 
     Its pre-rows are ``rows`` (tuples, as parsed) or ``table`` (as read back from the
@@ -354,9 +353,9 @@ class FileParse:
     """
 
     kind: str
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
-    facts: dict[str, Any] = field(default_factory=dict)
-    skipped: list[tuple[int, str]] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = msgspec.field(default_factory=list)
+    facts: dict[str, Any] = msgspec.field(default_factory=dict)
+    skipped: list[tuple[int, str]] = msgspec.field(default_factory=list)
     table: pa.Table | None = None
     # ``table`` is rows ``start`` on of this larger table (a run of files parsed in one
     # go, :mod:`.pool`): files next to each other in it are joined again by one slice.

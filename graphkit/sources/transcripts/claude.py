@@ -29,6 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import msgspec
+
 from graphkit.sources.transcripts.buffer import (
     LINE_AT,
     MESSAGE_COLUMNS,
@@ -58,8 +60,7 @@ _FOOTER = "agentId: "
 _MESSAGE_ID_AT = MESSAGE_COLUMNS.index("message_id")
 
 
-@dataclass(frozen=True)
-class ClaudeLayout:
+class ClaudeLayout(msgspec.Struct, frozen=True):
     """Where a file sits in the projects tree, and what its path alone says."""
 
     session_hint: str          # session id for lines that carry none

@@ -11,9 +11,9 @@ re-read gives the same answer as a full one. The per-client rules are in
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,8 +26,7 @@ _TS = pa.timestamp("us", tz="UTC")
 SAMPLE = 5  # examples kept per finding
 
 
-@dataclass
-class ParsedFile:
+class ParsedFile(msgspec.Struct):
     """One input file's parse plus its sidecar (Claude ``agent-<id>.meta.json``), if any."""
 
     path: str
@@ -35,12 +34,11 @@ class ParsedFile:
     meta: dict[str, Any] | None = None
 
 
-@dataclass
-class LinkReport:
+class LinkReport(msgspec.Struct):
     """What linking found: threads by kind, and findings (``check``-shaped dicts)."""
 
-    kinds: Counter[str] = field(default_factory=Counter)
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    kinds: Counter[str] = msgspec.field(default_factory=Counter)
+    findings: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
     def add(self, check: str, message: str, examples: list[dict[str, Any]]) -> None:
         """Record a finding of ``len(examples)`` cases (a few kept as examples)."""
@@ -235,8 +233,7 @@ class ColumnCodes:
         return got
 
 
-@dataclass
-class Threads:
+class Threads(msgspec.Struct):
     """Each row's thread (a code, threads numbered in order of first appearance), the
     threads' keys and first timestamps, and each row's ``message_index``."""
 

@@ -21,10 +21,10 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pyarrow as pa
 
 from graphkit.core.errors import SourceError
@@ -48,8 +48,7 @@ MIN_BYTES = 16 * 1024 * 1024
 _RUN_BYTES = 1024 * 1024  # files per claim: about this many bytes, in order
 
 
-@dataclass
-class Parsed:
+class Parsed(msgspec.Struct):
     """One file's outcome: a parse (rows not yet attached) or why it gave none."""
 
     path: str
@@ -57,7 +56,7 @@ class Parsed:
     fingerprint: dict[str, Any] | None = None
     parse: FileParse | None = None
     count: int = 0                         # rows of this file in its run's table of its kind
-    bad: list[tuple[int, str]] = field(default_factory=list)  # rows left out at conversion
+    bad: list[tuple[int, str]] = msgspec.field(default_factory=list)  # rows left out at conversion
     error: str | None = None               # "cannot read file: ..." (line 0)
     not_transcript: str | None = None      # why it is not a transcript (line 1)
 

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import msgspec
+
 OPEN = 2**62  # a spawn call whose result never came: its window stays open
 
 
@@ -57,8 +59,7 @@ class Spawn:
     prompts: set[str] = field(default_factory=set)
 
 
-@dataclass
-class Chain:
+class Chain(msgspec.Struct):
     """One inline subagent run: its agent id, spawning call (None: an orphan) and rows."""
 
     session: str
