@@ -38,7 +38,7 @@ from graphkit.contract.groups import (
 )
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
 from graphkit.contract.spec import Aggregation, EdgeRule, Filter, NodeRule, Unnest
-from graphkit.contract.unnest import unnest_rows
+from graphkit.contract.unnest import Parsed, unnest_rows
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE, hash_key_texts, key_texts
@@ -341,8 +341,9 @@ def project(
     read = rows.num_rows
     # Group-bys over dictionary indices need one dictionary per column.
     rows, verdict = _derive_and_sort(contract, combine_dictionaries(rows), shortcuts)
+    parsed = Parsed()  # the unnested arrays' documents, for the check and the unnest
     verdict = verdicts.reject_non_numbers(contract, rows, verdict,
-                                          shortcuts.dedupe_on_dictionary)
+                                          shortcuts.dedupe_on_dictionary, parsed)
     rows, rejects = verdicts.split_rejects(rows, verdict.bad, verdict.reason, verdict.column)
     used_rows = rows.num_rows if verdict.positions is None else len(verdict.positions)
     plain = _plain_columns(contract)
@@ -359,7 +360,7 @@ def project(
         r.type: [p for p, a in r.properties.items() if a.column in content]
         for r in contract.spec.nodes}
     dropped = _project_graph(contract, rows, graph, None if include_content else content,
-                             shortcuts, sink)
+                             shortcuts, sink, parsed)
     graph.meta["indexes"] = {r.type: list(r.index) for r in contract.spec.nodes
                              if r.type in graph.nodes}
     return Projection(graph, read, used_rows, verdict.duplicates, rejects, dropped)
@@ -474,7 +475,8 @@ def _rule_columns(rule: NodeRule | EdgeRule) -> set[str]:
 
 def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
                    content: set[str] | None, shortcuts: Shortcuts,
-                   sink: TableSink | None = None) -> dict[str, dict[str, int]]:
+                   sink: TableSink | None = None,
+                   parsed: Parsed | None = None) -> dict[str, dict[str, int]]:
     """Fill ``graph`` with the node and edge tables of the rules active at its
     granularity (properties read from ``content`` columns left out); return
     the rows each edge type dropped, by reason."""
@@ -509,7 +511,7 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
         for u in specs:
             if u is not None and (key := unnest_key(u)) not in unnested:
                 unnested[key] = pool.submit(unnest_rows, rows.select(
-                    [c for c in rows.column_names if c in reads[key]]), u)
+                    [c for c in rows.column_names if c in reads[key]]), u, parsed)
 
     def rows_for(spec: Unnest | None) -> pa.Table:
         return rows if spec is None else unnested[unnest_key(spec)].result()

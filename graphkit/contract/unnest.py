@@ -59,8 +59,8 @@ _SHORT = 1000
 _SHORT_DOCUMENT = _FILE_DOCUMENT.replace("{0,999}", "*")
 
 
-def _file_elements(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.Array]] | None:
-    """Element counts per document and each key's text per element (in document
+def _file_parts(docs: pa.Array) -> tuple[np.ndarray, pa.StructArray] | None:
+    """Element counts per document and the fields of each element (in document
     order), when every document has the shape above; ``None`` otherwise."""
     if len(docs) == 0:
         return None
@@ -72,10 +72,51 @@ def _file_elements(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa
     full = docs.filter(pc.greater(counts, 0))
     elements = pc.list_flatten(pc.split_pattern(full, "}, {"))
     parts = pc.extract_regex(elements, _FILE_FIELDS)
-    n = len(elements)
+    return counts.to_numpy(zero_copy_only=False).astype(np.int64), parts
+
+
+def _file_elements(docs: pa.Array, keys: list[str],
+                   parsed: Parsed | None = None) -> tuple[np.ndarray, list[pa.Array]] | None:
+    """Element counts per document and each key's text per element (in document
+    order), when every document has the shape above; ``None`` otherwise.
+    ``parsed``: documents already taken apart (the same ones may be asked for twice)."""
+    found = parsed.parts(docs) if parsed is not None else _file_parts(docs)
+    if found is None:
+        return None
+    counts, parts = found
+    n = len(parts)
     values = [parts.field(k) if k in ("path", "reads", "writes") else pa.nulls(n, pa.string())
               for k in keys]
-    return counts.to_numpy(zero_copy_only=False).astype(np.int64), values
+    return counts, values
+
+
+class Parsed:
+    """The documents one build has taken apart (:func:`_file_parts`), by their buffers.
+
+    The check for summed values that are no numbers (:func:`rows_not_numbers`) and the
+    unnest itself (:func:`unnest_rows`) read the same column's documents; where both
+    see the very same dictionary (the column encoded once, before the rejects are
+    known: ``project``'s early encoding), the second takes the first's parse. Arrow
+    buffers never change, and each entry holds its array, so the same addresses mean
+    the same bytes."""
+
+    def __init__(self) -> None:
+        self._seen: list[tuple[tuple[Any, ...], pa.Array,
+                               tuple[np.ndarray, pa.StructArray] | None]] = []
+
+    @staticmethod
+    def _key(docs: pa.Array) -> tuple[Any, ...]:
+        return (docs.type, docs.offset, len(docs),
+                *((b.address, b.size) if b is not None else None for b in docs.buffers()))
+
+    def parts(self, docs: pa.Array) -> tuple[np.ndarray, pa.StructArray] | None:
+        key = self._key(docs)
+        for seen, _held, found in self._seen:
+            if seen == key:
+                return found
+        found = _file_parts(docs)
+        self._seen.append((key, docs, found))
+        return found
 
 
 def _python_elements(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.Array]]:
@@ -97,25 +138,27 @@ def _documents(column: pa.ChunkedArray | pa.Array) -> pa.DictionaryArray:
     return col if pa.types.is_dictionary(col.type) else col.dictionary_encode()
 
 
-def _elements_of(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.Array]]:
-    found = _file_elements(docs, keys)
+def _elements_of(docs: pa.Array, keys: list[str],
+                 parsed: Parsed | None = None) -> tuple[np.ndarray, list[pa.Array]]:
+    found = _file_elements(docs, keys, parsed)
     return found if found is not None else _python_elements(docs, keys)
 
 
-def rows_not_numbers(column: pa.ChunkedArray | pa.Array,
-                     keys: list[str]) -> dict[str, pa.Array]:
+def rows_not_numbers(column: pa.ChunkedArray | pa.Array, keys: list[str],
+                     parsed: Parsed | None = None) -> dict[str, pa.Array]:
     """Per key of ``keys``, a mask of the rows with an element in ``column``'s array
     whose value at that key is text that is no number (``"reads": "x"``), which a
     ``sum`` of the unnested rows cannot read; keys where no row has one are left out.
     Each distinct document is read once; with the documents graphkit's sources
-    write (integers: :data:`_FILE_ELEMENT`) it is one cast per key.
+    write (integers: :data:`_FILE_ELEMENT`) it is one cast per key. ``parsed``: shared
+    with :func:`unnest_rows` of the same documents.
 
     >>> col = pa.array(['[{"n": 1}, {"n": "x"}]', '[{"n": 2}]', None, '[{"n": "x"}]'])
     >>> {k: m.to_pylist() for k, m in rows_not_numbers(col, ["n"]).items()}
     {'n': [True, False, False, True]}
     """
     coded = _documents(column)
-    counts, values = _elements_of(coded.dictionary, keys)
+    counts, values = _elements_of(coded.dictionary, keys, parsed)
     out: dict[str, pa.Array] = {}
     doc_of_element: np.ndarray | None = None
     for key, v in zip(keys, values, strict=True):
@@ -130,9 +173,10 @@ def rows_not_numbers(column: pa.ChunkedArray | pa.Array,
     return out
 
 
-def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
+def unnest_rows(rows: pa.Table, spec: Unnest, parsed: Parsed | None = None) -> pa.Table:
     """``rows`` repeated once per element of ``spec.column``'s array, with one
     text column per ``spec.fields`` entry (the element's value at that key).
+    ``parsed``: documents :func:`rows_not_numbers` may already have taken apart.
 
     >>> t = pa.table({"k": ["a", "b", "c"],
     ...               "files": ['[{"path": "/x", "n": 1}, {"path": "/y"}]', None, "[]"]})
@@ -149,7 +193,7 @@ def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
         return out
     coded = _documents(rows.column(spec.column))
     keys = list(spec.fields.values())
-    doc_counts, values = _elements_of(coded.dictionary, keys)
+    doc_counts, values = _elements_of(coded.dictionary, keys, parsed)
     counts = np.append(doc_counts, 0)  # last: null rows
     null_at = len(doc_counts)
     doc_of_row = pc.fill_null(coded.indices, null_at).to_numpy(zero_copy_only=False)

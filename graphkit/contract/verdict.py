@@ -21,7 +21,7 @@ from graphkit.contract.expr import JsonPath, all_valid, filter_mask
 from graphkit.contract.groups import decode, decoded, encode, not_numbers
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.spec import Contract, EdgeRule, NodeRule
-from graphkit.contract.unnest import rows_not_numbers
+from graphkit.contract.unnest import Parsed, rows_not_numbers
 from graphkit.contract.validate import has_unique_dictionary
 from graphkit.core.schema import FILE_COL, arange
 
@@ -249,13 +249,15 @@ def _what(contract: LoadedContract, name: str) -> str:
 
 
 def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdict,
-                       on_dictionary: bool) -> Verdict:
+                       on_dictionary: bool, parsed: Parsed | None = None) -> Verdict:
     """``verdict`` with the rows whose summed column holds text that is no number
     (``"input_tokens": "x"`` in a row's attributes) rejected too, so they go to the
     rejects file with their file and row instead of stopping the whole build.
     It comes after the reject rules (a row they reject keeps their reason) and costs
     one cast per summed column when all is well; dedupe and order are worked out
-    again only when a row is rejected here."""
+    again only when a row is rejected here. ``parsed``: the unnested arrays' documents
+    taken apart, kept for the unnest (read from the column's early encoding, where
+    there is one: the very dictionary the unnest reads then)."""
     reason, column = verdict.reason, verdict.column
     for name in _summed_columns(contract):
         if name not in rows.column_names:
@@ -271,7 +273,9 @@ def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdic
         if array not in rows.column_names:
             continue
         # An element's value is no message row's: the row whose array holds it goes.
-        for key, mask in rows_not_numbers(rows.column(array), list(summed)).items():
+        early = verdict.encoded.get(array)
+        documents = rows.column(array) if early is None else early.result()
+        for key, mask in rows_not_numbers(documents, list(summed), parsed).items():
             reason, column = _first_reason(
                 reason, column, mask,
                 f"{summed[key]} ({array} → [].{key}) holds text that is no number, and a "
