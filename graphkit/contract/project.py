@@ -180,13 +180,28 @@ def _coded(table: pa.Table, positions: pa.Array | None, plain: set[str],
             col = early[f.name].result()
         elif f.name not in plain:
             col = encode(col, unique=has_unique_dictionary(f))
-        return col if positions is None else pc.take(col, positions)
+        if positions is None:
+            return col
+        if len(col) and col.null_count == len(col):
+            # A column no source filled (resumes, forks, token counts in many rows): the
+            # take is all nulls whatever the positions, so none is read (nor its pages).
+            return _nulls_like(col, len(positions))
+        return pc.take(col, positions)
 
     # Columns on two threads: with the text already encoded, the work is
     # Arrow's take of int32 indices, which runs without the GIL.
     with _pool(table.num_rows) as pool:
         cols = list(pool.map(one, table.schema))
     return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def _nulls_like(col: pa.Array | pa.ChunkedArray, n: int) -> pa.Array:
+    """``n`` nulls of ``col``'s type (a dictionary column keeps its dictionary)."""
+    if pa.types.is_dictionary(col.type):
+        dictionary = (col.chunk(0) if isinstance(col, pa.ChunkedArray) else col).dictionary
+        return pa.DictionaryArray.from_arrays(pa.nulls(n, col.type.index_type), dictionary,
+                                              ordered=col.type.ordered)
+    return pa.nulls(n, col.type)
 
 
 # Below this many rows Arrow's kernels are too short for a second thread to win: starting
