@@ -355,8 +355,8 @@ def project(
         raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
     read = rows.num_rows
     # Group-bys over dictionary indices need one dictionary per column.
-    rows, verdict = _derive_and_sort(contract, combine_dictionaries(rows), shortcuts)
     parsed = Parsed()  # the unnested arrays' documents, for the check and the unnest
+    rows, verdict = _derive_and_sort(contract, combine_dictionaries(rows), shortcuts, parsed)
     verdict = verdicts.reject_non_numbers(contract, rows, verdict,
                                           shortcuts.dedupe_on_dictionary, parsed)
     rows, rejects = verdicts.split_rejects(rows, verdict.bad, verdict.reason, verdict.column)
@@ -393,8 +393,8 @@ def _coded_columns(contract: LoadedContract) -> set[str]:
     return _used_columns(contract) - {FILE_COL, ROW_COL} - _plain_columns(contract)
 
 
-def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
-                     shortcuts: Shortcuts) -> tuple[pa.Table, verdicts.Verdict]:
+def _derive_and_sort(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
+                     parsed: Parsed | None = None) -> tuple[pa.Table, verdicts.Verdict]:
     """``rows`` with the derived columns appended, and the verdict on them.
 
     JSON paths (the one step with Python per document) run on a second thread
@@ -425,7 +425,7 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
         deriving = pool.submit(plain_derived, rows) if aside else None
         base = rows if aside else plain_derived(rows)
         if early:
-            verdict = _verdict(contract, base, shortcuts, pool)
+            verdict = _verdict(contract, base, shortcuts, pool, parsed)
         json_values = pending.result()
         if deriving is not None:
             base = deriving.result()
@@ -440,13 +440,24 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
 
 
 def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
-             pool: _Pool | None = None) -> verdicts.Verdict:
+             pool: _Pool | None = None, parsed: Parsed | None = None) -> verdicts.Verdict:
     bad, reason, column = verdicts.reject_mask(contract, rows)
     encoded = (_encode_early(contract, rows, bad, pool)
                if pool is not None and shortcuts.encode_early else {})
+    if parsed is not None and pool is not None:
+        for array in verdicts.unnested_sums(contract):
+            if array in encoded:
+                # The documents the non-number check (then the unnest) reads, taken apart
+                # on the pool beside the dedupe rather than after it. The job only waits
+                # for the encoding, submitted before it: no deadlock on a FIFO pool.
+                pool.submit(_parse_encoded, parsed, encoded[array])
     positions, duplicates = verdicts.positions_of(contract.spec, rows, bad,
                                                  shortcuts.dedupe_on_dictionary, pool)
     return verdicts.Verdict(bad, reason, column, positions, duplicates, encoded)
+
+
+def _parse_encoded(parsed: Parsed, encoding: Future[pa.Array]) -> None:
+    parsed.parts(encoding.result().dictionary)
 
 
 def _encode_early(contract: LoadedContract, rows: pa.Table, bad: pa.Array,

@@ -9,6 +9,8 @@ document is parsed once; the repeat is one Arrow ``take``.
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -59,7 +61,11 @@ _SHORT = 1000
 _SHORT_DOCUMENT = _FILE_DOCUMENT.replace("{0,999}", "*")
 
 
-def _file_parts(docs: pa.Array) -> tuple[np.ndarray, pa.StructArray] | None:
+# Element counts per document, and the fields of every element.
+_Parts = tuple[np.ndarray, pa.StructArray]
+
+
+def _file_parts(docs: pa.Array) -> _Parts | None:
     """Element counts per document and the fields of each element (in document
     order), when every document has the shape above; ``None`` otherwise."""
     if len(docs) == 0:
@@ -96,27 +102,34 @@ class Parsed:
     The check for summed values that are no numbers (:func:`rows_not_numbers`) and the
     unnest itself (:func:`unnest_rows`) read the same column's documents; where both
     see the very same dictionary (the column encoded once, before the rejects are
-    known: ``project``'s early encoding), the second takes the first's parse. Arrow
-    buffers never change, and each entry holds its array, so the same addresses mean
-    the same bytes."""
+    known: ``project``'s early encoding), the later takes the earlier's parse, waiting
+    for it if it is still running (``project`` starts it on its pool). Arrow buffers
+    never change, and each entry holds its array, so the same addresses mean the same
+    bytes."""
 
     def __init__(self) -> None:
-        self._seen: list[tuple[tuple[Any, ...], pa.Array,
-                               tuple[np.ndarray, pa.StructArray] | None]] = []
+        self._lock = threading.Lock()
+        self._seen: list[tuple[tuple[Any, ...], pa.Array, Future[_Parts | None]]] = []
 
     @staticmethod
     def _key(docs: pa.Array) -> tuple[Any, ...]:
         return (docs.type, docs.offset, len(docs),
                 *((b.address, b.size) if b is not None else None for b in docs.buffers()))
 
-    def parts(self, docs: pa.Array) -> tuple[np.ndarray, pa.StructArray] | None:
+    def parts(self, docs: pa.Array) -> _Parts | None:
         key = self._key(docs)
-        for seen, _held, found in self._seen:
-            if seen == key:
-                return found
-        found = _file_parts(docs)
-        self._seen.append((key, docs, found))
-        return found
+        with self._lock:
+            found = next((f for seen, _held, f in self._seen if seen == key), None)
+            mine = found is None
+            if found is None:
+                found = Future()
+                self._seen.append((key, docs, found))
+        if mine:
+            try:
+                found.set_result(_file_parts(docs))
+            except BaseException as exc:  # raised by result(), to each asker
+                found.set_exception(exc)
+        return found.result()
 
 
 def _python_elements(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.Array]]:

@@ -216,7 +216,7 @@ def _kept_in_order(order: pa.Array, kept: pa.Array, n: int) -> pa.Array:
 
 def _summed_columns(contract: LoadedContract) -> list[str]:
     """The row columns a node or edge rule sums (an unnested array's fields aside:
-    :func:`_unnested_sums`)."""
+    :func:`unnested_sums`)."""
     out: dict[str, None] = {}
     rules: list[NodeRule | EdgeRule] = [*contract.spec.nodes, *contract.spec.edges]
     for rule in rules:
@@ -226,7 +226,7 @@ def _summed_columns(contract: LoadedContract) -> list[str]:
     return list(out)
 
 
-def _unnested_sums(contract: LoadedContract) -> dict[str, dict[str, str]]:
+def unnested_sums(contract: LoadedContract) -> dict[str, dict[str, str]]:
     """Per unnested column, the element keys some rule sums and the field naming each."""
     out: dict[str, dict[str, str]] = {}
     rules: list[NodeRule | EdgeRule] = [*contract.spec.nodes, *contract.spec.edges]
@@ -269,7 +269,7 @@ def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdic
             reason, column, mask,
             f"{_what(contract, name)} holds text that is no number, and a `sum` reads it; "
             "fix the value where the rows are written", name)
-    for array, summed in _unnested_sums(contract).items():
+    for array, summed in unnested_sums(contract).items():
         if array not in rows.column_names:
             continue
         # An element's value is no message row's: the row whose array holds it goes.
