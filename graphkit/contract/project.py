@@ -38,7 +38,7 @@ from graphkit.contract.groups import (
 )
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
 from graphkit.contract.spec import Aggregation, EdgeRule, Filter, NodeRule, Unnest
-from graphkit.contract.unnest import unnest_rows
+from graphkit.contract.unnest import Parsed, unnest_rows
 from graphkit.contract.validate import combine_dictionaries, has_unique_dictionary
 from graphkit.core.graph import NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE, hash_key_texts, key_texts
@@ -180,13 +180,28 @@ def _coded(table: pa.Table, positions: pa.Array | None, plain: set[str],
             col = early[f.name].result()
         elif f.name not in plain:
             col = encode(col, unique=has_unique_dictionary(f))
-        return col if positions is None else pc.take(col, positions)
+        if positions is None:
+            return col
+        if len(col) and col.null_count == len(col):
+            # A column no source filled (resumes, forks, token counts in many rows): the
+            # take is all nulls whatever the positions, so none is read (nor its pages).
+            return _nulls_like(col, len(positions))
+        return pc.take(col, positions)
 
     # Columns on two threads: with the text already encoded, the work is
     # Arrow's take of int32 indices, which runs without the GIL.
     with _pool(table.num_rows) as pool:
         cols = list(pool.map(one, table.schema))
     return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def _nulls_like(col: pa.Array | pa.ChunkedArray, n: int) -> pa.Array:
+    """``n`` nulls of ``col``'s type (a dictionary column keeps its dictionary)."""
+    if pa.types.is_dictionary(col.type):
+        dictionary = (col.chunk(0) if isinstance(col, pa.ChunkedArray) else col).dictionary
+        return pa.DictionaryArray.from_arrays(pa.nulls(n, col.type.index_type), dictionary,
+                                              ordered=col.type.ordered)
+    return pa.nulls(n, col.type)
 
 
 # Below this many rows Arrow's kernels are too short for a second thread to win: starting
@@ -340,9 +355,10 @@ def project(
         raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
     read = rows.num_rows
     # Group-bys over dictionary indices need one dictionary per column.
-    rows, verdict = _derive_and_sort(contract, combine_dictionaries(rows), shortcuts)
+    parsed = Parsed()  # the unnested arrays' documents, for the check and the unnest
+    rows, verdict = _derive_and_sort(contract, combine_dictionaries(rows), shortcuts, parsed)
     verdict = verdicts.reject_non_numbers(contract, rows, verdict,
-                                          shortcuts.dedupe_on_dictionary)
+                                          shortcuts.dedupe_on_dictionary, parsed)
     rows, rejects = verdicts.split_rejects(rows, verdict.bad, verdict.reason, verdict.column)
     used_rows = rows.num_rows if verdict.positions is None else len(verdict.positions)
     plain = _plain_columns(contract)
@@ -359,7 +375,7 @@ def project(
         r.type: [p for p, a in r.properties.items() if a.column in content]
         for r in contract.spec.nodes}
     dropped = _project_graph(contract, rows, graph, None if include_content else content,
-                             shortcuts, sink)
+                             shortcuts, sink, parsed)
     graph.meta["indexes"] = {r.type: list(r.index) for r in contract.spec.nodes
                              if r.type in graph.nodes}
     return Projection(graph, read, used_rows, verdict.duplicates, rejects, dropped)
@@ -377,8 +393,8 @@ def _coded_columns(contract: LoadedContract) -> set[str]:
     return _used_columns(contract) - {FILE_COL, ROW_COL} - _plain_columns(contract)
 
 
-def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
-                     shortcuts: Shortcuts) -> tuple[pa.Table, verdicts.Verdict]:
+def _derive_and_sort(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
+                     parsed: Parsed | None = None) -> tuple[pa.Table, verdicts.Verdict]:
     """``rows`` with the derived columns appended, and the verdict on them.
 
     JSON paths (the one step with Python per document) run on a second thread
@@ -409,7 +425,7 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
         deriving = pool.submit(plain_derived, rows) if aside else None
         base = rows if aside else plain_derived(rows)
         if early:
-            verdict = _verdict(contract, base, shortcuts, pool)
+            verdict = _verdict(contract, base, shortcuts, pool, parsed)
         json_values = pending.result()
         if deriving is not None:
             base = deriving.result()
@@ -424,13 +440,24 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table,
 
 
 def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
-             pool: _Pool | None = None) -> verdicts.Verdict:
+             pool: _Pool | None = None, parsed: Parsed | None = None) -> verdicts.Verdict:
     bad, reason, column = verdicts.reject_mask(contract, rows)
     encoded = (_encode_early(contract, rows, bad, pool)
                if pool is not None and shortcuts.encode_early else {})
+    if parsed is not None and pool is not None:
+        for array in verdicts.unnested_sums(contract):
+            if array in encoded:
+                # The documents the non-number check (then the unnest) reads, taken apart
+                # on the pool beside the dedupe rather than after it. The job only waits
+                # for the encoding, submitted before it: no deadlock on a FIFO pool.
+                pool.submit(_parse_encoded, parsed, encoded[array])
     positions, duplicates = verdicts.positions_of(contract.spec, rows, bad,
                                                  shortcuts.dedupe_on_dictionary, pool)
     return verdicts.Verdict(bad, reason, column, positions, duplicates, encoded)
+
+
+def _parse_encoded(parsed: Parsed, encoding: Future[pa.Array]) -> None:
+    parsed.parts(encoding.result().dictionary)
 
 
 def _encode_early(contract: LoadedContract, rows: pa.Table, bad: pa.Array,
@@ -474,7 +501,8 @@ def _rule_columns(rule: NodeRule | EdgeRule) -> set[str]:
 
 def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
                    content: set[str] | None, shortcuts: Shortcuts,
-                   sink: TableSink | None = None) -> dict[str, dict[str, int]]:
+                   sink: TableSink | None = None,
+                   parsed: Parsed | None = None) -> dict[str, dict[str, int]]:
     """Fill ``graph`` with the node and edge tables of the rules active at its
     granularity (properties read from ``content`` columns left out); return
     the rows each edge type dropped, by reason."""
@@ -509,7 +537,7 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
         for u in specs:
             if u is not None and (key := unnest_key(u)) not in unnested:
                 unnested[key] = pool.submit(unnest_rows, rows.select(
-                    [c for c in rows.column_names if c in reads[key]]), u)
+                    [c for c in rows.column_names if c in reads[key]]), u, parsed)
 
     def rows_for(spec: Unnest | None) -> pa.Table:
         return rows if spec is None else unnested[unnest_key(spec)].result()

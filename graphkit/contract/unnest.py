@@ -9,6 +9,8 @@ document is parsed once; the repeat is one Arrow ``take``.
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -59,8 +61,12 @@ _SHORT = 1000
 _SHORT_DOCUMENT = _FILE_DOCUMENT.replace("{0,999}", "*")
 
 
-def _file_elements(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.Array]] | None:
-    """Element counts per document and each key's text per element (in document
+# Element counts per document, and the fields of every element.
+_Parts = tuple[np.ndarray, pa.StructArray]
+
+
+def _file_parts(docs: pa.Array) -> _Parts | None:
+    """Element counts per document and the fields of each element (in document
     order), when every document has the shape above; ``None`` otherwise."""
     if len(docs) == 0:
         return None
@@ -72,10 +78,58 @@ def _file_elements(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa
     full = docs.filter(pc.greater(counts, 0))
     elements = pc.list_flatten(pc.split_pattern(full, "}, {"))
     parts = pc.extract_regex(elements, _FILE_FIELDS)
-    n = len(elements)
+    return counts.to_numpy(zero_copy_only=False).astype(np.int64), parts
+
+
+def _file_elements(docs: pa.Array, keys: list[str],
+                   parsed: Parsed | None = None) -> tuple[np.ndarray, list[pa.Array]] | None:
+    """Element counts per document and each key's text per element (in document
+    order), when every document has the shape above; ``None`` otherwise.
+    ``parsed``: documents already taken apart (the same ones may be asked for twice)."""
+    found = parsed.parts(docs) if parsed is not None else _file_parts(docs)
+    if found is None:
+        return None
+    counts, parts = found
+    n = len(parts)
     values = [parts.field(k) if k in ("path", "reads", "writes") else pa.nulls(n, pa.string())
               for k in keys]
-    return counts.to_numpy(zero_copy_only=False).astype(np.int64), values
+    return counts, values
+
+
+class Parsed:
+    """The documents one build has taken apart (:func:`_file_parts`), by their buffers.
+
+    The check for summed values that are no counts (:func:`rows_not_counts`) and the
+    unnest itself (:func:`unnest_rows`) read the same column's documents; where both
+    see the very same dictionary (the column encoded once, before the rejects are
+    known: ``project``'s early encoding), the later takes the earlier's parse, waiting
+    for it if it is still running (``project`` starts it on its pool). Arrow buffers
+    never change, and each entry holds its array, so the same addresses mean the same
+    bytes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: list[tuple[tuple[Any, ...], pa.Array, Future[_Parts | None]]] = []
+
+    @staticmethod
+    def _key(docs: pa.Array) -> tuple[Any, ...]:
+        return (docs.type, docs.offset, len(docs),
+                *((b.address, b.size) if b is not None else None for b in docs.buffers()))
+
+    def parts(self, docs: pa.Array) -> _Parts | None:
+        key = self._key(docs)
+        with self._lock:
+            found = next((f for seen, _held, f in self._seen if seen == key), None)
+            mine = found is None
+            if found is None:
+                found = Future()
+                self._seen.append((key, docs, found))
+        if mine:
+            try:
+                found.set_result(_file_parts(docs))
+            except BaseException as exc:  # raised by result(), to each asker
+                found.set_exception(exc)
+        return found.result()
 
 
 def _python_elements(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.Array]]:
@@ -97,20 +151,22 @@ def _documents(column: pa.ChunkedArray | pa.Array) -> pa.DictionaryArray:
     return col if pa.types.is_dictionary(col.type) else col.dictionary_encode()
 
 
-def _elements_of(docs: pa.Array, keys: list[str]) -> tuple[np.ndarray, list[pa.Array]]:
-    found = _file_elements(docs, keys)
+def _elements_of(docs: pa.Array, keys: list[str],
+                 parsed: Parsed | None = None) -> tuple[np.ndarray, list[pa.Array]]:
+    found = _file_elements(docs, keys, parsed)
     return found if found is not None else _python_elements(docs, keys)
 
 
-def rows_not_counts(column: pa.ChunkedArray | pa.Array,
-                    keys: list[str]) -> dict[tuple[str, str], pa.Array]:
+def rows_not_counts(column: pa.ChunkedArray | pa.Array, keys: list[str],
+                    parsed: Parsed | None = None) -> dict[tuple[str, str], pa.Array]:
     """Per (key of ``keys``, kind), a mask of the rows with an element in ``column``'s
     array whose value at that key a ``sum`` of the unnested rows must not take: kind
     ``"text"``, text that is no number (``"reads": "x"``); ``"large"`` and
     ``"partial"``, as :func:`graphkit.contract.groups.no_counts` says of whole counts.
     Pairs no row has are left out; the text ones come first. Each distinct document
     is read once, for all the checks; with the documents graphkit's sources write
-    (integers: :data:`_FILE_ELEMENT`) it is a cast or two per key.
+    (integers: :data:`_FILE_ELEMENT`) it is a cast or two per key. ``parsed``: shared
+    with :func:`unnest_rows` of the same documents.
 
     >>> col = pa.array(['[{"n": 1}, {"n": "x"}]', '[{"n": -2}]', None, '[{"n": 1e300}]'])
     >>> {k: m.to_pylist() for k, m in rows_not_counts(col, ["n"]).items()}
@@ -118,7 +174,7 @@ def rows_not_counts(column: pa.ChunkedArray | pa.Array,
 ('n', 'partial'): [False, True, False, False]}
     """
     coded = _documents(column)
-    counts, values = _elements_of(coded.dictionary, keys)
+    counts, values = _elements_of(coded.dictionary, keys, parsed)
     texts: dict[tuple[str, str], pa.Array] = {}
     out: dict[tuple[str, str], pa.Array] = {}
     for key, v in zip(keys, values, strict=True):
@@ -139,9 +195,10 @@ def _rows_of(coded: pa.DictionaryArray, counts: np.ndarray, mask: pa.Array) -> p
     return pc.fill_null(pc.take(pa.array(bad_docs), coded.indices), False)
 
 
-def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
+def unnest_rows(rows: pa.Table, spec: Unnest, parsed: Parsed | None = None) -> pa.Table:
     """``rows`` repeated once per element of ``spec.column``'s array, with one
     text column per ``spec.fields`` entry (the element's value at that key).
+    ``parsed``: documents :func:`rows_not_counts` may already have taken apart.
 
     >>> t = pa.table({"k": ["a", "b", "c"],
     ...               "files": ['[{"path": "/x", "n": 1}, {"path": "/y"}]', None, "[]"]})
@@ -158,7 +215,7 @@ def unnest_rows(rows: pa.Table, spec: Unnest) -> pa.Table:
         return out
     coded = _documents(rows.column(spec.column))
     keys = list(spec.fields.values())
-    doc_counts, values = _elements_of(coded.dictionary, keys)
+    doc_counts, values = _elements_of(coded.dictionary, keys, parsed)
     counts = np.append(doc_counts, 0)  # last: null rows
     null_at = len(doc_counts)
     doc_of_row = pc.fill_null(coded.indices, null_at).to_numpy(zero_copy_only=False)

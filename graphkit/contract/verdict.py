@@ -21,7 +21,7 @@ from graphkit.contract.expr import JsonPath, all_valid, filter_mask
 from graphkit.contract.groups import LARGEST_COUNT, decode, decoded, encode, no_counts, not_numbers
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.spec import Contract, EdgeRule, NodeRule
-from graphkit.contract.unnest import rows_not_counts
+from graphkit.contract.unnest import Parsed, rows_not_counts
 from graphkit.contract.validate import has_unique_dictionary
 from graphkit.core.schema import FILE_COL, arange
 
@@ -215,7 +215,7 @@ def _kept_in_order(order: pa.Array, kept: pa.Array, n: int) -> pa.Array:
 
 def _summed_columns(contract: LoadedContract) -> list[str]:
     """The row columns a node or edge rule sums (an unnested array's fields aside:
-    :func:`_unnested_sums`)."""
+    :func:`unnested_sums`)."""
     out: dict[str, None] = {}
     rules: list[NodeRule | EdgeRule] = [*contract.spec.nodes, *contract.spec.edges]
     for rule in rules:
@@ -225,7 +225,7 @@ def _summed_columns(contract: LoadedContract) -> list[str]:
     return list(out)
 
 
-def _unnested_sums(contract: LoadedContract) -> dict[str, dict[str, str]]:
+def unnested_sums(contract: LoadedContract) -> dict[str, dict[str, str]]:
     """Per unnested column, the element keys some rule sums and the field naming each."""
     out: dict[str, dict[str, str]] = {}
     rules: list[NodeRule | EdgeRule] = [*contract.spec.nodes, *contract.spec.edges]
@@ -254,7 +254,7 @@ _PARTIAL = ("holds a negative or fractional count; an array element's summed fie
 
 
 def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdict,
-                       on_dictionary: bool) -> Verdict:
+                       on_dictionary: bool, parsed: Parsed | None = None) -> Verdict:
     """``verdict`` with the rows whose summed column holds text that is no number
     (``"input_tokens": "x"`` in a row's attributes) or a number past
     :data:`LARGEST_COUNT` (and, in an unnested element, a negative or fractional
@@ -262,7 +262,9 @@ def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdic
     rejects file with their file and row instead of stopping the whole build.
     It comes after the reject rules (a row they reject keeps their reason) and costs
     one cast per summed column when all is well; dedupe and order are worked out
-    again only when a row is rejected here."""
+    again only when a row is rejected here. ``parsed``: the unnested arrays' documents
+    taken apart, kept for the unnest (read from the column's early encoding, where
+    there is one: the very dictionary the unnest reads then)."""
     reason, column = verdict.reason, verdict.column
     fix = "fix the value where the rows are written"
     for name in _summed_columns(contract):
@@ -278,11 +280,13 @@ def reject_non_numbers(contract: LoadedContract, rows: pa.Table, verdict: Verdic
         for _kind, mask in no_counts(col, whole=False).items():
             reason, column = _first_reason(
                 reason, column, mask, f"{_what(contract, name)} {_LARGE}; {fix}", name)
-    for array, summed in _unnested_sums(contract).items():
+    for array, summed in unnested_sums(contract).items():
         if array not in rows.column_names:
             continue
         # An element's value is no message row's: the row whose array holds it goes.
-        for (key, kind), mask in rows_not_counts(rows.column(array), list(summed)).items():
+        early = verdict.encoded.get(array)
+        documents = rows.column(array) if early is None else early.result()
+        for (key, kind), mask in rows_not_counts(documents, list(summed), parsed).items():
             why = {"text": "holds text that is no number, and a `sum` reads it",
                    "large": _LARGE}.get(kind, _PARTIAL)
             reason, column = _first_reason(

@@ -110,30 +110,46 @@ def read_sources(
     wanted = spec.wanted()
     dictionary = spec.dictionary_columns()
     repaired: list[dict[str, Any]] = []
+    # Row files get their computed columns as each file is read (beside the next file's
+    # decoding); the other sources' pieces after all reading, by computed_pieces.
+    finish = (lambda table: computed_columns(table, spec)) if TOUCHED_FILES in wanted else None
+    computed: set[int] = set()  # id() of those tables: the pieces hold them meanwhile
+
+    def read_rows(path: Path) -> list[Piece]:
+        pieces = read_row_files(path, wanted, dictionary, repaired, finish)
+        computed.update(id(table) for _, table in pieces)
+        return pieces
+
     gather_sources(
         paths, result,
-        read_rows=lambda path: read_row_files(path, wanted, dictionary, repaired),
+        read_rows=read_rows,
         # An Iceberg table refuses columns outside its schema; touched_files is computed.
         iceberg_columns=sorted(wanted - {TOUCHED_FILES}),
         strict=strict, since=since, cache_dir=cache_dir, progress=progress,
         fingerprints=fingerprints)
     note_repairs(result, repaired)
-    result.pieces = computed_pieces(result.pieces, spec)
+    result.pieces = computed_pieces(result.pieces, spec, computed)
     return result
 
 
-def computed_pieces(pieces: list[Piece], spec: ReadSpec) -> list[Piece]:
-    """:func:`computed_columns` of each piece, in order. Pieces are independent and the
-    work is mostly Arrow compute functions, which release the GIL: two pieces at a time
-    (``touched_files`` was the largest single-threaded step of reading 1M rows)."""
-    if len(pieces) < 2 or TOUCHED_FILES not in spec.wanted():
-        return [(label, computed_columns(t, spec)) for label, t in pieces]
-    import os
-    from concurrent.futures import ThreadPoolExecutor
+def computed_pieces(pieces: list[Piece], spec: ReadSpec,
+                    done: set[int] | frozenset[int] = frozenset()) -> list[Piece]:
+    """:func:`computed_columns` of each piece, in order (those whose table's ``id`` is in
+    ``done`` already have them). Pieces are independent and the work is mostly Arrow
+    compute functions, which release the GIL: two pieces at a time (``touched_files``
+    was the largest single-threaded step of reading 1M rows)."""
+    todo = [piece for piece in pieces if id(piece[1]) not in done]
+    if len(todo) < 2 or TOUCHED_FILES not in spec.wanted():
+        made = {id(t): computed_columns(t, spec) for _, t in todo}
+    else:
+        import os
+        from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-        tables = list(pool.map(lambda piece: computed_columns(piece[1], spec), pieces))
-    return [(label, t) for (label, _), t in zip(pieces, tables, strict=True)]
+        with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+            made = dict(zip([id(t) for _, t in todo],
+                            pool.map(lambda piece: computed_columns(piece[1], spec), todo),
+                            strict=True))
+    return [(label, made.get(id(t), t)) for label, t in pieces]
 
 
 def note_repairs(result: SourceRows, repaired: list[dict[str, Any]]) -> None:

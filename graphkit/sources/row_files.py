@@ -10,7 +10,8 @@ import codecs
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ FORMATS = {
 
 # One source piece: the label rows point back to, and its rows.
 Piece = tuple[str, pa.Table]
+# What a reader applies to each file's table once it is read (computed columns).
+Finish = Callable[[pa.Table], pa.Table]
 # pyarrow reads JSON Lines a block at a time and a line must fit in one; long lines are
 # normal (a pasted log in content_text). A longer line gets a block of its own size.
 JSON_BLOCK = 16 << 20
@@ -133,34 +136,61 @@ def open_dataset(paths: list[Path], fmt: str, root: Path | None,
 
 
 def read_dataset(dataset: ds.Dataset, wanted: set[str],
-                 repaired: list[dict[str, Any]] | None = None) -> list[Piece]:
+                 repaired: list[dict[str, Any]] | None = None,
+                 finish: Finish | None = None) -> list[Piece]:
     """Each file of ``dataset`` as a piece, holding the ``wanted`` columns it has; text that
-    is not valid UTF-8 is repaired, each repair noted in ``repaired``."""
-    out = []
-    for frag in dataset.get_fragments():
-        label = frag.path
-        try:
-            schema = frag.physical_schema
-            names = set(schema.names) | set(dataset.schema.names)
-            cols = [c for c in dataset.schema.names if c in wanted and c in names]
-            table = frag.to_table(schema=dataset.schema, columns=cols)
-        except (pa.ArrowInvalid, OSError, pa.ArrowNotImplementedError) as exc:
-            if "straddl" in str(exc):
-                raise  # a line longer than the block: read again with a bigger one
-            raise SourceError(f"cannot read rows: {first_line(exc)}", path=label,
-                              hint="check that the file is complete and in a supported "
-                                   "format (Parquet, Arrow IPC/Feather, JSON Lines)") from None
-        out.append((label, repair_utf8(table, label, repaired)))
-    return out
+    is not valid UTF-8 is repaired, each repair noted in ``repaired``.
+
+    ``finish`` is applied to each file's table (after the repair) on one thread beside
+    the reading: the work is Arrow's, which releases the GIL, so a file's computed
+    columns (``touched_files``) are made while the next file decodes, not all after."""
+    pool = ThreadPoolExecutor(max_workers=1) if finish is not None else None
+    pieces: list[tuple[str, Callable[[], pa.Table]]] = []
+    try:
+        for frag in dataset.get_fragments():
+            label = frag.path
+            try:
+                schema = frag.physical_schema
+                names = set(schema.names) | set(dataset.schema.names)
+                cols = [c for c in dataset.schema.names if c in wanted and c in names]
+                table = frag.to_table(schema=dataset.schema, columns=cols)
+            except (pa.ArrowInvalid, OSError, pa.ArrowNotImplementedError) as exc:
+                if "straddl" in str(exc):
+                    raise  # a line longer than the block: read again with a bigger one
+                raise SourceError(f"cannot read rows: {first_line(exc)}", path=label,
+                                  hint="check that the file is complete and in a supported "
+                                       "format (Parquet, Arrow IPC/Feather, JSON Lines)"
+                                  ) from None
+            if pool is None or finish is None:
+                pieces.append((label, _ready(repair_utf8(table, label, repaired))))
+            else:
+                # One worker: files are repaired (and their repairs noted) in file order.
+                pieces.append((label, pool.submit(_finished, table, label, repaired,
+                                                  finish).result))
+        return [(label, get()) for label, get in pieces]
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)  # as the reading thread alone would, all are done
+
+
+def _ready(table: pa.Table) -> Callable[[], pa.Table]:
+    return lambda: table
+
+
+def _finished(table: pa.Table, label: str, repaired: list[dict[str, Any]] | None,
+              finish: Finish) -> pa.Table:
+    return finish(repair_utf8(table, label, repaired))
 
 
 def read_row_files(path: Path, wanted: set[str], dictionary_columns: Sequence[str] = (),
-                   repaired: list[dict[str, Any]] | None = None) -> list[Piece]:
+                   repaired: list[dict[str, Any]] | None = None,
+                   finish: Finish | None = None) -> list[Piece]:
     """The ``wanted`` columns of a row file, or of every row file in a folder, one piece
-    per file; text columns named in ``dictionary_columns`` stay dictionary-encoded."""
+    per file; text columns named in ``dictionary_columns`` stay dictionary-encoded.
+    ``finish``: applied to each piece's table as it is read (:func:`read_dataset`)."""
     if path.is_file():
         out = _read_group([path], file_format(path), None, wanted, dictionary_columns,
-                          repaired)
+                          repaired, finish)
         if not out:
             raise _no_rows(path)
         return out
@@ -172,7 +202,8 @@ def read_row_files(path: Path, wanted: set[str], dictionary_columns: Sequence[st
                                "projects folder, a Codex sessions folder or a HypAware cache")
     out = []
     for fmt, files in sorted(groups.items()):
-        out.extend(_read_group(files, fmt, path, wanted, dictionary_columns, repaired))
+        out.extend(_read_group(files, fmt, path, wanted, dictionary_columns, repaired,
+                               finish))
     if not out:
         raise _no_rows(path)
     return out
@@ -188,7 +219,8 @@ def _no_rows(path: Path) -> SourceError:
 
 def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str],
                 dictionary_columns: Sequence[str],
-                repaired: list[dict[str, Any]] | None) -> list[Piece]:
+                repaired: list[dict[str, Any]] | None,
+                finish: Finish | None = None) -> list[Piece]:
     if fmt == "json":
         files = [f for f in files if check_json_depth(f)]
         if not files:
@@ -199,7 +231,7 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
     for attempt in (1, 2):
         try:
             return read_dataset(open_dataset(files, fmt, root, dictionary_columns, block),
-                                wanted, repaired)
+                                wanted, repaired, finish)
         except (pa.ArrowInvalid, OSError, pa.ArrowTypeError) as exc:
             # ArrowTypeError: a hive folder key (session_id=x/) that is also a column of
             # the files, in another type.

@@ -328,3 +328,44 @@ def test_a_token_count_that_is_no_number_rejects_its_row_every_way(coded: bool) 
     assert base.graph.nodes["Thread"].table.equals(without.graph.nodes["Thread"].table)
     for shortcuts in ALL_SHORTCUTS[1:]:
         assert_same(base, run(c, rows, shortcuts=shortcuts))
+
+
+def test_coded_makes_columns_without_values_without_a_take(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A column no row fills comes out of _coded as the take would give it (type,
+    # dictionary, length), but without reading it at every kept position.
+    import pyarrow.compute as pc
+
+    from graphkit.contract import project as proj
+
+    n = 3_000  # past _THREADED_ROWS: the columns go through the pool as in a large build
+    blank = pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), pa.array(["", " "]))
+    t = pa.table({
+        "k": pa.array([f"v{i % 17}" for i in range(n)]),
+        "none_text": pa.nulls(n, pa.string()),
+        "none_coded": blank,
+        "none_time": pa.nulls(n, pa.timestamp("us", tz="UTC")),
+        "none_at_all": pa.nulls(n),
+        "some": pa.array([None] * (n - 1) + ["x"]),
+    })
+    positions = pa.array(list(range(n - 1, -1, -3)), pa.int64())
+    taken: list[int] = []
+    real_take = pc.take
+
+    def take(col: Any, at: Any, *args: Any, **kw: Any) -> Any:
+        taken.append(col.null_count == len(col))
+        return real_take(col, at, *args, **kw)
+
+    monkeypatch.setattr(pc, "take", take)
+    got = proj._coded(t, positions, plain={"none_text"})
+    assert taken.count(True) == 0 and taken.count(False) == 2  # "k" and "some" only
+    monkeypatch.setattr(pc, "take", real_take)
+    for name in t.column_names:
+        col = t.column(name)
+        if name not in ("none_text",):
+            col = proj.encode(col)
+        want = pa.chunked_array([pc.take(col, positions)]).combine_chunks()
+        mine = got.column(name).combine_chunks()
+        assert mine.type == want.type and mine.equals(want), name
+        if pa.types.is_dictionary(want.type):
+            assert mine.dictionary.equals(want.dictionary), name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pyarrow as pa
@@ -227,3 +228,54 @@ def test_file_elements_short_documents_match_the_bounded_pattern(
             assert [v.to_pylist() for v in found[1]] == [v.to_pylist() for v in values]
     assert got is not None or any(d is not None and len(d) > 1000 for d in docs) \
         or docs == [_file_doc(["07"])]
+
+
+def _files(rows: int) -> list[dict[str, object]]:
+    # File documents as graphkit's sources write them (the Arrow way), 3 000+ rows so the
+    # projection runs on threads and encodes columns early, as a large build does.
+    return [{"session_id": f"s{i % 7}", "n": str(i % 5),
+             "touched": None if i % 3 else json.dumps(
+                 [{"path": f"/p/{i % 11}", "reads": 0, "writes": i % 4}],
+                 separators=(", ", ": "))}
+            for i in range(rows)]
+
+
+def test_the_number_check_and_the_unnest_take_the_documents_apart_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphkit.contract.unnest as u
+
+    rows = _files(3_000)
+    calls: list[bool] = []
+    made = u._file_parts
+
+    def counted(docs: pa.Array) -> object:
+        calls.append(threading.current_thread() is threading.main_thread())
+        return made(docs)
+
+    monkeypatch.setattr(u, "_file_parts", counted)
+    shared = _project(tmp_path, rows)
+    # Both read the early-encoded column's dictionary, taken apart once, on the pool
+    # beside the dedupe (not in the main thread's check after it).
+    assert calls == [False]
+    # Each on its own parse (no sharing at all) makes the same graph.
+    monkeypatch.setattr(u.Parsed, "parts", lambda self, docs: made(docs))
+    alone = _project(tmp_path, rows)
+    assert len(calls) == 1
+    for kind in ("nodes", "edges"):
+        mine, theirs = getattr(shared.graph, kind), getattr(alone.graph, kind)
+        assert mine.keys() == theirs.keys()
+        for t in mine:
+            assert mine[t].table.equals(theirs[t].table, check_metadata=True)
+
+
+def test_parsed_documents_are_shared_only_for_the_same_buffers() -> None:
+    import graphkit.contract.unnest as u
+
+    docs = pa.array(['[{"path": "/a", "reads": 1, "writes": 0}]', None])
+    parsed = u.Parsed()
+    first = parsed.parts(docs)
+    assert first is not None and parsed.parts(docs) is first
+    assert parsed.parts(docs.slice(1)) is not first  # another offset: other documents
+    same_text = pa.array(['[{"path": "/b", "reads": 1, "writes": 0}]', None])
+    other = parsed.parts(same_text)  # equal in shape, other bytes: taken apart afresh
+    assert other is not None and other[1].field("path").to_pylist() == ["/b"]

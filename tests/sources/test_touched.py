@@ -5,6 +5,8 @@ every odd document: the fast way only decides which rows it may take."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -175,3 +177,55 @@ def test_pieces_on_threads_equal_one_at_a_time() -> None:
         assert "tool_args" not in g.column_names
         assert g.equals(want, check_metadata=True)
         assert g.column("touched_files").null_count < g.num_rows
+
+
+def test_row_files_get_touched_files_as_each_file_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # read_sources makes each row file's touched_files while the next file is read: the
+    # pieces (labels, order, tables) are those read first and computed after, each piece
+    # is computed once, and invalid UTF-8 is still repaired and noted in file order.
+    import pyarrow.parquet as pq
+
+    import graphkit.sources.read as read_module
+    from graphkit.sources.read import ReadSpec, computed_columns, read_sources
+    from graphkit.sources.row_files import read_row_files
+
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    for p, path in enumerate(PATHS[:5]):
+        rows = [(tool, doc, CWDS[(p + j) % len(CWDS)], "tool_call")
+                for j, doc in enumerate(_docs(path)) for tool in TOOLS[p % 3::3]]
+        t = _table(rows, encode=False)
+        if p in (1, 3):  # a byte that is no UTF-8 in one cwd of two files
+            cwd = pa.array([b"/w\xff" if i == p else (v.as_py() or "").encode()
+                            for i, v in enumerate(t.column("cwd"))], pa.binary())
+            t = t.set_column(t.schema.get_field_index("cwd"), "cwd", cwd.view(pa.string()))
+        pq.write_table(t, folder / f"part-{p}.parquet", row_group_size=50)
+    spec = ReadSpec(("tool_name", "cwd", "part_type", "touched_files"),
+                    text_columns=("tool_name", "cwd", "part_type"))
+    plain_repairs: list[dict[str, object]] = []
+    want = [(label, computed_columns(t, spec)) for label, t in read_row_files(
+        folder, spec.wanted(), spec.dictionary_columns(), plain_repairs)]
+    calls: list[str] = []
+    made, gathered = read_module.with_touched_files, read_module.gather_sources
+
+    def counted(table: pa.Table, **kw: bool) -> pa.Table:
+        calls.append("touched")
+        return made(table, **kw)
+
+    def gather(*args: Any, **kw: Any) -> None:
+        gathered(*args, **kw)
+        calls.append("all read")
+
+    monkeypatch.setattr(read_module, "with_touched_files", counted)
+    monkeypatch.setattr(read_module, "gather_sources", gather)
+    got = read_sources([folder], spec, fingerprints=False)
+    # Each file's computed while the files are read, not after the last one.
+    assert calls == ["touched"] * len(want) + ["all read"] and len(want) == 5
+    assert [label for label, _ in got.pieces] == [label for label, _ in want]
+    for (_, g), (_, w) in zip(got.pieces, want, strict=True):
+        assert g.equals(w, check_metadata=True)
+    assert [f["check"] for f in got.findings] == ["invalid-utf8"]
+    assert got.findings[0]["examples"] == plain_repairs
+    assert [Path(str(r["file"])).name for r in plain_repairs] == ["part-1.parquet",
+                                                                 "part-3.parquet"]
