@@ -420,6 +420,7 @@ def section_transcripts(args: argparse.Namespace, results: dict[str, Any],
     tdir, tmeta = ensure_transcripts(args.data)
     say(f"transcripts: {tmeta['claude_lines']:,} Claude lines, {tmeta['claude_sessions']} "
         "sessions ...")
+    warm(tdir)  # as every timed section: the first reader would else pay the disk
     tr = worker("transcripts", str(tdir))
     results["transcripts"] = tr
     metrics["transcripts_lines_per_s"] = tr["lines_per_s"]
