@@ -22,17 +22,8 @@ BOOKKEEPING_LABELS = frozenset({LOAD_MARKER, TEST_DATABASE_MARKER})
 
 def read_graph(db: Neo4jConnection, labels: Sequence[str] | None = None,
                rel_types: Sequence[str] | None = None) -> GraphTables:
-    """Every node and relationship in the database (or only those with
-    ``labels`` / of ``rel_types``) as tables.
-
-    A node's ``id`` property is its id (its ``elementId`` if it has none).
-    Column types come from the values the driver returns: integers int64,
-    floats float64, datetimes ``timestamp[us, tz=UTC]``, local datetimes
-    ``timestamp[us]``, dates ``date32``, lists as lists; a property whose
-    values mix types is text. Keys and the contract are unknown here
-    (empty, ``"neo4j"``): :mod:`graphkit.export.from_neo4j` restores them
-    from a contract.
-    """
+    """What :meth:`Neo4jStore.read_graph <graphkit.stores.neo4j.store.Neo4jStore.read_graph>`
+    does (its docstring says what comes back)."""
     # The token lists keep names whose nodes were all deleted: keep those in use.
     if labels is None:
         labels = [r["label"] for r in db._read(
