@@ -558,7 +558,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--spark-sizes", default="100k,1m", help="Spark engine beside local")
     ap.add_argument("--shapes-scale", type=float, default=0.5,
                     help="multiply the skewed shapes' default sizes (bench/shapes.py): 0.5 is "
-                         "~480 processes, 3-4 min on an idle machine; SHAPES.md was written at 1")
+                         "~480 processes, 3-4 min on an idle machine")
     args = ap.parse_args()
     if args.quick and args.whole_sizes == "100k,1m":
         args.whole_sizes = "10k,100k"
