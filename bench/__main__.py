@@ -313,7 +313,8 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
         lines.append(f"| {j['target']} | {'—' if v is None else f'{v:.3g}'} | {j['status']} |")
     lines += ["", "## Details", "", "```json",
               json.dumps({k: v for k, v in results.items()
-                          if k not in ("sizes", "targets", "whole", "scale", "incremental")},
+                          if k not in ("sizes", "targets", "whole", "scale", "incremental",
+                                       "shapes")},  # those have tables or files of their own
                          indent=2, default=str), "```", ""]
     if results.get("incremental"):
         from bench.incremental import markdown as incremental_markdown
