@@ -31,6 +31,9 @@ FORMATS = {
     ".ndjson": "json",
 }
 
+# What to do about a row file Arrow cannot read.
+_UNREADABLE = ("check that the file is complete and in a supported format (Parquet, "
+               "Arrow IPC/Feather, JSON Lines)")
 # One source piece: the label rows point back to, and its rows.
 Piece = tuple[str, pa.Table]
 # What a reader applies to each file's table once it is read (computed columns).
@@ -158,9 +161,7 @@ def read_dataset(dataset: ds.Dataset, wanted: set[str],
                 if "straddl" in str(exc):
                     raise  # a line longer than the block: read again with a bigger one
                 raise SourceError(f"cannot read rows: {first_line(exc)}", path=label,
-                                  hint="check that the file is complete and in a supported "
-                                       "format (Parquet, Arrow IPC/Feather, JSON Lines)"
-                                  ) from None
+                                  hint=_UNREADABLE) from None
             if pool is None or finish is None:
                 pieces.append((label, _ready(repair_utf8(table, label, repaired))))
             else:
@@ -427,35 +428,35 @@ def bad_json_line(path: Path) -> int | None:
     """The 1-based number of the first line of ``path`` that is not a JSON object
     (a byte-order mark starting a line after the first makes it one: Arrow reads only
     the file's own)."""
+    found = _first_bad_line(path)
+    return None if found is None else found[0]
+
+
+def _first_bad_line(path: Path) -> tuple[int, bool] | None:
+    """:func:`bad_json_line`'s line, and whether a byte-order mark starts it."""
     try:
         with path.open("rb") as f:
             for n, line in enumerate(f, 1):
-                if n > 1 and line.startswith(codecs.BOM_UTF8):
-                    return n
+                bom = line.startswith(codecs.BOM_UTF8)
+                if n > 1 and bom:
+                    return n, True
                 if not line.strip():
                     continue
                 try:
                     if not isinstance(json.loads(line), dict):
-                        return n
+                        return n, bom
                 except (ValueError, RecursionError):
-                    return n
+                    return n, bom
     except OSError:
         return None
     return None
 
 
-def _starts_with_bom(path: Path, line: int) -> bool:
-    with path.open("rb") as f:
-        for n, text in enumerate(f, 1):
-            if n == line:
-                return text.startswith(codecs.BOM_UTF8)
-    return False
-
-
 def read_error(path: Path, fmt: str, exc: BaseException) -> SourceError:
     """A read failure, pointing at the line for JSON Lines (Arrow says only "row N")."""
-    line = bad_json_line(path) if fmt == "json" and path.is_file() else None
-    if line is not None and _starts_with_bom(path, line):
+    found = _first_bad_line(path) if fmt == "json" and path.is_file() else None
+    line = None if found is None else found[0]
+    if found is not None and found[1]:
         return SourceError("a byte-order mark (BOM) starts this line; only a file's first "
                            "line may have one", path=str(path), line=line,
                            hint="remove the marks (files joined with `cat` keep each one's): "
@@ -465,5 +466,4 @@ def read_error(path: Path, fmt: str, exc: BaseException) -> SourceError:
                            hint="fix or remove the line; each line of a JSON Lines file "
                                 "is one row")
     return SourceError(f"cannot read rows: {first_line(exc)}", path=str(path),
-                       hint="check that the file is complete and in a supported format "
-                            "(Parquet, Arrow IPC/Feather, JSON Lines)")
+                       hint=_UNREADABLE)
