@@ -40,6 +40,7 @@ from graphkit.sources.transcripts.index import (
 )
 from graphkit.sources.transcripts.links import Combiner, LinkReport, ParsedFile, closure_keys
 from graphkit.sources.transcripts.pool import (
+    READ_GC_THRESHOLD,
     Parsed,
     parse_in_workers,
     parse_one,
@@ -109,13 +110,6 @@ def read_transcripts(
     with _fewer_collections():
         return _read(paths, strict, since, cache_dir, progress, closure, listed)
 
-
-# Young objects between two collections of the cyclic GC while transcripts are read.
-# What a read keeps is ~13 lists of facts per file plus the rows waiting for conversion
-# (~20k 41-value tuples): at 100k the collector ran twice over the benchmark's 5,698
-# files (0.08-0.13 CPU-s of ~1.8, found nothing: the parser makes no cycles); at 1M a
-# read of up to ~70k files runs it never, and a larger one as often per object as before.
-READ_GC_THRESHOLD = 1_000_000
 
 
 @contextmanager
