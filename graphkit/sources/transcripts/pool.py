@@ -136,14 +136,17 @@ def _runs(paths: Sequence[Path], sizes: Sequence[int]) -> list[list[str]]:
 
 def workers_for(total_bytes: int) -> int:
     """How many processes parse ``total_bytes`` (1: this one alone)."""
+    return 2 if may_pool() and total_bytes >= MIN_BYTES else 1
+
+
+def may_pool() -> bool:
+    """Whether any read may parse in a second process: two CPUs to run on and
+    ``GRAPHKIT_PARSE_WORKERS`` asking for two (junk in it is an error either way)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cpus = os.cpu_count() or 1
-    wanted = _wanted()
-    if total_bytes < MIN_BYTES or cpus < 2 or wanted < 2:
-        return 1
-    return 2
+    return _wanted() >= 2 and cpus >= 2
 
 
 def _wanted() -> int:

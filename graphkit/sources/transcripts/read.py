@@ -42,6 +42,7 @@ from graphkit.sources.transcripts.links import Combiner, LinkReport, ParsedFile,
 from graphkit.sources.transcripts.pool import (
     READ_GC_THRESHOLD,
     Parsed,
+    may_pool,
     parse_in_workers,
     parse_one,
     read_one,
@@ -276,7 +277,7 @@ def _meta(agent_file: Path, index: TranscriptIndex | None
 
 def _pooled(files: list[Path], index: TranscriptIndex | None) -> dict[str, Iterator[Parsed]]:
     """Files to parse in worker processes (a large cold read): their outcomes in order."""
-    if workers_for(2**62) < 2:
+    if not may_pool():
         return {}  # one process however much there is to read: no stat of every file
     todo, sizes = [], []
     for path in files:
