@@ -47,8 +47,7 @@ def _held_once(table: pa.Table, codes: ColumnCodes | None = None) -> bool:
     mids = table["message_id"]
     if not table.num_rows or mids.null_count or table["session_id"].null_count:
         return False
-    if codes is None or codes.table is not table:
-        codes = ColumnCodes(table)
+    codes = ColumnCodes.of(table, codes)
     mid, _ = codes("message_id")
     session, _ = codes("session_id")
     file = table["_file"].to_numpy()

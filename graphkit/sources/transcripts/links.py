@@ -226,6 +226,12 @@ class ColumnCodes:
         self.table = table
         self._codes: dict[str, tuple[np.ndarray, pa.Array]] = {}
 
+    @classmethod
+    def of(cls, table: pa.Table, codes: ColumnCodes | None) -> ColumnCodes:
+        """``codes`` if they are of ``table`` itself, else new ones (a step that changed
+        the table, e.g. settling duplicates, leaves codes of another)."""
+        return codes if codes is not None and codes.table is table else cls(table)
+
     def __call__(self, name: str) -> tuple[np.ndarray, pa.Array]:
         got = self._codes.get(name)
         if got is None:
@@ -252,8 +258,7 @@ def number_threads(table: pa.Table, key_columns: tuple[str, ...], ts: np.ndarray
     As there, a message id seen before (in any thread) keeps the index it got first;
     a new one takes the next index of its row's thread.
     """
-    if codes is None or codes.table is not table:
-        codes = ColumnCodes(table)
+    codes = ColumnCodes.of(table, codes)
     n = table.num_rows
     key = np.zeros(n, dtype=np.int64)
     for name in key_columns:
