@@ -54,7 +54,6 @@ from graphkit.sources.transcripts.sidechains import (
 )
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
-_new_tuple = tuple.__new__
 _ROW_TYPES = frozenset({"user", "assistant", "system"})
 _FOOTER = "agentId: "
 _MESSAGE_ID_AT = MESSAGE_COLUMNS.index("message_id")
@@ -167,25 +166,6 @@ def _system_content(e: dict[str, Any]) -> _Content | None:
                     "system", subtype=subtype)
 
 
-def _message_content(etype: str, e: dict[str, Any]) -> _Content | str:
-    """A ``user``/``assistant`` entry's content, or why it gives no rows."""
-    msg = e.get("message")
-    if not isinstance(msg, dict):
-        return f"{etype} entry without a 'message' object"
-    content = msg.get("content")
-    if isinstance(content, str):
-        blocks: list[Any] = [{"type": "text", "text": content}]
-    elif isinstance(content, list):
-        blocks = content
-    else:
-        return f"{etype} message without content"
-    if etype == "assistant":
-        native = msg.get("id")
-        return _new_tuple(_Content, (blocks, msg.get("role") or etype, msg.get("model"),
-                                     native if isinstance(native, str) else None, None))
-    return _new_tuple(_Content, (blocks, msg.get("role") or etype, None, None, None))
-
-
 def _result_links(e: dict[str, Any], side: bool) -> tuple[str | None, str | None]:
     """The agent and Workflow run an entry's ``toolUseResult`` names (for its first result)."""
     tur = e.get("toolUseResult")
@@ -267,7 +247,7 @@ class _ClaudeFile:
             self._add_message(line, e, etype, ts, content.blocks, content.role, None, None,
                               content.subtype, None)
             return
-        # _message_content inlined (user/assistant: nearly every line)
+        # A user or assistant entry (nearly every line): its content, or why it has none.
         msg = e.get("message")
         if not isinstance(msg, dict):
             self.skipped.append((line, f"{etype} entry without a 'message' object"))

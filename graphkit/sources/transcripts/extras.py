@@ -57,22 +57,11 @@ class ClaudeUsage:
         # pair -> (line the message starts on, usage); a later line of the pair replaces it.
         self.pairs: dict[tuple[str, str | None], tuple[int, dict[str, int]]] = {}
 
-    def note(self, entry: dict[str, Any], message_line: int) -> None:
-        """Record an entry's usage for the message starting at ``message_line``."""
-        msg = entry.get("message")
-        if not isinstance(msg, dict) or entry.get("type") != "assistant":
-            return
-        usage = msg.get("usage")
-        if not isinstance(usage, dict):
-            return
-        raw = msg.get("id")
-        self.count(raw if isinstance(raw, str) else None, entry.get("requestId"), usage,
-                   message_line)
-
     def count(self, native_id: str | None, req: Any, usage: dict[str, Any],
               message_line: int) -> None:
-        """:meth:`note` of an assistant entry whose ``message.id`` (when text),
-        ``requestId`` and ``message.usage`` (an object) the parser has read already."""
+        """Record the usage of an assistant entry for the message starting at
+        ``message_line``: its ``message.id`` (when text), ``requestId`` and
+        ``message.usage`` (an object), as the parser has read them."""
         mid = native_id if native_id is not None else f"line-{message_line}"
         rid = req if isinstance(req, str) else None
         counts = {}
