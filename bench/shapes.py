@@ -18,6 +18,8 @@ reads; transcripts are Claude Code / Codex files):
 - ``wide``: one session holding n threads, each spawned by a random earlier one.
 - ``deep``: one session whose threads form one chain n deep.
 - ``fan``: one parent thread with n direct children.
+- ``parent-loops``: one session whose n threads pair off into parent loops (hostile:
+  a loop's threads hang under the session, flagged).
 - ``long-ids``: n/10 sessions of 10 threads, every id 10 KB long.
 - ``resume-chain``: n sessions, each continuing the one before (resume, fork).
 - ``hot-file``: n threads (in n/100 sessions) all touching the same file.
@@ -110,6 +112,17 @@ def rows_deep(n: int) -> list[dict[str, Any]]:
 
 def rows_fan(n: int) -> list[dict[str, Any]]:
     return _tree_rows(n, lambda i: 0)
+
+
+def rows_parent_loops(n: int) -> list[dict[str, Any]]:
+    """Hostile, not valid: one session whose n threads pair off into parent loops
+    (a's parent b, b's parent a); tree/usage/view hang each loop under the session."""
+    sid = "s-0"
+    rows = [_codex_row(sid, sid, None, 0)]
+    for k in range(n // 2):
+        a, b = f"a-{k:07d}", f"b-{k:07d}"
+        rows += [_codex_row(sid, a, b, 2 * k + 1), _codex_row(sid, b, a, 2 * k + 2)]
+    return rows
 
 
 def rows_long_ids(n: int) -> list[dict[str, Any]]:
@@ -281,6 +294,7 @@ SHAPES: dict[str, tuple[RowsGen | TxGen, int, str]] = {
     "wide": (rows_wide, 5000, "threads"),
     "deep": (rows_deep, 5000, "threads"),
     "fan": (rows_fan, 5000, "threads"),
+    "parent-loops": (rows_parent_loops, 5000, "threads"),
     "long-ids": (rows_long_ids, 500, "threads"),
     "resume-chain": (rows_resume_chain, 2500, "sessions"),
     "hot-file": (rows_hot_file, 5000, "threads"),
@@ -293,7 +307,8 @@ SHAPES: dict[str, tuple[RowsGen | TxGen, int, str]] = {
 TRANSCRIPTS = {"tiny-files", "claude-deep", "codex-forks", "huge-line"}
 # Which session a rows shape's tree/usage/view ask about ("first"/"last" row's); lineage
 # asks about the last row's thread (the deepest, the last child, the last session).
-PICK = {"wide": "first", "deep": "first", "fan": "first", "long-ids": "first",
+PICK = {"wide": "first", "deep": "first", "fan": "first", "parent-loops": "first",
+        "long-ids": "first",
         "resume-chain": "last", "hot-file": "first", "many-models": "first"}
 
 

@@ -61,6 +61,26 @@ def test_a_sessions_threads_in_a_parent_loop_come_in_one_order_whatever_the_stor
                                                                  "self"]
 
 
+def test_a_session_of_many_parent_loops_hangs_each_loop_once_under_it() -> None:
+    # Was: each loop was cut by searching every thread's children for it, by ==
+    # (8,000 two-thread loops: 75 CPU-s for `graphkit tree`; bench/shapes.py's
+    # "parent-loops" measures the growth). Each loop now leaves its known parent.
+    n = 300
+    rows = [row("LP", conversation_id="LP", message_id="root")]
+    for k in range(n):
+        a, b = f"a{k:03d}", f"b{k:03d}"
+        rows += [row("LP", conversation_id=a, parent_thread_id=b, message_id=f"m{a}"),
+                 row("LP", conversation_id=b, parent_thread_id=a, message_id=f"m{b}")]
+    store = NetworkXStore()
+    store.load(build(table(rows), fingerprints=False).graph)
+    tree = session_tree(store, "LP")
+    heads = [c for c in tree.children if c.cycle]
+    assert [h.ref.id for h in heads] == [f"a{k:03d}" for k in range(n)]
+    assert all([c.ref.id for c in h.children] == [f"b{h.ref.id[1:]}"] and
+               not h.children[0].children for h in heads)
+    assert [c.ref.id for c in tree.children if not c.cycle] == ["LP"]
+
+
 def _deep(n: int) -> GraphTables:
     rows = [row("DEEP", conversation_id="d0", message_id="dm0")]
     rows += [row("DEEP", conversation_id=f"d{i}", parent_thread_id=f"d{i - 1}",
