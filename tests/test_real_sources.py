@@ -109,6 +109,30 @@ def test_build_with_no_source_reads_the_users_home(cache_fixture: Path, tmp_path
     assert sorted(str(p) for p in home.rglob("*")) == before
 
 
+def test_build_with_no_argument_writes_the_snapshot_the_read_commands_find(
+        cache_fixture: Path, tmp_path: Path) -> None:
+    # `graphkit build && graphkit sessions`: with no SOURCE and no --snapshot the
+    # graph of the user's history goes beside the snapshot index (was: exit 2,
+    # "no snapshot folder given").
+    home = tmp_path / "home"
+    shutil.copytree(cache_fixture / "home", home)
+    # None unsets (the suite's conftest points GRAPHKIT_HOME at a temporary folder).
+    env: dict[str, str | None] = {"HOME": str(home), "GRAPHKIT_HOME": None,
+                                  "XDG_DATA_HOME": None}
+    r = CliRunner(env=env).invoke(cli, ["build", "--json"])
+    assert r.exit_code == 0, r.output
+    snap = home / ".local" / "share" / "graphkit" / "history"
+    assert json.loads(r.output.splitlines()[-1])["snapshot"] == str(snap)
+    assert f"writing the snapshot to {snap}" in r.stderr
+    assert (snap / "manifest.json").is_file()
+    r = CliRunner(env=env).invoke(cli, ["sessions", "--json"])
+    assert r.exit_code == 0, r.output
+    assert len([json.loads(line) for line in r.stdout.splitlines()]) == 4
+    # Row files or a Neo4j target still say where the graph goes: no default there.
+    r = CliRunner(env=env).invoke(cli, ["build", str(cache_fixture / "cache")])
+    assert r.exit_code == 2 and "no snapshot folder given" in r.output
+
+
 def test_rebuild_reuses_the_index_and_gives_the_same_graph(cache_fixture: Path,
                                                            tmp_path: Path) -> None:
     home = tmp_path / "home"

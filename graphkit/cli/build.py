@@ -30,7 +30,8 @@ from graphkit.cli.app import (
 @cli.command()
 @click.argument("sources", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--snapshot", "snapshot_dir", type=click.Path(path_type=Path),
-              help="Write the graph to this snapshot folder.")
+              help="Write the graph to this snapshot folder (with no SOURCES: by default "
+                   "your history's snapshot in graphkit's data folder).")
 @click.option("--contract", default="ai-gateway-graph", show_default=True,
               help="A shipped contract name or a path to a contract YAML file.")
 @click.option("--granularity", type=click.Choice(["thread", "message"]), default="thread",
@@ -72,7 +73,9 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
     included), Claude Code or Codex transcript folders or files, or HypAware
-    caches. With no SOURCES, reads ~/.claude/projects and ~/.codex/sessions.
+    caches. With no SOURCES, reads ~/.claude/projects and ~/.codex/sessions
+    (and, without --snapshot, writes your history's snapshot where the read
+    commands find it: `graphkit build && graphkit sessions`).
 
     Example: graphkit build samples/rows --snapshot out/graph
     """
@@ -80,6 +83,8 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     lo, hi = window(since, until)
     paths = list(sources) or default_sources()
+    if not sources and snapshot_dir is None and store != "neo4j":
+        snapshot_dir = history_snapshot()
     # Passed only when given: a build without it keeps its incremental build key.
     hashing: dict[str, Any] = {"hash_inputs": True} if hash_inputs else {}
     inputs = None
@@ -139,6 +144,16 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
                    "skipped_lines": skipped_lines_summary(result.sources.skipped)})
         return
     print_summary(summary, result.sources.skipped)
+
+
+def history_snapshot() -> Path:
+    """Where ``graphkit build`` with no SOURCE and no ``--snapshot`` writes: a folder
+    beside the snapshot index, so the read commands find it with no arguments."""
+    from graphkit.snapshot.index import index_path
+
+    snap = index_path().parent / "history"
+    err(f"writing the snapshot to {shown(snap)} (--snapshot DIR to choose)")
+    return snap
 
 
 def _kept(paths: list[Path], inputs: list[list[Any]], snapshot_dir: Path,
