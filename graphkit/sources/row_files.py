@@ -329,7 +329,10 @@ def repair_utf8(table: pa.Table, label: str,
 
     Parquet does not check UTF-8, and such text would pass into a snapshot that then
     cannot be read back. Each repaired value is noted in ``repaired`` (file, row, column).
+    View columns (``string_view``, ``binary_view``: Polars and DuckDB write them) come
+    back in their plain types first: most Arrow kernels (``take``) have none for views.
     """
+    table = plain_views(table)
     for i, f in enumerate(table.schema):
         kind = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
@@ -345,6 +348,28 @@ def repair_utf8(table: pa.Table, label: str,
             chunks.append(_repair_chunk(chunk, label, f.name, offset, repaired))
             offset += len(chunk)
         table = table.set_column(i, f, pa.chunked_array(chunks, f.type))
+    return table
+
+
+def _plain(t: pa.DataType) -> pa.DataType:
+    """``t`` with every view type (also inside a dictionary) as its plain type."""
+    if pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_dictionary(t):
+        value = _plain(t.value_type)
+        return t if value == t.value_type else pa.dictionary(t.index_type, value)
+    return t
+
+
+def plain_views(table: pa.Table) -> pa.Table:
+    """``table`` with its ``string_view``/``binary_view`` columns cast to ``string``/
+    ``binary`` (the same values; a table without views is returned as it is)."""
+    for i, f in enumerate(table.schema):
+        plain = _plain(f.type)
+        if plain != f.type:
+            table = table.set_column(i, f.with_type(plain), table.column(i).cast(plain))
     return table
 
 
