@@ -177,3 +177,34 @@ def test_text_times_keep_their_offsets_and_refuse_what_is_no_time(tmp_path: Path
     with pytest.raises(pa.ArrowInvalid):
         text_times(pa.array(["2026-11-20 09:00:00", "yesterday"]))
     assert pc.all(pc.is_valid(text_times(pa.array(["2026-11-20"])))).as_py()
+
+
+def _jsonl(rows: list[dict[str, Any]], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    return path
+
+
+def test_json_rows_whose_nested_values_change_type_build(cache_rows: pa.Table,
+                                                          tmp_path: Path) -> None:
+    """JSON Lines rows with ``attributes`` written as objects (DuckDB's JSON type, a
+    ``to_json`` of the table), where Claude's ``toolUseResult`` is text in one row and an
+    object in another: Arrow's reader refused the whole file ("changed from string to
+    object"). Such a file's nested values are now read as their JSON text."""
+    want = _counts(_graph(_write(cache_rows, tmp_path / "plain")))
+    rows = cache_rows.to_pylist()
+    flipped = 0
+    for r in rows:
+        r["attributes"] = json.loads(r["attributes"]) if r["attributes"] else None
+        claude = (r["attributes"] or {}).get("claude") or {}
+        if "tool_use_result" in claude and flipped == 0:
+            claude["tool_use_result"] = "Error: the tool was interrupted"
+            flipped += 1
+    assert flipped == 1
+    source = tmp_path / "rows"
+    _jsonl(rows[:20], source / "date=2026-11-20" / "a.jsonl")
+    _jsonl(rows[20:], source / "date=2026-11-21" / "b.jsonl")
+    assert _counts(_graph(source)) == want
+    from graphkit.sources.full_schema import read_message_rows
+
+    assert read_message_rows([source / "date=2026-11-20" / "a.jsonl"]).table.num_rows == 20
