@@ -208,3 +208,14 @@ def test_json_rows_whose_nested_values_change_type_build(cache_rows: pa.Table,
     from graphkit.sources.full_schema import read_message_rows
 
     assert read_message_rows([source / "date=2026-11-20" / "a.jsonl"]).table.num_rows == 20
+
+
+def test_claude_synthetic_model_is_no_model() -> None:
+    """Claude Code writes ``"model": "<synthetic>"`` on messages it made itself (an API
+    error, "No response requested."): graphkit made a Model node of it, used by the
+    session, and a thread whose first answer was such an error took it as its model."""
+    graph = _graph(SHAPED / "claude-synthetic-model")
+    assert _rows(graph, "Model", ["model"]) == [("claude-sonnet-4-5-20250929",)]
+    assert _rows(graph, "Thread", ["model", "messages", "input_tokens", "output_tokens"]) == [
+        ("claude-sonnet-4-5-20250929", 6, 12, 40)]
+    assert graph.edges["USED_MODEL"].table.num_rows == 1

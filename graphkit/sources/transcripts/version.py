@@ -6,5 +6,5 @@
 # 7: rows left out at conversion are kept for every file (6's cache lost those of a read's
 # last batch, so a warm read missed them) and link groups know a rollout with none left.
 # 8: a Codex patch's files are under its call's ``workdir`` (or ``cd DIR &&``), which
-# changes the touched_files of cached link groups.
+# changes the touched_files of cached link groups; Claude's "<synthetic>" model is none.
 PARSER_VERSION = 8
