@@ -219,3 +219,37 @@ def test_claude_synthetic_model_is_no_model() -> None:
     assert _rows(graph, "Thread", ["model", "messages", "input_tokens", "output_tokens"]) == [
         ("claude-sonnet-4-5-20250929", 6, 12, 40)]
     assert graph.edges["USED_MODEL"].table.num_rows == 1
+
+
+def test_legacy_rollout_takes_its_cwd_from_the_environment_context() -> None:
+    """A rollout of mid 2025 whose header names no cwd, the environment_context message
+    Codex sent the model does: without it the thread had no Workspace and its patch's
+    path stayed relative (``app/products.py``)."""
+    graph = _graph(SHAPED / "codex-legacy-context")
+    assert _rows(graph, "Workspace", ["cwd"]) == [("/home/dev/src/shop",)]
+    assert _rows(graph, "File", ["file_path", "writes"]) == [
+        ("/home/dev/src/shop/app/products.py", 1)]
+
+
+def test_codex_token_count_with_only_the_last_usage_counts_it(tmp_path: Path) -> None:
+    # token_count events whose info holds last_token_usage and no total (other
+    # readers' tests carry them): each is its response's usage; they gave none.
+    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+
+    thread = "019a7c00-3333-7444-8555-666677778803"
+    def last(ts: str, i: int, c: int, o: int) -> dict[str, Any]:
+        return codex_line(ts, "event_msg", {"type": "token_count", "info": {
+            "last_token_usage": {"input_tokens": i, "cached_input_tokens": c,
+                                 "output_tokens": o, "reasoning_output_tokens": 0,
+                                 "total_tokens": i + o}}})
+    write_jsonl(tmp_path / "sessions" / "2026" / "01" / "02" /
+                f"rollout-2026-01-02T10-00-00-{thread}.jsonl", [
+        codex_meta("2026-01-02T10:00:00Z", thread),
+        codex_message("2026-01-02T10:00:01Z", "user", "count the tokens"),
+        codex_message("2026-01-02T10:00:02Z", "assistant", "one"),
+        last("2026-01-02T10:00:03Z", 400, 100, 20),
+        codex_message("2026-01-02T10:00:04Z", "assistant", "two"),
+        last("2026-01-02T10:00:05Z", 500, 300, 30)])
+    graph = _graph(tmp_path / "sessions")
+    assert _rows(graph, "Thread", ["input_tokens", "output_tokens",
+                                   "cache_read_input_tokens"]) == [(500, 50, 400)]
