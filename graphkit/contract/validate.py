@@ -21,6 +21,7 @@ from graphkit.contract.expr import blank_to_null
 from graphkit.contract.loader import LoadedContract
 from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import json_as_text, tag_rows
+from graphkit.core.times import text_times
 from graphkit.sources.read import ReadSpec, SourceRows, since_filter
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
@@ -37,8 +38,18 @@ def _is_text(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
 
 
+def _is_bytes(t: pa.DataType) -> bool:
+    """Binary columns: Parquet text some writers store without its UTF-8 annotation
+    (read as the text it holds; bytes that are not UTF-8 are refused by the cast)."""
+    if pa.types.is_dictionary(t):
+        return _is_bytes(t.value_type)
+    return pa.types.is_binary(t) or pa.types.is_large_binary(t)
+
+
 def _compatible(kind: str, t: pa.DataType) -> bool:
     if pa.types.is_null(t):
+        return True
+    if kind in ("string", "json") and _is_bytes(t):
         return True
     if kind == "string":
         return _is_text(t)
@@ -113,9 +124,13 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
             if col.type == "json" and not (pa.types.is_struct(arr.type)
                                            or pa.types.is_dictionary(arr.type)):
                 target = pa.string()
+            if _is_bytes(arr.type):
+                target = pa.string()
             if target is not None and arr.type != target:
                 try:
-                    if col.type == "timestamp" and pa.types.is_timestamp(arr.type) \
+                    if col.type == "timestamp" and _is_text(arr.type):
+                        arr = text_times(arr)
+                    elif col.type == "timestamp" and pa.types.is_timestamp(arr.type) \
                             and arr.type.tz is None:
                         # Naive timestamps are taken as UTC, as HypAware writes them.
                         arr = pc.assume_timezone(arr.cast(pa.timestamp("us")), "UTC")

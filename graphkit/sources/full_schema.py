@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
+from graphkit.core.times import text_times
 from graphkit.sources.read import (
     Progress,
     SourceRows,
@@ -42,7 +43,10 @@ def _to_schema(table: pa.Table, source: str) -> pa.Table:
         col = table.column(f.name)
         if col.type != f.type:
             try:
-                if pa.types.is_timestamp(col.type) and col.type.tz is None:
+                if pa.types.is_timestamp(f.type) and (pa.types.is_string(col.type)
+                                                      or pa.types.is_large_string(col.type)):
+                    col = text_times(col)
+                elif pa.types.is_timestamp(col.type) and col.type.tz is None:
                     col = pc.assume_timezone(col.cast(pa.timestamp("us")), "UTC")
                 col = col.cast(f.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:

@@ -174,6 +174,52 @@ def read_dataset(dataset: ds.Dataset, wanted: set[str],
             pool.shutdown(wait=True)  # as the reading thread alone would, all are done
 
 
+# Arrow's JSON reader refuses a nested value whose type differs between lines.
+_CHANGED = ") changed from "
+
+
+def _finish_piece(label: str, table: pa.Table, repaired: list[dict[str, Any]] | None,
+                  finish: Finish | None) -> Piece:
+    table = repair_utf8(table, label, repaired)
+    return label, (finish(table) if finish is not None else table)
+
+
+def _nested_as_text(path: Path, root: Path | None, wanted: set[str] | None) -> pa.Table:
+    """A JSON Lines file whose nested values change type between lines (an object's
+    ``attributes.claude.tool_use_result`` is text in one row, an object in the next, as
+    Claude's ``toolUseResult`` is): each top-level object or array is read as its JSON
+    text, which is how the contract's ``json`` columns take them anyway.
+
+    Arrow's reader has no option for this; the file is read line by line here, so only
+    files it refuses pay for it. Hive folders below ``root`` become text columns."""
+    out = bytearray()
+    try:
+        with path.open("rb") as f:
+            for raw in f:
+                if not raw.strip():
+                    continue
+                obj = json.loads(raw)
+                if not isinstance(obj, dict):
+                    raise ValueError("not an object")
+                for key, value in obj.items():
+                    if isinstance(value, (dict, list)):
+                        obj[key] = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+                out += json.dumps(obj).encode()  # escaped: Arrow reads the same text back
+                out += b"\n"
+        table = pajson.read_json(pa.BufferReader(bytes(out)), read_options=pajson.ReadOptions(
+            block_size=max(JSON_BLOCK, len(out) + 1)))
+    except (ValueError, RecursionError, pa.ArrowInvalid, OSError) as exc:
+        raise read_error(path, "json", exc) from None
+    if root is not None:
+        for part in path.relative_to(root).parts[:-1]:
+            key, eq, value = part.partition("=")
+            if eq and key not in table.column_names:
+                table = table.append_column(key, pa.array([value] * table.num_rows, pa.string()))
+    if wanted is not None:
+        table = table.select([c for c in table.column_names if c in wanted])
+    return table
+
+
 def _ready(table: pa.Table) -> Callable[[], pa.Table]:
     return lambda: table
 
@@ -239,6 +285,9 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
             if fmt == "json" and attempt == 1 and "straddl" in str(exc):
                 block = max(block, _longest_line(files) + 1024)
                 continue
+            if fmt == "json" and _CHANGED in str(exc):
+                return [_finish_piece(str(f), _nested_as_text(f, root, wanted), repaired,
+                                      finish) for f in files]
             raise read_error(_culprit(files, fmt) or root or files[0], fmt, exc) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -329,7 +378,10 @@ def repair_utf8(table: pa.Table, label: str,
 
     Parquet does not check UTF-8, and such text would pass into a snapshot that then
     cannot be read back. Each repaired value is noted in ``repaired`` (file, row, column).
+    View columns (``string_view``, ``binary_view``: Polars and DuckDB write them) come
+    back in their plain types first: most Arrow kernels (``take``) have none for views.
     """
+    table = plain_views(table)
     for i, f in enumerate(table.schema):
         kind = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
@@ -345,6 +397,28 @@ def repair_utf8(table: pa.Table, label: str,
             chunks.append(_repair_chunk(chunk, label, f.name, offset, repaired))
             offset += len(chunk)
         table = table.set_column(i, f, pa.chunked_array(chunks, f.type))
+    return table
+
+
+def _plain(t: pa.DataType) -> pa.DataType:
+    """``t`` with every view type (also inside a dictionary) as its plain type."""
+    if pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_dictionary(t):
+        value = _plain(t.value_type)
+        return t if value == t.value_type else pa.dictionary(t.index_type, value)
+    return t
+
+
+def plain_views(table: pa.Table) -> pa.Table:
+    """``table`` with its ``string_view``/``binary_view`` columns cast to ``string``/
+    ``binary`` (the same values; a table without views is returned as it is)."""
+    for i, f in enumerate(table.schema):
+        plain = _plain(f.type)
+        if plain != f.type:
+            table = table.set_column(i, f.with_type(plain), table.column(i).cast(plain))
     return table
 
 
@@ -398,10 +472,13 @@ def read_whole_files(path: Path, repaired: list[dict[str, Any]] | None = None) -
             try:
                 table = open_dataset([f], fmt, None).to_table()
             except pa.ArrowInvalid as exc:
-                if fmt != "json" or "straddl" not in str(exc):
+                if fmt == "json" and _CHANGED in str(exc):
+                    table = _nested_as_text(f, None, None)
+                elif fmt != "json" or "straddl" not in str(exc):
                     raise
-                block = _longest_line([f]) + 1024  # a line longer than the default block
-                table = open_dataset([f], fmt, None, block_size=block).to_table()
+                else:  # a line longer than the default block
+                    block = _longest_line([f]) + 1024
+                    table = open_dataset([f], fmt, None, block_size=block).to_table()
             out.append((str(f), repair_utf8(table, str(f), repaired)))
         except (pa.ArrowInvalid, OSError) as exc:
             raise read_error(f, fmt, exc) from None

@@ -60,6 +60,8 @@ _SHELL_TOOLS = pa.array(sorted(SHELLS))
 _CLAUDE_TOOLS = pa.array(sorted({*READS, *WRITES, *SEARCHES}))
 _HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$",
                      re.MULTILINE)
+# ``cd DIR &&`` (or ``;``) as the last step before a script's ``apply_patch``.
+_CD = re.compile(r"(?:^|&&|;|\|\||\()\s*cd\s+('[^']+'|\"[^\"]+\"|[^\s;&|]+)\s*(?:&&|;)\s*$")
 _WILDCARD = re.compile(r"[*?\[\]{}]")
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
 
@@ -142,8 +144,30 @@ def found_paths(tool_name: str, args: Any) -> list[tuple[str, str]]:
     if tool_name in PATCHES or tool_name in SHELLS:
         text = _patch_text(tool_name, args)
         if text:
-            found += [("write", m.group(1)) for m in _HEADER.finditer(text)]
+            where = _patch_dir(args, text)
+            found += [("write", _under(where, m.group(1))) for m in _HEADER.finditer(text)]
     return found
+
+
+def _patch_dir(args: Any, text: str) -> str | None:
+    """The folder a Codex patch's relative paths are under, when not the session's cwd:
+    the call's ``workdir`` (itself relative to the cwd when relative), then a ``cd DIR
+    &&`` before ``apply_patch`` in a shell script; Codex resolves them so."""
+    workdir = args.get("workdir") if isinstance(args, dict) else None
+    where = workdir if isinstance(workdir, str) and workdir else None
+    cd = _CD.search(text[:text.find("apply_patch")]) if "apply_patch" in text else None
+    if cd is not None:
+        where = _under(where, cd.group(1).strip("'\""))
+    return where
+
+
+def _under(folder: str | None, path: str) -> str:
+    """``path`` joined to ``folder`` (an absolute path, or no folder, leaves it as is)."""
+    if not folder:
+        return path
+    windows = bool(_DRIVE.match(path) or _DRIVE.match(folder))
+    mod: Any = ntpath if windows else posixpath
+    return path if mod.isabs(path) else mod.join(folder, path)
 
 
 def touched(tool_name: str | None, tool_args: str | None,

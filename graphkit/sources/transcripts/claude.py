@@ -54,6 +54,9 @@ from graphkit.sources.transcripts.sidechains import (
 )
 
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
+# The model Claude Code writes on messages it made itself, no model having answered
+# ("API Error: 529 …", "No response requested."): no model, as other readers take it.
+SYNTHETIC_MODEL = "<synthetic>"
 _ROW_TYPES = frozenset({"user", "assistant", "system"})
 _FOOTER = "agentId: "
 _MESSAGE_ID_AT = MESSAGE_COLUMNS.index("message_id")
@@ -264,8 +267,10 @@ class _ClaudeFile:
             native = msg.get("id")
             # Usage is counted only for messages carrying a usage object.
             usage = msg.get("usage")
+            model = msg.get("model")
             self._add_message(line, e, etype, ts, blocks, msg.get("role") or etype,
-                              msg.get("model"), native if isinstance(native, str) else None,
+                              None if model == SYNTHETIC_MODEL else model,
+                              native if isinstance(native, str) else None,
                               None, usage if isinstance(usage, dict) else None)
             return
         self._add_message(line, e, etype, ts, blocks, msg.get("role") or etype, None, None,

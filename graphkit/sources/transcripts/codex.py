@@ -21,6 +21,7 @@ so event messages are used only for a rollout that has no response-item messages
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -45,6 +46,7 @@ _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_c
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
 _TEXT_ITEMS = ("input_text", "output_text", "text", "summary_text", "reasoning_text",
                "refusal")
+_CWD = re.compile(r"<cwd>([^<\n]*)</cwd>")
 _MESSAGE_KINDS = ("response_item", "event_msg", "compacted")
 OPEN = 2**62  # a review that never ended: its window stays open
 
@@ -156,6 +158,22 @@ def _header(path: Path, lines: Lines,
     return meta, legacy
 
 
+def _context_cwd(lines: Lines, legacy: bool) -> str | None:
+    """The cwd of the first ``<environment_context>`` user message, for a rollout whose
+    header names none (rollouts of mid 2025: the header had no cwd, the context message
+    Codex sent the model did)."""
+    for _line, obj in lines:
+        payload = obj if legacy else obj.get("payload")
+        if not isinstance(payload, dict) or payload.get("type") != "message" or (
+                payload.get("role") != "user"):
+            continue
+        text = _texts(payload.get("content")) or ""
+        if "<environment_context>" in text:
+            found = _CWD.search(text)
+            return found.group(1).strip() or None if found else None
+    return None
+
+
 def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[int],
              skipped: list[tuple[int, str]]) -> list[_Record]:
     """The thread's own message-bearing lines in file order; ``turn_context`` lines set
@@ -196,6 +214,8 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
     skipped: list[tuple[int, str]] = []
     lines = list(json_lines(data, skipped))
     meta, legacy = _header(path, lines, skipped)
+    if not meta["cwd"]:
+        meta["cwd"] = _context_cwd(lines, legacy)
     inherited = _inherited(lines, meta, legacy)
     records = _records(lines, meta, legacy, inherited, skipped)
     # Event messages repeat the response-item ones; used only when there are none.

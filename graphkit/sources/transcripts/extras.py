@@ -110,13 +110,18 @@ def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int]
         info = payload.get("info") if isinstance(payload, dict) and (
             payload.get("type") == "token_count") else None
         total = info.get("total_token_usage") if isinstance(info, dict) else None
-        if not isinstance(total, dict):
+        if isinstance(total, dict):
+            now = _codex_tokens(total)
+            # Totals only grow; one that shrinks started again from zero.
+            base = prev if all(now[k] >= prev[k] for k in keys) else dict.fromkeys(keys, 0)
+            delta = {k: now[k] - base[k] for k in keys}
+            prev = now
+        elif isinstance(info, dict) and isinstance(info.get("last_token_usage"), dict):
+            # No total, only the last response's usage (other readers meet such
+            # events): that response's usage is the delta itself.
+            delta = _codex_tokens(info["last_token_usage"])
+        else:
             continue
-        now = _codex_tokens(total)
-        # Totals only grow; one that shrinks started again from zero.
-        base = prev if all(now[k] >= prev[k] for k in keys) else dict.fromkeys(keys, 0)
-        delta = {k: now[k] - base[k] for k in keys}
-        prev = now
         if line in inherited:
             continue
         pending = {k: pending[k] + delta[k] for k in keys}

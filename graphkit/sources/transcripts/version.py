@@ -5,4 +5,7 @@
 # 4: usage and continuation facts; 5: deep JSON lines are skipped lines; 6: one rows file;
 # 7: rows left out at conversion are kept for every file (6's cache lost those of a read's
 # last batch, so a warm read missed them) and link groups know a rollout with none left.
-PARSER_VERSION = 7
+# 8: a Codex patch's files are under its call's ``workdir`` (or ``cd DIR &&``), which
+# changes the touched_files of cached link groups; Claude's "<synthetic>" model is none;
+# a Codex rollout whose header names no cwd takes its environment_context's.
+PARSER_VERSION = 8
