@@ -113,7 +113,7 @@ from graphkit.cli.app import _NotForPyarrow
 sys.meta_path.insert(0, _NotForPyarrow())
 import pyarrow as pa, pyarrow.parquet as pq, pyarrow.dataset as ds, pyarrow.acero
 import pyarrow.fs
-names = %r
+names = NAMES
 loaded = sorted(m for m in names if m in sys.modules)
 t = pa.table({"a": [1, 2, None], "b": ["x", None, "z"]})
 with tempfile.TemporaryDirectory() as d:
@@ -130,7 +130,7 @@ for name in names:  # asked for by anything else: imported as ever
         pass
 print(json.dumps({"loaded": loaded, "same": back.equals(t), "local": local,
                   "grouped": grouped, "later": later}))
-""" % (_REMOTE,)
+""".replace("NAMES", repr(_REMOTE))
 
 
 def test_pyarrow_loads_no_remote_filesystem_under_the_command_line() -> None:

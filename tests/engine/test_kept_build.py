@@ -4,6 +4,7 @@ graphkit or parser version, options, the list of sources) still forces a build."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -233,10 +234,8 @@ def test_the_walk_by_folder_descriptor_stats_what_a_walk_by_path_does(tmp_path: 
     os.symlink(root / "top.jsonl", root / "a" / "linked.jsonl")
     os.symlink(tmp_path / "nowhere", root / "a" / "dangling.jsonl")
     odd = os.fsdecode(b"odd-\xff.jsonl")
-    try:
+    with contextlib.suppress(OSError, UnicodeError):  # a file system refusing the name
         (root / "a" / odd).write_text("4")
-    except (OSError, UnicodeError):
-        pass  # a file system that refuses the name
     walk = reuse.input_state([root])
     assert walk == _walk_by_path(root)
     assert [row[1] for row in walk if row[0].endswith("dangling.jsonl")] == [-1]
