@@ -127,6 +127,32 @@ def stat_of(st: os.stat_result) -> list[int]:
 
 
 _NO_STAT = [-1, -1, -1, -1]
+# The walk lists folders by descriptor where the OS offers it (POSIX), by path elsewhere.
+_BY_FD = os.scandir in os.supports_fd
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+
+
+def _list_folder(folder: str, fd: int, stack: list[str], out: list[list[Any]]) -> None:
+    """One folder of :func:`input_state`'s walk: its subfolders onto ``stack``, its files'
+    stats onto ``out``. Listed through the folder's descriptor ``fd`` (open while its
+    entries are stat'ed), each stat is an ``fstatat`` of a name in it: the kernel does not
+    resolve the whole path again for each of ~9k files (~8% of the walk's CPU)."""
+    try:
+        entries = list(os.scandir(fd if _BY_FD else folder))
+    except OSError:
+        out.append([folder, *_NO_STAT])
+        return
+    pre = folder if folder.endswith(os.sep) else folder + os.sep  # as DirEntry.path
+    for e in entries:
+        path = pre + e.name
+        try:
+            if e.is_dir(follow_symlinks=False):  # as os.walk: no link loops
+                stack.append(path)
+                continue
+            st = e.stat(follow_symlinks=True)  # stat_of, inlined: ~9k calls
+            out.append([path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns])
+        except OSError:
+            out.append([path, *_NO_STAT])
 
 
 def input_state(sources: Sequence[Path]) -> list[list[Any]]:
@@ -142,18 +168,15 @@ def input_state(sources: Sequence[Path]) -> list[list[Any]]:
         while stack:
             folder = stack.pop()
             try:
-                entries = list(os.scandir(folder))
+                fd = os.open(folder, _DIR_FLAGS) if _BY_FD else -1
             except OSError:
                 out.append([folder, *_NO_STAT])  # unreadable now: never equal to before
                 continue
-            for e in entries:
-                try:
-                    if e.is_dir(follow_symlinks=False):  # as os.walk: no link loops
-                        stack.append(e.path)
-                        continue
-                    out.append([e.path, *stat_of(e.stat(follow_symlinks=True))])
-                except OSError:
-                    out.append([e.path, *_NO_STAT])
+            try:
+                _list_folder(folder, fd, stack, out)
+            finally:
+                if _BY_FD:
+                    os.close(fd)
     # By path alone (each path comes once, so the order is the lists' order): Python
     # compares str keys directly, where comparing the lists cost ~3× as much (9k files).
     out.sort(key=itemgetter(0))

@@ -4,6 +4,7 @@ graphkit or parser version, options, the list of sources) still forces a build."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -201,6 +202,47 @@ def test_input_state_is_sorted_by_path(tmp_path: Path) -> None:
         (tmp_path / "s" / n[:2] / n).write_text(n)
     walk = reuse.input_state([tmp_path / "s"])
     assert walk == sorted(walk) and len(walk) == len(names)
+
+
+def _walk_by_path(root: Path) -> list[list[Any]]:
+    """The walk as it was before incremental pass 9: ``os.walk``'s way, stat by path."""
+    out = []
+    for folder, dirs, files in os.walk(root):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            path = os.path.join(folder, name)
+            try:
+                out.append([path, *reuse.stat_of(os.stat(path))])
+            except OSError:
+                out.append([path, -1, -1, -1, -1])
+    return sorted(out, key=lambda row: row[0])
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink") or sys.platform == "win32",
+                    reason="symbolic links")
+def test_the_walk_by_folder_descriptor_stats_what_a_walk_by_path_does(tmp_path: Path) -> None:
+    # Incremental pass 9: each folder is listed through its descriptor and its entries
+    # stat'ed relative to it; the paths and stats are those of a stat of each full path:
+    # files at every depth, a linked folder (stat'ed as the folder it names, not walked),
+    # a linked file, a dangling link, a name that is not UTF-8, a folder with no files.
+    root = tmp_path / "s"
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    (root / "empty").mkdir()
+    (root / "top.jsonl").write_text("1")
+    (root / "a" / "x.jsonl").write_text("22")
+    (root / "a" / "b" / "c" / "deep.meta.json").write_text("333")
+    os.symlink(root / "a", root / "linked-folder")
+    os.symlink(root / "top.jsonl", root / "a" / "linked.jsonl")
+    os.symlink(tmp_path / "nowhere", root / "a" / "dangling.jsonl")
+    odd = os.fsdecode(b"odd-\xff.jsonl")
+    with contextlib.suppress(OSError, UnicodeError):  # a file system refusing the name
+        (root / "a" / odd).write_text("4")
+    walk = reuse.input_state([root])
+    assert walk == _walk_by_path(root)
+    assert [row[1] for row in walk if row[0].endswith("dangling.jsonl")] == [-1]
+    # The source given as a file, and as a linked folder, walk as before too.
+    assert reuse.input_state([root / "top.jsonl"]) == [
+        [str(root / "top.jsonl"), *reuse.stat_of(os.stat(root / "top.jsonl"))]]
+    assert reuse.input_state([root / "linked-folder"]) == _walk_by_path(root / "a")
 
 
 def test_the_walk_digest_tells_every_stat_apart() -> None:
