@@ -148,63 +148,6 @@ def test_pyarrow_loads_no_remote_filesystem_under_the_command_line() -> None:
     assert got["later"] == [n for n in _REMOTE if importlib.util.find_spec(n)]
 
 
-_COMPUTE_PROBE = """
-import hashlib, inspect, json, sys, textwrap
-if sys.argv[1] == "hooked":
-    from graphkit.cli.app import _QuickCompute
-    sys.meta_path.insert(0, _QuickCompute())
-import pyarrow.compute as pc
-from pyarrow.vendored import docscrape
-funcs = {n: f for n, f in vars(pc).items() if hasattr(f, "__arrow_compute_function__")}
-h = hashlib.sha256()
-for n in sorted(funcs):
-    f = funcs[n]
-    h.update(f"{n} {f.__name__} {f.__doc__} {inspect.signature(f)}".encode())
-    h.update(json.dumps(f.__arrow_compute_function__, default=str).encode())
-print(json.dumps({"functions": len(funcs), "digest": h.hexdigest(),
-                  "wrapped": "exec_module" in vars(pc.__spec__.loader),
-                  "put_back": [docscrape.NumpyDocString.__module__, inspect.signature.__module__,
-                               textwrap.dedent.__module__, pc.dedent is textwrap.dedent],
-                  "sum": pc.sum([1, 2, 3]).as_py()}))
-"""
-
-
-def test_pyarrow_compute_loads_the_same_functions_with_its_scraping_memoized() -> None:
-    # Incremental pass 9: pyarrow.compute builds each function's docstring and signature
-    # as it loads, parsing the same ~60 options docstrings ~110 times (~3% of an
-    # incremental build's instructions). The command line memoizes the three pure helpers
-    # for that import only: every function, docstring and signature is the same, and the
-    # helpers are the plain ones again afterwards.
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    got = {}
-    for mode in ("plain", "hooked"):
-        done = subprocess.run([sys.executable, "-c", _COMPUTE_PROBE, mode], capture_output=True,
-                              text=True, cwd=REPO, env=env, timeout=120, check=True)
-        got[mode] = json.loads(done.stdout)
-    plain, hooked = got["plain"], got["hooked"]
-    assert hooked["wrapped"] and not plain["wrapped"]
-    assert plain["functions"] > 200 and hooked["functions"] == plain["functions"]
-    assert hooked["digest"] == plain["digest"]
-    assert hooked["put_back"] == plain["put_back"] == [
-        "pyarrow.vendored.docscrape", "inspect", "textwrap", True]
-    assert hooked["sum"] == 6
-
-
-def test_the_memo_answers_again_and_passes_what_it_cannot_hold() -> None:
-    from graphkit.cli.app import _memo
-
-    calls: list[object] = []
-
-    def f(x: object, **k: object) -> str:
-        calls.append(x)
-        return f"{x}{k}"
-
-    m = _memo(f)
-    assert m("a") == m("a") == "a{}" and calls == ["a"]
-    assert m("a", k=1) == "a{'k': 1}" and len(calls) == 2
-    assert m(["unhashable"]) == m(["unhashable"]) and len(calls) == 4
-
-
 _BLAS_PROBE = """
 import os, sys, threading
 from graphkit.cli import app

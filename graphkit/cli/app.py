@@ -181,70 +181,6 @@ class _NotForPyarrow:
                                           name=name)
 
 
-class _QuickCompute:
-    """An import hook: as ``pyarrow.compute`` loads, it wraps each of its ~290 functions
-    with a signature and a docstring it builds from its options class's docstring
-    (parsed by ``docscrape`` once per function, though ~60 classes serve them all),
-    ``inspect.signature`` of that class and a dozen ``textwrap.dedent`` calls, mostly of
-    the same few texts: ~3% of an incremental build's instructions. During that import
-    (only) the three are memoized: each is a pure function of its argument, so the
-    functions, signatures and docstrings are the ones a plain import makes (tested), and
-    everything is put back when the import ends."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "pyarrow.compute":
-            return None
-        from importlib.machinery import PathFinder
-
-        spec = PathFinder.find_spec(name, path)
-        loader = getattr(spec, "loader", None)
-        run = getattr(loader, "exec_module", None)
-        if run is None:
-            return None  # not a plain source module: let the usual finders load it
-        loader.exec_module = lambda module: _memoized_while(run, module)  # type: ignore[union-attr]
-        return spec
-
-
-def _memo(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``f`` answering again from what it answered for the same arguments (arguments that
-    cannot be a dict key go to ``f`` every time)."""
-    seen: dict[Any, Any] = {}
-    missing = object()
-
-    def memo(*args: Any, **kwargs: Any) -> Any:
-        key = (args, tuple(kwargs.items()))
-        try:
-            got = seen.get(key, missing)
-        except TypeError:  # unhashable
-            return f(*args, **kwargs)
-        if got is missing:
-            got = seen[key] = f(*args, **kwargs)
-        return got
-
-    return memo
-
-
-def _memoized_while(run: Callable[[Any], None], module: Any) -> None:
-    """``run(module)`` with ``docscrape.NumpyDocString``, ``inspect.signature`` and
-    ``textwrap.dedent`` memoized, each put back after (and in ``module``, which binds
-    ``dedent`` by name)."""
-    import inspect
-    import textwrap
-
-    from pyarrow.vendored import docscrape
-
-    saved = docscrape.NumpyDocString, inspect.signature, textwrap.dedent
-    docscrape.NumpyDocString = _memo(saved[0])
-    inspect.signature = _memo(saved[1])
-    textwrap.dedent = _memo(saved[2])
-    try:
-        run(module)
-    finally:
-        docscrape.NumpyDocString, inspect.signature, textwrap.dedent = saved
-        if hasattr(module, "dedent"):  # bound by ``from textwrap import dedent``
-            module.dedent = saved[2]
-
-
 def main() -> None:
     """Console-script entry point."""
     # jemalloc hands freed memory back to the OS where the system allocator
@@ -261,7 +197,6 @@ def main() -> None:
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 (lives as long as we do)
     sys.meta_path.insert(0, _NotForPyarrow())
-    sys.meta_path.insert(0, _QuickCompute())
     if not any(arg.startswith("--engine") for arg in sys.argv[1:]):
         # Only Spark (--engine spark) uses pandas; without it pyarrow's question whether
         # a list is a pandas object cost ~0.2 s of every command's start (NoPandas).
