@@ -462,7 +462,8 @@ def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--neo4j", is_flag=True,
                      help="Ask the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
                           "NEO4J_PASSWORD/NEO4J_DATABASE instead of a snapshot.")(f)
-    return click.option("--snapshot", "snapshot_dir", type=click.Path(path_type=Path, readable=False),
+    return click.option("--snapshot", "snapshot_dir",
+                        type=click.Path(path_type=Path, readable=False),
                         help="The snapshot folder to read (default: the latest snapshot "
                              "built from your own ~/.claude and ~/.codex history, from "
                              "the snapshot index).")(f)
