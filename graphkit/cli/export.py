@@ -16,6 +16,7 @@ from graphkit.cli.app import (
     password_option,
     progress,
     quiet_option,
+    shown,
 )
 from graphkit.export.registry import format_names
 
@@ -86,4 +87,5 @@ def snapshot(snapshot_dir: Path, neo4j: bool, contract: str, no_contract: bool,
         echo_json({"snapshot": str(snapshot_dir), **counts})
         return
     click.echo(f"snapshot of {sum(counts['nodes'].values())} nodes and "
-               f"{sum(counts['edges'].values())} relationships written to {snapshot_dir}")
+               f"{sum(counts['edges'].values())} relationships written to "
+               f"{shown(snapshot_dir)}")

@@ -145,4 +145,5 @@ def view(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
         return
     write_html(page, out)
     n = len(data["threads"])
-    click.echo(f"wrote {out}: session {session_id}, {n} thread{'s' if n != 1 else ''}")
+    click.echo(f"wrote {shown(out)}: session {shown(session_id)}, "
+               f"{n} thread{'s' if n != 1 else ''}")

@@ -445,40 +445,58 @@ def _culprit(files: list[Path], fmt: str) -> Path | None:
 def bad_json_line(path: Path) -> int | None:
     """The 1-based number of the first line of ``path`` that is not a JSON object
     (a byte-order mark starting a line after the first makes it one: Arrow reads only
-    the file's own)."""
+    the file's own; so does an escaped lone surrogate, which Arrow refuses)."""
     found = _first_bad_line(path)
     return None if found is None else found[0]
 
 
-def _first_bad_line(path: Path) -> tuple[int, bool] | None:
-    """:func:`bad_json_line`'s line, and whether a byte-order mark starts it."""
+def _first_bad_line(path: Path) -> tuple[int, str] | None:
+    """:func:`bad_json_line`'s line, and what is wrong with it: ``json`` (no JSON
+    object), ``bom`` (a byte-order mark starts it) or ``surrogate``."""
     try:
         with path.open("rb") as f:
             for n, line in enumerate(f, 1):
                 bom = line.startswith(codecs.BOM_UTF8)
                 if n > 1 and bom:
-                    return n, True
+                    return n, "bom"
                 if not line.strip():
                     continue
                 try:
-                    if not isinstance(json.loads(line), dict):
-                        return n, bom
+                    doc = json.loads(line)
                 except (ValueError, RecursionError):
-                    return n, bom
+                    return n, "bom" if bom else "json"
+                if not isinstance(doc, dict):
+                    return n, "bom" if bom else "json"
+                if b"\\u" in line and _lone_surrogate(doc):
+                    return n, "surrogate"
     except OSError:
         return None
     return None
+
+
+def _lone_surrogate(doc: object) -> bool:
+    """Whether a parsed JSON document holds half of a surrogate pair (``"\\ud800"``):
+    Python's json takes one, Arrow's reader refuses the whole file."""
+    try:
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def read_error(path: Path, fmt: str, exc: BaseException) -> SourceError:
     """A read failure, pointing at the line for JSON Lines (Arrow says only "row N")."""
     found = _first_bad_line(path) if fmt == "json" and path.is_file() else None
     line = None if found is None else found[0]
-    if found is not None and found[1]:
+    if found is not None and found[1] == "bom":
         return SourceError("a byte-order mark (BOM) starts this line; only a file's first "
                            "line may have one", path=str(path), line=line,
                            hint="remove the marks (files joined with `cat` keep each one's): "
                                 "sed -i 's/^\\xEF\\xBB\\xBF//' FILE")
+    if found is not None and found[1] == "surrogate":
+        return SourceError("an escaped lone surrogate (\\ud800-\\udfff without its pair) "
+                           "on this line is no Unicode text", path=str(path), line=line,
+                           hint="write the character it stood for, or \\ufffd, in its place")
     if line is not None:
         return SourceError("not a JSON object on this line", path=str(path), line=line,
                            hint="fix or remove the line; each line of a JSON Lines file "
