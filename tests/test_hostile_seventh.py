@@ -231,3 +231,88 @@ def test_the_unprivileged_runner_really_drops_root(world: Path) -> None:
     secret.chmod(0o644)
     assert graphkit_as_nobody("build", secret, "--snapshot", world / "snap",
                               cwd=world).returncode == 0
+
+
+# --- what the round's driver found ---------------------------------------------------
+
+BIDI_SESSION = "sess\u202eevil\u202c-c1a0"
+LINE_SEP_AGENT = "agent\u2028A\u2066x\u2069"
+
+
+@pytest.fixture(scope="module")
+def bidi_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Rows whose session id holds a right-to-left override and whose agent id holds
+    a line separator and a bidi isolate."""
+    tmp = tmp_path_factory.mktemp("bidi")
+    rows = []
+    for r in identity_cases():
+        r = dict(r)
+        if r["session_id"] == "c1a0de00-0000-4000-8000-000000000001":
+            r["session_id"] = BIDI_SESSION
+        if r.get("agent_id") == "agentA":
+            r["agent_id"] = LINE_SEP_AGENT
+        rows.append(r)
+    src = tmp / "rows.jsonl"
+    src.write_text(_json_lines(rows))
+    assert graphkit("build", src, "--snapshot", tmp / "snap").returncode == 0
+    return tmp / "snap"
+
+
+def test_bidi_controls_and_line_separators_in_ids_are_shown_escaped(
+        bidi_snapshot: Path, tmp_path: Path) -> None:
+    # Was: U+202E reached the terminal raw in tree, lineage, usage, files and view's
+    # "wrote" line (the rest of the line shown reversed: one id passing for another),
+    # and U+2028 split lines for every reader that splits as Python does; view's line
+    # also carried ESC raw (round six escaped the other commands only).
+    snap = bidi_snapshot
+    for args in (["sessions"], ["tree", BIDI_SESSION], ["lineage", BIDI_SESSION],
+                 ["lineage", LINE_SEP_AGENT], ["usage", BIDI_SESSION], ["files"],
+                 ["view", BIDI_SESSION, "--out", tmp_path / "v.html"]):
+        proc = graphkit(*args, "--snapshot", snap)
+        assert proc.returncode == 0, (args, proc.stderr)
+        for raw in ("\u202e", "\u2028", "\u2066"):
+            assert raw not in proc.stdout and raw not in proc.stderr, (args, proc.stdout)
+        if args[0] in ("tree", "view"):
+            assert "sess\\u202eevil\\u202c-c1a0" in proc.stdout, proc.stdout
+    # Data is exact where it is data: --json escapes as JSON does, --csv keeps the id.
+    exact = graphkit("lineage", LINE_SEP_AGENT, "--snapshot", snap, "--json")
+    assert json.loads(exact.stdout)["id"] == LINE_SEP_AGENT
+    missing = graphkit("tree", "x\u202ey", "--snapshot", snap)
+    one_line_error(missing, "x\\u202ey")
+
+
+def test_an_escaped_lone_surrogate_in_json_lines_names_its_line(tmp_path: Path) -> None:
+    # Was: "cannot read rows: Error creating dataset… The surrogate pair in string is
+    # invalid. in row 0", naming no line, with the hint to check the file's format
+    # (Python's json takes "\ud800", so the line finder passed it).
+    rows = _json_lines(identity_cases()).splitlines()
+    rows[3] = rows[3].replace('"session_id": "', '"session_id": "\\udfff', 1)
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    bad = folder / "b.jsonl"
+    bad.write_text("\n".join(rows) + "\n")
+    (folder / "a.jsonl").write_text(_json_lines(identity_cases()))
+    for src in (bad, folder):
+        proc = graphkit("build", src, "--snapshot", tmp_path / "snap")
+        one_line_error(proc, f"{bad}:4: an escaped lone surrogate", "\\ufffd")
+    # A surrogate pair, escaped, is one character and builds.
+    rows[3] = rows[3].replace("\\udfff", "\\ud83d\\ude00")
+    bad.write_text("\n".join(rows) + "\n")
+    assert graphkit("build", bad, "--snapshot", tmp_path / "snap").returncode == 0
+
+
+def test_a_price_of_400_digits_is_one_line_and_a_bom_is_read_as_nothing(
+        tmp_path: Path) -> None:
+    # Was: OverflowError traceback (math.isfinite of an int past a float's range); a
+    # table starting with a byte-order mark was "not JSON (Unexpected UTF-8 BOM…)",
+    # where a contract with one loads.
+    snap = tmp_path / "snap"
+    assert graphkit("build", REPO / "samples" / "rows", "--snapshot", snap).returncode == 0
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"models": {"claude-sonnet-4-5": {"input": ' + "9" * 400 + "}}}")
+    for extra in ([], ["--by", "model"], ["--json"]):
+        one_line_error(graphkit("usage", "--snapshot", snap, "--prices", prices, *extra),
+                       str(prices), "needs numbers")
+    prices.write_text("\ufeff" + json.dumps({"models": {"claude-sonnet-4-5": {"input": 3}}}))
+    proc = graphkit("usage", "--snapshot", snap, "--prices", prices, "--json")
+    assert proc.returncode == 0, proc.stderr

@@ -51,7 +51,7 @@ def _how() -> str:
     probe = [sys.executable, "-c", "import pyarrow, graphkit"]
     home = Path(tempfile.mkdtemp(prefix="graphkit-nobody-"))
     try:
-        home.chmod(0o777)
+        home.chmod(0o777)  # nobody's home and working folder
         try:
             done = subprocess.run(probe, user=NOBODY, group=NOBODY, extra_groups=[],
                                   env=_env(home), cwd=home, capture_output=True,
@@ -112,5 +112,10 @@ def graphkit_as_nobody(*args: object, cwd: Path) -> subprocess.CompletedProcess[
         return subprocess.run(argv, user=NOBODY, group=NOBODY, extra_groups=[], env=env,
                               cwd=cwd, capture_output=True, text=True, errors="replace",
                               timeout=300, check=False)
-    return subprocess.run(_namespaced(argv, cwd), env=env, cwd=cwd, capture_output=True,
-                          text=True, errors="replace", timeout=300, check=False)
+    scratch = Path(tempfile.mkdtemp(prefix="graphkit-ns-"))
+    try:
+        return subprocess.run(_namespaced(argv, scratch), env=env, cwd=cwd,
+                              capture_output=True, text=True, errors="replace", timeout=300,
+                              check=False)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)  # the mount point, empty out here
