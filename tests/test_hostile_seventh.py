@@ -316,3 +316,23 @@ def test_a_price_of_400_digits_is_one_line_and_a_bom_is_read_as_nothing(
     prices.write_text("\ufeff" + json.dumps({"models": {"claude-sonnet-4-5": {"input": 3}}}))
     proc = graphkit("usage", "--snapshot", snap, "--prices", prices, "--json")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_permission_error_no_reader_words_is_still_one_line() -> None:
+    # The CLI's last resort for a file or folder the user may not use, met where no
+    # reader or writer says so itself: one line naming it, not a traceback.
+    from click.testing import CliRunner
+
+    from graphkit.cli.app import _Group
+
+    group = _Group()
+
+    @group.command()
+    def boom() -> None:
+        raise PermissionError(13, "Permission denied", "/srv/graph\nx/nodes")
+
+    result = CliRunner().invoke(group, ["boom"])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
+    (line,) = result.output.splitlines()
+    assert line.startswith("Error: /srv/graph\\nx/nodes: Permission denied; check the "
+                           "permissions"), line
