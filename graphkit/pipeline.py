@@ -204,6 +204,24 @@ def _cache_errors(cache_dir: Path | None) -> Iterator[None]:
                             ) from None
 
 
+def _check_cache_writable(cache_dir: Path | None) -> None:
+    """Refuse, before anything is built, a cache folder (or the folder it would be made
+    in) the user may not write: the build record is written after the snapshot, so a
+    refusal then left a new snapshot in place of the old under an exit 2 (another
+    user's snapshot in a folder anyone may write, its cache theirs)."""
+    if cache_dir is None:
+        return
+    path = Path(os.path.abspath(cache_dir))
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        return  # a file in the way is the build's own one-line refusal (_cache_errors)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise GraphkitError("cannot use the build cache: Permission denied",
+                            path=str(existing),
+                            hint=f"give a --cache-dir the user running graphkit may write "
+                                 f"to, or remove {cache_dir} (the next build makes it again)")
+
+
 def _row_files_among(paths: list[Path], inputs: list[list[Any]] | None) -> bool:
     """Whether a source is surely no transcript folder, so the spliced transcript build
     cannot apply (``transcript_roots`` would say None) and its imports (msgspec, the
@@ -275,6 +293,7 @@ def build_snapshot(
     from graphkit.snapshot.rejects import check_rejects_folder
 
     check_rejects_folder(rejects_file)
+    _check_cache_writable(build_options["cache_dir"])
     reuse = _Reuse.start(sources, snapshot_dir, store, rejects_file, rejects_path,
                          build_options, input_state)
     if reuse is not None and (done := reuse.previous(

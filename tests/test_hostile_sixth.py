@@ -306,12 +306,16 @@ def test_an_empty_json_lines_file_beside_rows_is_read_as_none(tmp_path: Path) ->
 @pytest.mark.parametrize("command", ["build", "rows", "check"])
 def test_a_source_of_only_empty_files_says_so(tmp_path: Path, command: str) -> None:
     # Was: Arrow's "Empty JSON stream" with nothing to do for a file; "no sources given;
-    # name at least one file or folder" once empty files were read as none.
+    # name at least one file or folder" once empty files were read as none. Round seven
+    # reads such a source as zero rows, as a zero-row Parquet file is; a note says so.
     (tmp_path / "empty.jsonl").write_text("\n \n")
     extra = {"build": ["--snapshot", tmp_path / "snap"],
              "rows": ["--out", tmp_path / "o.parquet"], "check": []}[command]
     proc = graphkit(command, tmp_path / "empty.jsonl", *extra)
-    one_line_error(proc, str(tmp_path / "empty.jsonl"), "no rows", "only blank lines")
+    assert proc.returncode == 0, proc.stderr
+    said = {"build": (f"{tmp_path / 'empty.jsonl'}: no rows read", proc.stderr),
+            "rows": ("wrote 0 rows", proc.stderr), "check": ("ok: 0 rows", proc.stdout)}
+    assert said[command][0] in said[command][1], proc
 
 
 def test_a_bad_parquet_file_in_a_folder_is_named_and_a_bom_on_a_later_line_too(

@@ -56,6 +56,12 @@ class _Group(click.Group):
                 # Files graphkit writes say so themselves; what is left is stdout.
                 where = exc.filename or "stdout"
                 raise UserError(printable(f"{where}: cannot write: {exc.strerror}")) from None
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and exc.filename:
+                # A file or folder the user may not read or write, met where no reader
+                # says so in words of its own: still one line naming it.
+                raise UserError(printable(
+                    f"{exc.filename}: {exc.strerror}; check the permissions of the path "
+                    "and the folders above it")) from None
             raise
 
 
@@ -468,7 +474,8 @@ def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--neo4j", is_flag=True,
                      help="Ask the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
                           "NEO4J_PASSWORD/NEO4J_DATABASE instead of a snapshot.")(f)
-    return click.option("--snapshot", "snapshot_dir", type=click.Path(path_type=Path),
+    return click.option("--snapshot", "snapshot_dir",
+                        type=click.Path(path_type=Path, readable=False),
                         help="The snapshot folder to read (default: the latest snapshot "
                              "built from your own ~/.claude and ~/.codex history, from "
                              "the snapshot index).")(f)

@@ -16,12 +16,13 @@ from graphkit.cli.app import (
     password_option,
     progress,
     quiet_option,
+    shown,
 )
 from graphkit.export.registry import format_names
 
 
 @cli.command("export")
-@click.argument("snapshot_dir", type=click.Path(path_type=Path))
+@click.argument("snapshot_dir", type=click.Path(path_type=Path, readable=False))
 @click.option("--format", "fmt", required=True, type=click.Choice(format_names()),
               help="node-link, graphml, gexf: one file; neo4j-csv, neo4j-parquet: a folder "
                    "for neo4j-admin import; cypher: a script; edges: one row per edge "
@@ -52,7 +53,7 @@ def export(snapshot_dir: Path, fmt: str, out: str, as_json: bool) -> None:
 
 
 @cli.command("snapshot")
-@click.argument("snapshot_dir", type=click.Path(path_type=Path))
+@click.argument("snapshot_dir", type=click.Path(path_type=Path, readable=False))
 @click.option("--neo4j", is_flag=True, required=True,
               help="Read the graph from the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
                    "NEO4J_PASSWORD/NEO4J_DATABASE.")
@@ -86,4 +87,5 @@ def snapshot(snapshot_dir: Path, neo4j: bool, contract: str, no_contract: bool,
         echo_json({"snapshot": str(snapshot_dir), **counts})
         return
     click.echo(f"snapshot of {sum(counts['nodes'].values())} nodes and "
-               f"{sum(counts['edges'].values())} relationships written to {snapshot_dir}")
+               f"{sum(counts['edges'].values())} relationships written to "
+               f"{shown(snapshot_dir)}")

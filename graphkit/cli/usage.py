@@ -177,7 +177,7 @@ def _group_records(answers: list[SessionUsage], by: str,
 @store_options
 @click.option("--by", type=click.Choice(["model", "agent-type"]),
               help="Group each session's usage by model or by agent type, with cost.")
-@click.option("--prices", "prices_path", type=click.Path(path_type=Path),
+@click.option("--prices", "prices_path", type=click.Path(path_type=Path, readable=False),
               help="A price table (JSON) instead of the shipped one.")
 @time_options
 @format_options

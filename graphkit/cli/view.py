@@ -30,8 +30,8 @@ _MARK = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yel
 
 
 @cli.command()
-@click.argument("old", type=click.Path(path_type=Path))
-@click.argument("new", type=click.Path(path_type=Path))
+@click.argument("old", type=click.Path(path_type=Path, readable=False))
+@click.argument("new", type=click.Path(path_type=Path, readable=False))
 @click.option("--include-content", is_flag=True,
               help="Allow snapshots that hold message content (their text is printed).")
 @format_options
@@ -116,7 +116,7 @@ def _print_diff(d: GraphDiff) -> None:
 @cli.command()
 @click.argument("session_id")
 @store_options
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path, readable=False),
               help="The HTML file to write (- for stdout).")
 @click.option("--include-content", is_flag=True,
               help="Show message text (from a snapshot built with --granularity message "
@@ -145,4 +145,5 @@ def view(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
         return
     write_html(page, out)
     n = len(data["threads"])
-    click.echo(f"wrote {out}: session {session_id}, {n} thread{'s' if n != 1 else ''}")
+    click.echo(f"wrote {shown(out)}: session {shown(session_id)}, "
+               f"{n} thread{'s' if n != 1 else ''}")

@@ -64,8 +64,11 @@ class QueryError(GraphkitError):
 
 
 # C0 controls, DEL and C1 controls: a file name or id holding them would break a one-line
-# message in two, or (ESC) drive the user's terminal.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# message in two, or (ESC) drive the user's terminal. Also the line and paragraph
+# separators (U+2028/9: `str.splitlines()` and many readers break lines there) and the
+# bidirectional overrides, embeddings, isolates and marks (U+202E in an id reversed
+# the rest of its line on screen: one id shown as another, "Trojan Source").
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
@@ -74,6 +77,8 @@ def printable(text: str) -> str:
 
     >>> printable("a\\nb.jsonl\\x1b[2J")
     'a\\\\nb.jsonl\\\\x1b[2J'
+    >>> printable("id\\u202eliame")
+    'id\\\\u202eliame'
     """
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 

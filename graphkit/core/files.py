@@ -4,6 +4,7 @@ special file rather than over it, and a failed write (disk full, read-only) as o
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
@@ -18,8 +19,12 @@ def write_error(exc: OSError, path: Path | str) -> GraphkitError:
     """An OS error while writing ``path`` (no space left, read-only, no permission) as a
     :class:`GraphkitError`; Arrow's own I/O errors carry no ``strerror``, only text."""
     reason = exc.strerror or first_line(exc)
-    return GraphkitError(f"cannot write: {reason}", path=str(path),
-                         hint="free some space or choose a writable place")
+    if isinstance(exc, PermissionError) or exc.errno == errno.EROFS:
+        # "Free some space" sent a user whose folder was not theirs to the wrong fix.
+        hint = "choose a place the user running graphkit may write to"
+    else:
+        hint = "free some space or choose a writable place"
+    return GraphkitError(f"cannot write: {reason}", path=str(path), hint=hint)
 
 
 @contextmanager

@@ -106,9 +106,11 @@ class Cost:
 
 
 def _price(v: Any) -> bool:
-    """A usable price: a finite number, not negative (1e400 reads as infinity)."""
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) \
-        and v >= 0
+    """A usable price: a finite number, not negative (1e400 reads as infinity; an
+    integer of 400 digits is past a float too: math.isfinite raised OverflowError)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return 0 <= v <= sys.float_info.max
+    return isinstance(v, float) and math.isfinite(v) and v >= 0
 
 
 def _no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -131,7 +133,9 @@ def load_prices(path: Path | None = None) -> PriceTable:
     try:
         # Only a regular file: a FIFO given as --prices waited for a writer forever,
         # a link to /dev/zero was read until memory ran out.
-        data = json.loads(read_file(where)[1].decode("utf-8"),
+        # utf-8-sig: a byte-order mark (Windows editors write one) is read as nothing,
+        # as in a contract.
+        data = json.loads(read_file(where)[1].decode("utf-8-sig"),
                           object_pairs_hook=_no_key_twice)
     except OSError as exc:
         raise GraphkitError(f"cannot read the price table: {exc.strerror}", path=str(where),

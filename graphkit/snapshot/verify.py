@@ -57,7 +57,7 @@ class _Opened:
                 raise _not_a_snapshot(directory) from None
         except OSError as exc:
             raise SnapshotError(f"cannot open the snapshot: {exc.strerror}",
-                                path=str(directory)) from None
+                                path=str(directory), hint=_access_hint(exc)) from None
 
     def close(self) -> None:
         os.close(self.fd)
@@ -128,7 +128,8 @@ def _load_manifest(snap: _Opened) -> dict[str, Any]:
     except FileNotFoundError:
         raise _not_a_snapshot(snap.path) from None
     except OSError as exc:
-        raise SnapshotError(f"unreadable manifest: {exc.strerror}", path=where) from None
+        raise SnapshotError(f"unreadable manifest: {exc.strerror}", path=where,
+                            hint=_access_hint(exc)) from None
     if len(data) > MAX_MANIFEST_BYTES:
         raise SnapshotError("manifest larger than 64 MiB: not one graphkit wrote", path=where)
     try:
@@ -220,15 +221,26 @@ def _check_files(snap: _Opened, m: dict[str, Any]) -> None:
             except FileNotFoundError:
                 raise _damaged(snap.path, rel, "is missing") from None
             except OSError as exc:
-                raise _damaged(snap.path, rel, f"cannot be read ({exc.strerror})") from None
+                raise _damaged(snap.path, rel, f"cannot be read ({exc.strerror})",
+                               _access_hint(exc)) from None
             if "bytes" in entry and size != entry["bytes"]:
                 raise _damaged(snap.path, rel, f"has {size} bytes, the manifest says "
                                                f"{entry['bytes']} (truncated or changed)")
 
 
-def _damaged(directory: Path, rel: str, what: str) -> SnapshotError:
+def _damaged(directory: Path, rel: str, what: str, hint: str | None = None) -> SnapshotError:
     return SnapshotError(f"snapshot file {what}", path=str(directory / rel),
-                         hint="the snapshot was changed after graphkit wrote it; rebuild it")
+                         hint=hint or "the snapshot was changed after graphkit wrote it; "
+                                      "rebuild it")
+
+
+def _access_hint(exc: OSError) -> str | None:
+    """What to do about a snapshot file the user may not read: its permissions, not
+    its bytes, are at fault (a snapshot copied from another user keeps its modes)."""
+    if isinstance(exc, PermissionError):
+        return ("make the snapshot readable by the user running graphkit "
+                "(chmod -R a+rX on its folder), or read it as its owner")
+    return None
 
 
 def _read_verified(snap: _Opened, entry: dict[str, Any],
@@ -240,7 +252,7 @@ def _read_verified(snap: _Opened, entry: dict[str, Any],
         data = snap.read_buffer(rel)
     except OSError as exc:
         raise _damaged(snap.path, rel, "is missing" if isinstance(exc, FileNotFoundError)
-                       else f"cannot be read ({exc.strerror})") from None
+                       else f"cannot be read ({exc.strerror})", _access_hint(exc)) from None
     if "sha256" in entry:
         if data.size != entry["bytes"]:
             raise _damaged(snap.path, rel, f"has {data.size} bytes, the manifest says "

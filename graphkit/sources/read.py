@@ -226,7 +226,13 @@ def gather_sources(
         elif kind in ("claude", "codex"):
             transcript_paths.append(path)
         else:
-            result.pieces.extend(read_rows(path))
+            pieces = read_rows(path)
+            if not any(table.num_rows for _, table in pieces):
+                # Zero rows is a graph of nothing, not an error; but say so, a user
+                # who named a source expects rows from it.
+                result.notes.append(f"{path}: no rows read (the files are empty, hold "
+                                    "only blank lines or zero-row tables)")
+            result.pieces.extend(pieces)
         if fingerprints and kind == "rows":
             result.fingerprints.extend(row_file_fingerprints([path]))
     if transcript_paths:

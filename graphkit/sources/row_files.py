@@ -34,6 +34,9 @@ FORMATS = {
 # What to do about a row file Arrow cannot read.
 _UNREADABLE = ("check that the file is complete and in a supported format (Parquet, "
                "Arrow IPC/Feather, JSON Lines)")
+# What to do about a file or folder the user running graphkit may not read.
+UNREADABLE_HINT = ("make it readable by the user running graphkit (chmod a+rX), or "
+                   "leave it out of the sources")
 # One source piece: the label rows point back to, and its rows.
 Piece = tuple[str, pa.Table]
 # What a reader applies to each file's table once it is read (computed columns).
@@ -85,7 +88,12 @@ def _usable(path: Path, name: str) -> None:
         raise SourceError(f"file name {os.fsencode(name)!r} is not valid UTF-8",
                           path=os.fsencode(path.parent).decode("utf-8", "replace"),
                           hint="rename the file") from None
-    if path.is_symlink() and not path.exists():
+    try:
+        dangling = path.is_symlink() and not path.exists()
+    except OSError as exc:  # a folder that can be listed but not entered (mode 644)
+        raise SourceError(f"cannot read this folder's files: {exc.strerror or exc}",
+                          path=str(path.parent), hint=UNREADABLE_HINT) from None
+    if dangling:
         raise SourceError("a symbolic link that leads to no file (dangling or looping)",
                           path=str(path), hint="remove the link or point it at a file")
 
@@ -238,9 +246,7 @@ def read_row_files(path: Path, wanted: set[str], dictionary_columns: Sequence[st
     if path.is_file():
         out = _read_group([path], file_format(path), None, wanted, dictionary_columns,
                           repaired, finish)
-        if not out:
-            raise _no_rows(path)
-        return out
+        return out or [no_rows(path)]
     groups = row_files(path)
     if not groups:
         raise SourceError("no row files, transcripts or Iceberg table found here",
@@ -251,17 +257,15 @@ def read_row_files(path: Path, wanted: set[str], dictionary_columns: Sequence[st
     for fmt, files in sorted(groups.items()):
         out.extend(_read_group(files, fmt, path, wanted, dictionary_columns, repaired,
                                finish))
-    if not out:
-        raise _no_rows(path)
-    return out
+    return out or [no_rows(path)]
 
 
-def _no_rows(path: Path) -> SourceError:
-    """A source whose JSON Lines files are all empty or blank: no row to build from
-    (with a file of rows beside them, they are read as the none they hold)."""
-    what = "the file is" if path.is_file() else "every row file here is"
-    return SourceError(f"no rows: {what} empty or holds only blank lines", path=str(path),
-                       hint="give JSON Lines with one JSON object a line")
+def no_rows(path: Path) -> Piece:
+    """The piece of a source whose JSON Lines files are all empty or blank: no rows and,
+    JSON having no schema, no columns. It is read as zero rows, as a zero-row Parquet
+    file is (the build's summary then says "rows read 0", and a note names the source);
+    beside a file of rows such files are simply read as the none they hold."""
+    return str(path), pa.table({})
 
 
 def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str],
@@ -272,6 +276,9 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
         files = [f for f in files if check_json_depth(f)]
         if not files:
             return []  # only empty files: no rows, nothing lost
+    else:
+        for f in files:
+            _openable(f)
     block = JSON_BLOCK
     if fmt == "parquet":
         dictionary_columns = stored_with_dictionary(files[0], dictionary_columns)
@@ -290,6 +297,17 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
                                       finish) for f in files]
             raise read_error(_culprit(files, fmt) or root or files[0], fmt, exc) from None
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _openable(path: Path) -> None:
+    """Refuse a file that cannot be opened (permission denied) in words of its own:
+    Arrow's ("Error creating dataset… Is this a 'parquet' file?") blamed its format."""
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise SourceError(f"cannot read this file: {exc.strerror or exc}", path=str(path),
+                          hint=UNREADABLE_HINT) from None
 
 
 def stored_with_dictionary(path: Path, columns: Sequence[str]) -> list[str]:
@@ -336,7 +354,8 @@ def check_json_depth(path: Path) -> bool:
                                       path=str(path), line=number,
                                       hint="fix or remove the line")
     except OSError as exc:
-        raise SourceError(f"cannot read rows: {exc.strerror or exc}", path=str(path)) from None
+        raise SourceError(f"cannot read this file: {exc.strerror or exc}", path=str(path),
+                          hint=UNREADABLE_HINT) from None
     return text
 
 
@@ -468,6 +487,7 @@ def read_whole_files(path: Path, repaired: list[dict[str, Any]] | None = None) -
         fmt = file_format(f)
         if fmt == "json" and not check_json_depth(f):
             continue  # empty or only blank lines: no rows
+        _openable(f)
         try:
             try:
                 table = open_dataset([f], fmt, None).to_table()
@@ -482,9 +502,7 @@ def read_whole_files(path: Path, repaired: list[dict[str, Any]] | None = None) -
             out.append((str(f), repair_utf8(table, str(f), repaired)))
         except (pa.ArrowInvalid, OSError) as exc:
             raise read_error(f, fmt, exc) from None
-    if not out:
-        raise _no_rows(path)
-    return out
+    return out or [no_rows(path)]
 
 
 def _culprit(files: list[Path], fmt: str) -> Path | None:
@@ -504,40 +522,58 @@ def _culprit(files: list[Path], fmt: str) -> Path | None:
 def bad_json_line(path: Path) -> int | None:
     """The 1-based number of the first line of ``path`` that is not a JSON object
     (a byte-order mark starting a line after the first makes it one: Arrow reads only
-    the file's own)."""
+    the file's own; so does an escaped lone surrogate, which Arrow refuses)."""
     found = _first_bad_line(path)
     return None if found is None else found[0]
 
 
-def _first_bad_line(path: Path) -> tuple[int, bool] | None:
-    """:func:`bad_json_line`'s line, and whether a byte-order mark starts it."""
+def _first_bad_line(path: Path) -> tuple[int, str] | None:
+    """:func:`bad_json_line`'s line, and what is wrong with it: ``json`` (no JSON
+    object), ``bom`` (a byte-order mark starts it) or ``surrogate``."""
     try:
         with path.open("rb") as f:
             for n, line in enumerate(f, 1):
                 bom = line.startswith(codecs.BOM_UTF8)
                 if n > 1 and bom:
-                    return n, True
+                    return n, "bom"
                 if not line.strip():
                     continue
                 try:
-                    if not isinstance(json.loads(line), dict):
-                        return n, bom
+                    doc = json.loads(line)
                 except (ValueError, RecursionError):
-                    return n, bom
+                    return n, "bom" if bom else "json"
+                if not isinstance(doc, dict):
+                    return n, "bom" if bom else "json"
+                if b"\\u" in line and _lone_surrogate(doc):
+                    return n, "surrogate"
     except OSError:
         return None
     return None
+
+
+def _lone_surrogate(doc: object) -> bool:
+    """Whether a parsed JSON document holds half of a surrogate pair (``"\\ud800"``):
+    Python's json takes one, Arrow's reader refuses the whole file."""
+    try:
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def read_error(path: Path, fmt: str, exc: BaseException) -> SourceError:
     """A read failure, pointing at the line for JSON Lines (Arrow says only "row N")."""
     found = _first_bad_line(path) if fmt == "json" and path.is_file() else None
     line = None if found is None else found[0]
-    if found is not None and found[1]:
+    if found is not None and found[1] == "bom":
         return SourceError("a byte-order mark (BOM) starts this line; only a file's first "
                            "line may have one", path=str(path), line=line,
                            hint="remove the marks (files joined with `cat` keep each one's): "
                                 "sed -i 's/^\\xEF\\xBB\\xBF//' FILE")
+    if found is not None and found[1] == "surrogate":
+        return SourceError("an escaped lone surrogate (\\ud800-\\udfff without its pair) "
+                           "on this line is no Unicode text", path=str(path), line=line,
+                           hint="write the character it stood for, or \\ufffd, in its place")
     if line is not None:
         return SourceError("not a JSON object on this line", path=str(path), line=line,
                            hint="fix or remove the line; each line of a JSON Lines file "
