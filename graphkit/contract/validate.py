@@ -228,7 +228,16 @@ def conform_sources(contract: LoadedContract, rows: SourceRows, *,
     (rows from ``since`` to ``until`` only, each bound optional). Takes the pieces out
     of ``rows`` so their memory goes once they are joined."""
     pieces, rows.pieces = rows.pieces, []
-    tables = [conform_table(contract, table, label) for label, table in pieces]
+    if len(pieces) < 2:
+        tables = [conform_table(contract, table, label) for label, table in pieces]
+    else:
+        # Pieces on two threads: the casts and blank checks are Arrow's (GIL released),
+        # ~0.06 CPU-s over the five files of 1M rows that ran alone on one core. map
+        # gives the tables in piece order, and the first failing piece (in that order)
+        # raises, as one after another would.
+        with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+            tables = list(pool.map(lambda piece: conform_table(contract, piece[1], piece[0]),
+                                   pieces))
     if not tables:
         raise SourceError("no sources given", hint="name at least one file or folder")
     tables = _unify_text(_unify_json(tables, contract))

@@ -157,3 +157,40 @@ def test_id_columns_stored_without_a_dictionary_give_the_same_graph(tmp_path: Pa
             assert got.nodes[name].table.equals(nodes.table), (source, name)
         for name, edges in want.edges.items():
             assert got.edges[name].table.equals(edges.table), (source, name)
+
+
+def test_pieces_conformed_on_threads_equal_one_after_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # conform_sources conforms the pieces two at a time: the joined table is what
+    # conforming them in turn gives, and of two bad pieces the first one's error is raised.
+    import threading
+
+    import graphkit.contract.validate as validate
+    from graphkit.contract.validate import conform_table
+    from graphkit.sources.read import SourceRows
+
+    rows = identity_cases()[:-1]
+    pieces = []
+    for p in range(4):
+        path = write_parquet([dict(r, session_id=f"{r['session_id']}-{p}") for r in rows],
+                             tmp_path / f"p{p}.parquet")
+        pieces.extend(read_sources([path], read_spec(load_contract()),
+                                   fingerprints=False).pieces)
+    c = load_contract()
+    one_by_one = [conform_table(c, t, label) for label, t in pieces]
+    threads: set[int] = set()
+    conformed = validate.conform
+
+    def conform(*args: object) -> pa.Table:
+        threads.add(threading.get_ident())
+        return conformed(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(validate, "conform", conform)
+    got = conform_sources(c, SourceRows(pieces=list(pieces)))
+    assert got.equals(validate.combine_dictionaries(pa.concat_tables(one_by_one)))
+    assert threading.get_ident() not in threads
+    bad = [pieces[0], (pieces[1][0], pieces[1][1].drop_columns(["session_id"])),
+           (pieces[2][0], pieces[2][1].drop_columns(["session_id"])), pieces[3]]
+    with pytest.raises(SourceError) as info:
+        conform_sources(c, SourceRows(pieces=bad))
+    assert pieces[1][0] in str(info.value) and pieces[2][0] not in str(info.value)
