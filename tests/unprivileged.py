@@ -36,6 +36,16 @@ def _blocking(path: Path) -> tuple[Path, Path] | None:
     return None
 
 
+def _blocked() -> tuple[Path, Path] | None:
+    """What blocks the interpreter: its own prefix, or, in a virtual environment, the
+    prefix of the Python it was made from (its ``bin/python`` links there)."""
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        found = _blocking(Path(prefix))
+        if found is not None:
+            return found
+    return None
+
+
 def _env(home: Path) -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO),
             "HOME": str(home), "GRAPHKIT_HOME": str(home / "graphkit-home"),
@@ -60,7 +70,7 @@ def _how() -> str:
                 return "direct"
         except PermissionError:  # the exec itself: the interpreter is out of reach
             pass
-        if _blocking(Path(sys.prefix)) is None or not (shutil.which("unshare")
+        if _blocked() is None or not (shutil.which("unshare")
                                                        and shutil.which("setpriv")):
             return f"uid {NOBODY} cannot run {sys.executable}, and no mount namespace helps"
         done = subprocess.run(_namespaced(probe, home), env=_env(home), cwd=home,
@@ -77,7 +87,7 @@ def _namespaced(argv: list[str], scratch: Path) -> list[str]:
     """``argv`` run as nobody in a private mount namespace where the folder blocking the
     interpreter (e.g. ``/root``) is a tmpfs of mode 0755 holding only the interpreter's
     tree."""
-    found = _blocking(Path(sys.prefix))
+    found = _blocked()
     assert found is not None
     folder, child = found
     keep = Path(tempfile.mkdtemp(prefix="graphkit-keep-", dir=scratch))
