@@ -21,10 +21,9 @@ from graphkit.contract.expr import blank_to_null
 from graphkit.contract.loader import LoadedContract
 from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import json_as_text, tag_rows
-from graphkit.core.times import text_times
+from graphkit.core.times import TIMESTAMP, naive_as_utc, text_times
 from graphkit.sources.read import ReadSpec, SourceRows, since_filter
 
-TIMESTAMP = pa.timestamp("us", tz="UTC")
 # Text columns read dictionary-encoded (Parquet stores ids and names that way)
 # stay encoded, in this one type, so the projection need not encode them again.
 TEXT_DICT = pa.dictionary(pa.int32(), pa.string())
@@ -135,7 +134,7 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
                     elif col.type == "timestamp" and pa.types.is_timestamp(arr.type) \
                             and arr.type.tz is None:
                         # Naive timestamps are taken as UTC, as HypAware writes them.
-                        arr = pc.assume_timezone(arr.cast(pa.timestamp("us")), "UTC")
+                        arr = naive_as_utc(arr)
                     arr = arr.cast(target)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     raise SourceError(

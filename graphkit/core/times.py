@@ -17,11 +17,15 @@ TIMESTAMP = pa.timestamp("us", tz="UTC")
 _ZONED = r"[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?\s*(?:[Zz]|[+-]\d\d(?::?\d\d)?)$"
 
 
+def naive_as_utc(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Times with no zone (naive timestamps, or text that names none) taken as UTC, as
+    HypAware writes them: ``timestamp[us, UTC]``."""
+    return pc.assume_timezone(arr.cast(pa.timestamp("us")), "UTC")
+
+
 def _utc(arr: pa.Array | pa.ChunkedArray, zoned: bool) -> pa.Array | pa.ChunkedArray:
     """Text times as ``timestamp[us, UTC]``; ``zoned``: they name their zone, else UTC."""
-    if zoned:
-        return arr.cast(TIMESTAMP)
-    return pc.assume_timezone(arr.cast(pa.timestamp("us")), "UTC")  # as HypAware writes
+    return arr.cast(TIMESTAMP) if zoned else naive_as_utc(arr)
 
 
 def text_times(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
-from graphkit.core.times import text_times
+from graphkit.core.times import naive_as_utc, text_times
 from graphkit.sources.read import (
     Progress,
     SourceRows,
@@ -47,7 +46,7 @@ def _to_schema(table: pa.Table, source: str) -> pa.Table:
                                                       or pa.types.is_large_string(col.type)):
                     col = text_times(col)
                 elif pa.types.is_timestamp(col.type) and col.type.tz is None:
-                    col = pc.assume_timezone(col.cast(pa.timestamp("us")), "UTC")
+                    col = naive_as_utc(col)
                 col = col.cast(f.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise SourceError(f"column {f.name!r} cannot be read as {f.type}: "
