@@ -153,6 +153,11 @@ def cli() -> None:
     """
 
 
+# Every path argument and option. Not `readable=True`: graphkit says itself, in one
+# line naming the path and the fix, what it cannot read; click's own check printed its
+# three-line usage message instead.
+PATH = click.Path(path_type=Path, readable=False)
+
 _REFUSED_WHILE = {
     "pandas": "pyarrow._dataset", "cloudpickle": "pyarrow.lib",
     # pyarrow.fs binds each remote filesystem it was built with; graphkit reads and
@@ -475,7 +480,7 @@ def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Ask the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
                           "NEO4J_PASSWORD/NEO4J_DATABASE instead of a snapshot.")(f)
     return click.option("--snapshot", "snapshot_dir",
-                        type=click.Path(path_type=Path, readable=False),
+                        type=PATH,
                         help="The snapshot folder to read (default: the latest snapshot "
                              "built from your own ~/.claude and ~/.codex history, from "
                              "the snapshot index).")(f)

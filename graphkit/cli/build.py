@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from graphkit.cli.app import (
+    PATH,
     UserError,
     cli,
     default_sources,
@@ -28,20 +29,20 @@ from graphkit.cli.app import (
 
 
 @cli.command()
-@click.argument("sources", nargs=-1, type=click.Path(path_type=Path, readable=False))
-@click.option("--snapshot", "snapshot_dir", type=click.Path(path_type=Path, readable=False),
+@click.argument("sources", nargs=-1, type=PATH)
+@click.option("--snapshot", "snapshot_dir", type=PATH,
               help="Write the graph to this snapshot folder (with no SOURCES: by default "
                    "your history's snapshot in graphkit's data folder).")
 @click.option("--contract", default="ai-gateway-graph", show_default=True,
               help="A shipped contract name or a path to a contract YAML file.")
 @click.option("--granularity", type=click.Choice(["thread", "message"]), default="thread",
               show_default=True, help="`message` adds Message nodes with NEXT edges.")
-@click.option("--rejects", "rejects_path", type=click.Path(path_type=Path, readable=False),
+@click.option("--rejects", "rejects_path", type=PATH,
               help="Where unusable rows go (default: SNAPSHOT.rejects.jsonl).")
 @click.option("--include-content", is_flag=True, help="Keep message content in outputs.")
 @click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
 @time_options
-@click.option("--cache-dir", type=click.Path(path_type=Path, readable=False),
+@click.option("--cache-dir", type=PATH,
               help="Where the incremental transcript index lives "
                    "(default: beside the snapshot).")
 @click.option("--store", type=click.Choice(["snapshot", "networkx", "neo4j"]),
@@ -268,13 +269,13 @@ def plain_table(header: tuple[str, str, str], rows: list[tuple[str, str, str]]) 
 
 
 @cli.command()
-@click.argument("sources", nargs=-1, type=click.Path(path_type=Path, readable=False))
+@click.argument("sources", nargs=-1, type=PATH)
 @click.option("--out", "out", required=True,
               help="The Parquet file to write, or - for stdout.")
 @click.option("--include-content", is_flag=True, help="Keep message content columns.")
 @click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
 @time_options
-@click.option("--cache-dir", type=click.Path(path_type=Path, readable=False),
+@click.option("--cache-dir", type=PATH,
               help="Where the incremental transcript index lives.")
 @quiet_option
 def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: bool,
@@ -302,7 +303,7 @@ def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: boo
 
 
 @cli.command()
-@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
+@click.argument("sources", nargs=-1, required=True, type=PATH)
 @click.option("--contract", default="ai-gateway-graph", show_default=True,
               help="A shipped contract name or a path to a contract YAML file.")
 @time_options

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from graphkit.cli.app import (
+    PATH,
     UserError,
     cli,
     echo_json,
@@ -22,7 +23,7 @@ from graphkit.export.registry import format_names
 
 
 @cli.command("export")
-@click.argument("snapshot_dir", type=click.Path(path_type=Path, readable=False))
+@click.argument("snapshot_dir", type=PATH)
 @click.option("--format", "fmt", required=True, type=click.Choice(format_names()),
               help="node-link, graphml, gexf: one file; neo4j-csv, neo4j-parquet: a folder "
                    "for neo4j-admin import; cypher: a script; edges: one row per edge "
@@ -53,7 +54,7 @@ def export(snapshot_dir: Path, fmt: str, out: str, as_json: bool) -> None:
 
 
 @cli.command("snapshot")
-@click.argument("snapshot_dir", type=click.Path(path_type=Path, readable=False))
+@click.argument("snapshot_dir", type=PATH)
 @click.option("--neo4j", is_flag=True, required=True,
               help="Read the graph from the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
                    "NEO4J_PASSWORD/NEO4J_DATABASE.")

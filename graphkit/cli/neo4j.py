@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from graphkit.cli.app import (
+    PATH,
     UserError,
     cli,
     echo_json,
@@ -20,7 +21,7 @@ from graphkit.cli.app import (
 
 
 @cli.command()
-@click.argument("snapshot_dir", type=click.Path(path_type=Path, readable=False))
+@click.argument("snapshot_dir", type=PATH)
 @click.option("--if-exists", type=click.Choice(["merge", "replace", "fail"]), default="merge",
               show_default=True,
               help="merge updates what is there, replace deletes the graph's node types "
@@ -79,7 +80,7 @@ def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: in
 
 @cli.command("neo4j-server")
 @click.option("--port", type=int, default=7687, show_default=True, help="Bolt port on 127.0.0.1.")
-@click.option("--data", "data_dir", type=click.Path(path_type=Path, readable=False),
+@click.option("--data", "data_dir", type=PATH,
               help="Data folder to keep between runs (default: a temporary one).")
 @click.option("--password-env", metavar="VAR",
               help="Require user neo4j with the password in environment variable VAR "

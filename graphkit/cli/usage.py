@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from graphkit.cli.app import (
+    PATH,
     cli,
     echo_csv,
     echo_records,
@@ -177,7 +178,7 @@ def _group_records(answers: list[SessionUsage], by: str,
 @store_options
 @click.option("--by", type=click.Choice(["model", "agent-type"]),
               help="Group each session's usage by model or by agent type, with cost.")
-@click.option("--prices", "prices_path", type=click.Path(path_type=Path, readable=False),
+@click.option("--prices", "prices_path", type=PATH,
               help="A price table (JSON) instead of the shipped one.")
 @time_options
 @format_options

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from graphkit.cli.app import (
+    PATH,
     cli,
     echo_csv,
     echo_records,
@@ -30,8 +31,8 @@ _MARK = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yel
 
 
 @cli.command()
-@click.argument("old", type=click.Path(path_type=Path, readable=False))
-@click.argument("new", type=click.Path(path_type=Path, readable=False))
+@click.argument("old", type=PATH)
+@click.argument("new", type=PATH)
 @click.option("--include-content", is_flag=True,
               help="Allow snapshots that hold message content (their text is printed).")
 @format_options
@@ -116,7 +117,7 @@ def _print_diff(d: GraphDiff) -> None:
 @cli.command()
 @click.argument("session_id")
 @store_options
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path, readable=False),
+@click.option("--out", "out", required=True, type=PATH,
               help="The HTML file to write (- for stdout).")
 @click.option("--include-content", is_flag=True,
               help="Show message text (from a snapshot built with --granularity message "
