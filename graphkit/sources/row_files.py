@@ -111,6 +111,10 @@ def row_files(root: Path) -> dict[str, list[Path]]:
     return by_format
 
 
+class TypesDisagree(SourceError):
+    """The files of one dataset hold a column in types no promotion unifies."""
+
+
 def open_dataset(paths: list[Path], fmt: str, root: Path | None,
                  dictionary_columns: Sequence[str] = (),
                  block_size: int = JSON_BLOCK) -> ds.Dataset:
@@ -140,7 +144,7 @@ def open_dataset(paths: list[Path], fmt: str, root: Path | None,
     try:
         unified = pa.unify_schemas(schemas, promote_options="permissive")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise SourceError(f"files disagree on column types: {first_line(exc)}",
+        raise TypesDisagree(f"files disagree on column types: {first_line(exc)}",
                           path=str(root or paths[0]),
                           hint="give the files separately to see which one differs") from None
     return ds.dataset([str(p) for p in paths], schema=unified, **kwargs)
@@ -203,14 +207,31 @@ def _finish_piece(label: str, table: pa.Table, repaired: list[dict[str, Any]] | 
     return label, (finish(table) if finish is not None else table)
 
 
-def _nested_as_text(path: Path, root: Path | None, wanted: set[str] | None) -> pa.Table:
+def _hive_keys(files: list[Path], root: Path) -> tuple[pa.Schema, dict[str, dict[str, Any]]]:
+    """The hive folder columns of ``files`` below ``root`` as Arrow's own discovery makes
+    them for the dataset read (names and values URL-decoded, ``year=2026`` an int32,
+    ``__HIVE_DEFAULT_PARTITION__`` null), without reading the files: ``fragments=0``."""
+    import pyarrow.fs as pafs
+
+    options = ds.FileSystemFactoryOptions(partition_base_dir=str(root))
+    options.partitioning_factory = ds.HivePartitioning.discover()
+    factory = ds.FileSystemDatasetFactory(pafs.LocalFileSystem(), [str(f) for f in files],
+                                          ds.JsonFileFormat(), options)
+    schema = factory.inspect(fragments=0)
+    dataset = factory.finish(schema)
+    return schema, {frag.path: ds.get_partition_keys(frag.partition_expression)
+                    for frag in dataset.get_fragments()}
+
+
+def _nested_as_text(path: Path, hive: tuple[pa.Schema, dict[str, dict[str, Any]]] | None,
+                    wanted: set[str] | None) -> pa.Table:
     """A JSON Lines file whose nested values change type between lines (an object's
     ``attributes.claude.tool_use_result`` is text in one row, an object in the next, as
     Claude's ``toolUseResult`` is): each top-level object or array is read as its JSON
     text, which is how the contract's ``json`` columns take them anyway.
 
     Arrow's reader has no option for this; the file is read line by line here, so only
-    files it refuses pay for it. Hive folders below ``root`` become text columns."""
+    files it refuses pay for it. ``hive``: the folder columns of :func:`_hive_keys`."""
     out = bytearray()
     try:
         with path.open("rb") as f:
@@ -229,11 +250,13 @@ def _nested_as_text(path: Path, root: Path | None, wanted: set[str] | None) -> p
             block_size=max(JSON_BLOCK, len(out) + 1)))
     except (ValueError, RecursionError, pa.ArrowInvalid, OSError) as exc:
         raise read_error(path, "json", exc) from None
-    if root is not None:
-        for part in path.relative_to(root).parts[:-1]:
-            key, eq, value = part.partition("=")
-            if eq and key not in table.column_names:
-                table = table.append_column(key, pa.array([value] * table.num_rows, pa.string()))
+    if hive is not None:
+        schema, keys = hive
+        values = keys.get(str(path), {})
+        for field in schema:
+            if field.name not in table.column_names:
+                table = table.append_column(field, pa.array(
+                    [values.get(field.name)] * table.num_rows, field.type))
     if wanted is not None:
         table = table.select([c for c in table.column_names if c in wanted])
     return table
@@ -297,6 +320,12 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
         try:
             return read_dataset(open_dataset(files, fmt, root, dictionary_columns, block),
                                 wanted, repaired, finish)
+        except TypesDisagree:
+            if fmt != "json":
+                raise
+            # JSON files each consistent, but one holds a nested value as an object and
+            # another as text: the same case as below, across files instead of lines.
+            return _each_nested_as_text(files, root, wanted, repaired, finish)
         except (pa.ArrowInvalid, OSError, pa.ArrowTypeError) as exc:
             # ArrowTypeError: a hive folder key (session_id=x/) that is also a column of
             # the files, in another type.
@@ -304,10 +333,17 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
                 block = max(block, _longest_line(files) + 1024)
                 continue
             if fmt == "json" and _CHANGED in str(exc):
-                return [_finish_piece(str(f), _nested_as_text(f, root, wanted), repaired,
-                                      finish) for f in files]
+                return _each_nested_as_text(files, root, wanted, repaired, finish)
             raise read_error(_culprit(files, fmt) or root or files[0], fmt, exc) from None
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _each_nested_as_text(files: list[Path], root: Path | None, wanted: set[str],
+                         repaired: list[dict[str, Any]] | None,
+                         finish: Finish | None) -> list[Piece]:
+    hive = _hive_keys(files, root) if root is not None else None
+    return [_finish_piece(str(f), _nested_as_text(f, hive, wanted), repaired, finish)
+            for f in files]
 
 
 def _openable(path: Path) -> None:

@@ -253,3 +253,54 @@ def test_codex_token_count_with_only_the_last_usage_counts_it(tmp_path: Path) ->
     graph = _graph(tmp_path / "sessions")
     assert _rows(graph, "Thread", ["input_tokens", "output_tokens",
                                    "cache_read_input_tokens"]) == [(500, 50, 400)]
+
+
+def test_nested_type_changes_keep_the_hive_columns_arrow_makes(tmp_path: Path) -> None:
+    """A JSON Lines folder read line by line (its nested values change type) took its
+    hive folder columns as raw text: ``team=a%2Fb`` stayed ``a%2Fb``, ``year=2026`` was
+    text and ``__HIVE_DEFAULT_PARTITION__`` a value, where Arrow's read of a folder with
+    no type change gives ``a/b``, an int32 and a null."""
+    from graphkit.sources.row_files import read_row_files
+
+    def pieces(root: Path, nested: list[Any]) -> list[tuple[Any, ...]]:
+        folders = ["team=a%2Fb c/year=2026", "team=ops/year=__HIVE_DEFAULT_PARTITION__"]
+        for folder, value in zip(folders, nested, strict=True):
+            _jsonl([{"session_id": "s", "attributes": {"x": value}}], root / folder / "p.jsonl")
+        out = []
+        for _, table in read_row_files(root, {"session_id", "team", "year"}):
+            out.append((table.schema.field("team").type, table.schema.field("year").type,
+                        table.column("team").to_pylist(), table.column("year").to_pylist()))
+        return sorted(out, key=repr)
+
+    plain = pieces(tmp_path / "plain", [{"a": 1}, {"a": 2}])
+    changing = pieces(tmp_path / "changing", [{"a": 1}, "text"])
+    assert plain == [(pa.string(), pa.int32(), ["a/b c"], [2026]),
+                     (pa.string(), pa.int32(), ["ops"], [None])]
+    assert changing == plain
+
+
+def test_json_files_whose_nested_values_differ_between_files_build(cache_rows: pa.Table,
+                                                                   tmp_path: Path) -> None:
+    """Each JSON Lines file consistent, but one holds Claude's ``toolUseResult`` as text and
+    the next as an object: "files disagree on column types" refused the whole folder.
+    Read as the nested-types-per-line case is; Parquet files that disagree still say so."""
+    from graphkit.core.errors import SourceError
+
+    want = _counts(_graph(_write(cache_rows, tmp_path / "plain")))
+    rows = cache_rows.to_pylist()
+    for r in rows:
+        r["attributes"] = json.loads(r["attributes"]) if r["attributes"] else None
+    first = next(i for i, r in enumerate(rows)
+                 if "tool_use_result" in ((r["attributes"] or {}).get("claude") or {}))
+    rows[first]["attributes"]["claude"]["tool_use_result"] = "Error: interrupted"
+    source = tmp_path / "rows"
+    _jsonl([rows[first]], source / "a.jsonl")
+    _jsonl(rows[:first] + rows[first + 1:], source / "b.jsonl")
+    assert _counts(_graph(source)) == want
+
+    parquet = tmp_path / "parquet"
+    parquet.mkdir()
+    pq.write_table(pa.table({"session_id": ["s"], "attributes": [{"x": 1}]}), parquet / "a.parquet")
+    pq.write_table(pa.table({"session_id": ["s"], "attributes": ["x"]}), parquet / "b.parquet")
+    with pytest.raises(SourceError, match="files disagree on column types"):
+        _graph(parquet)
