@@ -1,0 +1,192 @@
+"""Format variants, second round (formats10): what round 9 left, and transcripts of
+current Claude Code and Codex versions no earlier fixture had.
+
+Row-file cases rewrite the HypAware cache fixture's rows in ``tmp_path`` as other
+writers store them (Spark/DuckDB maps, epoch integers, Claude's ``<synthetic>``
+model); transcript cases read ``tests/fixtures/shaped/`` (its README, SOURCES.md).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from graphkit.core.errors import SourceError
+from graphkit.core.graph import GraphTables as Graph
+from graphkit.pipeline import build
+from graphkit.sources.touched import touched
+from tests.sources.builders import fixtures
+
+SHAPED = fixtures() / "shaped"
+CACHE = fixtures() / "hypaware-cache" / "cache"
+
+
+def _graph(*sources: Path) -> Graph:
+    return build(list(sources), fingerprints=False).graph
+
+
+def _rows(graph: Graph, kind: str, columns: list[str]) -> list[tuple[Any, ...]]:
+    table = graph.nodes[kind].table
+    return sorted(zip(*(table.column(c).to_pylist() for c in columns), strict=True))
+
+
+@pytest.fixture(scope="module")
+def cache_rows() -> pa.Table:
+    from graphkit.sources.full_schema import read_message_rows
+
+    return read_message_rows([CACHE], include_content=True).table.drop_columns(["touched_files"])
+
+
+def _counts(graph: Graph) -> dict[str, Any]:
+    threads = graph.nodes["Thread"].table
+    return {"nodes": graph.node_counts(),
+            "edges": {k: v.table.num_rows for k, v in sorted(graph.edges.items())},
+            "tokens": sum(v or 0 for v in threads.column("output_tokens").to_pylist()),
+            "input": sum(v or 0 for v in threads.column("input_tokens").to_pylist()),
+            "first": min(threads.column("first_seen").to_pylist()),
+            "last": max(threads.column("last_seen").to_pylist())}
+
+
+def _write(table: pa.Table, folder: Path) -> Path:
+    folder.mkdir()
+    pq.write_table(table, folder / "rows.parquet")
+    return folder
+
+
+def _set(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
+    return table.set_column(table.schema.get_field_index(name), name, values)
+
+
+# -- A1: "<synthetic>" in a row file's model ------------------------------------------------
+def test_row_files_synthetic_model_is_no_model(cache_rows: pa.Table, tmp_path: Path) -> None:
+    """HypAware's rows of a Claude session keep the ``"<synthetic>"`` Claude Code writes on
+    the messages it made itself (an API error, "No response requested."); transcripts
+    read it as no model since round 9, row files made a Model node of it."""
+    want = _rows(_graph(_write(cache_rows, tmp_path / "plain")), "Model", ["model"])
+    models = cache_rows.column("model").to_pylist()
+    first = models.index("claude-sonnet-4-5")
+    synthetic = [("<synthetic>" if i in (first, len(models) - 1) or m is None and i % 2 else m)
+                 for i, m in enumerate(models)]
+    assert synthetic.count("<synthetic>") >= 3
+    graph = _graph(_write(_set(cache_rows, "model", pa.array(synthetic)), tmp_path / "syn"))
+    assert _rows(graph, "Model", ["model"]) == want
+    assert "<synthetic>" not in graph.nodes["Thread"].table.column("model").to_pylist()
+
+
+# -- A2: attributes as map<string, string> --------------------------------------------------
+def _as_map(text: str | None) -> list[tuple[str, str]] | None:
+    """A JSON object as Spark's ``from_json(attributes, 'map<string,string>')`` holds it:
+    nested objects as their JSON text, scalars as their text."""
+    if text is None:
+        return None
+    doc = json.loads(text)
+    return [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in doc.items()]
+
+
+def test_attributes_as_a_map_read_like_json(cache_rows: pa.Table, tmp_path: Path) -> None:
+    """Spark and DuckDB write a JSON-ish column as ``map<string,string>``: refused before
+    ("has type map<string, string>, but the contract … expects json")."""
+    want = _counts(_graph(_write(cache_rows, tmp_path / "plain")))
+    maps = pa.array([_as_map(t) for t in cache_rows.column("attributes").to_pylist()],
+                    pa.map_(pa.string(), pa.string()))
+    table = _set(cache_rows, "attributes", maps)
+    got = _counts(_graph(_write(table, tmp_path / "map")))
+    assert got == want and want["tokens"] > 0 and want["nodes"]["Agent"] > 0
+
+
+def test_graphkit_rows_writes_a_map_as_json_text(cache_rows: pa.Table, tmp_path: Path) -> None:
+    from graphkit.sources.full_schema import read_message_rows
+
+    maps = pa.array([_as_map(t) for t in cache_rows.column("attributes").to_pylist()],
+                    pa.map_(pa.string(), pa.string()))
+    src = _write(_set(cache_rows, "attributes", maps), tmp_path / "map")
+    got = read_message_rows([src]).table.column("attributes").to_pylist()
+    want = cache_rows.column("attributes").to_pylist()
+    assert [json.loads(g) if g else None for g in got] == [
+        json.loads(w) if w else None for w in want]
+
+
+# -- A3: message_created_at as integers since 1970 ------------------------------------------
+@pytest.mark.parametrize(("unit", "scale"), [("s", 1), ("ms", 10**3), ("us", 10**6),
+                                            ("ns", 10**9)])
+def test_epoch_integer_times_read_by_their_magnitude(cache_rows: pa.Table, tmp_path: Path,
+                                                     unit: str, scale: int) -> None:
+    """pandas' ``to_json`` writes ms, Spark's ``unix_timestamp`` s, Go's ``UnixNano`` ns.
+    Years 2000-2100 in s, ms, us and ns are four ranges a thousand apart that do not
+    overlap (9.5e8-4.1e9, 9.5e11-4.1e12, …), so a column whose every value falls in one
+    range names its unit; refused before ("has type int64, but … expects timestamp")."""
+    micros = cache_rows.column("message_created_at").cast(pa.int64()).to_pylist()
+    # The fixture's times have no fraction below a second, so s loses nothing.
+    assert all(m % 10**6 == 0 for m in micros)
+    want = _counts(_graph(_write(cache_rows, tmp_path / "plain")))
+    ints = pa.array([m * scale // 10**6 for m in micros], pa.int64())
+    assert _counts(_graph(_write(_set(cache_rows, "message_created_at", ints),
+                                 tmp_path / unit))) == want
+
+
+@pytest.mark.parametrize(("values", "why"), [
+    ([1_764_000_000, 1_764_000_000_000], "in more than one unit"),   # s and ms mixed
+    ([86_400, 172_800], "years 2000 to 2100"),                       # 1970: a count, no date
+    ([5_000_000_000_000_000_000, 1], "years 2000 to 2100"),
+])
+def test_epoch_integers_of_no_one_unit_are_refused(cache_rows: pa.Table, tmp_path: Path,
+                                                   values: list[int], why: str) -> None:
+    """Guessing would put the graph's times decades off without a word: a column whose
+    values fall in no range, or in two, is one error naming file, column and the fix."""
+    n = cache_rows.num_rows
+    ints = pa.array([values[i % len(values)] for i in range(n)], pa.int64())
+    src = _write(_set(cache_rows, "message_created_at", ints), tmp_path / "bad")
+    with pytest.raises(SourceError) as err:
+        _graph(src)
+    text = str(err.value)
+    assert "message_created_at" in text and why in text and "rows.parquet" in text
+
+
+def test_graphkit_rows_reads_epoch_integers(cache_rows: pa.Table, tmp_path: Path) -> None:
+    from graphkit.sources.full_schema import read_message_rows
+
+    millis = pa.array([m // 1000 for m in
+                       cache_rows.column("message_created_at").cast(pa.int64()).to_pylist()])
+    src = _write(_set(cache_rows, "message_created_at", millis), tmp_path / "ms")
+    got = read_message_rows([src]).table.column("message_created_at")
+    assert got.to_pylist() == cache_rows.column("message_created_at").to_pylist()
+
+
+# -- A4: Codex patches after other cd forms --------------------------------------------------
+_PATCH = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.py\n*** End Patch\nEOF"
+
+
+@pytest.mark.parametrize(("script", "want"), [
+    ("pushd web && " + _PATCH, "/w/web/a.py"),
+    ("pushd web >/dev/null && " + _PATCH + "\npopd", "/w/web/a.py"),
+    ("(cd web && " + _PATCH + ")", "/w/web/a.py"),
+    ("( cd web; " + _PATCH + " )", "/w/web/a.py"),
+    ("cd web; " + _PATCH, "/w/web/a.py"),
+    ("cd web\n" + _PATCH, "/w/web/a.py"),
+    ("set -e\ncd web || exit 1\n" + _PATCH, "/w/web/a.py"),
+    ("cd web && git status --short && " + _PATCH, "/w/web/a.py"),
+    ("cd web && cd src && " + _PATCH, "/w/web/src/a.py"),          # was /w/src/a.py
+    ("cd -- 'my web' 2>/dev/null && " + _PATCH, "/w/my web/a.py"),
+    ("pushd web && pushd src && popd && " + _PATCH, "/w/web/a.py"),
+    ("(cd web && make); " + _PATCH, "/w/a.py"),                    # the subshell's cd ends
+    ("cd web | cat; " + _PATCH, "/w/a.py"),                        # a pipeline's too
+    ("echo cd web; " + _PATCH, "/w/a.py"),                         # no cd at all
+    ("cd -P web && " + _PATCH, "/w/web/a.py"),
+    ("cd ~/web && " + _PATCH, "/w/a.py"),                          # home unknown (was /w/~/web)
+])
+def test_a_patch_follows_the_scripts_cds(script: str, want: str) -> None:
+    """Round 9 followed a ``cd DIR &&`` or ``cd DIR;`` right before ``apply_patch`` only;
+    Codex runs the whole script, so a patch after ``pushd``, inside ``( … )``, after a cd
+    on its own line or two cds in a row lands where the shell is then."""
+    assert touched("shell", json.dumps({"command": ["bash", "-lc", script]}), "/w") == [
+        ("write", want)]
+    assert touched("shell_command", json.dumps({"command": script, "workdir": "/w"}),
+                   "/elsewhere") == [("write", want)]
+    # The whole command as one string, the script quoted inside it.
+    assert touched("shell", json.dumps({"command": "bash -lc '" + script.replace("'", '"')}),
+                   "/w") == [("write", want)]
