@@ -70,7 +70,7 @@ def test_row_files_synthetic_model_is_no_model(cache_rows: pa.Table, tmp_path: P
     want = _rows(_graph(_write(cache_rows, tmp_path / "plain")), "Model", ["model"])
     models = cache_rows.column("model").to_pylist()
     first = models.index("claude-sonnet-4-5")
-    synthetic = [("<synthetic>" if i in (first, len(models) - 1) or m is None and i % 2 else m)
+    synthetic = [("<synthetic>" if i in (first, len(models) - 1) or (m is None and i % 2) else m)
                  for i, m in enumerate(models)]
     assert synthetic.count("<synthetic>") >= 3
     graph = _graph(_write(_set(cache_rows, "model", pa.array(synthetic)), tmp_path / "syn"))
