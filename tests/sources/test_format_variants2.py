@@ -190,3 +190,41 @@ def test_a_patch_follows_the_scripts_cds(script: str, want: str) -> None:
     # The whole command as one string, the script quoted inside it.
     assert touched("shell", json.dumps({"command": "bash -lc '" + script.replace("'", '"')}),
                    "/w") == [("write", want)]
+
+
+# -- B: Codex subagents of current versions ---------------------------------------------------
+def test_codex_spawned_agent_asked_what_its_parent_was_asked() -> None:
+    """A parent passes its user's words on to a spawned explorer unchanged (the child's
+    first message is the parent's first message). Spawned rollouts of current Codex
+    (``thread_spawn`` with ``agent_path``, ``agent_type``; no ``session_id``) carry no
+    ordinal, so graphkit looks for a copied history by content; it took the child's own
+    opening messages for a copy and dropped them with their usage (the child: 2 messages,
+    900 input / 80 output tokens instead of 4 messages, 5,000 / 170). A copy is written
+    before the child's first ``turn_context``; these came after it."""
+    graph = _graph(SHAPED / "codex-spawn-tree")
+    root, child, grandchild = ("019c4a10-2b3c-7d4e-8f50-61728394a501",
+                               "019c4a10-4c5d-7e6f-8071-8293a4b5c602",
+                               "019c4a10-6e7f-7081-9293-a4b5c6d7e803")
+    assert _rows(graph, "Thread", ["thread_id", "session_id", "messages", "input_tokens",
+                                   "cache_read_input_tokens", "output_tokens"]) == [
+        (root, root, 4, 6000, 5000, 220),
+        (child, root, 4, 5000, 4000, 170),
+        (grandchild, root, 2, 2000, 1000, 60)]
+    threads = graph.nodes["Thread"].table
+    key = dict(zip(threads.column("thread_id").to_pylist(),
+                   threads.column("id").to_pylist(), strict=True))
+    parents = {(e["source"], e["target"])
+               for e in graph.edges["PARENT_THREAD"].table.to_pylist()}
+    assert parents == {(key[child], key[root]), (key[grandchild], key[child])}
+
+
+def test_codex_thread_spawn_keeps_agent_type_and_path() -> None:
+    # Codex accepts "agent_type" for agent_role (a serde alias); graphkit read only
+    # agent_role, so the spawned agent's role was lost from the rows' attributes.
+    from graphkit.sources.full_schema import read_message_rows
+
+    rows = read_message_rows([SHAPED / "codex-spawn-tree"]).table
+    got = {(a["codex"].get("agent_role"), a["codex"].get("agent_path"))
+           for a in map(json.loads, rows.column("attributes").to_pylist())}
+    assert got == {(None, None), ("explorer", "/root/explorer"),
+                   ("explorer", "/root/explorer/explorer")}

@@ -96,7 +96,11 @@ def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
         "spawn_call_id": spawn.get("spawn_call_id"),
         "depth": spawn.get("depth"),
         "agent_nickname": spawn.get("agent_nickname") or meta.get("agent_nickname"),
-        "agent_role": spawn.get("agent_role") or meta.get("agent_role"),
+        # Codex reads "agent_type" as another name of agent_role (serde alias) and
+        # writes the spawned agent's place in the tree as agent_path (0.9x+).
+        "agent_role": spawn.get("agent_role") or spawn.get("agent_type")
+        or meta.get("agent_role"),
+        "agent_path": spawn.get("agent_path"),
         "thread_source": meta.get("thread_source"),
         "source": source_name,
         "subagent": subagent,
@@ -191,6 +195,8 @@ def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[in
             kind, payload, raw_ts = obj.get("type"), obj.get("payload"), obj.get("timestamp")
         ts = parse_timestamp(raw_ts) if raw_ts is not None else last_ts
         if kind == "turn_context" and isinstance(payload, dict):
+            if line not in inherited and ts is not None:
+                meta.setdefault("first_turn_at", ts)
             model = payload.get("model") or model
             cwd = payload.get("cwd") or cwd
             policy = payload.get("sandbox_policy")
