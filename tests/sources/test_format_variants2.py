@@ -228,3 +228,39 @@ def test_codex_thread_spawn_keeps_agent_type_and_path() -> None:
            for a in map(json.loads, rows.column("attributes").to_pylist())}
     assert got == {(None, None), ("explorer", "/root/explorer"),
                    ("explorer", "/root/explorer/explorer")}
+
+
+def test_a_forks_own_tool_call_is_no_copy_of_its_sources(tmp_path: Path) -> None:
+    """A fork (``forked_from_id``, no ordinals, no turn_context: older writers) whose copy
+    of the source is its first message, then its own patch call: the copy was found by
+    role and text, and every tool call has no text, so the fork's own call "matched" the
+    source's call and was dropped as copied, with the file it wrote. Calls are now told
+    apart by their call id (a copy keeps the source's)."""
+    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+
+    source, fork = "019b1111-0000-7000-8000-00000000000a", "019b1111-0000-7000-8000-00000000000b"
+    patch = "*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch"
+
+    def call(ts: str, call_id: str, path: str) -> dict[str, Any]:
+        return codex_line(ts, "response_item", {"type": "custom_tool_call",
+                                                "name": "apply_patch", "call_id": call_id,
+                                                "input": patch.format(path)})
+
+    def output(ts: str, call_id: str) -> dict[str, Any]:
+        return codex_line(ts, "response_item", {"type": "custom_tool_call_output",
+                                                "call_id": call_id, "output": "Done!"})
+
+    day = tmp_path / "sessions" / "2026" / "01" / "03"
+    write_jsonl(day / f"rollout-2026-01-03T09-00-00-{source}.jsonl", [
+        codex_meta("2026-01-03T09:00:00Z", source),
+        codex_message("2026-01-03T09:00:01Z", "user", "add the notes file"),
+        call("2026-01-03T09:00:02Z", "call_a", "notes.md"),
+        output("2026-01-03T09:00:03Z", "call_a")])
+    write_jsonl(day / f"rollout-2026-01-03T09-10-00-{fork}.jsonl", [
+        codex_meta("2026-01-03T09:10:00Z", fork, forked_from_id=source),
+        codex_message("2026-01-03T09:10:00Z", "user", "add the notes file"),   # the copy
+        call("2026-01-03T09:10:05Z", "call_b", "todo.md"),
+        output("2026-01-03T09:10:06Z", "call_b")])
+    graph = _graph(tmp_path / "sessions")
+    assert _rows(graph, "File", ["file_path", "writes"]) == [("/w/notes.md", 1), ("/w/todo.md", 1)]
+    assert _rows(graph, "Thread", ["thread_id", "messages"]) == [(source, 3), (fork, 2)]
