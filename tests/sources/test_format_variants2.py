@@ -195,12 +195,17 @@ def test_a_patch_follows_the_scripts_cds(script: str, want: str) -> None:
 # -- B: Codex subagents of current versions ---------------------------------------------------
 def test_codex_spawned_agent_asked_what_its_parent_was_asked() -> None:
     """A parent passes its user's words on to a spawned explorer unchanged (the child's
-    first message is the parent's first message). Spawned rollouts of current Codex
-    (``thread_spawn`` with ``agent_path``, ``agent_type``; no ``session_id``) carry no
-    ordinal, so graphkit looks for a copied history by content; it took the child's own
-    opening messages for a copy and dropped them with their usage (the child: 2 messages,
-    900 input / 80 output tokens instead of 4 messages, 5,000 / 170). A copy is written
-    before the child's first ``turn_context``; these came after it."""
+    first message is the parent's first message). Spawned rollouts without ordinals
+    (``thread_spawn`` with ``agent_path``, ``agent_type``; no ``session_id``) have a copied
+    history found by content; the child's own spawn call (no text) matched the parent's
+    and was dropped with the usage it carried: the child had 2 messages, 900 input / 80
+    output tokens, instead of 5,000 / 170. Calls are now matched by call id too.
+
+    The repeated prompt itself is still taken for a one-message copy (3 messages, not 4):
+    by content and by its place in the file it is a copy of a one-message history, and a
+    rule that kept it (a copy ends at the child's first turn_context) counted the parent's
+    history twice when a copy's own turn_context lines are stamped at increasing times
+    (``test_a_replay_stamped_at_increasing_times_is_counted_once``)."""
     graph = _graph(SHAPED / "codex-spawn-tree")
     root, child, grandchild = ("019c4a10-2b3c-7d4e-8f50-61728394a501",
                                "019c4a10-4c5d-7e6f-8071-8293a4b5c602",
@@ -208,7 +213,7 @@ def test_codex_spawned_agent_asked_what_its_parent_was_asked() -> None:
     assert _rows(graph, "Thread", ["thread_id", "session_id", "messages", "input_tokens",
                                    "cache_read_input_tokens", "output_tokens"]) == [
         (root, root, 4, 6000, 5000, 220),
-        (child, root, 4, 5000, 4000, 170),
+        (child, root, 3, 5000, 4000, 170),
         (grandchild, root, 2, 2000, 1000, 60)]
     threads = graph.nodes["Thread"].table
     key = dict(zip(threads.column("thread_id").to_pylist(),
@@ -264,3 +269,48 @@ def test_a_forks_own_tool_call_is_no_copy_of_its_sources(tmp_path: Path) -> None
     graph = _graph(tmp_path / "sessions")
     assert _rows(graph, "File", ["file_path", "writes"]) == [("/w/notes.md", 1), ("/w/todo.md", 1)]
     assert _rows(graph, "Thread", ["thread_id", "messages"]) == [(source, 3), (fork, 2)]
+
+
+@pytest.mark.parametrize("stamps", ["original", "fork-time", "increasing"])
+def test_a_replay_stamped_at_increasing_times_is_counted_once(tmp_path: Path,
+                                                             stamps: str) -> None:
+    """A spawned child's rollout replays its parent's history (turn_context, messages,
+    token_count totals) before its own turn; public readers report the copy stamped with
+    the original times (codeburn #1383) or at the child's creation (ccusage #950). Each
+    way the parent's usage counts once, in the parent; the child's is its own delta."""
+    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+
+    parent, child = "019b2222-0000-7000-8000-000000000001", "019b2222-0000-7000-8000-000000000002"
+
+    def total(ts: str, i: int, o: int) -> dict[str, Any]:
+        use = {"input_tokens": i, "cached_input_tokens": 0, "output_tokens": o,
+               "reasoning_output_tokens": 0, "total_tokens": i + o}
+        return codex_line(ts, "event_msg", {"type": "token_count", "info": {
+            "total_token_usage": use, "last_token_usage": use}})
+
+    def turn(ts: str) -> dict[str, Any]:
+        return codex_line(ts, "turn_context", {"model": "gpt-5", "cwd": "/w"})
+
+    day = tmp_path / "sessions" / "2026" / "01" / "04"
+    write_jsonl(day / f"rollout-2026-01-04T10-00-00-{parent}.jsonl", [
+        codex_meta("2026-01-04T10:00:00Z", parent), turn("2026-01-04T10:00:00Z"),
+        codex_message("2026-01-04T10:00:01Z", "user", "plan the refactor"),
+        codex_message("2026-01-04T10:00:02Z", "assistant", "spawning a helper"),
+        total("2026-01-04T10:00:03Z", 1000, 100)])
+    at = {"original": ["10:00:00", "10:00:01", "10:00:02", "10:00:03"],
+          "fork-time": ["10:00:05"] * 4,
+          "increasing": ["10:00:05.001", "10:00:05.002", "10:00:05.003", "10:00:05.004"]}[stamps]
+    copy = [f"2026-01-04T{t}Z" for t in at]
+    write_jsonl(day / f"rollout-2026-01-04T10-00-05-{child}.jsonl", [
+        codex_meta("2026-01-04T10:00:05Z", child, source={"subagent": {"thread_spawn": {
+            "parent_thread_id": parent, "depth": 1}}}),
+        turn(copy[0]), codex_message(copy[1], "user", "plan the refactor"),
+        codex_message(copy[2], "assistant", "spawning a helper"), total(copy[3], 1000, 100),
+        turn("2026-01-04T10:00:05.100Z"),
+        codex_message("2026-01-04T10:00:05.200Z", "user", "list the callers"),
+        codex_message("2026-01-04T10:00:09Z", "assistant", "three callers"),
+        total("2026-01-04T10:00:09.100Z", 1500, 150)])
+    graph = _graph(tmp_path / "sessions")
+    assert _rows(graph, "Thread", ["thread_id", "messages", "input_tokens",
+                                   "output_tokens"]) == [(parent, 2, 1000, 100),
+                                                         (child, 2, 500, 50)]

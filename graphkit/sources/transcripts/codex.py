@@ -195,8 +195,6 @@ def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[in
             kind, payload, raw_ts = obj.get("type"), obj.get("payload"), obj.get("timestamp")
         ts = parse_timestamp(raw_ts) if raw_ts is not None else last_ts
         if kind == "turn_context" and isinstance(payload, dict):
-            if line not in inherited and ts is not None:
-                meta.setdefault("first_turn_at", ts)
             model = payload.get("model") or model
             cwd = payload.get("cwd") or cwd
             policy = payload.get("sandbox_policy")

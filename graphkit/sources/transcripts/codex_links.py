@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from itertools import takewhile
 from typing import Any
 
 import pyarrow as pa
@@ -151,11 +150,7 @@ def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.T
     Codex writes a fork's copy of the source's history into the new rollout, stamped at
     fork time; when no ordinal or spawn call marks where it ends, the copy is found by
     content: the fork's leading messages (role and text) that run in step with a stretch
-    of the source's messages belong to the source, which has them already. A copy is
-    written before the fork's first own turn (its first ``turn_context``), so a message
-    stamped after that is the thread's own even when it says what the source said (a
-    spawned agent asked what its parent was asked: its whole run, usage included, was
-    dropped as a copy).
+    of the source's messages belong to the source, which has them already.
     """
     sources = {}
     for thread, facts in facts_of.items():
@@ -171,30 +166,23 @@ def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.T
     # thread's own calls have new ones (two calls with no text were the same "words").
     said = list(zip(table["role"].to_pylist(), table["content_text"].to_pylist(),
                     table["tool_call_id"].to_pylist(), strict=True))
-    stamps = table["message_created_at"].cast(pa.int64()).to_pylist()
-    messages: dict[str, list[tuple[str, Any, int | None]]] = {}
+    messages: dict[str, list[tuple[str, Any]]] = {}
     seen: set[tuple[str, str]] = set()
-    for conv, mid, what, ts in zip(convs, mids, said, stamps, strict=True):
+    for conv, mid, what in zip(convs, mids, said, strict=True):
         if (conv, mid) not in seen:  # a message once, by its first part
             seen.add((conv, mid))
-            messages.setdefault(conv, []).append((mid, what, ts))
+            messages.setdefault(conv, []).append((mid, what))
     drop: set[tuple[str, str]] = set()
     for thread, source in sources.items():
-        mine = _before_turn(messages.get(thread, []), facts_of[thread].get("first_turn_at"))
-        theirs = [what for _, what, _ in messages.get(source, [])]
+        mine = [what for _, what in messages.get(thread, [])]
+        theirs = [what for _, what in messages.get(source, [])]
         replayed = max((_run(mine, theirs, j) for j, what in enumerate(theirs)
                         if mine and what == mine[0]), default=0)
-        drop.update((thread, mid) for mid, _, _ in messages.get(thread, [])[:replayed])
+        drop.update((thread, mid) for mid, _ in messages.get(thread, [])[:replayed])
     if not drop:
         return table
     return table.filter(pa.array([(c, m) not in drop for c, m in zip(convs, mids,
                                                                       strict=True)]))
-
-
-def _before_turn(messages: list[tuple[str, Any, int | None]], turn: int | None) -> list[Any]:
-    """What the leading messages stamped no later than ``turn`` say (all without one)."""
-    return [what for _, what, _ in takewhile(
-        lambda m: turn is None or m[2] is None or m[2] <= turn, messages)]
 
 
 def _run(mine: list[Any], theirs: list[Any], at: int) -> int:

@@ -9,7 +9,6 @@
 # changes the touched_files of cached link groups; Claude's "<synthetic>" model is none;
 # a Codex rollout whose header names no cwd takes its environment_context's.
 # 9: a Codex patch follows the script's cd/pushd/popd, subshells and cds on their own
-# lines (formats10), which changes the touched_files of cached link groups; a Codex
-# thread's facts hold its first own turn_context time (first_turn_at): a content-matched
-# replayed copy ends there; thread_spawn's agent_type/agent_path are kept.
+# lines (formats10), which changes the touched_files of cached link groups;
+# thread_spawn's agent_type/agent_path are kept.
 PARSER_VERSION = 9
