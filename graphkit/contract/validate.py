@@ -60,7 +60,7 @@ def _compatible(kind: str, t: pa.DataType) -> bool:
         return pa.types.is_boolean(t)
     if kind == "timestamp":
         return (pa.types.is_timestamp(t) or pa.types.is_date(t) or _is_text(t)
-                or pa.types.is_integer(t))
+                or pa.types.is_integer(t) or pa.types.is_floating(t))
     if kind == "json":
         # A map (Spark's and DuckDB's map<string, string>) is read as the object it is.
         return _is_text(t) or pa.types.is_struct(t) or pa.types.is_map(t)
@@ -136,7 +136,8 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
                 try:
                     if col.type == "timestamp" and _is_text(arr.type):
                         arr = text_times(arr)
-                    elif col.type == "timestamp" and pa.types.is_integer(arr.type):
+                    elif col.type == "timestamp" and (pa.types.is_integer(arr.type)
+                                                      or pa.types.is_floating(arr.type)):
                         arr = epoch_times(arr, name, source)
                     elif col.type == "timestamp" and pa.types.is_timestamp(arr.type) \
                             and arr.type.tz is None:

@@ -55,7 +55,7 @@ def text_times(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
                       _utc(pc.if_else(zoned, none, text), False))
 
 
-def _epoch_unit(value: int) -> str | None:
+def _epoch_unit(value: float) -> str | None:
     return next((unit for unit, scale, _ in _EPOCH_UNITS
                  if _EPOCH_FIRST * scale <= value < _EPOCH_END * scale), None)
 
@@ -63,22 +63,28 @@ def _epoch_unit(value: int) -> str | None:
 def epoch_times(arr: pa.Array | pa.ChunkedArray, column: str,
                 source: str) -> pa.Array | pa.ChunkedArray:
     """Integer times since 1970 (pandas' ``to_json`` writes ms, Spark's ``unix_timestamp``
-    s, Go's ``UnixNano`` ns) as ``timestamp[us, UTC]``, in the one unit that puts every
-    value in years 2000 to 2100; a column that fits no unit, or two, is a
-    :class:`SourceError` naming ``source`` and ``column``. Nanoseconds are cut to
-    microseconds, as text times are.
+    s, Go's ``UnixNano`` ns), or floating ones (Python's ``time.time()``: seconds with a
+    fraction), as ``timestamp[us, UTC]``, in the one unit that puts every value in years
+    2000 to 2100; a column that fits no unit, or two, or holds NaN, is a
+    :class:`SourceError` naming ``source`` and ``column``. Fractions past microseconds
+    are rounded to the nearest.
 
     >>> epoch_times(pa.array([1_764_000_000_000, None]), "t", "f").to_pylist()[0].isoformat()
     '2025-11-24T16:00:00+00:00'
+    >>> epoch_times(pa.array([1_764_000_000.25]), "t", "f").to_pylist()[0].isoformat()
+    '2025-11-24T16:00:00.250000+00:00'
     """
-    ints = arr.cast(pa.int64())
+    hint = "write the times as a timestamp column or as ISO 8601 text"
+    floating = pa.types.is_floating(arr.type)
+    ints = arr.cast(pa.float64() if floating else pa.int64())
+    if floating and pc.any(pc.is_nan(ints)).as_py():
+        raise SourceError("a time since 1970 is NaN", path=source, column=column, hint=hint)
     bounds = pc.min_max(ints).as_py()
     low, high = bounds["min"], bounds["max"]
     if low is None:
         return pa.nulls(len(arr), TIMESTAMP)
     unit = _epoch_unit(low)
     if unit is None or unit != _epoch_unit(high):
-        hint = "write the times as a timestamp column or as ISO 8601 text"
         if unit is not None and _epoch_unit(high) is not None:
             raise SourceError(
                 f"integer times in more than one unit: {low} reads as {unit}, {high} as "
@@ -88,5 +94,9 @@ def epoch_times(arr: pa.Array | pa.ChunkedArray, column: str,
             f"integer {odd} is no time in years 2000 to 2100 as seconds, milliseconds, "
             "microseconds or nanoseconds since 1970 (the unit of an integer time is "
             "read from its size)", path=source, column=column, hint=hint)
+    if floating:  # to the nearest microsecond (a float's 1.2 s is 1.19999…)
+        scale = next(s for u, s, _ in _EPOCH_UNITS if u == unit)
+        micros = pc.round(pc.multiply(ints, 10**6 / scale)).cast(pa.int64())
+        return micros.cast(TIMESTAMP)
     # In range, so no overflow; safe=False only lets nanoseconds be cut.
     return pc.cast(ints.cast(pa.timestamp(unit, tz="UTC")), TIMESTAMP, safe=False)

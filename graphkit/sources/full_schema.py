@@ -45,7 +45,8 @@ def _to_schema(table: pa.Table, source: str) -> pa.Table:
                 if pa.types.is_timestamp(f.type) and (pa.types.is_string(col.type)
                                                       or pa.types.is_large_string(col.type)):
                     col = text_times(col)
-                elif pa.types.is_timestamp(f.type) and (pa.types.is_integer(col.type)):
+                elif pa.types.is_timestamp(f.type) and (pa.types.is_integer(col.type)
+                                                        or pa.types.is_floating(col.type)):
                     col = epoch_times(col, f.name, source)
                 elif pa.types.is_string(f.type) and (pa.types.is_map(col.type)
                                                      or pa.types.is_struct(col.type)):

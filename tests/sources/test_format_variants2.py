@@ -147,6 +147,20 @@ def test_epoch_integers_of_no_one_unit_are_refused(cache_rows: pa.Table, tmp_pat
     assert "message_created_at" in text and why in text and "rows.parquet" in text
 
 
+def test_float_epoch_seconds_keep_their_fraction(cache_rows: pa.Table, tmp_path: Path) -> None:
+    # Python's time.time() written as is: seconds with a fraction (refused before,
+    # "has type double"); the fraction is kept to the microsecond.
+    micros = cache_rows.column("message_created_at").cast(pa.int64()).to_pylist()
+    shifted = [m + 123_457 for m in micros]
+    floats = pa.array([m / 10**6 for m in shifted], pa.float64())
+    graph = _graph(_write(_set(cache_rows, "message_created_at", floats), tmp_path / "f"))
+    first = min(graph.nodes["Thread"].table.column("first_seen").cast(pa.int64()).to_pylist())
+    assert first == min(shifted)
+    nan = pa.array([float("nan")] * cache_rows.num_rows)
+    with pytest.raises(SourceError, match="NaN"):
+        _graph(_write(_set(cache_rows, "message_created_at", nan), tmp_path / "nan"))
+
+
 def test_graphkit_rows_reads_epoch_integers(cache_rows: pa.Table, tmp_path: Path) -> None:
     from graphkit.sources.full_schema import read_message_rows
 
