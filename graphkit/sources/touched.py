@@ -157,7 +157,9 @@ def _patch_dir(args: Any, text: str) -> str | None:
     """The folder a Codex patch's relative paths are under, when not the session's cwd:
     the call's ``workdir`` (itself relative to the cwd when relative), then a ``cd DIR
     &&`` before ``apply_patch`` in a shell script; Codex resolves them so."""
-    workdir = args.get("workdir") if isinstance(args, dict) else None
+    # ``working_directory``: a ``local_shell_call``'s exec action names its folder so.
+    workdir = (args.get("workdir") or args.get("working_directory")) if isinstance(
+        args, dict) else None
     where = workdir if isinstance(workdir, str) and workdir else None
     at = text.find("apply_patch")
     moved = _script_dir(text[:at]) if at > 0 else None

@@ -206,6 +206,17 @@ def test_a_patch_follows_the_scripts_cds(script: str, want: str) -> None:
                    "/w") == [("write", want)]
 
 
+def test_a_local_shell_patch_is_under_its_working_directory() -> None:
+    """A ``local_shell_call``'s exec action (``{"type": "exec", "command": [...],
+    "working_directory": ...}``, codex-rs ``LocalShellExecAction``) names its folder
+    ``working_directory``, not ``workdir``: its patch's files were put under the cwd."""
+    action = {"type": "exec", "command": ["apply_patch", "*** Begin Patch\n"
+                                          "*** Update File: src/lib.rs\n*** End Patch"],
+              "working_directory": "/w/crates/core", "timeout_ms": None, "env": {}}
+    assert touched("local_shell", json.dumps(action), "/w") == [
+        ("write", "/w/crates/core/src/lib.rs")]
+
+
 # -- B: Codex subagents of current versions ---------------------------------------------------
 def test_codex_spawned_agent_asked_what_its_parent_was_asked() -> None:
     """A parent passes its user's words on to a spawned explorer unchanged (the child's

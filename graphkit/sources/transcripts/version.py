@@ -10,5 +10,6 @@
 # a Codex rollout whose header names no cwd takes its environment_context's.
 # 9: a Codex patch follows the script's cd/pushd/popd, subshells and cds on their own
 # lines (formats10), which changes the touched_files of cached link groups;
-# thread_spawn's agent_type/agent_path are kept.
+# thread_spawn's agent_type/agent_path are kept; a local_shell_call's patch is under its
+# working_directory.
 PARSER_VERSION = 9
