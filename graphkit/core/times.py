@@ -87,13 +87,13 @@ def epoch_times(arr: pa.Array | pa.ChunkedArray, column: str,
     if unit is None or unit != _epoch_unit(high):
         if unit is not None and _epoch_unit(high) is not None:
             raise SourceError(
-                f"integer times in more than one unit: {low} reads as {unit}, {high} as "
+                f"times since 1970 in more than one unit: {low} reads as {unit}, {high} as "
                 f"{_epoch_unit(high)} since 1970", path=source, column=column, hint=hint)
         odd = low if unit is None else high
         raise SourceError(
-            f"integer {odd} is no time in years 2000 to 2100 as seconds, milliseconds, "
-            "microseconds or nanoseconds since 1970 (the unit of an integer time is "
-            "read from its size)", path=source, column=column, hint=hint)
+            f"{odd} is no time in years 2000 to 2100 as seconds, milliseconds, "
+            "microseconds or nanoseconds since 1970 (the unit of a time written as a "
+            "number is read from its size)", path=source, column=column, hint=hint)
     if floating:  # to the nearest microsecond (a float's 1.2 s is 1.19999…)
         scale = next(s for u, s, _ in _EPOCH_UNITS if u == unit)
         micros = pc.round(pc.multiply(ints, 10**6 / scale)).cast(pa.int64())
