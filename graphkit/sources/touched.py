@@ -63,6 +63,11 @@ _HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+
 # A shell script's words and control operators, as far as finding its cds needs:
 # quoted words, ``&&``/``||``/``;``/``|``/``&``/newline/parentheses, bare words.
 _SHELL_TOKEN = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|&&|\|\||[;|&()\n]|[^\s;&|()'"]+|['"]""")
+# Scripts longer than this before their apply_patch are not followed (the call's folder
+# stands): no one types one, and each cd's folder is a longer copy of the last.
+_LONGEST_SCRIPT = 100_000
+# A line opening a here-document, and its delimiter word.
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 # A lone quote opens a script quoted whole (``bash -lc 'cd web && apply_patch …``, the
 # command as one string): what follows it is that script's first command.
 _SEPARATORS = frozenset({"&&", "||", ";", "\n", "&", "|", "(", ")", "'", '"'})
@@ -181,10 +186,12 @@ def _script_dir(script: str) -> str | None:
     >>> _script_dir("(cd web && make); ") is None
     True
     """
+    if len(script) > _LONGEST_SCRIPT:
+        return None
     frames: list[str | None] = [None]   # the folder of each open subshell, innermost last
     pushed: list[str | None] = []
     words: list[str] = []
-    tokens = [*_SHELL_TOKEN.findall(script), "\n"]
+    tokens = [*_SHELL_TOKEN.findall(_without_heredocs(script)), "\n"]
     for i, token in enumerate(tokens):
         if token not in _SEPARATORS:
             words.append(token)
@@ -208,6 +215,28 @@ def _script_dir(script: str) -> str | None:
         elif token == ")" and len(frames) > 1:
             frames.pop()
     return frames[-1]
+
+
+def _without_heredocs(script: str) -> str:
+    """``script`` without its here-documents' bodies (text, not commands: a ``cd`` in
+    one moves nothing), in one pass over its lines.
+
+    >>> _without_heredocs("cat > a <<'X'\\ncd web\\nX\\ncd src")
+    "cat > a <<'X'\\ncd src"
+    """
+    if "<<" not in script:
+        return script
+    kept: list[str] = []
+    until: str | None = None
+    for line in script.split("\n"):
+        if until is not None:
+            if line.strip() == until:
+                until = None
+            continue
+        kept.append(line)
+        found = _HEREDOC.search(line)
+        until = found.group(2) if found else None
+    return "\n".join(kept)
 
 
 def _under(folder: str | None, path: str) -> str:

@@ -190,6 +190,8 @@ _PATCH = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.py\n*** End P
     ("(cd web && make); " + _PATCH, "/w/a.py"),                    # the subshell's cd ends
     ("cd web | cat; " + _PATCH, "/w/a.py"),                        # a pipeline's too
     ("echo cd web; " + _PATCH, "/w/a.py"),                         # no cd at all
+    ("cat > n.txt <<'X'\ncd web\nX\n" + _PATCH, "/w/a.py"),        # a here-doc's text
+    ("cat <<EOF > n.txt\ncd web\nEOF\ncd src && " + _PATCH, "/w/src/a.py"),
     ("cd -P web && " + _PATCH, "/w/web/a.py"),
     ("cd ~/web && " + _PATCH, "/w/a.py"),                          # home unknown (was /w/~/web)
 ])
