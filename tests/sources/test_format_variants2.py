@@ -341,3 +341,19 @@ def test_a_replay_stamped_at_increasing_times_is_counted_once(tmp_path: Path,
     assert _rows(graph, "Thread", ["thread_id", "messages", "input_tokens",
                                    "output_tokens"]) == [(parent, 2, 1000, 100),
                                                          (child, 2, 500, 50)]
+
+
+# -- B: Claude -------------------------------------------------------------------------------
+def test_claude_subagent_compacted_mid_run_stays_one_thread() -> None:
+    """A Claude 2.1 subagent (``subagents/agent-<id>.jsonl``, spawned by the ``Agent``
+    tool) compacted mid-run: a ``compact_boundary`` with ``parentUuid: null`` and
+    ``logicalParentUuid``, then an ``isCompactSummary`` prompt. The run stays one thread
+    under the main loop, its usage counted once; the main file's ``toolUseResult``
+    (``totalTokens``) adds nothing."""
+    graph = _graph(SHAPED / "claude-subagent-compaction")
+    assert _rows(graph, "Thread", ["thread_id", "messages", "input_tokens",
+                                   "output_tokens"]) == [
+        ("5e55a0b1-0000-4000-8000-000000000001", 4, 30, 12),
+        ("a1b2c3d4e5f6a7b8", 5, 300, 30)]
+    assert graph.edges["PARENT_THREAD"].table.num_rows == 1
+    assert _rows(graph, "Agent", ["agent_id", "agent_type"]) == [("a1b2c3d4e5f6a7b8", "Explore")]
