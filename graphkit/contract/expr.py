@@ -260,9 +260,11 @@ class _Test(msgspec.Struct, frozen=True):
         return pc.fill_null(out, self.op == "not_equal")
 
 
-def blank_to_null(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
-    """``col`` with empty and whitespace-only text made null (a dictionary
-    column keeps its encoding: rows pointing at a blank entry become null)."""
+def blank_to_null(col: pa.ChunkedArray | pa.Array, blank: bool = True,
+                  also: tuple[str, ...] = ()) -> pa.ChunkedArray | pa.Array:
+    """``col`` with empty and whitespace-only text (unless not ``blank``) and the
+    values ``also`` made null (a dictionary column keeps its encoding: rows pointing
+    at such an entry become null)."""
     if pa.types.is_dictionary(col.type):
         # Chunk by chunk (a Parquet row group each, with its own dictionary):
         # combining them here would unify the dictionaries, which the
@@ -270,7 +272,7 @@ def blank_to_null(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array
         chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
         fixed, changed = [], False
         for arr in chunks:
-            blank_entry = _blank(arr.dictionary)
+            blank_entry = _gone(arr.dictionary, blank, also)
             if pc.any(blank_entry).as_py():
                 hit = pc.fill_null(pc.take(blank_entry, arr.indices), False)
                 indices = pc.if_else(hit, pa.scalar(None, arr.indices.type), arr.indices)
@@ -281,10 +283,24 @@ def blank_to_null(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array
         return pa.chunked_array(fixed, col.type) if isinstance(col, pa.ChunkedArray) else fixed[0]
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         return col
-    hit = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(col), ""), False)
+    hit = _gone(col, blank, also)
     if not pc.any(hit).as_py():
         return col
     return pc.if_else(hit, pa.scalar(None, col.type), col)
+
+
+def _gone(a: pa.Array | pa.ChunkedArray, blank: bool,
+          also: tuple[str, ...]) -> pa.Array | pa.ChunkedArray:
+    """Which values become null, a mask without nulls: blank ones (when ``blank``) and
+    those in ``also``. A null is no hit (it stays what it is), so a column of nulls and
+    no blank text is left untouched."""
+    text = pa.types.is_string(a.type) or pa.types.is_large_string(a.type)
+    out = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(a), ""), False) if blank and text \
+        else pc.is_null(a) if blank else None
+    if also:
+        hit = pc.is_in(a, value_set=pa.array(also, a.type))
+        out = hit if out is None else pc.or_(out, hit)
+    return out if out is not None else pc.is_null(a)
 
 
 def _blank(a: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

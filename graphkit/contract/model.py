@@ -37,11 +37,16 @@ class InputColumn(_Strict):
     # Empty or whitespace-only text read as null: writers spell "no agent" or
     # "no parent" as "" as often as null, and a blank id is no id.
     blank_is_null: bool = False
+    # Values that mean "none" in this column as some writer spells it: Claude Code's
+    # "<synthetic>" model on the messages it made itself (no model answered).
+    null_values: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _blank_only_for_text(self) -> InputColumn:
         if self.blank_is_null and self.type != "string":
             raise ValueError("blank_is_null applies to string columns only")
+        if self.null_values and self.type != "string":
+            raise ValueError("null_values applies to string columns only")
         return self
 
 

@@ -75,11 +75,12 @@ class InputColumn(_Rule, frozen=True):
     type: str
     required: bool = False
     blank_is_null: bool = False
+    null_values: list[str] = msgspec.field(default_factory=list)
 
     @classmethod
     def from_dump(cls, d: dict[str, Any]) -> InputColumn:
         """From a validated model's ``model_dump()``."""
-        return cls(d["type"], d["required"], d["blank_is_null"])
+        return cls(d["type"], d["required"], d["blank_is_null"], list(d["null_values"]))
 
 
 class Filter(_Rule, frozen=True):

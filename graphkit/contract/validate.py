@@ -21,7 +21,7 @@ from graphkit.contract.expr import blank_to_null
 from graphkit.contract.loader import LoadedContract
 from graphkit.core.errors import SourceError, first_line
 from graphkit.core.schema import json_as_text, tag_rows
-from graphkit.core.times import TIMESTAMP, naive_as_utc, text_times
+from graphkit.core.times import TIMESTAMP, epoch_times, naive_as_utc, text_times
 from graphkit.sources.read import ReadSpec, SourceRows, since_filter
 
 # Text columns read dictionary-encoded (Parquet stores ids and names that way)
@@ -59,9 +59,11 @@ def _compatible(kind: str, t: pa.DataType) -> bool:
     if kind == "bool":
         return pa.types.is_boolean(t)
     if kind == "timestamp":
-        return pa.types.is_timestamp(t) or pa.types.is_date(t) or _is_text(t)
+        return (pa.types.is_timestamp(t) or pa.types.is_date(t) or _is_text(t)
+                or pa.types.is_integer(t) or pa.types.is_floating(t))
     if kind == "json":
-        return _is_text(t) or pa.types.is_struct(t)
+        # A map (Spark's and DuckDB's map<string, string>) is read as the object it is.
+        return _is_text(t) or pa.types.is_struct(t) or pa.types.is_map(t)
     return False
 
 
@@ -122,6 +124,9 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
                     target = TEXT_DICT
                 else:
                     arr = arr.cast(arr.type.value_type)
+            if col.type == "json" and pa.types.is_map(arr.type):
+                arr = json_as_text(arr.combine_chunks() if isinstance(arr, pa.ChunkedArray)
+                                   else arr)
             if col.type == "json" and not (pa.types.is_struct(arr.type)
                                            or pa.types.is_dictionary(arr.type)):
                 target = pa.string()
@@ -131,6 +136,9 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
                 try:
                     if col.type == "timestamp" and _is_text(arr.type):
                         arr = text_times(arr)
+                    elif col.type == "timestamp" and (pa.types.is_integer(arr.type)
+                                                      or pa.types.is_floating(arr.type)):
+                        arr = epoch_times(arr, name, source)
                     elif col.type == "timestamp" and pa.types.is_timestamp(arr.type) \
                             and arr.type.tz is None:
                         # Naive timestamps are taken as UTC, as HypAware writes them.
@@ -146,8 +154,8 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
             arr = pa.nulls(table.num_rows, target or pa.string())
         if col.type == "timestamp" and arr.type == TIMESTAMP:
             _check_time_range(arr, name, source)
-        if col.blank_is_null:
-            arr = blank_to_null(arr)
+        if col.blank_is_null or col.null_values:
+            arr = blank_to_null(arr, col.blank_is_null, tuple(col.null_values))
         arrays.append(arr)
         fields.append(pa.field(name, arr.type))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

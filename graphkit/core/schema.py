@@ -7,6 +7,7 @@ shape, so one contract builds the same graph from any of them.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -127,6 +128,46 @@ def tag_rows(table: pa.Table, label: str) -> pa.Table:
     return table.append_column(FILE_COL, files).append_column(ROW_COL, arange(1, n + 1))
 
 
+def _holds_map(t: pa.DataType) -> bool:
+    if pa.types.is_map(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_holds_map(f.type) for f in t)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _holds_map(t.value_type)
+    return False
+
+
+def _plain(value: Any, t: pa.DataType) -> Any:
+    """A value of a type holding maps as the JSON document it stands for. A map is an
+    object; a text value of a map that is a JSON object or array is that document (Spark's
+    ``from_json(col, 'map<string,string>')`` and DuckDB's ``MAP(VARCHAR, VARCHAR)`` keep
+    nested objects as their text), other text stays text.
+
+    >>> _plain([("usage", '{"input_tokens": 3}'), ("kind", "x")],
+    ...        pa.map_(pa.string(), pa.string()))
+    {'usage': {'input_tokens': 3}, 'kind': 'x'}
+    """
+    if value is None:
+        return None
+    if pa.types.is_map(t):
+        return {str(k): _map_value(_plain(v, t.item_type)) for k, v in value}
+    if pa.types.is_struct(t):
+        return {f.name: _plain(value.get(f.name), f.type) for f in t}
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [_plain(v, t.value_type) for v in value]
+    return value
+
+
+def _map_value(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return value
+    return value
+
+
 def json_as_text(arr: pa.Array) -> pa.Array:
     """A JSON column as JSON text: structs and lists (JSON Lines sources infer nested
     objects as structs) become sorted-key JSON documents, other types are cast.
@@ -136,6 +177,10 @@ def json_as_text(arr: pa.Array) -> pa.Array:
     """
     if pa.types.is_string(arr.type):
         return arr
+    if _holds_map(arr.type):
+        return pa.array([None if v is None else json.dumps(_plain(v, arr.type), sort_keys=True,
+                                                           default=str)
+                         for v in arr.to_pylist()], pa.string())
     if pa.types.is_struct(arr.type) or pa.types.is_list(arr.type):
         return pa.array(
             [None if v is None else json.dumps(v, sort_keys=True, default=str)

@@ -11,7 +11,18 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphkit.core.errors import SourceError
+
 TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+# Integer times since 1970 are read only in the unit their size names. Years 2000 to
+# 2100 (946,684,800 to 4,102,444,800 s) in s, ms, us and ns are four ranges a thousand
+# times apart, each spanning a factor of 4.3, so they never overlap: a column whose
+# values all fall in one range has one reading. Anything else (1970-era counts, mixed
+# units, years past 2100) is refused rather than read decades off.
+_EPOCH_FIRST, _EPOCH_END = 946_684_800, 4_102_444_800
+_EPOCH_UNITS = (("s", 1, "seconds"), ("ms", 10**3, "milliseconds"),
+                ("us", 10**6, "microseconds"), ("ns", 10**9, "nanoseconds"))
 
 # Text that names its zone: a time of day, then Z or an offset (+02, +0200, +02:00).
 _ZONED = r"[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?\s*(?:[Zz]|[+-]\d\d(?::?\d\d)?)$"
@@ -42,3 +53,50 @@ def text_times(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     none = pa.scalar(None, pa.string())
     return pc.if_else(zoned, _utc(pc.if_else(zoned, text, none), True),
                       _utc(pc.if_else(zoned, none, text), False))
+
+
+def _epoch_unit(value: float) -> str | None:
+    return next((unit for unit, scale, _ in _EPOCH_UNITS
+                 if _EPOCH_FIRST * scale <= value < _EPOCH_END * scale), None)
+
+
+def epoch_times(arr: pa.Array | pa.ChunkedArray, column: str,
+                source: str) -> pa.Array | pa.ChunkedArray:
+    """Integer times since 1970 (pandas' ``to_json`` writes ms, Spark's ``unix_timestamp``
+    s, Go's ``UnixNano`` ns), or floating ones (Python's ``time.time()``: seconds with a
+    fraction), as ``timestamp[us, UTC]``, in the one unit that puts every value in years
+    2000 to 2100; a column that fits no unit, or two, or holds NaN, is a
+    :class:`SourceError` naming ``source`` and ``column``. Fractions past microseconds
+    are rounded to the nearest.
+
+    >>> epoch_times(pa.array([1_764_000_000_000, None]), "t", "f").to_pylist()[0].isoformat()
+    '2025-11-24T16:00:00+00:00'
+    >>> epoch_times(pa.array([1_764_000_000.25]), "t", "f").to_pylist()[0].isoformat()
+    '2025-11-24T16:00:00.250000+00:00'
+    """
+    hint = "write the times as a timestamp column or as ISO 8601 text"
+    floating = pa.types.is_floating(arr.type)
+    ints = arr.cast(pa.float64() if floating else pa.int64())
+    if floating and pc.any(pc.is_nan(ints)).as_py():
+        raise SourceError("a time since 1970 is NaN", path=source, column=column, hint=hint)
+    bounds = pc.min_max(ints).as_py()
+    low, high = bounds["min"], bounds["max"]
+    if low is None:
+        return pa.nulls(len(arr), TIMESTAMP)
+    unit = _epoch_unit(low)
+    if unit is None or unit != _epoch_unit(high):
+        if unit is not None and _epoch_unit(high) is not None:
+            raise SourceError(
+                f"times since 1970 in more than one unit: {low} reads as {unit}, {high} as "
+                f"{_epoch_unit(high)} since 1970", path=source, column=column, hint=hint)
+        odd = low if unit is None else high
+        raise SourceError(
+            f"{odd} is no time in years 2000 to 2100 as seconds, milliseconds, "
+            "microseconds or nanoseconds since 1970 (the unit of a time written as a "
+            "number is read from its size)", path=source, column=column, hint=hint)
+    if floating:  # to the nearest microsecond (a float's 1.2 s is 1.19999…)
+        scale = next(s for u, s, _ in _EPOCH_UNITS if u == unit)
+        micros = pc.round(pc.multiply(ints, 10**6 / scale)).cast(pa.int64())
+        return micros.cast(TIMESTAMP)
+    # In range, so no overflow; safe=False only lets nanoseconds be cut.
+    return pc.cast(ints.cast(pa.timestamp(unit, tz="UTC")), TIMESTAMP, safe=False)

@@ -16,8 +16,8 @@ from typing import Any
 import pyarrow as pa
 
 from graphkit.core.errors import SourceError, first_line
-from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
-from graphkit.core.times import naive_as_utc, text_times
+from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA, json_as_text
+from graphkit.core.times import epoch_times, naive_as_utc, text_times
 from graphkit.sources.read import (
     Progress,
     SourceRows,
@@ -45,6 +45,13 @@ def _to_schema(table: pa.Table, source: str) -> pa.Table:
                 if pa.types.is_timestamp(f.type) and (pa.types.is_string(col.type)
                                                       or pa.types.is_large_string(col.type)):
                     col = text_times(col)
+                elif pa.types.is_timestamp(f.type) and (pa.types.is_integer(col.type)
+                                                        or pa.types.is_floating(col.type)):
+                    col = epoch_times(col, f.name, source)
+                elif pa.types.is_string(f.type) and (pa.types.is_map(col.type)
+                                                     or pa.types.is_struct(col.type)):
+                    # A JSON column written as a map or struct: its JSON text.
+                    col = json_as_text(col.combine_chunks())
                 elif pa.types.is_timestamp(col.type) and col.type.tz is None:
                     col = naive_as_utc(col)
                 col = col.cast(f.type)

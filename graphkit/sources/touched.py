@@ -60,8 +60,17 @@ _SHELL_TOOLS = pa.array(sorted(SHELLS))
 _CLAUDE_TOOLS = pa.array(sorted({*READS, *WRITES, *SEARCHES}))
 _HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$",
                      re.MULTILINE)
-# ``cd DIR &&`` (or ``;``) as the last step before a script's ``apply_patch``.
-_CD = re.compile(r"(?:^|&&|;|\|\||\()\s*cd\s+('[^']+'|\"[^\"]+\"|[^\s;&|]+)\s*(?:&&|;)\s*$")
+# A shell script's words and control operators, as far as finding its cds needs:
+# quoted words, ``&&``/``||``/``;``/``|``/``&``/newline/parentheses, bare words.
+_SHELL_TOKEN = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|&&|\|\||[;|&()\n]|[^\s;&|()'"]+|['"]""")
+# Scripts longer than this before their apply_patch are not followed (the call's folder
+# stands): no one types one, and each cd's folder is a longer copy of the last.
+_LONGEST_SCRIPT = 100_000
+# A line opening a here-document, and its delimiter word.
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
+# A lone quote opens a script quoted whole (``bash -lc 'cd web && apply_patch …``, the
+# command as one string): what follows it is that script's first command.
+_SEPARATORS = frozenset({"&&", "||", ";", "\n", "&", "|", "(", ")", "'", '"'})
 _WILDCARD = re.compile(r"[*?\[\]{}]")
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
 
@@ -153,12 +162,81 @@ def _patch_dir(args: Any, text: str) -> str | None:
     """The folder a Codex patch's relative paths are under, when not the session's cwd:
     the call's ``workdir`` (itself relative to the cwd when relative), then a ``cd DIR
     &&`` before ``apply_patch`` in a shell script; Codex resolves them so."""
-    workdir = args.get("workdir") if isinstance(args, dict) else None
+    # ``working_directory``: a ``local_shell_call``'s exec action names its folder so.
+    workdir = (args.get("workdir") or args.get("working_directory")) if isinstance(
+        args, dict) else None
     where = workdir if isinstance(workdir, str) and workdir else None
-    cd = _CD.search(text[:text.find("apply_patch")]) if "apply_patch" in text else None
-    if cd is not None:
-        where = _under(where, cd.group(1).strip("'\""))
-    return where
+    at = text.find("apply_patch")
+    moved = _script_dir(text[:at]) if at > 0 else None
+    return _under(where, moved) if moved else where
+
+
+def _script_dir(script: str) -> str | None:
+    """Where a shell is after running ``script`` (the part of a Codex shell call before
+    its ``apply_patch``), relative to where it started; None when it did not move or
+    went where the text does not say (``cd`` alone, ``cd -``, ``cd ~``).
+
+    Follows ``cd``/``pushd``/``popd`` in order (``cd a && cd b`` is ``a/b``), on their
+    own line or after ``;``, ``&&`` or ``||``; a ``( … )`` subshell's or a pipeline's
+    cd ends with it, as the shell's does. Only a cd in command position counts
+    (``echo cd x`` is none).
+
+    >>> _script_dir("set -e\\npushd web >/dev/null && cd src || exit 1; ")
+    'web/src'
+    >>> _script_dir("(cd web && make); ") is None
+    True
+    """
+    if len(script) > _LONGEST_SCRIPT:
+        return None
+    frames: list[str | None] = [None]   # the folder of each open subshell, innermost last
+    pushed: list[str | None] = []
+    words: list[str] = []
+    tokens = [*_SHELL_TOKEN.findall(_without_heredocs(script)), "\n"]
+    for i, token in enumerate(tokens):
+        if token not in _SEPARATORS:
+            words.append(token)
+            continue
+        piped = token == "|" or (i > len(words) and tokens[i - len(words) - 1] == "|")
+        if words and words[0] in ("cd", "pushd", "popd") and not piped:
+            if words[0] == "popd":
+                if pushed:
+                    frames[-1] = pushed.pop()
+            else:
+                target = next((w.strip("'\"") for w in words[1:]
+                               if w == "-" or not w.startswith("-")), None)
+                if target is None or target == "-" or target.startswith(("~", "$")):
+                    return None
+                if words[0] == "pushd":
+                    pushed.append(frames[-1])
+                frames[-1] = _under(frames[-1], target)
+        words = []
+        if token == "(":
+            frames.append(frames[-1])
+        elif token == ")" and len(frames) > 1:
+            frames.pop()
+    return frames[-1]
+
+
+def _without_heredocs(script: str) -> str:
+    """``script`` without its here-documents' bodies (text, not commands: a ``cd`` in
+    one moves nothing), in one pass over its lines.
+
+    >>> _without_heredocs("cat > a <<'X'\\ncd web\\nX\\ncd src")
+    "cat > a <<'X'\\ncd src"
+    """
+    if "<<" not in script:
+        return script
+    kept: list[str] = []
+    until: str | None = None
+    for line in script.split("\n"):
+        if until is not None:
+            if line.strip() == until:
+                until = None
+            continue
+        kept.append(line)
+        found = _HEREDOC.search(line)
+        until = found.group(2) if found else None
+    return "\n".join(kept)
 
 
 def _under(folder: str | None, path: str) -> str:

@@ -96,7 +96,11 @@ def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
         "spawn_call_id": spawn.get("spawn_call_id"),
         "depth": spawn.get("depth"),
         "agent_nickname": spawn.get("agent_nickname") or meta.get("agent_nickname"),
-        "agent_role": spawn.get("agent_role") or meta.get("agent_role"),
+        # Codex reads "agent_type" as another name of agent_role (serde alias) and
+        # writes the spawned agent's place in the tree as agent_path (0.9x+).
+        "agent_role": spawn.get("agent_role") or spawn.get("agent_type")
+        or meta.get("agent_role"),
+        "agent_path": spawn.get("agent_path"),
         "thread_source": meta.get("thread_source"),
         "source": source_name,
         "subagent": subagent,

@@ -162,7 +162,10 @@ def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.T
         return table
     convs = table["conversation_id"].to_pylist()
     mids = table["message_id"].to_pylist()
-    said = list(zip(table["role"].to_pylist(), table["content_text"].to_pylist(), strict=True))
+    # A tool call or output says its call id too: a copy keeps the source's ids, the
+    # thread's own calls have new ones (two calls with no text were the same "words").
+    said = list(zip(table["role"].to_pylist(), table["content_text"].to_pylist(),
+                    table["tool_call_id"].to_pylist(), strict=True))
     messages: dict[str, list[tuple[str, Any]]] = {}
     seen: set[tuple[str, str]] = set()
     for conv, mid, what in zip(convs, mids, said, strict=True):

@@ -8,4 +8,8 @@
 # 8: a Codex patch's files are under its call's ``workdir`` (or ``cd DIR &&``), which
 # changes the touched_files of cached link groups; Claude's "<synthetic>" model is none;
 # a Codex rollout whose header names no cwd takes its environment_context's.
-PARSER_VERSION = 8
+# 9: a Codex patch follows the script's cd/pushd/popd, subshells and cds on their own
+# lines (formats10), which changes the touched_files of cached link groups;
+# thread_spawn's agent_type/agent_path are kept; a local_shell_call's patch is under its
+# working_directory.
+PARSER_VERSION = 9
