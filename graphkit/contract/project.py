@@ -442,6 +442,9 @@ def _derive_and_sort(contract: LoadedContract, rows: pa.Table, shortcuts: Shortc
 def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
              pool: _Pool | None = None, parsed: Parsed | None = None) -> verdicts.Verdict:
     bad, reason, column = verdicts.reject_mask(contract, rows)
+    # The sort goes on the pool ahead of the encodes: queued behind them it ran last,
+    # and the dedupe, which waits for it, ended alone on one core.
+    sorting = verdicts.start_order(contract.spec, rows, bad, pool) if pool is not None else None
     encoded = (_encode_early(contract, rows, bad, pool)
                if pool is not None and shortcuts.encode_early else {})
     if parsed is not None and pool is not None:
@@ -452,7 +455,8 @@ def _verdict(contract: LoadedContract, rows: pa.Table, shortcuts: Shortcuts,
                 # for the encoding, submitted before it: no deadlock on a FIFO pool.
                 pool.submit(_parse_encoded, parsed, encoded[array])
     positions, duplicates = verdicts.positions_of(contract.spec, rows, bad,
-                                                 shortcuts.dedupe_on_dictionary, pool)
+                                                 shortcuts.dedupe_on_dictionary, pool,
+                                                 sorting)
     return verdicts.Verdict(bad, reason, column, positions, duplicates, encoded)
 
 
