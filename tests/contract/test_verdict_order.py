@@ -151,3 +151,28 @@ def test_the_sort_is_queued_before_the_early_encodes(monkeypatch: pytest.MonkeyP
     build(records_table(rows))
     assert _order in submitted and encode in submitted
     assert submitted.index(_order) < submitted.index(encode)
+
+
+def test_columns_of_json_derived_ones_are_made_beside_the_dedupe(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The shipped contract's usage_cache_creation coalesces two JSON-path columns: made on
+    # the pool right after the paths (beside the dedupe), not on the calling thread after.
+    import threading
+
+    from graphkit.contract.expr import Coalesce
+    from graphkit.pipeline import build, example_rows, records_table
+
+    on_main: dict[str, bool] = {}
+    real = Coalesce.evaluate
+
+    def recorded(self: Coalesce, table: pa.Table) -> Any:
+        on_main[",".join(sorted(self.columns()))] = (
+            threading.current_thread() is threading.main_thread())
+        return real(self, table)
+
+    monkeypatch.setattr(Coalesce, "evaluate", recorded)
+    rows = [dict(r, message_id=f"{r['message_id']}-{i}", part_id=f"{r['part_id']}-{i}")
+            for i in range(600) for r in example_rows()]  # 3 000 rows: the threaded path
+    build(records_table(rows))
+    assert on_main["usage_cache_creation_a,usage_cache_creation_b"] is False
+    assert on_main["usage_cache_read_a,usage_cache_read_b"] is False
