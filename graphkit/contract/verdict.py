@@ -136,13 +136,30 @@ def key_columns(spec: Contract) -> list[str]:
     return list(dict.fromkeys([*_dedupe_columns(spec), *(spec.order_by or [])]))
 
 
+def start_order(spec: Contract, table: pa.Table, bad: pa.Array,
+                pool: Submits) -> Future[pa.Array] | None:
+    """The sort :func:`positions_of` needs (of ``table`` without its rejected rows),
+    submitted to ``pool`` now; ``None`` without ``order_by``. A caller that queues
+    other jobs on a first-in-first-out pool submits the sort before them: the dedupe
+    waits for it at its end, so a sort queued last left the dedupe's tail (and the
+    cut of the order to the kept rows) alone on one core."""
+    if not spec.order_by:
+        return None
+    keys = table.select(spec.order_by)
+    if pc.any(bad).as_py():
+        keys = keys.filter(pc.invert(bad))
+    return pool.submit(_order, keys)
+
+
 def positions_of(spec: Contract, table: pa.Table, bad: pa.Array,
                  on_dictionary: bool, pool: Submits | None = None,
+                 sorting: Future[pa.Array] | None = None,
                  ) -> tuple[pa.Array | None, int]:
     """Positions (in ``table`` without its rejected rows) of the rows to use, in
     order: duplicates dropped (the first row of each dedupe key stays), then
     sorted by ``order_by``; ``None`` for all rows as they are. And the number
-    of duplicates dropped. ``pool``: where the sort runs, beside the dedupe.
+    of duplicates dropped. ``pool``: where the sort runs, beside the dedupe;
+    ``sorting``: the sort already submitted there (:func:`start_order`).
 
     All rows are sorted, duplicates too, and the order is then cut to the rows
     kept: the sort is stable and the kept positions ascend, so the kept rows come
@@ -152,8 +169,7 @@ def positions_of(spec: Contract, table: pa.Table, bad: pa.Array,
     rows = table.select(key_columns(spec))
     if pc.any(bad).as_py():
         rows = rows.filter(pc.invert(bad))
-    sorting: Future[pa.Array] | None = None
-    if spec.order_by:
+    if sorting is None and spec.order_by:
         keys = rows.select(spec.order_by)
         sorting = pool.submit(_order, keys) if pool is not None else _done(_order(keys))
     positions: pa.Array | None = None

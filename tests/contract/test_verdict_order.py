@@ -103,3 +103,76 @@ def test_reject_mask_names_the_first_rule_a_row_meets(rejected: bool) -> None:
     assert bad.to_pylist() == [w is not None for w in want]
     assert column.to_pylist() == want
     assert reason.to_pylist() == [None if w is None else by_column[w] for w in want]
+
+
+def test_a_started_sort_gives_the_same_positions() -> None:
+    # start_order submits the sort ahead of other jobs; positions_of then takes it.
+    from graphkit.contract.verdict import start_order
+
+    rnd = random.Random(5)
+    n = 4000
+    table = pa.table({
+        "part_id": [f"p{rnd.randrange(1500)}" for _ in range(n)],
+        "message_created_at": pa.array(
+            [_T0 + timedelta(seconds=rnd.randrange(50)) for _ in range(n)],
+            pa.timestamp("us", tz="UTC")),
+        "model": [rnd.choice(["a", "b", None]) for _ in range(n)]})
+    spec = load_contract("ai-gateway-graph").spec
+    with ThreadPoolExecutor(2) as pool:
+        for bad in ([False] * n, [rnd.random() < 0.05 for _ in range(n)]):
+            mask = pa.array(bad, pa.bool_())
+            plain = positions_of(spec, table, mask, True, pool)
+            sorting = start_order(spec, table, mask, pool)
+            assert sorting is not None
+            started = positions_of(spec, table, mask, True, pool, sorting)
+            assert started[1] == plain[1]
+            assert started[0] is not None and plain[0] is not None
+            assert started[0].equals(plain[0])
+
+
+def test_the_sort_is_queued_before_the_early_encodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On the projection's first-in-first-out pool, a sort queued behind the early
+    # encodes ran last and the dedupe (which waits for it) ended alone on one core.
+    import graphkit.contract.project as project_module
+    from graphkit.contract.groups import encode
+    from graphkit.contract.verdict import _order
+    from graphkit.pipeline import build, example_rows, records_table
+
+    submitted: list[Any] = []
+
+    class Recording(ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            submitted.append(fn)
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(project_module, "ThreadPoolExecutor", Recording)
+    rows = [dict(r, message_id=f"{r['message_id']}-{i}", part_id=f"{r['part_id']}-{i}")
+            for i in range(600) for r in example_rows()]  # 3 000 rows: the threaded path
+    build(records_table(rows))
+    assert _order in submitted and encode in submitted
+    assert submitted.index(_order) < submitted.index(encode)
+
+
+def test_columns_of_json_derived_ones_are_made_beside_the_dedupe(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The shipped contract's usage_cache_creation coalesces two JSON-path columns: made on
+    # the pool right after the paths (beside the dedupe), not on the calling thread after.
+    import threading
+
+    from graphkit.contract.expr import Coalesce
+    from graphkit.pipeline import build, example_rows, records_table
+
+    on_main: dict[str, bool] = {}
+    real = Coalesce.evaluate
+
+    def recorded(self: Coalesce, table: pa.Table) -> Any:
+        on_main[",".join(sorted(self.columns()))] = (
+            threading.current_thread() is threading.main_thread())
+        return real(self, table)
+
+    monkeypatch.setattr(Coalesce, "evaluate", recorded)
+    rows = [dict(r, message_id=f"{r['message_id']}-{i}", part_id=f"{r['part_id']}-{i}")
+            for i in range(600) for r in example_rows()]  # 3 000 rows: the threaded path
+    build(records_table(rows))
+    assert on_main["usage_cache_creation_a,usage_cache_creation_b"] is False
+    assert on_main["usage_cache_read_a,usage_cache_read_b"] is False
