@@ -38,9 +38,10 @@ def _graphkit(*args: str | Path) -> list[str]:
 class Watcher:
     """A ``graphkit build --watch --json`` process and the JSON lines it prints."""
 
-    def __init__(self, src: Path, snap: Path, *extra: str) -> None:
-        self.proc = subprocess.Popen(_graphkit("build", src, "--snapshot", snap, "--watch",
-                                               "--json", *extra),
+    def __init__(self, src: Path, snap: Path, *extra: str, prefix: tuple[str, ...] = ()
+                 ) -> None:
+        self.proc = subprocess.Popen([*prefix, *_graphkit("build", src, "--snapshot", snap,
+                                                          "--watch", "--json", *extra)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, cwd=REPO, env=_env())
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -225,6 +226,29 @@ def test_a_failed_rebuild_is_reported_and_the_watch_goes_on(tmp_path: Path) -> N
     assert len(errors) == 1 and "session_id_steering_order.jsonl:" in errors[0]
 
 
+def test_a_contract_error_is_reported_and_the_watch_goes_on(src: Path,
+                                                            tmp_path: Path) -> None:
+    contract = tmp_path / "mine.yaml"
+    good = (REPO / "contracts" / "ai-gateway-graph.yaml").read_text()
+    contract.write_text(good)
+    snap = tmp_path / "out" / "snap"
+    w = Watcher(src, snap, "--contract", str(contract))
+    try:
+        w.next_build()
+        contract.write_text(good + "\nnodes: [oops\n")  # edited into broken YAML
+        _append(src / SESSION, 1)
+        got = w.next_build()
+        assert "mine.yaml" in got["watch"]["error"]
+        contract.write_text(good)
+        _append(src / SESSION, 2)
+        got = w.next_build()
+        assert "error" not in got["watch"]
+        _assert_same_snapshot(snap, _cold(src, tmp_path, "--contract", str(contract)))
+    finally:
+        assert w.stop() == 0
+    assert sum(line.startswith("Error: ") for line in w.stderr) == 1
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_ends_the_watch_with_exit_code_0(watcher: Watcher, sig: int) -> None:
     watcher.next_build()
@@ -243,6 +267,29 @@ def test_polling_sees_an_append(src: Path, tmp_path: Path) -> None:
     finally:
         assert w.stop(signal.SIGTERM) == 0
     assert any("polling every 0.2 s" in line for line in w.stderr)
+
+
+def test_more_folders_than_the_os_watches_falls_back_to_polling(src: Path,
+                                                               tmp_path: Path) -> None:
+    # inotify's limit lowered to 3 watches (the fixtures have 19 folders) in a user
+    # namespace of this test's own (Linux >= 5.11 keeps the limit per namespace).
+    limit = "echo 3 > /proc/sys/user/max_inotify_watches"
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-Ur", "sh", "-c", limit], capture_output=True).returncode != 0:
+        pytest.skip("needs unshare -Ur and per-namespace inotify limits")
+    snap = tmp_path / "out" / "snap"
+    w = Watcher(src, snap, prefix=("unshare", "-Ur", "sh", "-c", f'{limit} && exec "$@"', "-"))
+    try:
+        w.next_build()
+        _append(src / SESSION, 1)
+        got = w.next_build()
+        assert got["transcripts"]["files_parsed"] >= 1
+        _assert_same_snapshot(snap, _cold(src, tmp_path))
+    finally:
+        assert w.stop() == 0
+    assert any("cannot watch the sources with file events (OS file watch limit reached)"
+               in line for line in w.stderr)
+    assert any("(polling every 1 s)" in line for line in w.stderr)
 
 
 def test_a_snapshot_inside_a_watched_folder_starts_no_rebuild(src: Path,
@@ -267,6 +314,14 @@ def test_what_watch_cannot_do_is_refused(src: Path, tmp_path: Path, args: list[s
     assert done.returncode == 2
     assert "--watch" in done.stderr and args[0] in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "s").exists()
+
+
+def test_a_missing_source_is_the_usual_one_line_error(tmp_path: Path) -> None:
+    done = subprocess.run(_graphkit("build", tmp_path / "nope", "--snapshot", tmp_path / "s",
+                                    "--watch"), capture_output=True, text=True, cwd=REPO,
+                          env=_env(), timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == f"Error: {tmp_path / 'nope'}: no such file or folder; check the path\n"
 
 
 def test_poll_without_watch_is_refused(src: Path, tmp_path: Path) -> None:

@@ -118,14 +118,21 @@ def _events(roots: list[str], ignore: Callable[[str], bool], stop: threading.Eve
         next(events, None)  # the first (timeout) answer: the watcher exists now
         return events
 
+    for root in roots:  # what a build says of it (watchfiles would raise first)
+        if not os.path.exists(root):
+            raise GraphkitError("no such file or folder", path=root, hint="check the path")
     if poll is not None:
         return start(True), f"polling every {poll:g} s"
     try:
         return start(False), "file events"
+    except FileNotFoundError as exc:  # gone since the check above
+        raise GraphkitError("no such file or folder", path=exc.filename or roots[0],
+                            hint="check the path") from None
     except OSError as exc:
         # inotify's watch limit (fs.inotify.max_user_watches, 8192 on older kernels; a
         # watch per folder) or an instance limit: walk the sources instead.
-        click.echo(f"note: cannot watch the sources with file events ({printable(str(exc))}); "
+        why = str(exc).split(". ")[0]  # notify's first sentence; then its debug dump
+        click.echo(f"note: cannot watch the sources with file events ({printable(why)}); "
                    "polling every 1 s instead (raise fs.inotify.max_user_watches, or give "
                    "--poll SECONDS)", err=True)
         return start(True), "polling every 1 s"
