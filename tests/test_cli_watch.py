@@ -200,6 +200,23 @@ def test_changes_made_while_a_rebuild_runs_are_not_lost(watcher: Watcher, src: P
     _assert_same_snapshot(tmp_path / "out" / "snap", _cold(src, tmp_path))
 
 
+def test_a_bad_line_appended_is_skipped_and_said_once(watcher: Watcher, src: Path,
+                                                      tmp_path: Path) -> None:
+    first = watcher.next_build()
+    with (src / SESSION).open("a") as fh:
+        fh.write("{not json\n")
+    got = watcher.next_build()
+    assert got["lines_skipped"] == first["lines_skipped"] + 1
+    _append(src / SESSION, 2)
+    got = watcher.next_build()
+    assert "error" not in got["watch"]
+    _assert_same_snapshot(tmp_path / "out" / "snap", _cold(src, tmp_path))
+    assert watcher.stop() == 0
+    said = [line for line in watcher.stderr if line.startswith("skipped ")]
+    assert len(said) == 1 and "session_id_steering_order.jsonl:" in said[0]
+    assert said[0].endswith(": not valid JSON\n")
+
+
 def test_a_failed_rebuild_is_reported_and_the_watch_goes_on(tmp_path: Path) -> None:
     src = tmp_path / "transcripts"
     shutil.copytree(FIXTURES / "transcripts" / "claude-code-log", src)

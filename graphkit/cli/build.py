@@ -217,7 +217,7 @@ def _watch(paths: list[Path], snapshot_dir: Path | None, since: str | None,
     rejects = options["rejects_path"] or default_rejects_path(snapshot_dir)
     ignore = own_outputs([snapshot_dir, options["cache_dir"] or default_cache_dir(snapshot_dir),
                           rejects, skipped_lines_path(rejects), index_path()])
-    seen: set[str] = set()
+    seen: set[str] = set()  # notes and skipped lines already shown
     builds = [0]
 
     def build_once() -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -228,6 +228,13 @@ def _watch(paths: list[Path], snapshot_dir: Path | None, since: str | None,
         for message in [m for m in notes if m not in seen]:
             err(f"note: {message}")
         seen.update(notes)
+        # Lines skipped since the last build (a bad line appended), each once; the first
+        # build's are in its summary.
+        for line in skipped:
+            mark = f"{line['path']}:{line['line']}: {line['reason']}"
+            if mark not in seen and builds[0] > 1:
+                err(f"skipped {shown(line['path'])}:{line['line']}: {shown(line['reason'])}")
+            seen.add(mark)
         return summary, skipped
 
     def report(n: int, changed: int, got: Rebuild) -> None:
