@@ -217,6 +217,31 @@ def test_a_bad_line_appended_is_skipped_and_said_once(watcher: Watcher, src: Pat
     assert said[0].endswith(": not valid JSON\n")
 
 
+def test_files_vanishing_while_rebuilds_read_them(watcher: Watcher, src: Path,
+                                                 tmp_path: Path) -> None:
+    # New sessions created and removed at random gaps for 5 s: some vanish between a
+    # rebuild's walk and its read (skipped as unreadable, never a traceback); once all are
+    # gone the snapshot is the cold build's.
+    watcher.next_build()
+    body = (src / SESSION).read_text()
+    sid = json.loads(body.splitlines()[0])["sessionId"]
+    rng = random.Random(5)
+    end = time.monotonic() + 5.0
+    n = 0
+    while time.monotonic() < end:
+        new = f"{n:08d}-aaaa-4bbb-8ccc-123456789abc"
+        path = src / "claude-code-log" / f"{new}.jsonl"
+        path.write_text(body.replace(sid, new))
+        time.sleep(rng.uniform(0, 0.2))
+        path.unlink()
+        time.sleep(rng.uniform(0, 0.05))
+        n += 1
+    assert watcher.settle(3.0) is not None and watcher.proc.poll() is None
+    _assert_same_snapshot(tmp_path / "out" / "snap", _cold(src, tmp_path))
+    assert watcher.stop() == 0
+    assert not any("Traceback" in line for line in watcher.stderr)
+
+
 def test_a_failed_rebuild_is_reported_and_the_watch_goes_on(tmp_path: Path) -> None:
     src = tmp_path / "transcripts"
     shutil.copytree(FIXTURES / "transcripts" / "claude-code-log", src)
