@@ -281,19 +281,6 @@ def _kept(paths: list[Path], inputs: list[list[Any]], snapshot_dir: Path,
                       inputs)
 
 
-def _print_kept(summary: dict[str, Any], skipped: list[dict[str, Any]], *,
-                as_json: bool) -> None:
-    """What :func:`build` prints, for a kept snapshot (no notes: nothing was read)."""
-    from graphkit.engine.reuse import skipped_lines_summary
-
-    if summary.get("index_note"):
-        err(summary["index_note"])
-    if as_json:
-        echo_json({**summary, "skipped_lines": skipped_lines_summary(skipped)})
-        return
-    print_summary(summary, skipped)
-
-
 def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
     """The build summary for people: counts, a node/edge table, notes and paths."""
     click.echo(f"rows read {summary['rows_read']}, used {summary['rows_used']}, "

@@ -161,8 +161,9 @@ def watch_builds(sources: Sequence[Path], ignore: Callable[[str], bool],
         events, how = _events(roots, ignore, signals.stop, poll)
         try:
             report(0, 0, _timed(build, signals))
-            click.echo(f"watching {len(roots)} source(s) for changes ({how}); "
-                       "Ctrl-C to stop", err=True)
+            if not signals.stop.is_set():
+                click.echo(f"watching {len(roots)} source(s) for changes ({how}); "
+                           "Ctrl-C to stop", err=True)
             n = 0
             for changes in events:
                 if signals.stop.is_set():
