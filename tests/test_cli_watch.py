@@ -298,6 +298,31 @@ def test_a_signal_ends_the_watch_with_exit_code_0(watcher: Watcher, sig: int) ->
     assert not any("Traceback" in line for line in watcher.stderr)
 
 
+def _same(mine: Path, cold: Path) -> bool:
+    try:
+        _assert_same_snapshot(mine, cold)
+    except AssertionError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("delay", [0.02, 0.08, 0.15, 0.3])
+def test_a_signal_at_any_point_of_a_rebuild_exits_0_with_a_whole_snapshot(
+        src: Path, tmp_path: Path, delay: float) -> None:
+    # SIGINT soon after an append: while the watcher waits out the burst, during the
+    # rebuild, or after it. The first signal lets a running rebuild finish: exit 0, and
+    # the snapshot is whole, the one before the append or the one after it.
+    snap = tmp_path / "out" / "snap"
+    w = Watcher(src, snap)
+    w.next_build()
+    before = _cold(src, tmp_path)
+    _append(src / SESSION, 1)
+    time.sleep(delay)
+    assert w.stop(signal.SIGINT) == 0
+    assert not any("Traceback" in line for line in w.stderr)
+    assert _same(snap, before) or _same(snap, _cold(src, tmp_path))
+
+
 def test_polling_sees_an_append(src: Path, tmp_path: Path) -> None:
     w = Watcher(src, tmp_path / "out" / "snap", "--poll", "0.2")
     try:
