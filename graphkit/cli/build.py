@@ -64,12 +64,19 @@ from graphkit.cli.app import (
 @click.option("--hash-inputs", is_flag=True,
               help="Record each row file's SHA-256 in the manifest (default: size and "
                    "mtime; hashing reads every byte again).")
+@click.option("--watch", is_flag=True,
+              help="Build, then keep running: rebuild incrementally in this process "
+                   "whenever the sources change, one summary line per rebuild, until "
+                   "Ctrl-C.")
+@click.option("--poll", type=click.FloatRange(min=0.05), metavar="SECONDS",
+              help="With --watch: look for changes by walking the sources every SECONDS "
+                   "instead of OS file events (network filesystems).")
 def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
           granularity: str, rejects_path: Path | None, include_content: bool, strict: bool,
           since: str | None, until: str | None, cache_dir: Path | None, store: str,
           if_exists: Any, batch_size: int | None, ask_password: bool, as_json: bool,
           engine: str, partitions: str | None, spark_master: str | None,
-          hash_inputs: bool) -> None:
+          hash_inputs: bool, watch: bool, poll: float | None) -> None:
     """Build a session graph from message rows or transcripts.
 
     SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
@@ -80,33 +87,23 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     Example: graphkit build samples/rows --snapshot out/graph
     """
-    from graphkit.engine.reuse import skipped_lines_summary
-
     lo, hi = window(since, until)
+    if watch:
+        _refuse_watch(store, engine, partitions, spark_master)
+    elif poll is not None:
+        raise UserError("--poll works with --watch only")
     paths = list(sources) or default_sources()
     if not sources and snapshot_dir is None and store != "neo4j":
         snapshot_dir = history_snapshot()
     # Passed only when given: a build without it keeps its incremental build key.
     hashing: dict[str, Any] = {"hash_inputs": True} if hash_inputs else {}
-    inputs = None
-    if engine == "local" and partitions is None and not spark_master and store == "snapshot" \
-            and snapshot_dir is not None:
-        from graphkit.engine.reuse import input_state
-
-        inputs = input_state(paths)  # walked once: the build below takes it
-        kept = _kept(paths, inputs, snapshot_dir, cache_dir, contract, rejects_path,
-                     granularity=granularity, strict=strict, since=lo, until=hi,
-                     include_content=include_content, **hashing)
-        if kept is not None:
-            _print_kept(*kept, as_json=as_json)
-            return
-    from graphkit.pipeline import build_snapshot, source_messages
-
-    # What the imports made lives as long as the process: kept out of the collector's scans.
-    gc.freeze()
     if engine != "local" or partitions is not None or spark_master:
         from graphkit.engine.command import engine_build
+        from graphkit.engine.reuse import skipped_lines_summary
 
+        # What the imports made lives as long as the process: kept out of the collector's
+        # scans.
+        gc.freeze()
         if hi is not None or hash_inputs:
             flag = "--until" if hi is not None else "--hash-inputs"
             raise UserError(f"{flag} works with the default engine only; drop --engine/"
@@ -123,6 +120,55 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
         else:
             print_summary(summary, skipped)
         return
+    options: dict[str, Any] = dict(
+        contract=contract, granularity=granularity, strict=strict,
+        include_content=include_content, cache_dir=cache_dir, rejects_path=rejects_path,
+        store=store, ask_password=ask_password, if_exists=if_exists, batch_size=batch_size,
+        **hashing)
+    if not watch:
+        _print_build(*_one_build(paths, snapshot_dir, lo, hi, **options), as_json=as_json)
+        return
+    _watch(paths, snapshot_dir, since, until, as_json, poll, options)
+
+
+def _refuse_watch(store: str, engine: str, partitions: str | None,
+                  spark_master: str | None) -> None:
+    """What --watch cannot do: it keeps a snapshot (and its cache) up to date in this
+    process; a store outside it or another engine would redo their whole load each time."""
+    other = ("--store " + store if store != "snapshot" else
+             "--engine " + engine if engine != "local" else
+             "--partitions" if partitions is not None else
+             "--spark-master" if spark_master else None)
+    if other is not None:
+        raise UserError(f"--watch keeps a snapshot up to date with the default engine; it "
+                        f"does not work with {other} (build without --watch, or drop {other})")
+
+
+def _one_build(paths: list[Path], snapshot_dir: Path | None, lo: Any, hi: Any, *,
+               contract: str, granularity: str, strict: bool, include_content: bool,
+               cache_dir: Path | None, rejects_path: Path | None, store: str,
+               ask_password: bool, if_exists: Any, batch_size: int | None,
+               freeze: bool = True, **hashing: Any
+               ) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    """One local build, or the kept snapshot when nothing changed: the summary, the
+    skipped lines and the notes to print (none for a kept snapshot: nothing was read).
+    ``freeze``: move what exists now out of the cyclic collector's scans (once a process)."""
+    inputs = None
+    if store == "snapshot" and snapshot_dir is not None:
+        from graphkit.engine.reuse import input_state
+
+        inputs = input_state(paths)  # walked once: the build below takes it
+        kept = _kept(paths, inputs, snapshot_dir, cache_dir, contract, rejects_path,
+                     granularity=granularity, strict=strict, since=lo, until=hi,
+                     include_content=include_content, **hashing)
+        if kept is not None:
+            return kept[0], kept[1], []
+    from graphkit.pipeline import build_snapshot, source_messages
+
+    if freeze:
+        # What the imports made lives as long as the process: kept out of the collector's
+        # scans.
+        gc.freeze()
     with ExitStack() as stack:
         # Connected (and the credentials checked, any prompt answered) before the
         # build and its progress display, not after them.
@@ -134,17 +180,82 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
             granularity=granularity, strict=strict, since=lo, until=hi,
             include_content=include_content, cache_dir=cache_dir, input_state=inputs,
             **hashing)
-    if summary.get("index_note"):
-        err(summary["index_note"])
     # stderr: stdout stays the summary. --quiet keeps them out (they are in the
     # --json summary and the snapshot's manifest either way).
-    for message in [] if quiet() else source_messages(result.sources):
+    notes = [] if quiet() else source_messages(result.sources)
+    return summary, result.sources.skipped, notes
+
+
+def _print_build(summary: dict[str, Any], skipped: list[dict[str, Any]], notes: list[str],
+                 *, as_json: bool, extra: dict[str, Any] | None = None) -> None:
+    """What :func:`build` prints: notes on stderr, then the summary (``extra`` added to
+    the JSON)."""
+    from graphkit.engine.reuse import skipped_lines_summary
+
+    if summary.get("index_note"):
+        err(summary["index_note"])
+    for message in notes:
         err(f"note: {message}")
     if as_json:
-        echo_json({**summary,
-                   "skipped_lines": skipped_lines_summary(result.sources.skipped)})
+        echo_json({**summary, "skipped_lines": skipped_lines_summary(skipped),
+                   **(extra or {})})
         return
-    print_summary(summary, result.sources.skipped)
+    print_summary(summary, skipped)
+
+
+def _watch(paths: list[Path], snapshot_dir: Path | None, since: str | None,
+           until: str | None, as_json: bool, poll: float | None,
+           options: dict[str, Any]) -> None:
+    """``--watch``: the first build as a plain one prints it, then one line (``--json``:
+    one object) per rebuild; notes only when new. See :mod:`graphkit.cli.watch`."""
+    from graphkit.cli.watch import Rebuild, own_outputs, rebuild_line, watch_builds
+    from graphkit.engine.reuse import default_cache_dir
+    from graphkit.pipeline import default_rejects_path
+    from graphkit.snapshot.index import index_path
+    from graphkit.snapshot.rejects import skipped_lines_path
+
+    rejects = options["rejects_path"] or default_rejects_path(snapshot_dir)
+    ignore = own_outputs([snapshot_dir, options["cache_dir"] or default_cache_dir(snapshot_dir),
+                          rejects, skipped_lines_path(rejects), index_path()])
+    seen: set[str] = set()  # notes and skipped lines already shown
+    builds = [0]
+
+    def build_once() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        lo, hi = window(since, until)  # "2 hours ago" is now's, as a new build's would be
+        summary, skipped, notes = _one_build(paths, snapshot_dir, lo, hi,
+                                             freeze=not builds[0], **options)
+        builds[0] += 1
+        for message in [m for m in notes if m not in seen]:
+            err(f"note: {message}")
+        seen.update(notes)
+        # Lines skipped since the last build (a bad line appended), each once; the first
+        # build's are in its summary.
+        for line in skipped:
+            mark = f"{line['path']}:{line['line']}: {line['reason']}"
+            if mark not in seen and builds[0] > 1:
+                err(f"skipped {shown(line['path'])}:{line['line']}: {shown(line['reason'])}")
+            seen.add(mark)
+        return summary, skipped
+
+    def report(n: int, changed: int, got: Rebuild) -> None:
+        extra = {"watch": {"rebuild": n, "changed_paths": changed,
+                           "seconds": round(got.seconds, 4), "cpu_seconds": round(got.cpu, 4),
+                           **({"error": got.error} if got.error else {})}}
+        if got.error:
+            err(f"Error: {got.error}")
+        if got.summary is not None and (n == 0 or as_json):
+            _print_build(got.summary, got.skipped, [], as_json=as_json, extra=extra)
+        elif as_json:
+            echo_json(extra)
+        else:
+            if got.summary is not None and got.summary.get("index_note"):
+                err(got.summary["index_note"])
+            click.echo(rebuild_line(n, changed, got))
+        sys.stdout.flush()  # a pipe's reader sees each rebuild as it is done
+
+    code = watch_builds(paths, ignore, build_once, report, poll)
+    if code:
+        sys.exit(code)
 
 
 def history_snapshot() -> Path:
@@ -168,19 +279,6 @@ def _kept(paths: list[Path], inputs: list[list[Any]], snapshot_dir: Path,
     key = build_key(contract, paths, snapshot_dir, {**options, "rejects_path": rejects_path})
     return kept_build(cache_dir or default_cache_dir(snapshot_dir), key, paths, snapshot_dir,
                       inputs)
-
-
-def _print_kept(summary: dict[str, Any], skipped: list[dict[str, Any]], *,
-                as_json: bool) -> None:
-    """What :func:`build` prints, for a kept snapshot (no notes: nothing was read)."""
-    from graphkit.engine.reuse import skipped_lines_summary
-
-    if summary.get("index_note"):
-        err(summary["index_note"])
-    if as_json:
-        echo_json({**summary, "skipped_lines": skipped_lines_summary(skipped)})
-        return
-    print_summary(summary, skipped)
 
 
 def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
