@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from graphkit.core.errors import SourceError, first_line
-from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA
+from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA, json_as_text
 from graphkit.core.times import naive_as_utc, text_times
 from graphkit.sources.read import (
     Progress,
@@ -47,6 +47,11 @@ def _to_schema(table: pa.Table, source: str) -> pa.Table:
                     col = text_times(col)
                 elif pa.types.is_timestamp(col.type) and col.type.tz is None:
                     col = naive_as_utc(col)
+                elif pa.types.is_string(f.type) and (pa.types.is_struct(col.type)
+                                                     or pa.types.is_list(col.type)):
+                    # JSON Lines infer an object (attributes) as a struct: its JSON
+                    # text, as a build reads it (round eight: this refused the file)
+                    col = json_as_text(col.combine_chunks())
                 col = col.cast(f.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise SourceError(f"column {f.name!r} cannot be read as {f.type}: "

@@ -20,6 +20,7 @@ import pyarrow.dataset as ds
 import pyarrow.json as pajson
 
 from graphkit.core.errors import SourceError, first_line
+from graphkit.core.text import storable_json
 
 FORMATS = {
     ".parquet": "parquet",
@@ -136,6 +137,8 @@ def open_dataset(paths: list[Path], fmt: str, root: Path | None,
         try:
             schemas.append(frag.physical_schema)
         except (pa.ArrowInvalid, OSError) as exc:
+            if fmt == "json" and _SURROGATE in str(exc):
+                raise  # read again with each lone surrogate repaired (_read_group)
             raise read_error(Path(frag.path), fmt, exc) from None
     try:
         unified = pa.unify_schemas(schemas, promote_options="permissive")
@@ -195,6 +198,9 @@ def read_dataset(dataset: ds.Dataset, wanted: set[str],
 
 # Arrow's JSON reader refuses a nested value whose type differs between lines.
 _CHANGED = ") changed from "
+# ... and a whole file for one escaped lone surrogate ("\\ud800"): "The surrogate pair in
+# string is invalid."
+_SURROGATE = "surrogate"
 
 
 def _finish_piece(label: str, table: pa.Table, repaired: list[dict[str, Any]] | None,
@@ -203,7 +209,8 @@ def _finish_piece(label: str, table: pa.Table, repaired: list[dict[str, Any]] | 
     return label, (finish(table) if finish is not None else table)
 
 
-def _nested_as_text(path: Path, root: Path | None, wanted: set[str] | None) -> pa.Table:
+def _nested_as_text(path: Path, root: Path | None, wanted: set[str] | None,
+                    repaired: list[dict[str, Any]] | None = None) -> pa.Table:
     """A JSON Lines file whose nested values change type between lines (an object's
     ``attributes.claude.tool_use_result`` is text in one row, an object in the next, as
     Claude's ``toolUseResult`` is): each top-level object or array is read as its JSON
@@ -212,14 +219,18 @@ def _nested_as_text(path: Path, root: Path | None, wanted: set[str] | None) -> p
     Arrow's reader has no option for this; the file is read line by line here, so only
     files it refuses pay for it. Hive folders below ``root`` become text columns."""
     out = bytearray()
+    row = 0
     try:
         with path.open("rb") as f:
-            for raw in f:
+            for number, raw in enumerate(f, 1):
                 if not raw.strip():
                     continue
+                row += 1
                 obj = json.loads(raw)
                 if not isinstance(obj, dict):
                     raise ValueError("not an object")
+                if b"\\u" in raw and _lone_surrogate(obj):
+                    obj = _repaired_row(obj, str(path), row, number, repaired)
                 for key, value in obj.items():
                     if isinstance(value, (dict, list)):
                         obj[key] = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -229,6 +240,13 @@ def _nested_as_text(path: Path, root: Path | None, wanted: set[str] | None) -> p
             block_size=max(JSON_BLOCK, len(out) + 1)))
     except (ValueError, RecursionError, pa.ArrowInvalid, OSError) as exc:
         raise read_error(path, "json", exc) from None
+    return _hive_and_wanted(table, path, root, wanted)
+
+
+def _hive_and_wanted(table: pa.Table, path: Path, root: Path | None,
+                     wanted: set[str] | None) -> pa.Table:
+    """A file's table read outside a dataset: hive folders below ``root`` become text
+    columns (as the dataset makes them), and only the ``wanted`` columns are kept."""
     if root is not None:
         for part in path.relative_to(root).parts[:-1]:
             key, eq, value = part.partition("=")
@@ -237,6 +255,53 @@ def _nested_as_text(path: Path, root: Path | None, wanted: set[str] | None) -> p
     if wanted is not None:
         table = table.select([c for c in table.column_names if c in wanted])
     return table
+
+
+def _repaired_row(obj: dict[str, Any], label: str, row: int, line: int,
+                  repaired: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """``obj`` with every lone surrogate in its keys and text made U+FFFD, each top-level
+    column that held one noted in ``repaired`` (file, row, line, column)."""
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        if _lone_surrogate({key: value}):
+            if repaired is not None:
+                repaired.append({"file": label, "row": row, "line": line,
+                                 "column": storable_json(key), "surrogate": True})
+            key, value = storable_json(key), storable_json(value)
+        out[key] = value
+    return out
+
+
+def _surrogates_repaired(path: Path, root: Path | None, wanted: set[str] | None,
+                         repaired: list[dict[str, Any]] | None) -> pa.Table:
+    """A JSON Lines file Arrow refused for an escaped lone surrogate (``"\\ud800"``,
+    half of a UTF-16 pair: JavaScript writes one when it cuts a string inside an emoji),
+    read with each such value made U+FFFD and noted — the row kept, as transcripts keep
+    their line. Only the lines holding one are rewritten; the others reach Arrow as they
+    are, so only files Arrow refuses pay for this."""
+    out = bytearray()
+    row = longest = 0
+    try:
+        with path.open("rb") as f:
+            for number, raw in enumerate(f, 1):
+                if raw.strip():
+                    row += 1
+                    if b"\\u" in raw:
+                        doc = json.loads(raw)
+                        if isinstance(doc, dict) and _lone_surrogate(doc):
+                            fixed = _repaired_row(doc, str(path), row, number, repaired)
+                            raw = json.dumps(fixed, ensure_ascii=False).encode() + b"\n"
+                longest = max(longest, len(raw))
+                out += raw
+        table = pajson.read_json(pa.BufferReader(bytes(out)), read_options=pajson.ReadOptions(
+            block_size=max(JSON_BLOCK, longest + 1024)))
+    except pa.ArrowInvalid as exc:
+        if _CHANGED not in str(exc):
+            raise read_error(path, "json", exc) from None
+        return _nested_as_text(path, root, wanted)  # the repairs are noted already
+    except (ValueError, RecursionError, OSError) as exc:
+        raise read_error(path, "json", exc) from None
+    return _hive_and_wanted(table, path, root, wanted)
 
 
 def _ready(table: pa.Table) -> Callable[[], pa.Table]:
@@ -304,8 +369,11 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
                 block = max(block, _longest_line(files) + 1024)
                 continue
             if fmt == "json" and _CHANGED in str(exc):
-                return [_finish_piece(str(f), _nested_as_text(f, root, wanted), repaired,
-                                      finish) for f in files]
+                return [_finish_piece(str(f), _nested_as_text(f, root, wanted, repaired),
+                                      repaired, finish) for f in files]
+            if fmt == "json" and _SURROGATE in str(exc):
+                return [_finish_piece(str(f), _surrogates_repaired(f, root, wanted, repaired),
+                                      repaired, finish) for f in files]
             raise read_error(_culprit(files, fmt) or root or files[0], fmt, exc) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -504,7 +572,9 @@ def read_whole_files(path: Path, repaired: list[dict[str, Any]] | None = None) -
                 table = open_dataset([f], fmt, None).to_table()
             except pa.ArrowInvalid as exc:
                 if fmt == "json" and _CHANGED in str(exc):
-                    table = _nested_as_text(f, None, None)
+                    table = _nested_as_text(f, None, None, repaired)
+                elif fmt == "json" and _SURROGATE in str(exc):
+                    table = _surrogates_repaired(f, None, None, repaired)
                 elif fmt != "json" or "straddl" not in str(exc):
                     raise
                 else:  # a line longer than the default block
