@@ -419,16 +419,50 @@ def parse_when(value: str | None, option: str = "--since", *, end: bool = False,
         except OverflowError:  # before year 1
             raise UserError(f"{option} {value!r} is before year 1") from None
     else:
+        base, zone_name = value.strip(), None
         try:
-            when = datetime.fromisoformat(value.strip())
+            when = datetime.fromisoformat(base)
         except ValueError:
-            raise UserError(f"{option} {value!r} is not a time; use YYYY-MM-DD, an ISO "
-                            "timestamp, today, yesterday or '7 days ago'") from None
+            from graphkit.core.zones import split_zone
+
+            parts = split_zone(base)
+            if parts is None:
+                raise UserError(f"{option} {value!r} is not a time; use YYYY-MM-DD, an ISO "
+                                "timestamp (with an offset or an IANA zone name: "
+                                "2026-11-20T10:00 Europe/Berlin), today, yesterday or "
+                                "'7 days ago'") from None
+            base, zone_name = parts
+            try:
+                when = datetime.fromisoformat(base)
+            except ValueError:
+                raise UserError(f"{option} {value!r} is not a time; use YYYY-MM-DD or an "
+                                f"ISO timestamp before the zone {zone_name!r}") from None
+        if zone_name is not None:
+            return _zoned(when, zone_name, len(base) <= 10, end, option, value)
         when = when if when.tzinfo else when.replace(tzinfo=UTC)
-        if len(value.strip()) > 10:
+        if len(base) > 10:
             return when
         day = when
     return day + timedelta(days=1, microseconds=-1) if end else day
+
+
+def _zoned(when: datetime, name: str, bare_day: bool, end: bool, option: str,
+           value: str) -> datetime:
+    """``when`` in the IANA zone ``name`` as a UTC instant; a bare day is that day there
+    (its start, or with ``end`` its last microsecond: 23 or 25 hours on a DST day)."""
+    from graphkit.core.zones import ZoneError, in_zone, zone
+
+    try:
+        tz = zone(name)
+        if not bare_day:
+            return in_zone(when, tz)
+        if end:
+            return in_zone(when + timedelta(days=1), tz) - timedelta(microseconds=1)
+        return in_zone(when, tz)
+    except ZoneError as exc:
+        raise UserError(f"{option} {value!r}: {exc}") from None
+    except OverflowError:
+        raise UserError(f"{option} {value!r} is outside the years 1 to 9999") from None
 
 
 def parse_since(value: str | None) -> datetime | None:
@@ -440,11 +474,13 @@ def time_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--since`` and ``--until``: only records (or, of a built graph, nodes
     and edges active) in that time, on record timestamps."""
     f = click.option("--until", help="Only records at or before this time: YYYY-MM-DD (the "
-                                     "whole day), an ISO timestamp, today, yesterday, "
-                                     "'2 hours ago' (UTC).")(f)
+                                     "whole day), an ISO timestamp (an offset or an IANA "
+                                     "zone after it: 2026-11-20T18:00 Europe/Berlin), "
+                                     "today, yesterday, '2 hours ago' (UTC).")(f)
     return click.option("--since", help="Only records at or after this time: YYYY-MM-DD, an "
-                                        "ISO timestamp, today, yesterday, '7 days ago' "
-                                        "(UTC).")(f)
+                                        "ISO timestamp (an offset or an IANA zone after "
+                                        "it: 2026-11-20T10:00 Europe/Berlin), today, "
+                                        "yesterday, '7 days ago' (UTC).")(f)
 
 
 def window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
