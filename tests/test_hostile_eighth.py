@@ -146,3 +146,32 @@ def test_without_a_zone_database_the_error_says_to_install_tzdata(tmp_path: Path
                            tmp_path, "--since", "2026-11-20 Europe/Berlin"], env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     one_line_error(proc, "no time zone database", "pip install tzdata")
+
+
+# --- 3. an unknown field in a price table ---------------------------------------------
+
+
+def test_an_unknown_field_in_a_price_table_is_one_line_naming_its_place(
+        tmp_path: Path) -> None:
+    # Was: ignored without a word (a misspelt "inptu" left the model's input price at
+    # its default, 0). Now refused as a contract's unknown key is, naming FILE:LINE:COL
+    # and the known fields.
+    snap = tmp_path / "snap"
+    assert graphkit("build", REPO / "samples" / "rows", "--snapshot", snap).returncode == 0
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"models": {\n  "claude-sonnet-4-5": {"input": 3},\n'
+                      '  "claude-haiku-4-5": {"input": 1,\n      "inptu": 3}}}\n')
+    for extra in ([], ["--by", "model"], ["--json"]):
+        one_line_error(graphkit("usage", "--snapshot", snap, "--prices", prices, *extra),
+                       f"{prices}:4:7: model 'claude-haiku-4-5' has an unknown field "
+                       "'inptu'", "input, output, cache_creation, cache_read")
+    prices.write_text('{"models": {"claude-sonnet-4-5": {"input": 3}}, "modles": {}}')
+    one_line_error(graphkit("usage", "--snapshot", snap, "--prices", prices),
+                   f"{prices}:1:49: the price table has an unknown field 'modles'",
+                   "as_of, source, unit, models")
+    # The shipped table, and one of every known field, still load.
+    prices.write_text(json.dumps({"as_of": "x", "source": "y", "unit": "z", "models": {
+        "claude-sonnet-4-5": {"input": 3, "output": 15, "cache_creation": 3.75,
+                              "cache_read": 0.3}}}))
+    assert graphkit("usage", "--snapshot", snap, "--prices", prices).returncode == 0
+    assert graphkit("usage", "--snapshot", snap).returncode == 0
