@@ -175,3 +175,36 @@ def test_an_unknown_field_in_a_price_table_is_one_line_naming_its_place(
                               "cache_read": 0.3}}}))
     assert graphkit("usage", "--snapshot", snap, "--prices", prices).returncode == 0
     assert graphkit("usage", "--snapshot", snap).returncode == 0
+
+
+# --- 4. a Parquet file of no columns and no rows --------------------------------------
+
+
+def test_a_table_of_no_columns_and_no_rows_is_zero_rows_as_an_empty_json_lines_file(
+        tmp_path: Path) -> None:
+    # Was: "required column 'session_id' is missing" (build, check) while `rows` and an
+    # empty JSON Lines file read zero rows: the computed touched_files column made the
+    # table of nothing a table of one column.
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    empty = pa.table({})
+    pq.write_table(empty, tmp_path / "none.parquet")
+    feather.write_feather(empty, tmp_path / "none.feather")
+    for src in (tmp_path / "none.parquet", tmp_path / "none.feather"):
+        proc = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["rows_read"] == 0
+        assert f"{src}: no rows read" in proc.stderr, proc.stderr
+        check = graphkit("check", src)
+        assert check.returncode == 0 and "ok: 0 rows" in check.stdout, check.stderr
+    # Beside rows it adds none; a zero-row file of other columns still lacks them.
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    pq.write_table(empty, folder / "none.parquet")
+    pq.write_table(pa.Table.from_pylist(identity_cases()), folder / "rows.parquet")
+    proc = graphkit("build", folder, "--snapshot", tmp_path / "snap2", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["rows_read"] == 8, proc.stderr
+    pq.write_table(pa.table({"x": pa.array([], pa.int64())}), tmp_path / "other.parquet")
+    one_line_error(graphkit("build", tmp_path / "other.parquet", "--snapshot",
+                            tmp_path / "snap3"), "required column 'session_id' is missing")

@@ -179,7 +179,13 @@ def read_dataset(dataset: ds.Dataset, wanted: set[str],
                     raise  # a line longer than the block: read again with a bigger one
                 raise SourceError(f"cannot read rows: {first_line(exc)}", path=label,
                                   hint=_UNREADABLE) from None
-            if pool is None or finish is None:
+            if not schema.names and not table.num_rows:
+                # A file of no columns and no rows (a table of nothing, as an empty JSON
+                # Lines file reads): zero rows, given no computed column, which would
+                # make it a table lacking every required one (a zero-row file of other
+                # columns still lacks them).
+                pieces.append((label, _ready(pa.table({}))))
+            elif pool is None or finish is None:
                 pieces.append((label, _ready(repair_utf8(table, label, repaired))))
             else:
                 notes.append([])
