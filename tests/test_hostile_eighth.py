@@ -208,3 +208,48 @@ def test_a_table_of_no_columns_and_no_rows_is_zero_rows_as_an_empty_json_lines_f
     pq.write_table(pa.table({"x": pa.array([], pa.int64())}), tmp_path / "other.parquet")
     one_line_error(graphkit("build", tmp_path / "other.parquet", "--snapshot",
                             tmp_path / "snap3"), "required column 'session_id' is missing")
+
+
+# --- 5. NFC/NFD twins -----------------------------------------------------------------
+
+NFD_SESSION = "sess-cafe\u0301"      # "sess-café" as macOS writes a file name
+NFC_SESSION = "sess-caf\u00e9"
+NFD_AGENT = "agent-A\u030a"          # "agent-Å"
+
+
+def test_an_id_given_in_the_other_unicode_form_says_did_you_mean(tmp_path: Path) -> None:
+    # Was: "no session has the id 'sess-café'" with nothing to tell it from the stored
+    # 'sess-café' (NFD): both print the same. Ids stay distinct (compared as written;
+    # twins may both exist), and a miss names the other form, escaped.
+    rows = []
+    for r in identity_cases():
+        r = dict(r)
+        if r["session_id"] == "c1a0de00-0000-4000-8000-000000000001":
+            r["session_id"] = NFD_SESSION
+        if r.get("agent_id") == "agentA":
+            r["agent_id"] = NFD_AGENT
+        rows.append(r)
+    src = tmp_path / "rows.jsonl"
+    src.write_text(_json_lines(rows))
+    snap = tmp_path / "snap"
+    assert graphkit("build", src, "--snapshot", snap).returncode == 0
+    escaped = json.dumps(NFD_SESSION)
+    for args in (["tree", NFC_SESSION], ["lineage", NFC_SESSION], ["usage", NFC_SESSION],
+                 ["view", NFC_SESSION, "--out", tmp_path / "v.html"]):
+        one_line_error(graphkit(*args, "--snapshot", snap), f"did you mean {escaped}?",
+                       "NFD form", "$'sess-cafe\\u0301'")
+    one_line_error(graphkit("lineage", "agent-\u00c5", "--snapshot", snap),
+                   f"did you mean {json.dumps(NFD_AGENT)}?")
+    # Given as stored, each is found; an id of no form at all keeps the old hint.
+    assert graphkit("tree", NFD_SESSION, "--snapshot", snap).returncode == 0
+    assert graphkit("lineage", NFD_AGENT, "--snapshot", snap).returncode == 0
+    one_line_error(graphkit("tree", "sess-tea", "--snapshot", snap), "graphkit sessions")
+    # Twins both stored: each id answers for itself, never for its twin.
+    twin = dict(rows[0], session_id=NFC_SESSION, message_id="twin", part_id="twin:0")
+    src.write_text(_json_lines([*rows, twin]))
+    assert graphkit("build", src, "--snapshot", snap).returncode == 0
+    for sid in (NFC_SESSION, NFD_SESSION):
+        got = graphkit("tree", sid, "--snapshot", snap, "--json")
+        assert got.returncode == 0, got.stderr
+        session = json.loads(got.stdout.splitlines()[0])
+        assert session["id"] == sid, session
