@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.core.errors import GraphkitError, printable
+from graphkit.core.errors import GraphkitError, first_line, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -53,9 +53,16 @@ class _Group(click.Group):
             if exc.errno == errno.EPIPE:
                 _reader_left()
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
-                # Files graphkit writes say so themselves; what is left is stdout.
-                where = exc.filename or "stdout"
-                raise UserError(printable(f"{where}: cannot write: {exc.strerror}")) from None
+                # Files graphkit writes say so themselves; what is left is stdout, or
+                # a write whose error names no file (Arrow's): said as such, not
+                # blamed on stdout (round eight: a full cache folder read "stdout").
+                reason = exc.strerror or first_line(exc)
+                if exc.filename:
+                    raise UserError(printable(f"{exc.filename}: cannot write: {reason}; "
+                                              "free some space")) from None
+                raise UserError(printable(f"cannot write: {reason}; free some space where "
+                                          "the output goes (stdout, or the file or folder "
+                                          "being written)")) from None
             if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and exc.filename:
                 # A file or folder the user may not read or write, met where no reader
                 # says so in words of its own: still one line naming it.

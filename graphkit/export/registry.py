@@ -192,6 +192,11 @@ def _atomic_folder(path: Path) -> Iterator[Path]:
             shutil.rmtree(old, ignore_errors=True)
         else:
             tmp.rename(path)
+    except OSError as exc:
+        # A table's file that does not fit (disk full): Arrow's writers raise without
+        # the file's name, which the CLI's last resort then blamed on stdout.
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise write_error(exc, path) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

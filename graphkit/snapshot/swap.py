@@ -260,10 +260,17 @@ def older_than(entry: os.DirEntry[str], seconds: float) -> bool:
 
 def os_error(exc: OSError, directory: Path) -> SnapshotError:
     where = exc.filename or directory
-    reason = exc.strerror or first_line(exc)  # Arrow's I/O errors carry only text
+    # Arrow's I/O errors carry only text ("Error writing bytes to file. Detail: [errno
+    # 28] No space left on device"), but their errno: said as the system says it.
+    reason = os.strerror(exc.errno) if exc.errno else exc.strerror or first_line(exc)
     if isinstance(exc, NotADirectoryError):
         reason = "a part of the path is a file"
-    return SnapshotError(f"cannot write the snapshot: {reason} ({where})", path=str(directory))
+    hint = None
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        hint = "free some space or choose another place; an earlier snapshot there is kept"
+    shown = "" if str(where) == str(directory) else f" ({where})"
+    return SnapshotError(f"cannot write the snapshot: {reason}{shown}", path=str(directory),
+                         hint=hint)
 
 
 def read_limited(path: Path) -> bytes:
