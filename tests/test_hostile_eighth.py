@@ -4,18 +4,21 @@ pins what held."""
 
 from __future__ import annotations
 
+import decimal
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.builders import identity_cases
+from tests.builders import identity_cases, table
 from tests.test_hostile_inputs import REPO, graphkit, one_line_error
 
 
@@ -187,7 +190,6 @@ def test_a_table_of_no_columns_and_no_rows_is_zero_rows_as_an_empty_json_lines_f
     # Was: "required column 'session_id' is missing" (build, check) while `rows` and an
     # empty JSON Lines file read zero rows: the computed touched_files column made the
     # table of nothing a table of one column.
-    import pyarrow as pa
     import pyarrow.feather as feather
 
     empty = pa.table({})
@@ -340,3 +342,31 @@ def test_a_full_disk_is_one_line_naming_the_path_and_the_old_snapshot_stays(
         _one_line(result, f"{disk / name}: cannot write", "No space left on device")
         assert not [f for f in result["files"] if f.startswith((name, f".{name}"))], result
     _one_line(rows, f"{disk / 'rows.parquet'}: cannot write: No space left on device")
+
+
+# --- what the round's driver found ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("column", "array"), [
+    ("session_id", lambda n: pa.array([{"a": "s"}] * n)),
+    ("cwd", lambda n: pa.array([1] * n, pa.int64())),
+    ("is_sidechain", lambda n: pa.array([1] * n, pa.int8())),
+    ("message_index", lambda n: pa.array([float(i) for i in range(n)])),
+    ("message_index", lambda n: pa.array([decimal.Decimal(i) for i in range(n)],
+                                         pa.decimal128(10, 0))),
+])
+def test_rows_refuses_a_column_of_another_kind_as_build_does(
+        tmp_path: Path, column: str, array: Callable[[int], pa.Array]) -> None:
+    # Was: `graphkit rows` cast whatever Arrow casts without a word — int cwd written as
+    # "1", int8 as booleans, floats and decimals as ints, a struct session id as its
+    # JSON text (this round's own JSON-object fix at first) — where `build` refuses
+    # each with one line. A column may differ in width, unit, zone or encoding only.
+    base = table(identity_cases())
+    arr = array(base.num_rows)
+    src = tmp_path / "rows.parquet"
+    pq.write_table(base.set_column(base.schema.get_field_index(column),
+                                   pa.field(column, arr.type), arr), src)
+    one_line_error(graphkit("build", src, "--snapshot", tmp_path / "snap"), column)
+    one_line_error(graphkit("rows", src, "--out", tmp_path / "o.parquet"), str(src),
+                   f"column {column!r} has type {arr.type}", "convert the column")
+    assert not (tmp_path / "o.parquet").exists()
