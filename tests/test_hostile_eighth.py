@@ -370,3 +370,32 @@ def test_rows_refuses_a_column_of_another_kind_as_build_does(
     one_line_error(graphkit("rows", src, "--out", tmp_path / "o.parquet"), str(src),
                    f"column {column!r} has type {arr.type}", "convert the column")
     assert not (tmp_path / "o.parquet").exists()
+
+
+def _not_utf8(path: Path, name: str) -> str:
+    """``path / name`` where ``name`` ends in the byte 0xFF (no UTF-8), as a str the way
+    Python holds such names (a lone surrogate)."""
+    return os.fsdecode(os.fsencode(path) + b"/" + name.encode() + b"\xff")
+
+
+def test_a_path_named_in_bytes_that_are_not_utf8_is_one_line(tmp_path: Path) -> None:
+    # Was: UnicodeEncodeError tracebacks (Arrow's file system takes only UTF-8 paths)
+    # from `build --snapshot`, a neo4j-parquet export and a build of a transcript folder
+    # so named; the snapshot and export half-made their temporary folders first.
+    snap = tmp_path / "snap"
+    assert graphkit("build", REPO / "samples" / "rows", "--snapshot", snap).returncode == 0
+    bad_snap = _not_utf8(tmp_path, "s")
+    one_line_error(graphkit("build", REPO / "samples" / "rows", "--snapshot", bad_snap),
+                   "the snapshot path is not valid UTF-8", "s\ufffd")
+    bad_out = _not_utf8(tmp_path, "np")
+    one_line_error(graphkit("export", snap, "--format", "neo4j-parquet", bad_out),
+                   "the export path is not valid UTF-8")
+    folder = _not_utf8(tmp_path, "tx")
+    shutil.copytree(REPO / "tests" / "fixtures" / "transcripts" / "claude-code-log", folder)
+    one_line_error(graphkit("build", folder, "--snapshot", tmp_path / "t"),
+                   "tx\ufffd: this name is not valid UTF-8")
+    assert sorted(os.listdir(tmp_path)) == sorted(["snap", ".snap.cache",
+                                                   os.path.basename(folder)])
+    # Where Python writes the file itself, such a name is written as given.
+    out = _not_utf8(tmp_path, "g.graphml")
+    assert graphkit("export", snap, "--format", "graphml", out).returncode == 0

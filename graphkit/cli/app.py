@@ -49,6 +49,16 @@ class _Group(click.Group):
         except GraphkitError as exc:
             # One line whatever a file name or id holds (newlines, terminal escapes).
             raise UserError(printable(str(exc))) from None
+        except UnicodeEncodeError as exc:
+            # A name given in bytes that are not UTF-8 (Python holds them as lone
+            # surrogates): Arrow's file system takes only UTF-8 paths, so a snapshot, a
+            # folder export or a transcript folder so named stopped with a traceback.
+            if not isinstance(exc.object, str) or exc.reason != "surrogates not allowed":
+                raise
+            raise UserError(printable(
+                f"{os.fsencode(exc.object).decode('utf-8', 'replace')}: this name is not "
+                "valid UTF-8 (bytes of another encoding); rename it, or choose a name "
+                "in UTF-8")) from None
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 _reader_left()

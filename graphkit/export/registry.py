@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from graphkit.core.errors import GraphkitError
-from graphkit.core.files import output_file, write_error
+from graphkit.core.files import output_file, utf8_path, write_error
 
 if TYPE_CHECKING:  # only named: `graphkit --help` and a kept rebuild need no pyarrow
     from graphkit.core.graph import GraphTables
@@ -170,6 +170,7 @@ def _atomic_file(path: Path) -> Iterator[IO[bytes]]:
 
 @contextmanager
 def _atomic_folder(path: Path) -> Iterator[Path]:
+    utf8_path(path, "export")  # Arrow writes the folder's tables
     if path.exists() and not path.is_dir():
         raise ExportError("exists and is not a folder", path=str(path),
                           hint="this format writes a folder; give a new folder path")
