@@ -399,3 +399,19 @@ def test_a_path_named_in_bytes_that_are_not_utf8_is_one_line(tmp_path: Path) -> 
     # Where Python writes the file itself, such a name is written as given.
     out = _not_utf8(tmp_path, "g.graphml")
     assert graphkit("export", snap, "--format", "graphml", out).returncode == 0
+
+
+@pytest.mark.parametrize("part", ["manifest.json", "nodes/Session.parquet"])
+def test_a_fifo_in_a_snapshot_is_refused_not_waited_on(tmp_path: Path, part: str) -> None:
+    # Was: `sessions` (every reader) waited forever for a writer on a FIFO put in the
+    # manifest's place, as did `build --snapshot` over that folder; a FIFO table too.
+    snap = tmp_path / "snap"
+    assert graphkit("build", REPO / "samples" / "rows", "--snapshot", snap).returncode == 0
+    (snap / part).unlink()
+    os.mkfifo(snap / part)
+    one_line_error(graphkit("sessions", "--snapshot", snap), f"{snap / part}")
+    one_line_error(graphkit("tree", "8299ed6e-811c-4fa7-b124-c205cd625a7f", "--snapshot",
+                            snap), f"{snap / part}")
+    if part == "manifest.json":
+        one_line_error(graphkit("build", REPO / "samples" / "rows", "--snapshot", snap),
+                       "refusing to replace a folder graphkit did not write")

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import socket
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -274,7 +275,14 @@ def os_error(exc: OSError, directory: Path) -> SnapshotError:
 
 
 def read_limited(path: Path) -> bytes:
-    with path.open("rb") as f:
+    # Not blocking, and only a regular file: a FIFO in a manifest's place made a build
+    # over that folder wait for a writer forever (round eight).
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError("the manifest is not a regular file")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as f:
         data = f.read(MAX_MANIFEST_BYTES + 1)
     if len(data) > MAX_MANIFEST_BYTES:
         raise ValueError("manifest too large")
