@@ -415,3 +415,31 @@ def test_a_fifo_in_a_snapshot_is_refused_not_waited_on(tmp_path: Path, part: str
     if part == "manifest.json":
         one_line_error(graphkit("build", REPO / "samples" / "rows", "--snapshot", snap),
                        "refusing to replace a folder graphkit did not write")
+
+
+def test_touched_files_written_as_a_json_array_builds_as_its_text_does(
+        tmp_path: Path) -> None:
+    # Was: exit 2 "column 'touched_files' has type list<item: struct<…>>, but the
+    # contract expects json" for a JSON Lines file writing the array as an array, where
+    # the same array as JSON text builds. A JSON column now takes a list as its text.
+    rows: list[dict[str, Any]] = []
+    for i, touched in enumerate([[{"path": "/p", "reads": 1}, {"path": "/q", "writes": 2}],
+                                 [{"path": "/p", "reads": 3}], None, []]):
+        rows.append({"session_id": "s", "message_id": f"m{i}", "touched_files": touched,
+                     "message_created_at": f"2026-11-20T10:00:0{i}Z"})
+    as_array = tmp_path / "array.jsonl"
+    as_array.write_text(_json_lines(rows))
+    as_text = tmp_path / "text.jsonl"
+    as_text.write_text(_json_lines([
+        {**r, "touched_files": None if r["touched_files"] is None
+         else json.dumps(r["touched_files"])} for r in rows]))
+    answers = []
+    for src in (as_array, as_text):
+        snap = tmp_path / f"snap-{src.stem}"
+        proc = graphkit("build", src, "--snapshot", snap)
+        assert proc.returncode == 0, proc.stderr
+        files = graphkit("files", "--snapshot", snap)
+        assert files.returncode == 0, files.stderr
+        answers.append(files.stdout)
+    assert answers[0] == answers[1]
+    assert "/p\t4\t0" in answers[0] and "/q\t0\t2" in answers[0], answers[0]
