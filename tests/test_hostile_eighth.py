@@ -443,3 +443,26 @@ def test_touched_files_written_as_a_json_array_builds_as_its_text_does(
         answers.append(files.stdout)
     assert answers[0] == answers[1]
     assert "/p\t4\t0" in answers[0] and "/q\t0\t2" in answers[0], answers[0]
+
+
+def test_a_transcript_named_in_bytes_that_are_not_utf8_is_read_with_the_others(
+        tmp_path: Path) -> None:
+    # Was: a UnicodeEncodeError traceback (then, with this round's last resort, "s:bad…:
+    # this name is not valid UTF-8") for the whole build: the file's name guessed its
+    # session's group, hashed as strict UTF-8. Now it is read with the rest; its
+    # skipped line names it (JSON escapes the byte as \udcff).
+    fixture = REPO / "tests" / "fixtures" / "transcripts" / "claude-code-log"
+    cold = graphkit("build", fixture, "--snapshot", tmp_path / "as-is", "--json")
+    assert cold.returncode == 0, cold.stderr
+    folder = tmp_path / "projects"
+    shutil.copytree(fixture, folder)
+    one = folder / "dag_compact_after_rewind_preserved.jsonl"
+    with one.open("a") as f:
+        f.write("not json\n")
+    renamed = _not_utf8(folder, "bad") + ".jsonl"
+    os.rename(one, renamed)
+    proc = graphkit("build", folder, "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["rows_read"] == json.loads(cold.stdout)["rows_read"]
+    assert renamed in [s["file"] for s in got["skipped_lines"]], got["skipped_lines"]
