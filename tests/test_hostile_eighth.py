@@ -466,3 +466,24 @@ def test_a_transcript_named_in_bytes_that_are_not_utf8_is_read_with_the_others(
     got = json.loads(proc.stdout)
     assert got["rows_read"] == json.loads(cold.stdout)["rows_read"]
     assert renamed in [s["file"] for s in got["skipped_lines"]], got["skipped_lines"]
+
+
+@pytest.mark.parametrize(("data", "words"), [
+    (lambda text: text.encode() + "# caf\xe9\n".encode("latin-1"),
+     [":{last}: contract is not UTF-8 text (byte 0xE9 at column 6)", "save it as UTF-8"]),
+    (lambda text: text.encode("utf-16"), [":1: contract is not UTF-8 text", "it is UTF-16"]),
+    (lambda text: text.encode()[:100] + b"\x00" + text.encode()[100:],
+     [":{nul}: not valid YAML: the character U+0000 is not allowed"]),
+])
+def test_a_contract_of_bytes_yaml_refuses_is_named_by_line(
+        tmp_path: Path, data: Callable[[str], bytes], words: list[str]) -> None:
+    # Was: "contract is not UTF-8 text (byte 12782)" — a byte offset, no line; and a NUL
+    # "unacceptable character #x0000: … \n in "<unicode string>", position 100", no line.
+    text = (REPO / "contracts" / "ai-gateway-graph.yaml").read_text()
+    contract = tmp_path / "c.yaml"
+    contract.write_bytes(data(text))
+    last = text.count("\n") + 1
+    nul = text[:100].count("\n") + 1
+    proc = graphkit("check", REPO / "samples" / "rows", "--contract", contract)
+    one_line_error(proc, *[f"{contract}" + w.format(last=last, nul=nul) if w.startswith(":")
+                           else w for w in words])
