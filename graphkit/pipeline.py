@@ -471,6 +471,7 @@ class RowsResult:
     rows: int
     skipped: list[dict[str, Any]]
     left_out: list[str]  # content columns not written (no --include-content)
+    notes: list[str] = field(default_factory=list)  # what the reading noted (repairs)
 
 
 def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
@@ -494,7 +495,8 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
     if progress:
         progress(f"writing {result.table.num_rows} rows to {out}")
     _write_parquet(result.table, out)
-    return RowsResult(str(out), result.table.num_rows, list(result.skipped), left_out)
+    return RowsResult(str(out), result.table.num_rows, list(result.skipped), left_out,
+                      list(result.account.notes))
 
 
 def _write_parquet(table: pa.Table, out: Path | str) -> None:

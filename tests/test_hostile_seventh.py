@@ -284,7 +284,9 @@ def test_bidi_controls_and_line_separators_in_ids_are_shown_escaped(
 def test_an_escaped_lone_surrogate_in_json_lines_names_its_line(tmp_path: Path) -> None:
     # Was: "cannot read rows: Error creating dataset… The surrogate pair in string is
     # invalid. in row 0", naming no line, with the hint to check the file's format
-    # (Python's json takes "\ud800", so the line finder passed it).
+    # (Python's json takes "\ud800", so the line finder passed it). Round seven named
+    # the line and stopped; round eight keeps the row with U+FFFD and names the line in
+    # a note (test_hostile_eighth.py), as transcripts keep such a line.
     rows = _json_lines(identity_cases()).splitlines()
     rows[3] = rows[3].replace('"session_id": "', '"session_id": "\\udfff', 1)
     folder = tmp_path / "rows"
@@ -294,7 +296,7 @@ def test_an_escaped_lone_surrogate_in_json_lines_names_its_line(tmp_path: Path) 
     (folder / "a.jsonl").write_text(_json_lines(identity_cases()))
     for src in (bad, folder):
         proc = graphkit("build", src, "--snapshot", tmp_path / "snap")
-        one_line_error(proc, f"{bad}:4: an escaped lone surrogate", "\\ufffd")
+        assert proc.returncode == 0 and f"{bad}:4 (column 'session_id')" in proc.stderr
     # A surrogate pair, escaped, is one character and builds.
     rows[3] = rows[3].replace("\\udfff", "\\ud83d\\ude00")
     bad.write_text("\n".join(rows) + "\n")

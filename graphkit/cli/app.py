@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.core.errors import GraphkitError, printable
+from graphkit.core.errors import GraphkitError, first_line, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,13 +49,30 @@ class _Group(click.Group):
         except GraphkitError as exc:
             # One line whatever a file name or id holds (newlines, terminal escapes).
             raise UserError(printable(str(exc))) from None
+        except UnicodeEncodeError as exc:
+            # A name given in bytes that are not UTF-8 (Python holds them as lone
+            # surrogates): Arrow's file system takes only UTF-8 paths, so a snapshot, a
+            # folder export or a transcript folder so named stopped with a traceback.
+            if not isinstance(exc.object, str) or exc.reason != "surrogates not allowed":
+                raise
+            raise UserError(printable(
+                f"{os.fsencode(exc.object).decode('utf-8', 'replace')}: this name is not "
+                "valid UTF-8 (bytes of another encoding); rename it, or choose a name "
+                "in UTF-8")) from None
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 _reader_left()
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
-                # Files graphkit writes say so themselves; what is left is stdout.
-                where = exc.filename or "stdout"
-                raise UserError(printable(f"{where}: cannot write: {exc.strerror}")) from None
+                # Files graphkit writes say so themselves; what is left is stdout, or
+                # a write whose error names no file (Arrow's): said as such, not
+                # blamed on stdout (round eight: a full cache folder read "stdout").
+                reason = exc.strerror or first_line(exc)
+                if exc.filename:
+                    raise UserError(printable(f"{exc.filename}: cannot write: {reason}; "
+                                              "free some space")) from None
+                raise UserError(printable(f"cannot write: {reason}; free some space where "
+                                          "the output goes (stdout, or the file or folder "
+                                          "being written)")) from None
             if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and exc.filename:
                 # A file or folder the user may not read or write, met where no reader
                 # says so in words of its own: still one line naming it.
@@ -419,16 +436,50 @@ def parse_when(value: str | None, option: str = "--since", *, end: bool = False,
         except OverflowError:  # before year 1
             raise UserError(f"{option} {value!r} is before year 1") from None
     else:
+        base, zone_name = value.strip(), None
         try:
-            when = datetime.fromisoformat(value.strip())
+            when = datetime.fromisoformat(base)
         except ValueError:
-            raise UserError(f"{option} {value!r} is not a time; use YYYY-MM-DD, an ISO "
-                            "timestamp, today, yesterday or '7 days ago'") from None
+            from graphkit.core.zones import split_zone
+
+            parts = split_zone(base)
+            if parts is None:
+                raise UserError(f"{option} {value!r} is not a time; use YYYY-MM-DD, an ISO "
+                                "timestamp (with an offset or an IANA zone name: "
+                                "2026-11-20T10:00 Europe/Berlin), today, yesterday or "
+                                "'7 days ago'") from None
+            base, zone_name = parts
+            try:
+                when = datetime.fromisoformat(base)
+            except ValueError:
+                raise UserError(f"{option} {value!r} is not a time; use YYYY-MM-DD or an "
+                                f"ISO timestamp before the zone {zone_name!r}") from None
+        if zone_name is not None:
+            return _zoned(when, zone_name, len(base) <= 10, end, option, value)
         when = when if when.tzinfo else when.replace(tzinfo=UTC)
-        if len(value.strip()) > 10:
+        if len(base) > 10:
             return when
         day = when
     return day + timedelta(days=1, microseconds=-1) if end else day
+
+
+def _zoned(when: datetime, name: str, bare_day: bool, end: bool, option: str,
+           value: str) -> datetime:
+    """``when`` in the IANA zone ``name`` as a UTC instant; a bare day is that day there
+    (its start, or with ``end`` its last microsecond: 23 or 25 hours on a DST day)."""
+    from graphkit.core.zones import ZoneError, in_zone, zone
+
+    try:
+        tz = zone(name)
+        if not bare_day:
+            return in_zone(when, tz)
+        if end:
+            return in_zone(when + timedelta(days=1), tz) - timedelta(microseconds=1)
+        return in_zone(when, tz)
+    except ZoneError as exc:
+        raise UserError(f"{option} {value!r}: {exc}") from None
+    except OverflowError:
+        raise UserError(f"{option} {value!r} is outside the years 1 to 9999") from None
 
 
 def parse_since(value: str | None) -> datetime | None:
@@ -440,11 +491,13 @@ def time_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--since`` and ``--until``: only records (or, of a built graph, nodes
     and edges active) in that time, on record timestamps."""
     f = click.option("--until", help="Only records at or before this time: YYYY-MM-DD (the "
-                                     "whole day), an ISO timestamp, today, yesterday, "
-                                     "'2 hours ago' (UTC).")(f)
+                                     "whole day), an ISO timestamp (an offset or an IANA "
+                                     "zone after it: 2026-11-20T18:00 Europe/Berlin), "
+                                     "today, yesterday, '2 hours ago' (UTC).")(f)
     return click.option("--since", help="Only records at or after this time: YYYY-MM-DD, an "
-                                        "ISO timestamp, today, yesterday, '7 days ago' "
-                                        "(UTC).")(f)
+                                        "ISO timestamp (an offset or an IANA zone after "
+                                        "it: 2026-11-20T10:00 Europe/Berlin), today, "
+                                        "yesterday, '7 days ago' (UTC).")(f)
 
 
 def window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:

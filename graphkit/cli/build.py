@@ -395,6 +395,8 @@ def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: boo
     # To stderr: with --out - stdout carries the Parquet bytes.
     err(f"wrote {result.rows} rows to {'stdout' if out == '-' else result.out}"
         + (f" ({len(result.skipped)} transcript line(s) skipped)" if result.skipped else ""))
+    for note in result.notes:  # repaired text, sources of no rows: nothing unsaid
+        err(f"note: {note}")
     if result.left_out:
         err("content columns left out: " + ", ".join(result.left_out)
             + " (--include-content keeps them)")

@@ -206,9 +206,14 @@ def _load_fresh(path: Path, text: str, make_filter: Callable[[Any], Filter]) -> 
         raw = yaml.load(text, Loader=loader)  # a safe loader either way
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        problem = getattr(exc, "problem", None)
+        if isinstance(exc, yaml.reader.ReaderError):  # a character YAML refuses (NUL)
+            line = text.count("\n", 0, exc.position) + 1
+            problem = (f"the character U+{exc.character:04X} is not allowed"
+                       if isinstance(exc.character, int) else exc.reason)
         raise ContractError(
-            _one_line(f"not valid YAML: {getattr(exc, 'problem', exc)}"),
-            path=str(path), line=mark.line + 1 if mark else None,
+            _one_line(f"not valid YAML: {problem or exc}"), path=str(path), line=line,
         ) from None
     lines: dict[tuple[Any, ...], int] = {}
     if node is not None:
@@ -250,8 +255,15 @@ def _decode(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ContractError(f"contract is not UTF-8 text (byte {exc.start})",
-                            path=str(path)) from None
+        # Named by line and column, as every other contract error (round eight: "byte
+        # 12782", counted from the start of the file).
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - data.rfind(b"\n", 0, exc.start)
+        utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+        raise ContractError(f"contract is not UTF-8 text (byte 0x{data[exc.start]:02X} at "
+                            f"column {column})", path=str(path), line=line,
+                            hint="save it as UTF-8" + (" (it is UTF-16)" if utf16 else ""),
+                            ) from None
 
 
 def _check_events(text: str, loader: Any, path: Path) -> None:

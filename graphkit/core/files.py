@@ -27,6 +27,18 @@ def write_error(exc: OSError, path: Path | str) -> GraphkitError:
     return GraphkitError(f"cannot write: {reason}", path=str(path), hint=hint)
 
 
+def utf8_path(path: Path | str, what: str) -> None:
+    """Refuse a path named in bytes that are not UTF-8 (Python holds them as lone
+    surrogates): Arrow's file system takes only UTF-8 paths, and a snapshot or a folder
+    export so named failed half-way with a traceback naming its temporary folder."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise GraphkitError(f"the {what} path is not valid UTF-8 (bytes of another "
+                            "encoding)", path=os.fsencode(path).decode("utf-8", "replace"),
+                            hint="choose a name in UTF-8") from None
+
+
 @contextmanager
 def output_file(path: Path | str, *, public: bool = False) -> Iterator[IO[bytes]]:
     """A binary file to write ``path`` through.

@@ -26,6 +26,22 @@ def storable_text(text: str) -> str:
     return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
+def storable_json(value: Any) -> Any:
+    """``value`` (a parsed JSON document) with :func:`storable_text` of every string
+    and key in it.
+
+    >>> storable_json({"a\\ud800": ["\\udfff", 1]})
+    {'a�': ['�', 1]}
+    """
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, list):
+        return [storable_json(v) for v in value]
+    if isinstance(value, dict):
+        return {storable_json(k): storable_json(v) for k, v in value.items()}
+    return value
+
+
 def is_text(value: str) -> bool:
     """Whether ``value`` can be stored text (UTF-8): no lone surrogate. An id typed
     with bytes that are not UTF-8 reaches Python as lone surrogates (``\\udcff``):

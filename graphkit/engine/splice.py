@@ -83,7 +83,9 @@ def project_key(c: LoadedContract, granularity: str, include_content: bool) -> s
 
 
 def bucket_of_key(key: str) -> int:
-    return zlib.crc32(key.encode()) % BUCKETS
+    # surrogatepass: a key guessed from a file name in bytes that are not UTF-8 (held
+    # as lone surrogates) stopped the whole build (round eight); other keys hash as before.
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % BUCKETS
 
 
 def _guess(path: str) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from graphkit.core.errors import GraphkitError
-from graphkit.core.files import output_file, write_error
+from graphkit.core.files import output_file, utf8_path, write_error
 
 if TYPE_CHECKING:  # only named: `graphkit --help` and a kept rebuild need no pyarrow
     from graphkit.core.graph import GraphTables
@@ -170,6 +170,7 @@ def _atomic_file(path: Path) -> Iterator[IO[bytes]]:
 
 @contextmanager
 def _atomic_folder(path: Path) -> Iterator[Path]:
+    utf8_path(path, "export")  # Arrow writes the folder's tables
     if path.exists() and not path.is_dir():
         raise ExportError("exists and is not a folder", path=str(path),
                           hint="this format writes a folder; give a new folder path")
@@ -192,6 +193,11 @@ def _atomic_folder(path: Path) -> Iterator[Path]:
             shutil.rmtree(old, ignore_errors=True)
         else:
             tmp.rename(path)
+    except OSError as exc:
+        # A table's file that does not fit (disk full): Arrow's writers raise without
+        # the file's name, which the CLI's last resort then blamed on stdout.
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise write_error(exc, path) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

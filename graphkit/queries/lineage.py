@@ -38,6 +38,28 @@ def _describe(h: Hit) -> str:
     return f"{h.type} {h.id} (session {h.session_id})"
 
 
+def twin_hint(reader: LineageReader, user_id: str, types: Iterable[str]) -> str | None:
+    """For an id that names nothing: "did you mean" the same text in the other Unicode
+    normalization form (NFC ``é`` or NFD ``e`` + U+0301), where that form names a node
+    of one of ``types``.
+
+    Ids are compared as written, so the two are different ids (both may exist, two
+    sessions whose ids only look alike); guessing which one was meant would answer
+    for the wrong one without a word. The form that exists is named with its
+    characters escaped, as they look the same on screen."""
+    import json
+    import unicodedata
+
+    wanted = set(types)
+    for form in ("NFC", "NFD"):
+        other = unicodedata.normalize(form, user_id)
+        if other != user_id and any(h.type in wanted for h in reader.resolve(other)):
+            return (f"did you mean {json.dumps(other)}? It is the same text in Unicode "
+                    f"{form} form, and a different id (ids are compared as written; in "
+                    f"bash type it as $'{json.dumps(other)[1:-1]}')")
+    return None
+
+
 def resolve(reader: LineageReader, user_id: str) -> Hit:
     """The one thread (or, failing that, session) a user's id names.
 
@@ -55,10 +77,11 @@ def resolve(reader: LineageReader, user_id: str) -> Hit:
     ...
     graphkit.core.errors.QueryError: no thread, agent or session has the id 'nope'; ...
     """
-    return _pick(reader.vocabulary, user_id, reader.resolve(user_id))
+    return _pick(reader.vocabulary, user_id, reader.resolve(user_id), reader)
 
 
-def _pick(v: LineageVocabulary, user_id: str, hits: list[Hit]) -> Hit:
+def _pick(v: LineageVocabulary, user_id: str, hits: list[Hit],
+          reader: LineageReader | None = None) -> Hit:
     """:func:`resolve`'s choice among the hits of ``user_id``."""
     threads = {h.node_id: h for h in hits if h.type == v.thread}
     if len(threads) == 1:
@@ -74,8 +97,10 @@ def _pick(v: LineageVocabulary, user_id: str, hits: list[Hit]) -> Hit:
     if len(sessions) > 1:  # pragma: no cover - node ids are unique per session id
         raise QueryError(f"the id {user_id!r} is ambiguous: "
                          + "; ".join(sorted(_describe(h) for h in sessions.values())))
+    twin = None if reader is None else twin_hint(reader, user_id, (v.thread, v.session))
     raise QueryError(f"no thread, agent or session has the id {user_id!r}",
-                     hint="list ids with `graphkit sessions` or `graphkit tree SESSION_ID`")
+                     hint=twin or "list ids with `graphkit sessions` or `graphkit tree "
+                                  "SESSION_ID`")
 
 
 def ancestors(reader: LineageReader, user_id: str) -> list[Ref]:
@@ -102,7 +127,7 @@ def lineage(reader: LineageReader, user_id: str) -> Lineage:
     if isinstance(reader, LineageWalkReader):
         # A server: resolving and walking in one round trip.
         hits, walk = reader.lineage_walk(user_id)
-        hit = _pick(v, user_id, hits)
+        hit = _pick(v, user_id, hits, reader)
     else:
         hit = resolve(reader, user_id)
     if hit.type == v.session:
@@ -167,7 +192,8 @@ def session_tree(reader: LineageReader, session_id: str) -> TreeNode:
     if not hits:
         known = [h for h in reader.resolve(session_id) if h.type == v.thread]
         hint = (f"{session_id!r} is a thread of session {known[0].session_id}" if known
-                else "list sessions with `graphkit sessions`")
+                else twin_hint(reader, session_id, (v.session,))
+                or "list sessions with `graphkit sessions`")
         raise QueryError(f"no session has the id {session_id!r}", hint=hint)
     threads = reader.session_threads(session_id)
     nodes = {t.node_id: TreeNode(Ref(v.thread, t.id), t) for t in threads}

@@ -124,6 +124,33 @@ def _no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# The fields a price table may hold: a misspelt one ("inptu") left a price at its
+# default without a word, so any other is refused, as a contract refuses unknown keys.
+_TOP = ("as_of", "source", "unit", "models")
+
+
+def _known_keys(obj: dict[str, Any], known: tuple[str, ...], model: str | None, text: str,
+                where: Path) -> None:
+    """Refuse a key of ``obj`` (the table, or ``model``'s prices) not in ``known``,
+    naming its line and column in ``text`` where it is written as it reads."""
+    for key in obj:
+        if key in known:
+            continue
+        at = 0
+        if model is not None:  # the key after its model's name, not another model's
+            found = re.search(rf'"{re.escape(json.dumps(model)[1:-1])}"\s*:', text)
+            at = found.end() if found else 0
+        found = re.compile(rf'"{re.escape(json.dumps(key)[1:-1])}"\s*:').search(text, at)
+        place = str(where)
+        if found:  # FILE:LINE:COLUMN, as compilers name a place
+            line = text.count("\n", 0, found.start()) + 1
+            place += f":{line}:{found.start() - text.rfind(chr(10), 0, found.start())}"
+        what = f"model {model!r} has" if model is not None else "the price table has"
+        raise GraphkitError(f"{what} an unknown field {key!r}", path=place,
+                            hint=f"the known ones are {', '.join(known)}; fix its name or "
+                                 "remove it")
+
+
 def load_prices(path: Path | None = None) -> PriceTable:
     """The shipped table, or the one at ``path``; a malformed file is a
     :class:`GraphkitError` naming it."""
@@ -135,13 +162,15 @@ def load_prices(path: Path | None = None) -> PriceTable:
         # a link to /dev/zero was read until memory ran out.
         # utf-8-sig: a byte-order mark (Windows editors write one) is read as nothing,
         # as in a contract.
-        data = json.loads(read_file(where)[1].decode("utf-8-sig"),
-                          object_pairs_hook=_no_key_twice)
+        text = read_file(where)[1].decode("utf-8-sig")
+        data = json.loads(text, object_pairs_hook=_no_key_twice)
     except OSError as exc:
         raise GraphkitError(f"cannot read the price table: {exc.strerror}", path=str(where),
                             hint="give --prices a JSON file of model prices") from None
     except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
         raise GraphkitError(f"the price table is not JSON ({exc})", path=str(where)) from None
+    if isinstance(data, dict):
+        _known_keys(data, _TOP, None, text, where)
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):
         raise GraphkitError("the price table has no \"models\" object", path=str(where),
@@ -153,6 +182,7 @@ def load_prices(path: Path | None = None) -> PriceTable:
                 or "input" not in p:
             raise GraphkitError(f"model {name!r} needs numbers for {', '.join(_KINDS)}",
                                 path=str(where))
+        _known_keys(p, _KINDS, str(name), text, where)
         inp = float(p["input"])
         table[str(name)] = (inp, float(p.get("output", 0)),
                             float(p.get("cache_creation", inp)), float(p.get("cache_read", 0)))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphkit.core.errors import QueryError
-from graphkit.queries.lineage import session_tree, sessions
+from graphkit.queries.lineage import session_tree, sessions, twin_hint
 from graphkit.queries.model import TreeNode
 from graphkit.queries.window import Window
 from graphkit.stores.base import LineageReader
@@ -251,5 +251,6 @@ def require_sessions(reader: LineageReader, session_ids: Sequence[str],
     for sid in session_ids:
         if not any(h.type == v.session for h in reader.resolve(sid)):
             raise QueryError(f"no session has the id {sid!r}",
-                             hint="list sessions with `graphkit sessions`")
+                             hint=twin_hint(reader, sid, (v.session,))
+                             or "list sessions with `graphkit sessions`")
     return list(dict.fromkeys(session_ids))

@@ -47,6 +47,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import graphkit
+from graphkit.core.files import utf8_path
 from graphkit.core.graph import GraphTables
 from graphkit.core.ids import NODE_ID_RECIPE
 from graphkit.core.names import is_name
@@ -272,6 +273,7 @@ def check_snapshot_target(directory: Path | str, *, probe: bool = True) -> Path:
     long build. A symlink to a folder stands for that folder. ``probe`` False: the
     caller makes its write folder beside it next (that is the probe)."""
     path = Path(directory)
+    utf8_path(path, "snapshot")
     if path.is_symlink():
         if not path.is_dir():
             raise SnapshotError("is a symlink to something that is not a folder",

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import socket
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -260,14 +261,28 @@ def older_than(entry: os.DirEntry[str], seconds: float) -> bool:
 
 def os_error(exc: OSError, directory: Path) -> SnapshotError:
     where = exc.filename or directory
-    reason = exc.strerror or first_line(exc)  # Arrow's I/O errors carry only text
+    # Arrow's I/O errors carry only text ("Error writing bytes to file. Detail: [errno
+    # 28] No space left on device"), but their errno: said as the system says it.
+    reason = os.strerror(exc.errno) if exc.errno else exc.strerror or first_line(exc)
     if isinstance(exc, NotADirectoryError):
         reason = "a part of the path is a file"
-    return SnapshotError(f"cannot write the snapshot: {reason} ({where})", path=str(directory))
+    hint = None
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        hint = "free some space or choose another place; an earlier snapshot there is kept"
+    shown = "" if str(where) == str(directory) else f" ({where})"
+    return SnapshotError(f"cannot write the snapshot: {reason}{shown}", path=str(directory),
+                         hint=hint)
 
 
 def read_limited(path: Path) -> bytes:
-    with path.open("rb") as f:
+    # Not blocking, and only a regular file: a FIFO in a manifest's place made a build
+    # over that folder wait for a writer forever (round eight).
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError("the manifest is not a regular file")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as f:
         data = f.read(MAX_MANIFEST_BYTES + 1)
     if len(data) > MAX_MANIFEST_BYTES:
         raise ValueError("manifest too large")

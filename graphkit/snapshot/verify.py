@@ -5,10 +5,12 @@ snapshot in cannot mix its files with ours (see :mod:`.io`)."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from pathlib import Path
@@ -71,14 +73,25 @@ class _Opened:
         held = os.fstat(self.fd)
         return (st.st_dev, st.st_ino) != (held.st_dev, held.st_ino)
 
+    def _open(self, rel: str) -> int:
+        """A regular file of the snapshot, opened for reading. Not blocking: a FIFO put
+        in a manifest's or a table's place waited for a writer forever (round eight);
+        it, and any other file that is no regular file, is refused as unreadable."""
+        fd = os.open(rel, os.O_RDONLY | os.O_NONBLOCK, dir_fd=self.fd)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(errno.EINVAL, "not a regular file", rel)
+        os.set_blocking(fd, True)
+        return fd
+
     def read(self, rel: str, limit: int | None = None) -> bytes:
-        fd = os.open(rel, os.O_RDONLY, dir_fd=self.fd)
+        fd = self._open(rel)
         with os.fdopen(fd, "rb") as f:
             return f.read() if limit is None else f.read(limit + 1)
 
     def read_buffer(self, rel: str) -> pa.Buffer:
         """The whole file in one Arrow buffer: hashed, then decoded, never copied."""
-        fd = os.open(rel, os.O_RDONLY, dir_fd=self.fd)
+        fd = self._open(rel)
         try:
             size = os.fstat(fd).st_size
             buf = pa.allocate_buffer(size)

@@ -33,6 +33,39 @@ from graphkit.sources.touched import with_touched_files
 OUT_SCHEMA = pa.schema([f.with_nullable(True) for f in MESSAGES_SCHEMA])
 
 
+# Text columns that hold JSON documents: an object read from JSON Lines (a struct) is
+# written as its JSON text, as a build reads it.
+_JSON_COLUMNS = frozenset({"attributes", "tools", "tool_args", "raw_frame", "compact_metadata"})
+
+
+def _same_kind(name: str, target: pa.DataType, t: pa.DataType) -> bool:
+    """Whether a source column of type ``t`` is the kind ``target`` is: it may differ in
+    width, unit, zone or encoding, never in kind, as the build's contract check says
+    (round eight: ``rows`` wrote int ids as text, ints as booleans, decimals and floats
+    as ints, a struct id as JSON text, without a word, where ``build`` refuses them)."""
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_null(t):
+        return True
+    text = (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_string_view(t)
+            or pa.types.is_binary_view(t))
+    if pa.types.is_string(target):
+        # Times too: Arrow's JSON reader infers ISO text ("2026-11-20") as a timestamp.
+        return text or pa.types.is_temporal(t) or (
+            name in _JSON_COLUMNS and (pa.types.is_struct(t) or pa.types.is_list(t)
+                                       or pa.types.is_map(t)))
+    if pa.types.is_integer(target):
+        return pa.types.is_integer(t)
+    if pa.types.is_boolean(target):
+        return pa.types.is_boolean(t)
+    if pa.types.is_timestamp(target):
+        # Numbers are times since 1970 in the unit their size names (``epoch_times``).
+        return (pa.types.is_timestamp(t) or pa.types.is_date(t) or text
+                or pa.types.is_integer(t) or pa.types.is_floating(t))
+    return True
+
+
 def _to_schema(table: pa.Table, source: str) -> pa.Table:
     arrays = []
     for f in OUT_SCHEMA:
@@ -40,6 +73,10 @@ def _to_schema(table: pa.Table, source: str) -> pa.Table:
             arrays.append(pa.nulls(table.num_rows, f.type))
             continue
         col = table.column(f.name)
+        if col.type != f.type and not _same_kind(f.name, f.type, col.type):
+            raise SourceError(f"column {f.name!r} has type {col.type}, but `graphkit rows` "
+                              f"writes it as {f.type}", path=source, column=f.name,
+                              hint="convert the column where the rows are written")
         if col.type != f.type:
             try:
                 if pa.types.is_timestamp(f.type) and (pa.types.is_string(col.type)
@@ -48,9 +85,11 @@ def _to_schema(table: pa.Table, source: str) -> pa.Table:
                 elif pa.types.is_timestamp(f.type) and (pa.types.is_integer(col.type)
                                                         or pa.types.is_floating(col.type)):
                     col = epoch_times(col, f.name, source)
-                elif pa.types.is_string(f.type) and (pa.types.is_map(col.type)
-                                                     or pa.types.is_struct(col.type)):
-                    # A JSON column written as a map or struct: its JSON text.
+                elif pa.types.is_map(col.type) or pa.types.is_struct(col.type) \
+                        or pa.types.is_list(col.type):
+                    # A JSON column written as a map (Spark, DuckDB) or inferred as a
+                    # struct or list (JSON Lines objects and arrays): its JSON text, as a
+                    # build reads it (round eight: this refused the file)
                     col = json_as_text(col.combine_chunks())
                 elif pa.types.is_timestamp(col.type) and col.type.tz is None:
                     col = naive_as_utc(col)

@@ -154,12 +154,26 @@ def computed_pieces(pieces: list[Piece], spec: ReadSpec,
 
 def note_repairs(result: SourceRows, repaired: list[dict[str, Any]]) -> None:
     """Say so when text that was not valid UTF-8 was repaired (finding ``invalid-utf8``)."""
-    if repaired:
-        n = len(repaired)
+    bytes_ = [r for r in repaired if not r.get("surrogate")]
+    if bytes_:
+        n = len(bytes_)
         message = (f"{n} text value(s) were not valid UTF-8; their invalid bytes were "
                    "replaced by U+FFFD")
         result.findings.append({"check": "invalid-utf8", "count": n, "message": message,
-                                "examples": repaired[:5]})
+                                "examples": bytes_[:5]})
+        result.notes.append(message)
+    halves = [{k: v for k, v in r.items() if k != "surrogate"}
+              for r in repaired if r.get("surrogate")]
+    if halves:
+        # JSON Lines rows holding "\ud800" (half of a UTF-16 pair, no text in UTF-8):
+        # kept with U+FFFD in its place, as transcripts keep such a line; said here
+        # with the first place, so the writer of the file can be fixed.
+        first = halves[0]
+        message = (f"{len(halves)} text value(s) held an escaped lone surrogate (\\ud800-"
+                   f"\\udfff without its pair), replaced by U+FFFD; the first at "
+                   f"{first['file']}:{first['line']} (column {first['column']!r})")
+        result.findings.append({"check": "lone-surrogate", "count": len(halves),
+                                "message": message, "examples": halves[:5]})
         result.notes.append(message)
 
 

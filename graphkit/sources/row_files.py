@@ -20,6 +20,7 @@ import pyarrow.dataset as ds
 import pyarrow.json as pajson
 
 from graphkit.core.errors import SourceError, first_line
+from graphkit.core.text import storable_json
 
 FORMATS = {
     ".parquet": "parquet",
@@ -140,6 +141,8 @@ def open_dataset(paths: list[Path], fmt: str, root: Path | None,
         try:
             schemas.append(frag.physical_schema)
         except (pa.ArrowInvalid, OSError) as exc:
+            if fmt == "json" and _SURROGATE in str(exc):
+                raise  # read again with each lone surrogate repaired (_read_group)
             raise read_error(Path(frag.path), fmt, exc) from None
     try:
         unified = pa.unify_schemas(schemas, promote_options="permissive")
@@ -180,7 +183,13 @@ def read_dataset(dataset: ds.Dataset, wanted: set[str],
                     raise  # a line longer than the block: read again with a bigger one
                 raise SourceError(f"cannot read rows: {first_line(exc)}", path=label,
                                   hint=_UNREADABLE) from None
-            if pool is None or finish is None:
+            if not schema.names and not table.num_rows:
+                # A file of no columns and no rows (a table of nothing, as an empty JSON
+                # Lines file reads): zero rows, given no computed column, which would
+                # make it a table lacking every required one (a zero-row file of other
+                # columns still lacks them).
+                pieces.append((label, _ready(pa.table({}))))
+            elif pool is None or finish is None:
                 pieces.append((label, _ready(repair_utf8(table, label, repaired))))
             else:
                 notes.append([])
@@ -199,6 +208,9 @@ def read_dataset(dataset: ds.Dataset, wanted: set[str],
 
 # Arrow's JSON reader refuses a nested value whose type differs between lines.
 _CHANGED = ") changed from "
+# ... and a whole file for one escaped lone surrogate ("\\ud800"): "The surrogate pair in
+# string is invalid."
+_SURROGATE = "surrogate"
 
 
 def _finish_piece(label: str, table: pa.Table, repaired: list[dict[str, Any]] | None,
@@ -207,10 +219,16 @@ def _finish_piece(label: str, table: pa.Table, repaired: list[dict[str, Any]] | 
     return label, (finish(table) if finish is not None else table)
 
 
-def _hive_keys(files: list[Path], root: Path) -> tuple[pa.Schema, dict[str, dict[str, Any]]]:
+# The hive folder columns of a group of files: their schema, and each file's values.
+Hive = tuple[pa.Schema, dict[str, dict[str, Any]]]
+
+
+def _hive_keys(files: list[Path], root: Path | None) -> Hive | None:
     """The hive folder columns of ``files`` below ``root`` as Arrow's own discovery makes
     them for the dataset read (names and values URL-decoded, ``year=2026`` an int32,
     ``__HIVE_DEFAULT_PARTITION__`` null), without reading the files: ``fragments=0``."""
+    if root is None:
+        return None
     import pyarrow.fs as pafs
 
     options = ds.FileSystemFactoryOptions(partition_base_dir=str(root))
@@ -223,8 +241,8 @@ def _hive_keys(files: list[Path], root: Path) -> tuple[pa.Schema, dict[str, dict
                     for frag in dataset.get_fragments()}
 
 
-def _nested_as_text(path: Path, hive: tuple[pa.Schema, dict[str, dict[str, Any]]] | None,
-                    wanted: set[str] | None) -> pa.Table:
+def _nested_as_text(path: Path, hive: Hive | None, wanted: set[str] | None,
+                    repaired: list[dict[str, Any]] | None = None) -> pa.Table:
     """A JSON Lines file whose nested values change type between lines (an object's
     ``attributes.claude.tool_use_result`` is text in one row, an object in the next, as
     Claude's ``toolUseResult`` is): each top-level object or array is read as its JSON
@@ -233,14 +251,18 @@ def _nested_as_text(path: Path, hive: tuple[pa.Schema, dict[str, dict[str, Any]]
     Arrow's reader has no option for this; the file is read line by line here, so only
     files it refuses pay for it. ``hive``: the folder columns of :func:`_hive_keys`."""
     out = bytearray()
+    row = 0
     try:
         with path.open("rb") as f:
-            for raw in f:
+            for number, raw in enumerate(f, 1):
                 if not raw.strip():
                     continue
+                row += 1
                 obj = json.loads(raw)
                 if not isinstance(obj, dict):
                     raise ValueError("not an object")
+                if b"\\u" in raw and _lone_surrogate(obj):
+                    obj = _repaired_row(obj, str(path), row, number, repaired)
                 for key, value in obj.items():
                     if isinstance(value, (dict, list)):
                         obj[key] = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -250,6 +272,13 @@ def _nested_as_text(path: Path, hive: tuple[pa.Schema, dict[str, dict[str, Any]]
             block_size=max(JSON_BLOCK, len(out) + 1)))
     except (ValueError, RecursionError, pa.ArrowInvalid, OSError) as exc:
         raise read_error(path, "json", exc) from None
+    return _hive_and_wanted(table, path, hive, wanted)
+
+
+def _hive_and_wanted(table: pa.Table, path: Path, hive: Hive | None,
+                     wanted: set[str] | None) -> pa.Table:
+    """A file's table read outside a dataset: with the hive folder columns the dataset
+    would give it (:func:`_hive_keys`), and only the ``wanted`` columns kept."""
     if hive is not None:
         schema, keys = hive
         values = keys.get(str(path), {})
@@ -260,6 +289,53 @@ def _nested_as_text(path: Path, hive: tuple[pa.Schema, dict[str, dict[str, Any]]
     if wanted is not None:
         table = table.select([c for c in table.column_names if c in wanted])
     return table
+
+
+def _repaired_row(obj: dict[str, Any], label: str, row: int, line: int,
+                  repaired: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """``obj`` with every lone surrogate in its keys and text made U+FFFD, each top-level
+    column that held one noted in ``repaired`` (file, row, line, column)."""
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        if _lone_surrogate({key: value}):
+            if repaired is not None:
+                repaired.append({"file": label, "row": row, "line": line,
+                                 "column": storable_json(key), "surrogate": True})
+            key, value = storable_json(key), storable_json(value)
+        out[key] = value
+    return out
+
+
+def _surrogates_repaired(path: Path, hive: Hive | None, wanted: set[str] | None,
+                         repaired: list[dict[str, Any]] | None) -> pa.Table:
+    """A JSON Lines file Arrow refused for an escaped lone surrogate (``"\\ud800"``,
+    half of a UTF-16 pair: JavaScript writes one when it cuts a string inside an emoji),
+    read with each such value made U+FFFD and noted — the row kept, as transcripts keep
+    their line. Only the lines holding one are rewritten; the others reach Arrow as they
+    are, so only files Arrow refuses pay for this."""
+    out = bytearray()
+    row = longest = 0
+    try:
+        with path.open("rb") as f:
+            for number, raw in enumerate(f, 1):
+                if raw.strip():
+                    row += 1
+                    if b"\\u" in raw:
+                        doc = json.loads(raw)
+                        if isinstance(doc, dict) and _lone_surrogate(doc):
+                            fixed = _repaired_row(doc, str(path), row, number, repaired)
+                            raw = json.dumps(fixed, ensure_ascii=False).encode() + b"\n"
+                longest = max(longest, len(raw))
+                out += raw
+        table = pajson.read_json(pa.BufferReader(bytes(out)), read_options=pajson.ReadOptions(
+            block_size=max(JSON_BLOCK, longest + 1024)))
+    except pa.ArrowInvalid as exc:
+        if _CHANGED not in str(exc):
+            raise read_error(path, "json", exc) from None
+        return _nested_as_text(path, hive, wanted)  # the repairs are noted already
+    except (ValueError, RecursionError, OSError) as exc:
+        raise read_error(path, "json", exc) from None
+    return _hive_and_wanted(table, path, hive, wanted)
 
 
 def _ready(table: pa.Table) -> Callable[[], pa.Table]:
@@ -325,7 +401,7 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
                 raise
             # JSON files each consistent, but one holds a nested value as an object and
             # another as text: the same case as below, across files instead of lines.
-            return _each_nested_as_text(files, root, wanted, repaired, finish)
+            return _line_by_line(_nested_as_text, files, root, wanted, repaired, finish)
         except (pa.ArrowInvalid, OSError, pa.ArrowTypeError) as exc:
             # ArrowTypeError: a hive folder key (session_id=x/) that is also a column of
             # the files, in another type.
@@ -333,16 +409,22 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
                 block = max(block, _longest_line(files) + 1024)
                 continue
             if fmt == "json" and _CHANGED in str(exc):
-                return _each_nested_as_text(files, root, wanted, repaired, finish)
+                return _line_by_line(_nested_as_text, files, root, wanted, repaired, finish)
+            if fmt == "json" and _SURROGATE in str(exc):
+                return _line_by_line(_surrogates_repaired, files, root, wanted, repaired,
+                                     finish)
             raise read_error(_culprit(files, fmt) or root or files[0], fmt, exc) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _each_nested_as_text(files: list[Path], root: Path | None, wanted: set[str],
-                         repaired: list[dict[str, Any]] | None,
-                         finish: Finish | None) -> list[Piece]:
-    hive = _hive_keys(files, root) if root is not None else None
-    return [_finish_piece(str(f), _nested_as_text(f, hive, wanted), repaired, finish)
+def _line_by_line(read: Callable[[Path, Hive | None, set[str] | None,
+                                  list[dict[str, Any]] | None], pa.Table],
+                  files: list[Path], root: Path | None, wanted: set[str],
+                  repaired: list[dict[str, Any]] | None, finish: Finish | None) -> list[Piece]:
+    """Each of ``files`` read by ``read`` (a JSON Lines file Arrow's dataset refused),
+    with the hive folder columns the dataset would have given it."""
+    hive = _hive_keys(files, root)
+    return [_finish_piece(str(f), read(f, hive, wanted, repaired), repaired, finish)
             for f in files]
 
 
@@ -540,7 +622,9 @@ def read_whole_files(path: Path, repaired: list[dict[str, Any]] | None = None) -
                 table = open_dataset([f], fmt, None).to_table()
             except pa.ArrowInvalid as exc:
                 if fmt == "json" and _CHANGED in str(exc):
-                    table = _nested_as_text(f, None, None)
+                    table = _nested_as_text(f, None, None, repaired)
+                elif fmt == "json" and _SURROGATE in str(exc):
+                    table = _surrogates_repaired(f, None, None, repaired)
                 elif fmt != "json" or "straddl" not in str(exc):
                     raise
                 else:  # a line longer than the default block

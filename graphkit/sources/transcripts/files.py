@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import SourceError
-from graphkit.core.text import storable_text
+from graphkit.core.text import storable_json as whole_text
 
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
                           "compacted"})
@@ -44,20 +44,10 @@ def json_document(raw: str | bytes) -> Any:
     strings and keys made U+FFFD; raises what json.loads raises (RecursionError too)."""
     value = json.loads(raw)
     if isinstance(raw, str):
-        return _whole_text(value) if _ESCAPED_SURROGATE.search(raw) else value
+        return whole_text(value) if _ESCAPED_SURROGATE.search(raw) else value
     if (_ESCAPED_SURROGATE.search(raw.decode("latin-1")) or _ENCODED_SURROGATE.search(raw)
             or 0 in raw[:4] or raw[:2] in (b"\xff\xfe", b"\xfe\xff")):
-        return _whole_text(value)
-    return value
-
-
-def _whole_text(value: Any) -> Any:
-    if isinstance(value, str):
-        return storable_text(value)
-    if isinstance(value, list):
-        return [_whole_text(v) for v in value]
-    if isinstance(value, dict):
-        return {_whole_text(k): _whole_text(v) for k, v in value.items()}
+        return whole_text(value)
     return value
 
 

@@ -275,6 +275,11 @@ def atomic_write(target: Path, write: Any) -> None:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None:  # a write's error names no file: name the cache's
+            raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
