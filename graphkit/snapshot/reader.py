@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from graphkit.core.graph import LineageVocabulary
 from graphkit.core.text import is_text
+from graphkit.core.times import iso_texts
 from graphkit.snapshot.format import SnapshotError
 from graphkit.snapshot.io import manifest_lineage, read_manifest, read_table
 from graphkit.snapshot.verify import check_ends
@@ -283,18 +284,39 @@ class SnapshotReader:
         return out
 
     def sessions(self) -> list[SessionSummary]:
-        """One summary per Session node."""
-        idx = self._index
+        """One summary per Session node. Counted by Arrow, not through :attr:`_index`:
+        building that index (every thread's row as Python values) and a datetime per
+        time was 5 of the 5.6 s of ``graphkit sessions`` over 300k sessions."""
+        v = self.vocabulary
         s = self._sessions
-        out = []
-        for nid, sid, messages, first, last in zip(
-                *(s.column(c).to_pylist() for c in self._scols), strict=True):
-            threads = idx["has_thread"].get(nid, [])
-            agents = sum(1 for t in threads if t in idx["parents"] or t in idx["has_agent"])
-            out.append(SessionSummary(
-                session_id=sid, threads=len(threads), agents=agents,
-                messages=int(messages or 0), first_seen=_iso(first), last_seen=_iso(last)))
-        return out
+        has_thread, has_agent = self._edges(v.has_thread), self._edges(v.has_agent)
+        agents = self._nodes(v.agent, ("id",))
+        self._known(v.has_thread, has_thread, v.session, s, v.thread, self._threads)
+        self._known(v.has_agent, has_agent, v.thread, self._threads, v.agent, agents)
+        # A session's agents: its threads with a parent or an agent (as _index counts).
+        child = pc.or_(pc.is_in(has_thread.column("target"), value_set=self._parent.column(
+            "source").combine_chunks()), pc.is_in(has_thread.column("target"),
+                                                  value_set=has_agent.column(
+                                                      "source").combine_chunks()))
+        per = pa.table({"s": has_thread.column("source"), "a": child.cast(pa.int64())}) \
+            .group_by("s").aggregate([([], "count_all"), ("a", "sum")])
+        at = pc.index_in(s.column("id"), value_set=per.column("s").combine_chunks())
+        threads = pc.fill_null(pc.take(per.column("count_all"), at), 0).to_pylist()
+        agent_counts = pc.fill_null(pc.take(per.column("a_sum"), at), 0).to_pylist()
+        _nid, sid, messages, first, last = self._scols
+        firsts = iso_texts(s.column(first))
+        out = [SessionSummary(session_id=i, threads=n, agents=a, messages=int(m or 0),
+                              first_seen=f, last_seen=la)
+               for i, n, a, m, f, la in zip(
+                   s.column(sid).to_pylist(), threads, agent_counts,
+                   s.column(messages).to_pylist(), firsts, iso_texts(s.column(last)),
+                   strict=True)]
+        # In the order queries.lineage.sessions sorts them (first seen, then id), so its
+        # sort finds them sorted: a sort of 300k out of order took 0.6 s.
+        keys = pa.table({"f": pa.array(firsts, pa.string()).fill_null(""),
+                         "i": s.column(sid).cast(pa.string())})
+        order = pc.sort_indices(keys, sort_keys=[("f", "ascending"), ("i", "ascending")])
+        return [out[r] for r in order.to_pylist()]
 
     # -- generic tables: the columns asked for, read in place -----------------
     def _table(self, kind: str, type_name: str, columns: list[str]) -> pa.Table | None:
