@@ -571,8 +571,15 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     if sys.argv[1:] == ["--report-only"]:
-        # RESULTS.md again from results.json (after editing PROFILE_NOTES.md).
-        write_markdown(json.loads((HERE / "results.json").read_text()), HERE)
+        # RESULTS.md again from results.json (after editing PROFILE_NOTES.md), with the
+        # standalone sections' latest files (`python -m bench.incremental` run since).
+        results = json.loads((HERE / "results.json").read_text())
+        metrics = dict(results.get("metrics", {}))
+        keep_standalone_runs(results, metrics, [])
+        results["metrics"] = metrics
+        results["targets"] = judge(metrics)
+        (HERE / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+        write_markdown(results, HERE)
         return
     args = parse_args()
     started = time.time()
