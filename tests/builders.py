@@ -82,3 +82,23 @@ def identity_cases() -> list[dict[str, Any]]:
 CLAUDE = "c1a0de00-0000-4000-8000-000000000001"
 CODEX_ROOT = "c0de0000-0000-4000-8000-00000000000a"
 CODEX_CHILD = "c0de0000-0000-4000-8000-00000000000b"
+
+
+def json_lines(rows: list[dict[str, Any]]) -> str:
+    """``rows`` as JSON Lines text (values JSON cannot hold written as their text)."""
+    return "".join(json.dumps(r, default=str) + "\n" for r in rows)
+
+
+def identity_cases_renamed(session_id: str, agent_id: str) -> list[dict[str, Any]]:
+    """:func:`identity_cases` with the Claude session and its subagent ``agentA`` under
+    other ids (hostile ids: bidi controls, line separators, other Unicode forms)."""
+    rows = []
+    for r in identity_cases():
+        r = dict(r)
+        if r["session_id"] == CLAUDE:
+            r["session_id"] = session_id
+        if r.get("agent_id") == "agentA":
+            r["agent_id"] = agent_id
+        rows.append(r)
+    return rows
+

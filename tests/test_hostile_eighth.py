@@ -18,13 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.builders import identity_cases, table
+from tests.builders import identity_cases, identity_cases_renamed, json_lines, table
 from tests.test_hostile_inputs import REPO, graphkit, one_line_error
-
-
-def _json_lines(rows: list[dict[str, object]]) -> str:
-    return "".join(json.dumps(r, default=str) + "\n" for r in rows)
-
 
 # --- 1. an escaped lone surrogate in JSON Lines ---------------------------------------
 
@@ -34,15 +29,15 @@ def test_an_escaped_lone_surrogate_in_json_lines_keeps_its_row_with_u_fffd_and_s
     # Was: exit 2 "FILE:4: an escaped lone surrogate … is no Unicode text" for the whole
     # build (Arrow refuses the file), where a transcript line holding one is kept with
     # U+FFFD. Now the row is kept the same way, counted and named (file:line, column).
-    rows = _json_lines(identity_cases()).splitlines()
+    rows = json_lines(identity_cases()).splitlines()
     rows[3] = rows[3].replace('"session_id": "', '"session_id": "\\udfff', 1)
     folder = tmp_path / "rows"
     folder.mkdir()
     bad = folder / "b.jsonl"
     bad.write_text("\n".join(rows) + "\n")
-    (folder / "a.jsonl").write_text(_json_lines(identity_cases()))
+    (folder / "a.jsonl").write_text(json_lines(identity_cases()))
     # A file Arrow refuses for a type changing between lines too, with one in a key.
-    (folder / "c.jsonl").write_text(_json_lines([
+    (folder / "c.jsonl").write_text(json_lines([
         {"session_id": "s-\ud800", "message_id": "m1", "attributes": {"k\udc00": 1}},
         {"session_id": "s-2", "message_id": "m2", "attributes": {"k": "text"}}]))
     note = f"{bad}:4 (column 'session_id')"
@@ -73,7 +68,7 @@ def test_rows_of_json_lines_whose_attributes_are_objects_writes_their_json_text(
     # struct<…> to utf8"), a file `graphkit build` reads (JSON Lines infer objects as
     # structs). Now the object's JSON text is written, as the build reads it.
     src = tmp_path / "obj.jsonl"
-    src.write_text(_json_lines([{"session_id": "s", "message_id": "m",
+    src.write_text(json_lines([{"session_id": "s", "message_id": "m",
                                  "attributes": {"b": [1, 2], "a": {"c": "x"}}}]))
     out = tmp_path / "o.parquet"
     proc = graphkit("rows", src, "--out", out)
@@ -225,16 +220,9 @@ def test_an_id_given_in_the_other_unicode_form_says_did_you_mean(tmp_path: Path)
     # Was: "no session has the id 'sess-café'" with nothing to tell it from the stored
     # 'sess-café' (NFD): both print the same. Ids stay distinct (compared as written;
     # twins may both exist), and a miss names the other form, escaped.
-    rows = []
-    for r in identity_cases():
-        r = dict(r)
-        if r["session_id"] == "c1a0de00-0000-4000-8000-000000000001":
-            r["session_id"] = NFD_SESSION
-        if r.get("agent_id") == "agentA":
-            r["agent_id"] = NFD_AGENT
-        rows.append(r)
+    rows = identity_cases_renamed(NFD_SESSION, NFD_AGENT)
     src = tmp_path / "rows.jsonl"
-    src.write_text(_json_lines(rows))
+    src.write_text(json_lines(rows))
     snap = tmp_path / "snap"
     assert graphkit("build", src, "--snapshot", snap).returncode == 0
     escaped = json.dumps(NFD_SESSION)
@@ -250,7 +238,7 @@ def test_an_id_given_in_the_other_unicode_form_says_did_you_mean(tmp_path: Path)
     one_line_error(graphkit("tree", "sess-tea", "--snapshot", snap), "graphkit sessions")
     # Twins both stored: each id answers for itself, never for its twin.
     twin = dict(rows[0], session_id=NFC_SESSION, message_id="twin", part_id="twin:0")
-    src.write_text(_json_lines([*rows, twin]))
+    src.write_text(json_lines([*rows, twin]))
     assert graphkit("build", src, "--snapshot", snap).returncode == 0
     for sid in (NFC_SESSION, NFD_SESSION):
         got = graphkit("tree", sid, "--snapshot", snap, "--json")
@@ -428,9 +416,9 @@ def test_touched_files_written_as_a_json_array_builds_as_its_text_does(
         rows.append({"session_id": "s", "message_id": f"m{i}", "touched_files": touched,
                      "message_created_at": f"2026-11-20T10:00:0{i}Z"})
     as_array = tmp_path / "array.jsonl"
-    as_array.write_text(_json_lines(rows))
+    as_array.write_text(json_lines(rows))
     as_text = tmp_path / "text.jsonl"
-    as_text.write_text(_json_lines([
+    as_text.write_text(json_lines([
         {**r, "touched_files": None if r["touched_files"] is None
          else json.dumps(r["touched_files"])} for r in rows]))
     answers = []

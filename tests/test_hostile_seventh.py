@@ -14,15 +14,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.builders import identity_cases, table, write_parquet
+from tests.builders import identity_cases, identity_cases_renamed, json_lines, table, write_parquet
 from tests.test_hostile_inputs import REPO, graphkit, one_line_error
 from tests.unprivileged import graphkit_as_nobody, world_dir
 
 SESSION = "8299ed6e-811c-4fa7-b124-c205cd625a7f"
-
-
-def _json_lines(rows: list[dict[str, object]]) -> str:
-    return "".join(json.dumps(r, default=str) + "\n" for r in rows)
 
 
 # --- zero rows -------------------------------------------------------------------------
@@ -89,7 +85,7 @@ def test_an_unreadable_row_file_is_one_line_saying_what_to_do(world: Path,
     # is not readable", no fix); inside a folder, Parquet's "Error creating dataset…
     # Is this a 'parquet' file?" with the hint to check the file's format.
     write_parquet(identity_cases(), world / "rows.parquet")
-    (world / "rows.jsonl").write_text(_json_lines(identity_cases()))
+    (world / "rows.jsonl").write_text(json_lines(identity_cases()))
     folder = world / "folder"
     folder.mkdir()
     write_parquet(identity_cases(), folder / "a.parquet")
@@ -244,16 +240,9 @@ def bidi_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Rows whose session id holds a right-to-left override and whose agent id holds
     a line separator and a bidi isolate."""
     tmp = tmp_path_factory.mktemp("bidi")
-    rows = []
-    for r in identity_cases():
-        r = dict(r)
-        if r["session_id"] == "c1a0de00-0000-4000-8000-000000000001":
-            r["session_id"] = BIDI_SESSION
-        if r.get("agent_id") == "agentA":
-            r["agent_id"] = LINE_SEP_AGENT
-        rows.append(r)
+    rows = identity_cases_renamed(BIDI_SESSION, LINE_SEP_AGENT)
     src = tmp / "rows.jsonl"
-    src.write_text(_json_lines(rows))
+    src.write_text(json_lines(rows))
     assert graphkit("build", src, "--snapshot", tmp / "snap").returncode == 0
     return tmp / "snap"
 
@@ -287,13 +276,13 @@ def test_an_escaped_lone_surrogate_in_json_lines_names_its_line(tmp_path: Path) 
     # (Python's json takes "\ud800", so the line finder passed it). Round seven named
     # the line and stopped; round eight keeps the row with U+FFFD and names the line in
     # a note (test_hostile_eighth.py), as transcripts keep such a line.
-    rows = _json_lines(identity_cases()).splitlines()
+    rows = json_lines(identity_cases()).splitlines()
     rows[3] = rows[3].replace('"session_id": "', '"session_id": "\\udfff', 1)
     folder = tmp_path / "rows"
     folder.mkdir()
     bad = folder / "b.jsonl"
     bad.write_text("\n".join(rows) + "\n")
-    (folder / "a.jsonl").write_text(_json_lines(identity_cases()))
+    (folder / "a.jsonl").write_text(json_lines(identity_cases()))
     for src in (bad, folder):
         proc = graphkit("build", src, "--snapshot", tmp_path / "snap")
         assert proc.returncode == 0 and f"{bad}:4 (column 'session_id')" in proc.stderr

@@ -15,7 +15,7 @@ from graphkit.contract.loader import load_contract
 from graphkit.contract.project import project
 from graphkit.contract.validate import conform_table
 from graphkit.core.errors import ContractError, GraphkitError
-from tests.builders import identity_cases, table
+from tests.builders import identity_cases, json_lines, table
 from tests.contract.test_sum_unnest import CONTRACT
 from tests.test_hostile_inputs import REPO, graphkit, one_line_error
 
@@ -280,10 +280,6 @@ def test_an_error_naming_a_path_with_a_newline_stays_one_line(
     one_line_error(proc, "\\n/index.json")
 
 
-def _json_lines(rows: list[dict[str, object]]) -> str:
-    return "".join(json.dumps(r, default=str) + "\n" for r in rows)
-
-
 def test_an_empty_json_lines_file_beside_rows_is_read_as_none(tmp_path: Path) -> None:
     # Was: exit 2 for the whole folder, "ge: cannot read rows: Error creating dataset.
     # Could not read schema from '…/empty.jsonl'… Empty JSON stream": one empty (or
@@ -291,7 +287,7 @@ def test_an_empty_json_lines_file_beside_rows_is_read_as_none(tmp_path: Path) ->
     folder = tmp_path / "rows"
     folder.mkdir()
     rows = identity_cases()
-    (folder / "a.jsonl").write_text(_json_lines(rows))
+    (folder / "a.jsonl").write_text(json_lines(rows))
     (folder / "b-empty.jsonl").write_text("")
     (folder / "c-blank.jsonl").write_text("  \n\t\r\n\n")
     for cmd in (["build", folder, "--snapshot", tmp_path / "snap", "--json"],
@@ -331,7 +327,7 @@ def test_a_bad_parquet_file_in_a_folder_is_named_and_a_bom_on_a_later_line_too(
     one_line_error(proc, f"{folder / 'b.parquet'}: cannot read rows", "supported format")
     bom = tmp_path / "bom.jsonl"
     bom.write_bytes(b"".join(b"\xef\xbb\xbf" + line.encode() + b"\n" for line in
-                             _json_lines(identity_cases()).splitlines()))
+                             json_lines(identity_cases()).splitlines()))
     proc = graphkit("build", bom, "--snapshot", tmp_path / "snap")
     one_line_error(proc, f"{bom}:2: a byte-order mark (BOM) starts this line")
 

@@ -12,6 +12,23 @@ def fixtures() -> Path:
     return Path(__file__).resolve().parents[1] / "fixtures"
 
 
+
+SHAPED = fixtures() / "shaped"
+CACHE = fixtures() / "hypaware-cache" / "cache"
+
+
+def graph_of(*sources: Path) -> Any:
+    """The graph ``graphkit build`` makes of ``sources`` (no input fingerprints)."""
+    from graphkit.pipeline import build
+
+    return build(list(sources), fingerprints=False).graph
+
+
+def node_rows(graph: Any, kind: str, columns: list[str]) -> list[tuple[Any, ...]]:
+    """The ``columns`` of every ``kind`` node, sorted."""
+    table = graph.nodes[kind].table
+    return sorted(zip(*(table.column(c).to_pylist() for c in columns), strict=True))
+
 def write_jsonl(path: Path, entries: list[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")

@@ -17,21 +17,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphkit.core.graph import GraphTables as Graph
-from graphkit.pipeline import build
 from graphkit.sources.touched import touched
-from tests.sources.builders import fixtures
-
-SHAPED = fixtures() / "shaped"
-CACHE = fixtures() / "hypaware-cache" / "cache"
-
-
-def _graph(*sources: Path) -> Graph:
-    return build(list(sources), fingerprints=False).graph
-
-
-def _rows(graph: Graph, kind: str, columns: list[str]) -> list[tuple[Any, ...]]:
-    table = graph.nodes[kind].table
-    return sorted(zip(*(table.column(c).to_pylist() for c in columns), strict=True))
+from tests.sources.builders import CACHE, SHAPED
+from tests.sources.builders import graph_of as _graph
+from tests.sources.builders import node_rows as _rows
 
 
 # -- Codex: where a patch's files are -----------------------------------------------------
