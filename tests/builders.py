@@ -102,3 +102,14 @@ def identity_cases_renamed(session_id: str, agent_id: str) -> list[dict[str, Any
         rows.append(r)
     return rows
 
+
+def rows_with_a_lone_surrogate(folder: Path) -> Path:
+    """``folder/b.jsonl``: :func:`identity_cases` with an escaped lone surrogate
+    (``"\\udfff"``) opening line 4's session id, beside ``a.jsonl`` of the plain rows."""
+    rows = json_lines(identity_cases()).splitlines()
+    rows[3] = rows[3].replace('"session_id": "', '"session_id": "\\udfff', 1)
+    folder.mkdir()
+    bad = folder / "b.jsonl"
+    bad.write_text("\n".join(rows) + "\n")
+    (folder / "a.jsonl").write_text(json_lines(identity_cases()))
+    return bad

@@ -18,7 +18,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.builders import identity_cases, identity_cases_renamed, json_lines, table
+from tests.builders import (
+    identity_cases,
+    identity_cases_renamed,
+    json_lines,
+    rows_with_a_lone_surrogate,
+    table,
+)
 from tests.test_hostile_inputs import REPO, graphkit, one_line_error
 
 # --- 1. an escaped lone surrogate in JSON Lines ---------------------------------------
@@ -29,13 +35,8 @@ def test_an_escaped_lone_surrogate_in_json_lines_keeps_its_row_with_u_fffd_and_s
     # Was: exit 2 "FILE:4: an escaped lone surrogate … is no Unicode text" for the whole
     # build (Arrow refuses the file), where a transcript line holding one is kept with
     # U+FFFD. Now the row is kept the same way, counted and named (file:line, column).
-    rows = json_lines(identity_cases()).splitlines()
-    rows[3] = rows[3].replace('"session_id": "', '"session_id": "\\udfff', 1)
     folder = tmp_path / "rows"
-    folder.mkdir()
-    bad = folder / "b.jsonl"
-    bad.write_text("\n".join(rows) + "\n")
-    (folder / "a.jsonl").write_text(json_lines(identity_cases()))
+    bad = rows_with_a_lone_surrogate(folder)
     # A file Arrow refuses for a type changing between lines too, with one in a key.
     (folder / "c.jsonl").write_text(json_lines([
         {"session_id": "s-\ud800", "message_id": "m1", "attributes": {"k\udc00": 1}},

@@ -14,7 +14,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.builders import identity_cases, identity_cases_renamed, json_lines, table, write_parquet
+from tests.builders import (
+    identity_cases,
+    identity_cases_renamed,
+    json_lines,
+    rows_with_a_lone_surrogate,
+    table,
+    write_parquet,
+)
 from tests.test_hostile_inputs import REPO, graphkit, one_line_error
 from tests.unprivileged import graphkit_as_nobody, world_dir
 
@@ -276,19 +283,13 @@ def test_an_escaped_lone_surrogate_in_json_lines_names_its_line(tmp_path: Path) 
     # (Python's json takes "\ud800", so the line finder passed it). Round seven named
     # the line and stopped; round eight keeps the row with U+FFFD and names the line in
     # a note (test_hostile_eighth.py), as transcripts keep such a line.
-    rows = json_lines(identity_cases()).splitlines()
-    rows[3] = rows[3].replace('"session_id": "', '"session_id": "\\udfff', 1)
     folder = tmp_path / "rows"
-    folder.mkdir()
-    bad = folder / "b.jsonl"
-    bad.write_text("\n".join(rows) + "\n")
-    (folder / "a.jsonl").write_text(json_lines(identity_cases()))
+    bad = rows_with_a_lone_surrogate(folder)
     for src in (bad, folder):
         proc = graphkit("build", src, "--snapshot", tmp_path / "snap")
         assert proc.returncode == 0 and f"{bad}:4 (column 'session_id')" in proc.stderr
     # A surrogate pair, escaped, is one character and builds.
-    rows[3] = rows[3].replace("\\udfff", "\\ud83d\\ude00")
-    bad.write_text("\n".join(rows) + "\n")
+    bad.write_text(bad.read_text().replace("\\udfff", "\\ud83d\\ude00"))
     assert graphkit("build", bad, "--snapshot", tmp_path / "snap").returncode == 0
 
 

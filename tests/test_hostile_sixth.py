@@ -15,7 +15,7 @@ from graphkit.contract.loader import load_contract
 from graphkit.contract.project import project
 from graphkit.contract.validate import conform_table
 from graphkit.core.errors import ContractError, GraphkitError
-from tests.builders import identity_cases, json_lines, table
+from tests.builders import identity_cases, identity_cases_renamed, json_lines, table
 from tests.contract.test_sum_unnest import CONTRACT
 from tests.test_hostile_inputs import REPO, graphkit, one_line_error
 
@@ -205,12 +205,7 @@ def evil_snapshot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]
     """Rows whose ids, model and cwd hold terminal escapes, a newline and rich markup."""
     tmp = tmp_path_factory.mktemp("evil")
     rows = []
-    for r in identity_cases():
-        r = dict(r)
-        if r["session_id"] == CLAUDE_MAIN:
-            r["session_id"] = EVIL_SESSION
-        if r.get("agent_id") == "agentA":
-            r["agent_id"] = EVIL_AGENT
+    for r in identity_cases_renamed(EVIL_SESSION, EVIL_AGENT):
         if r.get("model"):
             r["model"] = r["model"] + "\x1b[31mEVIL"
         if r.get("attributes"):
