@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from graphkit.core.errors import GraphkitError, first_line
+from graphkit.core.text import is_text
 
 
 def write_error(exc: OSError, path: Path | str) -> GraphkitError:
@@ -31,12 +32,10 @@ def utf8_path(path: Path | str, what: str) -> None:
     """Refuse a path named in bytes that are not UTF-8 (Python holds them as lone
     surrogates): Arrow's file system takes only UTF-8 paths, and a snapshot or a folder
     export so named failed half-way with a traceback naming its temporary folder."""
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
+    if not is_text(str(path)):
         raise GraphkitError(f"the {what} path is not valid UTF-8 (bytes of another "
                             "encoding)", path=os.fsencode(path).decode("utf-8", "replace"),
-                            hint="choose a name in UTF-8") from None
+                            hint="choose a name in UTF-8")
 
 
 @contextmanager

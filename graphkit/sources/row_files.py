@@ -20,7 +20,7 @@ import pyarrow.dataset as ds
 import pyarrow.json as pajson
 
 from graphkit.core.errors import SourceError, first_line
-from graphkit.core.text import storable_json
+from graphkit.core.text import is_text, storable_json
 
 FORMATS = {
     ".parquet": "parquet",
@@ -408,18 +408,29 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
             if fmt == "json" and attempt == 1 and "straddl" in str(exc):
                 block = max(block, _longest_line(files) + 1024)
                 continue
-            if fmt == "json" and _CHANGED in str(exc):
-                return _line_by_line(_nested_as_text, files, root, wanted, repaired, finish)
-            if fmt == "json" and _SURROGATE in str(exc):
-                return _line_by_line(_surrogates_repaired, files, root, wanted, repaired,
-                                     finish)
+            read = _line_reader(exc) if fmt == "json" else None
+            if read is not None:
+                return _line_by_line(read, files, root, wanted, repaired, finish)
             raise read_error(_culprit(files, fmt) or root or files[0], fmt, exc) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _line_by_line(read: Callable[[Path, Hive | None, set[str] | None,
-                                  list[dict[str, Any]] | None], pa.Table],
-                  files: list[Path], root: Path | None, wanted: set[str],
+# Reads a JSON Lines file line by line: (path, hive columns, wanted, repairs noted).
+LineReader = Callable[[Path, Hive | None, set[str] | None, list[dict[str, Any]] | None],
+                      pa.Table]
+
+
+def _line_reader(exc: BaseException) -> LineReader | None:
+    """What reads a JSON Lines file Arrow refused with ``exc`` line by line, if anything:
+    nested values changing type, or an escaped lone surrogate."""
+    if _CHANGED in str(exc):
+        return _nested_as_text
+    if _SURROGATE in str(exc):
+        return _surrogates_repaired
+    return None
+
+
+def _line_by_line(read: LineReader, files: list[Path], root: Path | None, wanted: set[str],
                   repaired: list[dict[str, Any]] | None, finish: Finish | None) -> list[Piece]:
     """Each of ``files`` read by ``read`` (a JSON Lines file Arrow's dataset refused),
     with the hive folder columns the dataset would have given it."""
@@ -621,10 +632,9 @@ def read_whole_files(path: Path, repaired: list[dict[str, Any]] | None = None) -
             try:
                 table = open_dataset([f], fmt, None).to_table()
             except pa.ArrowInvalid as exc:
-                if fmt == "json" and _CHANGED in str(exc):
-                    table = _nested_as_text(f, None, None, repaired)
-                elif fmt == "json" and _SURROGATE in str(exc):
-                    table = _surrogates_repaired(f, None, None, repaired)
+                read = _line_reader(exc) if fmt == "json" else None
+                if read is not None:
+                    table = read(f, None, None, repaired)
                 elif fmt != "json" or "straddl" not in str(exc):
                     raise
                 else:  # a line longer than the default block
@@ -685,11 +695,7 @@ def _first_bad_line(path: Path) -> tuple[int, str] | None:
 def _lone_surrogate(doc: object) -> bool:
     """Whether a parsed JSON document holds half of a surrogate pair (``"\\ud800"``):
     Python's json takes one, Arrow's reader refuses the whole file."""
-    try:
-        json.dumps(doc, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+    return not is_text(json.dumps(doc, ensure_ascii=False))
 
 
 def read_error(path: Path, fmt: str, exc: BaseException) -> SourceError:
