@@ -236,7 +236,69 @@ def main() -> None:
     # incremental build's 1.3 CPU-s. Reference counting frees what commands allocate;
     # the collector still runs, every 100k (as the transcript parser's threshold).
     gc.set_threshold(100_000, 50, 100)
-    cli(prog_name="graphkit")
+    _written.clear()
+    program = _is_program(sys._getframe(1))
+    try:
+        cli(prog_name="graphkit")
+    except SystemExit as exc:
+        if program and exc.code in (0, None) and _written:
+            _leave_now()
+        raise
+
+
+# Set by a command whose work is all written and closed (see all_written()).
+_written: list[bool] = []
+
+
+def all_written() -> None:
+    """Say that the running command's outputs are all written, flushed and closed and
+    nothing of it runs on: when it then ends with exit code 0, :func:`main` ends the
+    process at once (:func:`_leave_now`) rather than by the interpreter's teardown.
+    Only :func:`main` reads it, and only when it is the program (:func:`_is_program`):
+    a command invoked by a test runner or a script returns as ever."""
+    _written.append(True)
+
+
+def _is_program(caller: Any) -> bool:
+    """Whether :func:`main` was called as the program itself: by the ``graphkit`` console
+    script or ``python -m graphkit`` (``graphkit.cli``), which end the process when it
+    returns. A script of one's own that calls it and goes on is not ended early."""
+    if caller.f_globals.get("__name__") != "__main__" or caller.f_code.co_name != "<module>":
+        return False
+    spec = caller.f_globals.get("__spec__")
+    if spec is not None:
+        return spec.name in ("graphkit.__main__", "graphkit.cli.__main__")
+    script = caller.f_code.co_filename
+    return script == sys.argv[0] and Path(script).name == "graphkit"
+
+
+def _leave_now() -> None:
+    """End a finished command's process with ``os._exit(0)``, skipping the rest of
+    Python's finalization (freeing every module and object one by one; see
+    bench/PROFILE_NOTES.md, build pass 11, for what it costs a 1M-row build). What a
+    normal exit does before that is done first, in its order: the threading module's
+    shutdown (its exit callbacks, and a wait for any thread other than a daemon), the
+    exit handlers, a flush of stdout and stderr. Where stdout or stderr cannot be
+    flushed (a reader that left) it returns, and the normal exit goes on."""
+    import atexit
+    import threading
+
+    shutdown = getattr(threading, "_shutdown", None)  # what finalization calls first
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    except (OSError, ValueError):
+        return
+    if shutdown is None:
+        return
+    shutdown()
+    atexit._run_exitfuncs()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    except (OSError, ValueError):
+        os._exit(120)  # Python's own exit status when its last flush fails
+    os._exit(0)
 
 
 def err(message: str) -> None:

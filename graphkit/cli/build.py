@@ -13,6 +13,7 @@ import click
 from graphkit.cli.app import (
     PATH,
     UserError,
+    all_written,
     cli,
     default_sources,
     echo_json,
@@ -127,6 +128,9 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
         **hashing)
     if not watch:
         _print_build(*_one_build(paths, snapshot_dir, lo, hi, **options), as_json=as_json)
+        # Every file of the build is written, renamed and closed (its pools joined) by
+        # now: the process may end without the interpreter's teardown.
+        all_written()
         return
     _watch(paths, snapshot_dir, since, until, as_json, poll, options)
 
