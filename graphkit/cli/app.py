@@ -210,7 +210,8 @@ class _NotForPyarrow:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point (and ``python -m graphkit``'s). As the program, it ends
+    the process itself after a command that said :func:`all_written` succeeded."""
     # jemalloc hands freed memory back to the OS where the system allocator
     # keeps it: a 1M-row build peaks ~20% lower. Set before pyarrow loads,
     # and only for the command line; a library caller keeps its own choice.
