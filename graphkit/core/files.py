@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,38 @@ def write_error(exc: OSError, path: Path | str) -> GraphkitError:
     else:
         hint = "free some space or choose a writable place"
     return GraphkitError(f"cannot write: {reason}", path=str(path), hint=hint)
+
+
+_READ_FLAGS = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def opened_regular(path: Path | str, dir_fd: int | None = None
+                   ) -> tuple[int, os.stat_result]:
+    """:func:`open_regular`'s descriptor and the open file's stat (one fstat serves the
+    check and a caller that wants the size)."""
+    fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if stat.S_ISREG(st.st_mode):
+        # O_NONBLOCK is left on: it changes nothing in a regular file's reads.
+        return fd, st
+    os.close(fd)
+    if stat.S_ISDIR(st.st_mode):  # as read() says of a folder
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    raise OSError(errno.EINVAL, "not a regular file", str(path))
+
+
+def open_regular(path: Path | str, dir_fd: int | None = None) -> int:
+    """A descriptor of ``path`` (relative to ``dir_fd`` if given) opened to read, if it
+    is a regular file; else OSError "not a regular file" (IsADirectoryError for a
+    folder). Opened without blocking: a FIFO put where a file belongs (a snapshot's
+    manifest or table, a contract cache entry, a transcript, a price table) waited for
+    a writer forever, and a link to a device such as ``/dev/zero`` never ended."""
+    return opened_regular(path, dir_fd)[0]
 
 
 def utf8_path(path: Path | str, what: str) -> None:

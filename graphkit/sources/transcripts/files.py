@@ -6,17 +6,16 @@ lines (not its folder), so a rollout copied anywhere is still read as a rollout.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import SourceError
+from graphkit.core.files import open_regular, opened_regular
 from graphkit.core.text import storable_json as whole_text
 
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
@@ -202,41 +201,14 @@ def default_transcript_roots() -> list[Path]:
     return [r for r in roots if r.is_dir()]
 
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _ONE_READ = 0x7FFF0000  # Linux reads at most ~2 GiB in one call
-
-
-def open_regular(path: Path | str) -> int:
-    """A descriptor of ``path`` opened to read, if it is a regular file; else OSError
-    "not a regular file". A FIFO in a transcript folder would block the open (no writer:
-    the build hung), a link to a device such as ``/dev/zero`` never end (O_NONBLOCK does
-    nothing to a regular file's reads)."""
-    return _open_regular(path)[0]
-
-
-def _open_regular(path: Path | str) -> tuple[int, os.stat_result]:
-    """:func:`open_regular`'s descriptor and the open file's stat (one fstat for both
-    the check and :func:`read_file`)."""
-    fd = os.open(path, _READ_FLAGS | os.O_NONBLOCK)
-    try:
-        st = os.fstat(fd)
-    except OSError:
-        os.close(fd)
-        raise
-    mode = st.st_mode
-    if stat.S_ISREG(mode):
-        return fd, st
-    os.close(fd)
-    if stat.S_ISDIR(mode):  # as read() says of a folder
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    raise OSError(errno.EINVAL, "not a regular file", str(path))
 
 
 def read_file(path: Path | str) -> tuple[os.stat_result, bytes]:
     """A file's stat (of the open file) and its bytes, by one open, one fstat and one
     read: half the CPU of ``stat`` + ``read_bytes`` over thousands of small transcripts.
     Raises OSError as ``open``/``read`` do, and for what is not a regular file."""
-    fd, st = _open_regular(path)
+    fd, st = opened_regular(path)
     try:
         want = st.st_size + 1  # one byte more: a short read then means the end
         data = os.read(fd, want)
