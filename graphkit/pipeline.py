@@ -495,8 +495,10 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
     if progress:
         progress(f"writing {result.table.num_rows} rows to {out}")
     _write_parquet(result.table, out)
+    # The reading's notes and findings, as build prints them: a transcript line whose
+    # lone surrogate was replaced is a finding only, and `rows` said nothing of it.
     return RowsResult(str(out), result.table.num_rows, list(result.skipped), left_out,
-                      list(result.account.notes))
+                      source_messages(result.account))
 
 
 def _write_parquet(table: pa.Table, out: Path | str) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from graphkit.core.errors import SourceError
 from graphkit.core.files import open_regular, opened_regular
+from graphkit.core.text import is_text
 from graphkit.core.text import storable_json as whole_text
 
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
@@ -38,16 +39,30 @@ _ESCAPED_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]")
 _ENCODED_SURROGATE = re.compile(b"\xed[\xa0-\xbf]")
 
 
-def json_document(raw: str | bytes) -> Any:
+def json_document(raw: str | bytes, lone: list[int] | None = None, line: int = 1) -> Any:
     """:func:`json.loads` of a transcript line or document, every lone surrogate in its
-    strings and keys made U+FFFD; raises what json.loads raises (RecursionError too)."""
+    strings and keys made U+FFFD; raises what json.loads raises (RecursionError too).
+    ``line`` goes to ``lone`` when a lone surrogate was replaced, so the build can say
+    how many lines lost text, and where (as the row files' reader does)."""
     value = json.loads(raw)
     if isinstance(raw, str):
-        return whole_text(value) if _ESCAPED_SURROGATE.search(raw) else value
-    if (_ESCAPED_SURROGATE.search(raw.decode("latin-1")) or _ENCODED_SURROGATE.search(raw)
-            or 0 in raw[:4] or raw[:2] in (b"\xff\xfe", b"\xfe\xff")):
-        return whole_text(value)
-    return value
+        maybe = _ESCAPED_SURROGATE.search(raw) is not None
+    else:
+        maybe = bool(_ESCAPED_SURROGATE.search(raw.decode("latin-1"))
+                     or _ENCODED_SURROGATE.search(raw) or 0 in raw[:4]
+                     or raw[:2] in (b"\xff\xfe", b"\xfe\xff"))
+    if not maybe:
+        return value
+    if lone is not None and holds_lone_surrogate(value):
+        lone.append(line)
+    return whole_text(value)
+
+
+def holds_lone_surrogate(value: Any) -> bool:
+    """Whether a parsed JSON value holds half of a surrogate pair in a string or key
+    (only asked of the rare lines whose bytes may hold one: a pair, ``\\ud83d\\ude00``,
+    matches the same pattern and is whole text)."""
+    return not is_text(json.dumps(value, ensure_ascii=False))
 
 
 def _kind_of_object(obj: Any) -> str | None:
