@@ -290,8 +290,9 @@ def build_snapshot(
         # snapshot then (a build with no cache parsed every transcript every time).
         build_options["cache_dir"] = default_cache_dir(snapshot_dir)
     rejects_file = rejects_path or default_rejects_path(snapshot_dir)
-    from graphkit.snapshot.rejects import check_rejects_folder
+    from graphkit.snapshot.rejects import check_rejects_folder, check_side_names
 
+    check_side_names(rejects_file, build_options["cache_dir"])  # first: is_dir() raises
     check_rejects_folder(rejects_file)
     _check_cache_writable(build_options["cache_dir"])
     reuse = _Reuse.start(sources, snapshot_dir, store, rejects_file, rejects_path,

@@ -18,7 +18,7 @@ from tests.sources.builders import (
     user,
     write_jsonl,
 )
-from tests.test_hostile_inputs import graphkit
+from tests.test_hostile_inputs import graphkit, one_line_error
 
 # --- 1. transcripts' lone surrogates are counted and named -----------------------------
 
@@ -104,3 +104,78 @@ def test_a_transcript_without_lone_surrogates_keeps_its_facts_as_they_were(
                                  if b"\\ud" not in ln) + b"\n")
     assert "lone_surrogate_lines" not in parse_claude(plain, plain.read_bytes()).facts
     assert os.path.getsize(plain) > 0
+
+
+# --- 2. names as long as the file system takes ------------------------------------------
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "rows"
+LONG = "n" * 250  # a legal name (255 bytes at most), too long for "." + NAME + ".xxx.tmp…"
+
+
+def test_a_name_of_250_bytes_is_written_by_every_writer(tmp_path: Path) -> None:
+    # Was: "cannot write: File name too long; free some space…" from every writer (the
+    # temporary sibling ".NAME.<random>.tmp" passed 255 bytes), for a name the file
+    # system takes. Temporary names now cut a long name and add a digest of it.
+    os.chdir(tmp_path)
+    snap = tmp_path / LONG
+    built = graphkit("build", SAMPLES, "--snapshot", snap, "--rejects", "r.jsonl",
+                     "--cache-dir", "cache")
+    assert built.returncode == 0, built.stderr
+    assert (snap / "manifest.json").is_file()
+    sid = graphkit("sessions", "--snapshot", snap, "--json").stdout.splitlines()[0]
+    session = json.loads(sid)["session_id"]
+    for args in (["rows", SAMPLES, "--out", tmp_path / "o" / LONG],
+                 ["view", session, "--snapshot", snap, "--out", tmp_path / "v" / LONG],
+                 ["export", snap, "--format", "graphml", tmp_path / "g" / LONG],
+                 ["export", snap, "--format", "neo4j-csv", tmp_path / "c" / LONG]):
+        proc = graphkit(*args)
+        assert proc.returncode == 0, (args[0], proc.stderr)
+        out = Path(args[-1])
+        assert out.exists() and [p.name for p in out.parent.iterdir()] == [LONG]
+
+
+def test_a_snapshot_name_too_long_for_its_rejects_file_is_refused_before_the_build(
+        tmp_path: Path) -> None:
+    # Was: the build ran, then "cannot write the snapshot: File name too long (NAME's
+    # temporary folder)"; with that fixed, the rejects file NAME.rejects.jsonl (264
+    # bytes) would fail only the day a row is first rejected. Now refused up front.
+    proc = graphkit("build", SAMPLES, "--snapshot", tmp_path / LONG)
+    line = one_line_error(proc, f"{LONG}.rejects.jsonl", "264 bytes", "--rejects")
+    assert "choose a shorter --snapshot name" in line
+    assert list(tmp_path.iterdir()) == []
+    given = graphkit("build", SAMPLES, "--snapshot", tmp_path / "s", "--rejects",
+                     tmp_path / LONG)
+    one_line_error(given, f"{LONG[:-10]}", "skipped-lines file")
+
+
+@pytest.mark.parametrize("where", ["source", "snapshot", "contract", "out", "rejects",
+                                   "prices", "middle"])
+def test_a_path_past_what_the_file_system_takes_is_one_line(tmp_path: Path,
+                                                              where: str) -> None:
+    # Was: OSError "[Errno 36] File name too long" tracebacks (Python 3.11's
+    # Path.exists() and is_dir() raise it) from build, rows and the option checks.
+    too = str(tmp_path / ("x" * 300))
+    args = {"source": ["build", too, "--snapshot", tmp_path / "s"],
+            "snapshot": ["build", SAMPLES, "--snapshot", too],
+            "contract": ["build", SAMPLES, "--snapshot", tmp_path / "s", "--contract",
+                         too + ".yaml"],
+            "out": ["rows", SAMPLES, "--out", too],
+            "rejects": ["build", SAMPLES, "--snapshot", tmp_path / "s", "--rejects", too],
+            "prices": ["usage", "--snapshot", tmp_path / "s", "--prices", too],
+            "middle": ["build", SAMPLES, "--snapshot", too + "/snap"]}[where]
+    proc = graphkit(*args)
+    one_line_error(proc, "too long")
+    assert not (tmp_path / "s").exists()
+
+
+def test_temporary_folders_of_a_long_snapshot_name_are_known_as_its_own(tmp_path: Path) -> None:
+    """The left-over cleaning and the watch find a long name's temporary siblings."""
+    from graphkit.cli.watch import own_outputs
+    from graphkit.snapshot.swap import leftovers, make_dir
+
+    snap = tmp_path / LONG
+    tmp = make_dir(snap, "tmp")
+    assert len(tmp.name.encode()) <= 255
+    assert [p for p, kind, _ in leftovers(snap)] == [tmp] and tmp.name.startswith(".n")
+    assert own_outputs([snap])(str(tmp / "nodes" / "x.parquet"))
+    assert not own_outputs([tmp_path / "other"])(str(tmp / "x"))
