@@ -179,3 +179,51 @@ def test_temporary_folders_of_a_long_snapshot_name_are_known_as_its_own(tmp_path
     assert [p for p, kind, _ in leftovers(snap)] == [tmp] and tmp.name.startswith(".n")
     assert own_outputs([snap])(str(tmp / "nodes" / "x.parquet"))
     assert not own_outputs([tmp_path / "other"])(str(tmp / "x"))
+
+
+# --- 3. graphkit's own outputs are not rows ----------------------------------------------
+
+
+def test_a_snapshot_built_into_its_source_folder_is_not_read_back_as_rows(
+        tmp_path: Path) -> None:
+    # Was: the next build read the snapshot's tables and its rejects file as row files:
+    # exit 2 "graph.rejects.jsonl: required column 'session_id' is missing" (or the
+    # tables' rows rejected one by one). Now they are left out, with a note.
+    import shutil
+
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLES, src)
+    write_jsonl(src / "bad.jsonl", [{"session_id": None, "message_id": "m-lost"}])
+    first = graphkit("build", src, "--snapshot", src / "graph", "--json")
+    assert first.returncode == 0, first.stderr
+    assert (src / "graph.rejects.jsonl").is_file()
+    assert graphkit("export", src / "graph", "--format", "neo4j-csv",
+                    src / "csv").returncode == 0
+    (src / "bad.jsonl").touch()  # something changed: built again, not kept
+    again = graphkit("build", src, "--snapshot", src / "graph", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["rows_read"] == json.loads(first.stdout)["rows_read"]
+    assert json.loads(again.stdout)["rows_rejected"] == 1
+    assert "3 graphkit output(s) below it not read as rows" in again.stderr
+
+
+@pytest.mark.parametrize("given", ["graph", "graph/nodes/Session.parquet",
+                                   "graph.rejects.jsonl", "csv"])
+@pytest.mark.parametrize("command", ["build", "rows", "check"])
+def test_a_snapshot_export_or_rejects_file_given_as_a_source_is_one_line(
+        tmp_path: Path, given: str, command: str) -> None:
+    # Was: `rows` wrote a snapshot's tables as 368 rows of nulls, exit 0; `build` and
+    # `check` said "required column 'message_id' is missing". Now one line saying what
+    # the path is.
+    write_jsonl(tmp_path / "rows" / "bad.jsonl", [{"session_id": None, "message_id": "m"}])
+    import shutil
+
+    shutil.copytree(SAMPLES, tmp_path / "rows" / "s")
+    assert graphkit("build", tmp_path / "rows", "--snapshot", tmp_path / "graph").returncode == 0
+    assert graphkit("export", tmp_path / "graph", "--format", "neo4j-csv",
+                    tmp_path / "csv").returncode == 0
+    extra = {"build": ["--snapshot", tmp_path / "s2"], "rows": ["--out", tmp_path / "r.pq"],
+             "check": []}[command]
+    proc = graphkit(command, tmp_path / given, *extra)
+    one_line_error(proc, "not message rows", "give the sources it was built from")
+    assert not (tmp_path / "s2").exists() and not (tmp_path / "r.pq").exists()
