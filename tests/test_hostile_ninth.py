@@ -227,3 +227,54 @@ def test_a_snapshot_export_or_rejects_file_given_as_a_source_is_one_line(
     proc = graphkit(command, tmp_path / given, *extra)
     one_line_error(proc, "not message rows", "give the sources it was built from")
     assert not (tmp_path / "s2").exists() and not (tmp_path / "r.pq").exists()
+
+
+# --- 4. neo4j-server's arguments and its end ---------------------------------------------
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_a_port_no_socket_can_have_is_refused_before_java_starts(port: str) -> None:
+    # Was: 70000 started the JVM, which failed ("the launcher exited with code 1 … see
+    # launcher.out"); -1 served on 7687 while the warning named "127.0.0.1:-1".
+    proc = graphkit("neo4j-server", "--port", port)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "is not in the range 0<=x<=65535" in proc.stderr
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_a_data_folder_that_is_a_file_is_one_line(tmp_path: Path, under: bool) -> None:
+    # Was: FileExistsError / NotADirectoryError tracebacks, exit 1.
+    (tmp_path / "afile").write_text("x")
+    data = tmp_path / "afile" / "db" if under else tmp_path / "afile"
+    one_line_error(graphkit("neo4j-server", "--port", "0", "--data", data), str(tmp_path))
+
+
+def test_sigterm_stops_the_server_and_removes_its_temporary_folder(tmp_path: Path) -> None:
+    # Was: SIGTERM ended Python at once: the temporary data folder stayed in /tmp (and
+    # once the JVM outlived it). Now it ends as Ctrl-C does: exit 0, nothing left.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_hostile_inputs import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "graphkit", "neo4j-server", "--port", "0"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # "Neo4j is up: …" once Bolt answers
+        assert "Neo4j is up" in line, proc.stderr.read() if proc.stderr else line
+        homes = [p for p in tmp_path.iterdir() if p.name.startswith("graphkit-neo4j-")]
+        assert len(homes) == 1
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=90) == 0
+        deadline = time.monotonic() + 30
+        while homes[0].exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not homes[0].exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
