@@ -70,6 +70,8 @@ def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: in
                               workers=workers, progress=shown)
     if as_json:
         echo_json(report.to_json())
+    _no_edge_lost(report)
+    if as_json:
         return
     how = "created in an empty database" if report.write_mode == "create" else "merged"
     who = "Spark writers" if engine == "spark" else "workers"
@@ -144,3 +146,16 @@ def _terminate_as_interrupt() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
+
+
+def _no_edge_lost(report: Any) -> None:
+    """A snapshot's relationships all have their ends (the reader checks), so one not
+    written means its end node was gone when it was: another load (``--if-exists
+    replace``) deleted and wrote the graph again meanwhile. Was said nowhere: "loaded
+    100 nodes and 180 relationships" for a graph of 268, exit 0."""
+    lost = sum(report.skipped_edges.values())
+    if lost:
+        kinds = ", ".join(f"{t} ({n})" for t, n in sorted(report.skipped_edges.items()))
+        raise UserError(f"{lost} relationship(s) were not written: {kinds}; their end "
+                        "nodes were not in the database when written (another load or "
+                        "writer changed it meanwhile?); load again")

@@ -22,7 +22,8 @@ that rerun deletes and loads again and converges to exactly the new graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from graphkit.core.errors import StoreError
@@ -163,6 +164,29 @@ class Neo4jStore(Neo4jConnection):
 
         with self._errors(), self._session() as session:
             return dict(session.execute_write(work))
+
+    @contextmanager
+    def load_lock(self) -> Iterator[None]:
+        """Hold the database's one load lock (a write lock on a bookkeeping node, in a
+        transaction open while the body runs): a second graphkit load waits here until
+        the first is done. Two loads at once into an empty database both chose CREATE
+        (one failed on a constraint, or relationships were made twice); two replace
+        loads deleted each other's nodes, leaving relationships unwritten."""
+        from graphkit.stores.neo4j.load import LOCK_LABEL
+
+        name = cypher.quote_name(LOCK_LABEL)
+        # StoreError: made by another load at this moment; the MERGE below still holds.
+        with suppress(StoreError):
+            self._run_auto(f"CREATE CONSTRAINT graphkit_load_lock IF NOT EXISTS FOR "
+                           f"(l:{name}) REQUIRE l.name IS UNIQUE")
+        self._write(f"MERGE (l:{name} {{name: 'load'}}) RETURN 1")
+        with self._errors(), self._session() as session:
+            tx = session.begin_transaction()
+            try:
+                tx.run(f"MATCH (l:{name} {{name: 'load'}}) SET l.held = timestamp()").consume()
+                yield
+            finally:
+                tx.rollback()  # releases the lock; the node stays for the next load
 
     def _marker_count(self) -> int:
         return int(self._read(cypher.count_nodes([LOAD_MARKER]))[0]["count"])
