@@ -112,11 +112,12 @@ SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "rows"
 LONG = "n" * 250  # a legal name (255 bytes at most), too long for "." + NAME + ".xxx.tmp…"
 
 
-def test_a_name_of_250_bytes_is_written_by_every_writer(tmp_path: Path) -> None:
+def test_a_name_of_250_bytes_is_written_by_every_writer(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     # Was: "cannot write: File name too long; free some space…" from every writer (the
     # temporary sibling ".NAME.<random>.tmp" passed 255 bytes), for a name the file
     # system takes. Temporary names now cut a long name and add a digest of it.
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     snap = tmp_path / LONG
     built = graphkit("build", SAMPLES, "--snapshot", snap, "--rejects", "r.jsonl",
                      "--cache-dir", "cache")
@@ -161,7 +162,7 @@ def test_a_path_past_what_the_file_system_takes_is_one_line(tmp_path: Path,
                          too + ".yaml"],
             "out": ["rows", SAMPLES, "--out", too],
             "rejects": ["build", SAMPLES, "--snapshot", tmp_path / "s", "--rejects", too],
-            "prices": ["usage", "--snapshot", tmp_path / "s", "--prices", too],
+            "prices": ["usage", "--snapshot", tmp_path / "s", "--prices", too],  # held
             "middle": ["build", SAMPLES, "--snapshot", too + "/snap"]}[where]
     proc = graphkit(*args)
     one_line_error(proc, "too long")

@@ -82,6 +82,8 @@ def check_side_names(rejects_file: Path, cache_dir: Path | None) -> None:
     """Refuse, before the build, a rejects, skipped-lines or cache name longer than the
     file system takes: named after the snapshot by default, they failed only when first
     written (a 250-byte snapshot name builds, but ``NAME.rejects.jsonl`` cannot be)."""
+    if not rejects_file.name:
+        return  # no file name at all: check_rejects_folder says so
     hint = ("choose a shorter --snapshot name (its rejects, skipped-lines and cache files "
             "are named after it), or give --rejects FILE and --cache-dir DIR")
     check_name_fits(rejects_file, "rejects file", hint)

@@ -15,7 +15,7 @@ from graphkit.snapshot import read_snapshot
 from graphkit.stores.neo4j.load import LOCK_LABEL
 from graphkit.stores.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
 from tests.builders import CLAUDE, identity_cases, table
-from tests.neo4j_server import TEST_MARKER, has_marker
+from tests.neo4j_server import TEST_MARKER, has_marker, wipe
 
 
 def test_bookkeeping_markers_are_no_part_of_a_graph_read_back(
@@ -119,7 +119,7 @@ def test_loads_at_once_wait_for_each_other_and_write_the_graph_once(
     assert waiting.returncode == 0, err
 
     for mode in ("merge", "replace"):
-        store._write("MATCH (n) WHERE NOT n:GraphkitTestDatabase DETACH DELETE n RETURN 1")
+        wipe(store)
         runs = [subprocess.Popen([*command, "--if-exists", mode], env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 for _ in range(3)]
