@@ -279,3 +279,18 @@ def test_sigterm_stops_the_server_and_removes_its_temporary_folder(tmp_path: Pat
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("name", ["system", "System"])
+def test_neo4j_database_system_is_one_line_saying_what_it_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    # Was: Neo4j's own words for every query there, on one long line: "failed:
+    # Neo.ClientError.Statement.SemanticError: … Not a recognised system command or
+    # procedure. This Cypher command can only be executed in a user database: RETURN 1"
+    # (here, with no server, the check comes before any connection).
+    assert graphkit("build", SAMPLES, "--snapshot", tmp_path / "snap").returncode == 0
+    monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:1")
+    monkeypatch.setenv("NEO4J_DATABASE", name)
+    for args in (["load", tmp_path / "snap"], ["sessions", "--neo4j"]):
+        one_line_error(graphkit(*args), "NEO4J_DATABASE 'system' is Neo4j's own system "
+                                        "database", "'neo4j'")
