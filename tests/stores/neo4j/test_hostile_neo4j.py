@@ -132,6 +132,7 @@ def test_loads_at_once_wait_for_each_other_and_write_the_graph_once(
         rels = store._read("MATCH ()-[r]->() RETURN count(r) AS c")[0]["c"]
         assert rels == sum(graph.edge_counts().values())
     assert LOCK_LABEL not in read_neo4j_graph(store).nodes
+    assert store._read(f"MATCH (l:{LOCK_LABEL}) RETURN count(l) AS c")[0]["c"] == 0
 
 
 def test_a_relationship_not_written_fails_the_load_command() -> None:
