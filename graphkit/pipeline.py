@@ -290,8 +290,9 @@ def build_snapshot(
         # snapshot then (a build with no cache parsed every transcript every time).
         build_options["cache_dir"] = default_cache_dir(snapshot_dir)
     rejects_file = rejects_path or default_rejects_path(snapshot_dir)
-    from graphkit.snapshot.rejects import check_rejects_folder
+    from graphkit.snapshot.rejects import check_rejects_folder, check_side_names
 
+    check_side_names(rejects_file, build_options["cache_dir"])  # first: is_dir() raises
     check_rejects_folder(rejects_file)
     _check_cache_writable(build_options["cache_dir"])
     reuse = _Reuse.start(sources, snapshot_dir, store, rejects_file, rejects_path,
@@ -495,8 +496,10 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str, *,
     if progress:
         progress(f"writing {result.table.num_rows} rows to {out}")
     _write_parquet(result.table, out)
+    # The reading's notes and findings, as build prints them: a transcript line whose
+    # lone surrogate was replaced is a finding only, and `rows` said nothing of it.
     return RowsResult(str(out), result.table.num_rows, list(result.skipped), left_out,
-                      list(result.account.notes))
+                      source_messages(result.account))
 
 
 def _write_parquet(table: pa.Table, out: Path | str) -> None:

@@ -73,6 +73,15 @@ class _Group(click.Group):
                 raise UserError(printable(f"cannot write: {reason}; free some space where "
                                           "the output goes (stdout, or the file or folder "
                                           "being written)")) from None
+            if exc.errno == errno.ENAMETOOLONG and exc.filename:
+                # Python 3.11's Path.exists()/is_dir() raise it (they pass over only
+                # "no such file"): a path argument past 255 bytes a name or 4096 in all
+                # was a traceback wherever it was first looked at.
+                name = os.fsdecode(exc.filename)
+                shown_name = name if len(name) <= 120 else f"{name[:60]}…{name[-40:]}"
+                raise UserError(printable(
+                    f"{shown_name}: {exc.strerror} (a file name may have at most "
+                    "255 bytes, a path 4,096); choose a shorter name")) from None
             if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and exc.filename:
                 # A file or folder the user may not read or write, met where no reader
                 # says so in words of its own: still one line naming it.

@@ -35,6 +35,7 @@ from typing import Any
 import click
 
 from graphkit.core.errors import GraphkitError, printable
+from graphkit.core.files import temp_prefix
 
 # watchfiles' own grouping: once a change is seen, the watcher waits until no new change
 # came for STEP_MS (a burst of appends is one rebuild), but never longer than DEBOUNCE_MS.
@@ -71,7 +72,8 @@ def own_outputs(paths: Sequence[Path | None]) -> Callable[[str], bool]:
             if path == out or path.startswith(out + os.sep):
                 return True
             parent, name = os.path.split(out)
-            if path.startswith(os.path.join(parent, f".{name}.")):
+            if path.startswith((os.path.join(parent, f".{name}."),
+                                os.path.join(parent, temp_prefix(name)))):
                 return True
         return False
 

@@ -26,10 +26,11 @@ import contextlib
 import hashlib
 import json
 import os
-import stat
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from graphkit.core.files import opened_regular
 
 FORMAT = 2  # 2: a digest line first
 # An entry is ~65 KB for the shipped contract; anything far larger is not one.
@@ -73,12 +74,11 @@ def _digest(key: str, body: bytes) -> bytes:
 
 
 def _read_regular(path: Path) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file of at most ``_MAX_BYTES``."""
-    # O_NONBLOCK: opening a FIFO to read would wait for a writer.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    """The bytes of ``path`` if it is a regular file of at most ``_MAX_BYTES``; else
+    None, or OSError for what is no regular file (a FIFO, a device, a folder)."""
+    fd, st = opened_regular(path)
     with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_BYTES:
+        if st.st_size > _MAX_BYTES:
             return None
         return f.read(_MAX_BYTES + 1)
 

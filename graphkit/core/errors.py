@@ -59,6 +59,11 @@ class StoreError(GraphkitError):
     """A store refused a load or a connection failed."""
 
 
+class WrittenMeanwhile(StoreError):
+    """A node a load creates exists already: another process wrote it meanwhile (two
+    loads into one empty database at once)."""
+
+
 class QueryError(GraphkitError):
     """A lineage/tree query names an unknown or ambiguous id."""
 

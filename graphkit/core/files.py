@@ -5,7 +5,9 @@ special file rather than over it, and a failed write (disk full, read-only) as o
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,9 +25,89 @@ def write_error(exc: OSError, path: Path | str) -> GraphkitError:
     if isinstance(exc, PermissionError) or exc.errno == errno.EROFS:
         # "Free some space" sent a user whose folder was not theirs to the wrong fix.
         hint = "choose a place the user running graphkit may write to"
+    elif exc.errno == errno.ENAMETOOLONG:
+        hint = "choose a shorter name"
     else:
         hint = "free some space or choose a writable place"
     return GraphkitError(f"cannot write: {reason}", path=str(path), hint=hint)
+
+
+_READ_FLAGS = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def opened_regular(path: Path | str, dir_fd: int | None = None
+                   ) -> tuple[int, os.stat_result]:
+    """:func:`open_regular`'s descriptor and the open file's stat (one fstat serves the
+    check and a caller that wants the size)."""
+    fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if stat.S_ISREG(st.st_mode):
+        # O_NONBLOCK is left on: it changes nothing in a regular file's reads.
+        return fd, st
+    os.close(fd)
+    if stat.S_ISDIR(st.st_mode):  # as read() says of a folder
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    raise OSError(errno.EINVAL, "not a regular file", str(path))
+
+
+def open_regular(path: Path | str, dir_fd: int | None = None) -> int:
+    """A descriptor of ``path`` (relative to ``dir_fd`` if given) opened to read, if it
+    is a regular file; else OSError "not a regular file" (IsADirectoryError for a
+    folder). Opened without blocking: a FIFO put where a file belongs (a snapshot's
+    manifest or table, a contract cache entry, a transcript, a price table) waited for
+    a writer forever, and a link to a device such as ``/dev/zero`` never ended."""
+    return opened_regular(path, dir_fd)[0]
+
+
+# Temporary siblings are named after their file (".NAME.…", so a user sees whose they
+# are, and the watch and left-over cleaning know them); past this many bytes the name is
+# cut and a digest of the whole added, so a name the file system takes (255 bytes) still
+# leaves room for the temporary name's own ~50.
+_WHOLE_NAME_BYTES = 200
+
+
+def temp_prefix(path: Path | str) -> str:
+    """The prefix of ``path``'s temporary siblings: ``.NAME.``, or for a name of more than
+    200 bytes its first 180 and a digest (a 250-byte ``--snapshot`` or ``--out`` name
+    was refused as "File name too long": the temporary name added ~45 bytes).
+
+    >>> temp_prefix("out/graph"), len(temp_prefix("x" * 250))
+    ('.graph.', 191)
+    """
+    name = os.path.basename(os.fspath(path).rstrip(os.sep)) or os.fspath(path)
+    raw = os.fsencode(name)
+    if len(raw) <= _WHOLE_NAME_BYTES:
+        return f".{name}."
+    cut = os.fsdecode(raw[:180].decode("utf-8", "ignore").encode())
+    return f".{cut}~{hashlib.sha256(raw).hexdigest()[:8]}."
+
+
+def name_max(folder: Path) -> int:
+    """The longest file name (bytes) the file system under ``folder`` takes."""
+    for up in (folder, *folder.parents):
+        try:
+            return int(os.pathconf(up, "PC_NAME_MAX"))
+        except (OSError, ValueError):
+            continue
+    return 255
+
+
+def check_name_fits(path: Path, what: str, hint: str) -> None:
+    """Refuse, before any work, a file graphkit will write whose name is longer than
+    the file system takes: named after the snapshot (``NAME.rejects.jsonl``,
+    ``.NAME.cache``), such a file failed only when first written, perhaps the day a
+    row was first rejected, after a whole build."""
+    size = len(os.fsencode(path.name))
+    most = name_max(path.parent)
+    if size > most:
+        raise GraphkitError(f"the {what}'s name is too long ({size} bytes, more than "
+                            f"the {most} a file name may have here)", path=str(path),
+                            hint=hint)
 
 
 def utf8_path(path: Path | str, what: str) -> None:
@@ -61,7 +143,7 @@ def output_file(path: Path | str, *, public: bool = False) -> Iterator[IO[bytes]
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise write_error(exc, path) from None
     try:

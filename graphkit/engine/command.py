@@ -67,14 +67,16 @@ def engine_build(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run a partitioned build (local or Spark); the summary and skipped lines."""
     from graphkit.snapshot.index import record_snapshot
-    from graphkit.snapshot.rejects import remove_stale, skipped_lines_path
+    from graphkit.snapshot.rejects import check_side_names, remove_stale, skipped_lines_path
 
     snapshot_dir = _check(snapshot_dir, engine, store, spark_master)
     n = parse_partitions(partitions)
     rejects_file = rejects_path or snapshot_dir.with_name(snapshot_dir.name + ".rejects.jsonl")
+    cache_dir = cache_dir or snapshot_dir.parent / f".{snapshot_dir.name}.cache"
+    check_side_names(rejects_file, cache_dir)
     kwargs: dict[str, Any] = dict(
         contract=contract, partitions=n, granularity=granularity, strict=strict, since=since,
-        cache_dir=cache_dir or snapshot_dir.parent / f".{snapshot_dir.name}.cache",
+        cache_dir=cache_dir,
         progress=progress, include_content=include_content, rejects_file=rejects_file)
     if engine == "spark":
         from graphkit.engine.spark import build_spark

@@ -97,7 +97,7 @@ def _guess(path: str) -> int:
     if p.parent.name == "subagents":
         return bucket_of_key("s:" + p.parent.parent.name)
     if p.name.startswith("agent-"):
-        from graphkit.sources.transcripts.files import open_regular
+        from graphkit.core.files import open_regular
 
         try:
             with os.fdopen(open_regular(path), "rb") as fh:

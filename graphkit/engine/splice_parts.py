@@ -444,7 +444,10 @@ def merge_findings(groups: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for findings in groups:
         for f in findings:
-            client = "Codex" if "Codex" in f["message"] else "Claude"
+            # Linking's findings are per client; a repair's names a file (whose path
+            # may hold "Codex"), one finding for all.
+            client = ("" if f["check"] == "lone-surrogate"
+                      else "Codex" if "Codex" in f["message"] else "Claude")
             key = (f["check"], client)
             have = merged.get(key)
             if have is None:
@@ -456,6 +459,12 @@ def merge_findings(groups: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     for key in sorted(merged, key=lambda k: _FINDING_ORDER.index(k)
                       if k in _FINDING_ORDER else len(_FINDING_ORDER)):
         f = merged[key]
+        if key[0] == "lone-surrogate":
+            from graphkit.sources.transcripts.read import lone_surrogate_findings
+
+            out += lone_surrogate_findings([(e["file"], e["line"]) for e in f["examples"]],
+                                           f["count"])
+            continue
         tail = f["message"].split(" ", 1)[1]
         examples = f["examples"]
         if key[1] == "Claude":

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from graphkit.core.errors import GraphkitError
-from graphkit.core.files import output_file, utf8_path, write_error
+from graphkit.core.files import output_file, temp_prefix, utf8_path, write_error
 
 if TYPE_CHECKING:  # only named: `graphkit --help` and a kept rebuild need no pyarrow
     from graphkit.core.graph import GraphTables
@@ -179,14 +179,14 @@ def _atomic_folder(path: Path) -> Iterator[Path]:
                           path=str(path), hint="choose an empty or new folder")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(path), dir=path.parent))
     except OSError as exc:  # a file on the way (FileExistsError traceback), read-only
         raise write_error(exc, path) from None
     try:
         yield tmp
         tmp.chmod(0o777 & ~_umask())
         if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
+            old = Path(tempfile.mkdtemp(prefix=temp_prefix(path) + "old.", dir=path.parent))
             old.rmdir()
             path.rename(old)
             tmp.rename(path)

@@ -35,6 +35,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphkit.core.files import temp_prefix
+
 if TYPE_CHECKING:  # only named: a kept rebuild records itself here without pyarrow
     from graphkit.core.graph import GraphTables
 
@@ -210,7 +212,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _write_atomically(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=2, sort_keys=True)

@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from graphkit.core.errors import GraphkitError
-from graphkit.core.files import output_file
+from graphkit.core.files import check_name_fits, output_file
 from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL
 
 # Columns a reject keeps without --include-content: what names the row.
@@ -76,6 +76,20 @@ def check_rejects_folder(path: Path) -> None:
     if path.is_dir() or not path.name:
         raise GraphkitError("the rejects path is a folder", path=str(path),
                             hint="give --rejects a file name, e.g. out/graph.rejects.jsonl")
+
+
+def check_side_names(rejects_file: Path, cache_dir: Path | None) -> None:
+    """Refuse, before the build, a rejects, skipped-lines or cache name longer than the
+    file system takes: named after the snapshot by default, they failed only when first
+    written (a 250-byte snapshot name builds, but ``NAME.rejects.jsonl`` cannot be)."""
+    if not rejects_file.name:
+        return  # no file name at all: check_rejects_folder says so
+    hint = ("choose a shorter --snapshot name (its rejects, skipped-lines and cache files "
+            "are named after it), or give --rejects FILE and --cache-dir DIR")
+    check_name_fits(rejects_file, "rejects file", hint)
+    check_name_fits(skipped_lines_path(rejects_file), "skipped-lines file", hint)
+    if cache_dir is not None:
+        check_name_fits(Path(cache_dir), "build cache folder", hint)
 
 
 def check_rejects_target(path: Path) -> None:

@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import socket
-import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import first_line
+from graphkit.core.files import open_regular, temp_prefix
 from graphkit.snapshot.format import MANIFEST, MARKER, MAX_MANIFEST_BYTES, SnapshotError
 
 # A hidden left-over of a writer on another host (whose pid cannot be asked)
@@ -51,7 +51,7 @@ def fsync_dir(path: Path) -> None:
 
 def make_dir(directory: Path, kind: str) -> Path:
     """A hidden sibling named so a later writer can tell whose it was and when."""
-    prefix = f".{directory.name}.graphkit-{kind}-{HOST}-{os.getpid()}-"
+    prefix = f"{temp_prefix(directory)}graphkit-{kind}-{HOST}-{os.getpid()}-"
     tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=directory.parent))
     os.chmod(tmp, DIR_MODE)  # mkdtemp says 0700 but the umask can take bits away
     return tmp
@@ -200,7 +200,7 @@ def looks_like_ours(raw: Any) -> bool:
 
 def leftovers(directory: Path) -> Iterator[tuple[Path, str, bool]]:
     """Hidden siblings of ``directory`` a graphkit writer made: (path, kind, abandoned)."""
-    prefix = f".{directory.name}."
+    prefix = temp_prefix(directory)
     mine = re.compile(re.escape(prefix) + r"graphkit-(tmp|old)-([0-9a-f]{8})-(\d+)-\w+")
     try:
         siblings = list(os.scandir(directory.parent))
@@ -277,12 +277,7 @@ def os_error(exc: OSError, directory: Path) -> SnapshotError:
 def read_limited(path: Path) -> bytes:
     # Not blocking, and only a regular file: a FIFO in a manifest's place made a build
     # over that folder wait for a writer forever (round eight).
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ValueError("the manifest is not a regular file")
-    os.set_blocking(fd, True)
-    with os.fdopen(fd, "rb") as f:
+    with os.fdopen(open_regular(path), "rb") as f:
         data = f.read(MAX_MANIFEST_BYTES + 1)
     if len(data) > MAX_MANIFEST_BYTES:
         raise ValueError("manifest too large")

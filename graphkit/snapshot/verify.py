@@ -5,12 +5,10 @@ snapshot in cannot mix its files with ours (see :mod:`.io`)."""
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from pathlib import Path
@@ -20,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import graphkit
+from graphkit.core.files import open_regular
 from graphkit.core.graph import EdgeTable, GraphTables, LineageVocabulary, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE
 from graphkit.core.names import is_name
@@ -77,12 +76,7 @@ class _Opened:
         """A regular file of the snapshot, opened for reading. Not blocking: a FIFO put
         in a manifest's or a table's place waited for a writer forever (round eight);
         it, and any other file that is no regular file, is refused as unreadable."""
-        fd = os.open(rel, os.O_RDONLY | os.O_NONBLOCK, dir_fd=self.fd)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise OSError(errno.EINVAL, "not a regular file", rel)
-        os.set_blocking(fd, True)
-        return fd
+        return open_regular(rel, dir_fd=self.fd)
 
     def read(self, rel: str, limit: int | None = None) -> bytes:
         fd = self._open(rel)

@@ -227,6 +227,7 @@ def gather_sources(
         if not path.exists():
             raise SourceError("no such file or folder", path=str(path),
                               hint="check the path")
+        _not_an_output(path)
         kind = source_kind(path)
         if kind not in ("claude", "codex"):  # transcripts name their files as they go
             say(f"reading {path} ({kind})")
@@ -241,6 +242,7 @@ def gather_sources(
             transcript_paths.append(path)
         else:
             pieces = read_rows(path)
+            _note_own_outputs(path, result)
             if not any(table.num_rows for _, table in pieces):
                 # Zero rows is a graph of nothing, not an error; but say so, a user
                 # who named a source expects rows from it.
@@ -288,6 +290,34 @@ def row_file_fingerprints(paths: Sequence[Path], digest: bool = False) -> list[d
                 f for fs in row_files(path).values() for f in fs]
             out.extend(fingerprint(f, digest) for f in files)
     return out
+
+
+def _not_an_output(path: Path) -> None:
+    """Refuse a snapshot, an export or a rejects file given as a source: it is a graph
+    (or rows left out of one), not message rows; `rows` wrote a snapshot's tables as
+    368 rows of nulls without a word, `build` said a column was missing."""
+    from graphkit.sources.row_files import graphkit_output
+
+    what = graphkit_output(path)
+    if what is not None:
+        raise SourceError(f"this is {what}, not message rows", path=str(path),
+                          hint="give the sources it was built from; read a snapshot with "
+                               "--snapshot (sessions, tree, usage, export …)")
+
+
+def _note_own_outputs(path: Path, result: SourceRows) -> None:
+    """Say which of graphkit's own outputs below a row folder were not read as rows."""
+    if not path.is_dir():
+        return
+    from graphkit.sources.row_files import row_files
+
+    own: list[Path] = []
+    row_files(path, own)
+    if own:
+        shown = ", ".join(str(p) for p in own[:3]) + (" …" if len(own) > 3 else "")
+        result.notes.append(f"{path}: {len(own)} graphkit output(s) below it not read as "
+                            f"rows (a snapshot, export, rejects or skipped-lines file): "
+                            f"{shown}")
 
 
 def source_kind(path: Path) -> str:

@@ -99,17 +99,77 @@ def _usable(path: Path, name: str) -> None:
                           path=str(path), hint="remove the link or point it at a file")
 
 
-def row_files(root: Path) -> dict[str, list[Path]]:
-    """The row files below ``root`` by format, sorted; hidden and ``_`` names skipped."""
+def row_files(root: Path, own: list[Path] | None = None) -> dict[str, list[Path]]:
+    """The row files below ``root`` by format, sorted; hidden and ``_`` names skipped,
+    and graphkit's own outputs (:func:`graphkit_output`), which go to ``own``."""
     by_format: dict[str, list[Path]] = {}
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable_folder):
+        if graphkit_output_folder(dirpath, dirnames, filenames):
+            dirnames[:] = []
+            if own is not None:
+                own.append(Path(dirpath))
+            continue
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
         for name in sorted(filenames):
             fmt = FORMATS.get(Path(name).suffix.lower())
             if fmt and not name.startswith((".", "_")):
+                if name.endswith(_OWN_FILES) and _graphkit_lines(Path(dirpath) / name):
+                    if own is not None:
+                        own.append(Path(dirpath) / name)
+                    continue
                 _usable(Path(dirpath) / name, name)
                 by_format.setdefault(fmt, []).append(Path(dirpath) / name)
     return by_format
+
+
+# What graphkit writes that a row folder may hold: a snapshot built into its own source
+# folder (``build rows --snapshot rows/graph``), its rejects and skipped-lines files, a
+# neo4j-csv/-parquet export. The next build read them back as rows: the snapshot's
+# tables rejected row by row, the rejects file refused the build ("required column
+# 'session_id' is missing"), and a build that reads its own outputs never settles.
+_OWN_FILES = (".rejects.jsonl", ".skipped.jsonl")
+_EXPORT_MARKER = "graphkit-export.json"
+
+
+def graphkit_output_folder(dirpath: str | Path, dirnames: Sequence[str],
+                           filenames: Sequence[str]) -> bool:
+    """Whether a folder (its listing) is a graphkit snapshot or folder export."""
+    return _EXPORT_MARKER in filenames or (
+        "manifest.json" in filenames and "nodes" in dirnames and "edges" in dirnames)
+
+
+def _graphkit_lines(path: Path) -> bool:
+    """Whether ``path``'s first line is one graphkit writes in a rejects or skipped-lines
+    file (``reason`` and ``source``/``row`` or ``path``/``line``)."""
+    try:
+        with path.open("rb") as f:
+            first = json.loads(f.readline(1 << 20) or b"null")
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and "reason" in first and (
+        {"source", "row"} <= first.keys() or {"path", "line"} <= first.keys())
+
+
+def graphkit_output(path: Path) -> str | None:
+    """What graphkit output ``path`` is, if it is one (a snapshot, a table in one, a
+    folder export, a rejects or skipped-lines file), to refuse it as a source."""
+    try:
+        if path.is_dir():
+            listing = list(os.scandir(path))
+            names = [e.name for e in listing if not e.is_dir()]
+            dirs = [e.name for e in listing if e.is_dir()]
+            if _EXPORT_MARKER in names:
+                return "a graphkit export"
+            return "a graphkit snapshot" if graphkit_output_folder(path, dirs, names) else None
+        if path.name.endswith(_OWN_FILES) and _graphkit_lines(path):
+            return "a file of lines graphkit left out (rejects or skipped lines)"
+        top = path.parent.parent
+        if path.parent.name in ("nodes", "edges") and (top / "manifest.json").is_file() \
+                and (top / "nodes").is_dir() and (top / "edges").is_dir():
+            return "a table of a graphkit snapshot"
+    except OSError:
+        return None
+    return None
 
 
 class TypesDisagree(SourceError):

@@ -226,8 +226,10 @@ def loads(text: str | bytes) -> Any:
         return json.loads(text)
 
 
-def json_lines(data: bytes, skipped: list[tuple[int, str]]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) per JSONL line; note lines that are not JSON objects.
+def json_lines(data: bytes, skipped: list[tuple[int, str]], lone: list[int] | None = None
+               ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) per JSONL line; note lines that are not JSON objects
+    (in ``skipped``) and lines whose lone surrogates were made U+FFFD (in ``lone``).
 
     Each line is decoded by msgspec; a line it refuses is read as before msgspec: by
     json.loads, on the line's text when the whole file is valid UTF-8 (json.loads on bytes
@@ -243,7 +245,7 @@ def json_lines(data: bytes, skipped: list[tuple[int, str]]) -> Iterator[tuple[in
         except Exception:  # json.loads below gives the verdict and reason
             if text_lines is None:
                 text_lines = _old_lines(data)
-            obj = _json_line(text_lines[number - 1], number, skipped)
+            obj = _json_line(text_lines[number - 1], number, skipped, lone)
             if obj is None:
                 continue
         if type(obj) is dict:
@@ -260,12 +262,13 @@ def _old_lines(data: bytes) -> list[Any]:
         return data.split(b"\n")
 
 
-def _json_line(raw: Any, number: int, skipped: list[tuple[int, str]]) -> Any:
+def _json_line(raw: Any, number: int, skipped: list[tuple[int, str]],
+               lone: list[int] | None) -> Any:
     """One line by json.loads: its value, or None (blank, or skipped with the reason)."""
     if not raw.strip():
         return None
     try:
-        obj = json_document(raw)
+        obj = json_document(raw, lone, number)
     except ValueError:
         skipped.append((number, "not valid JSON"))
         return None
@@ -372,6 +375,18 @@ class FileParse(msgspec.Struct):
             self.skipped.extend((self.rows[i][LINE_AT], reason) for i, reason in bad)
             self.table, self.rows = table, []
         return self.table
+
+
+# The facts key of the lines whose lone surrogates were made U+FFFD (absent when none:
+# every other file's facts, and so the index, stay as they were).
+LONE_SURROGATES = "lone_surrogate_lines"
+
+
+def with_lone_surrogates(parse: FileParse, lines: list[int]) -> FileParse:
+    """``parse`` noting the ``lines`` whose text held a lone surrogate, if any."""
+    if lines:
+        parse.facts[LONE_SURROGATES] = lines
+    return parse
 
 
 class RowBuffer:

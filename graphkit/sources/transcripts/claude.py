@@ -43,9 +43,10 @@ from graphkit.sources.transcripts.buffer import (
     id_list,
     json_lines,
     parse_timestamp,
+    with_lone_surrogates,
 )
 from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
-from graphkit.sources.transcripts.files import json_document
+from graphkit.sources.transcripts.files import holds_lone_surrogate, json_document
 from graphkit.sources.transcripts.sidechains import (
     SideLine,
     Spawn,
@@ -92,12 +93,14 @@ def claude_layout(path: Path) -> ClaudeLayout:
     return ClaudeLayout(stem, agent, None, compaction)
 
 
-def _entries(path: Path, data: bytes, skipped: list[tuple[int, str]]) -> Iterator[
-        tuple[int, dict[str, Any]]]:
-    """Yield (line number, entry) for a JSONL file or a ``{"loglines": [...]}`` document."""
+def _entries(path: Path, data: bytes, skipped: list[tuple[int, str]],
+             lone: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, entry) for a JSONL file or a ``{"loglines": [...]}`` document
+    (whose "lines" are its loglines: a lone surrogate's place is the logline's number)."""
     if path.suffix == ".json":
         try:
-            doc = json_document(data)
+            whole: list[int] = []
+            doc = json_document(data, whole)
         except ValueError:
             skipped.append((1, "not valid JSON"))
             return
@@ -108,13 +111,16 @@ def _entries(path: Path, data: bytes, skipped: list[tuple[int, str]]) -> Iterato
         if not isinstance(lines, list):
             skipped.append((1, "JSON document without a 'loglines' list"))
             return
+        if whole:  # which loglines held one: the document as read, before its repair
+            as_read = json.loads(data)["loglines"]
+            lone.extend(n for n, e in enumerate(as_read, 1) if holds_lone_surrogate(e))
         for number, entry in enumerate(lines, 1):
             if isinstance(entry, dict):
                 yield number, entry
             else:
                 skipped.append((number, "logline is not a JSON object"))
         return
-    for number, entry in json_lines(data, skipped):
+    for number, entry in json_lines(data, skipped, lone):
         yield number, entry
 
 
@@ -494,9 +500,10 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
     """Parse one Claude transcript into pre-rows plus the cross-file facts it holds."""
     state = _ClaudeFile(claude_layout(path))
     state.entry_at = _entry_reader(path, data)
-    entries = (_entries(path, data, state.skipped) if path.suffix == ".json"
-               else json_lines(data, state.skipped))  # JSONL: no generator in between
+    lone: list[int] = []
+    entries = (_entries(path, data, state.skipped, lone) if path.suffix == ".json"
+               else json_lines(data, state.skipped, lone))  # JSONL: no generator in between
     add = state.add
     for line, entry in entries:
         add(line, entry)
-    return state.finish()
+    return with_lone_surrogates(state.finish(), lone)

@@ -37,6 +37,7 @@ from graphkit.sources.transcripts.buffer import (
     json_lines,
     json_text,
     parse_timestamp,
+    with_lone_surrogates,
 )
 from graphkit.sources.transcripts.extras import codex_usage
 
@@ -216,7 +217,8 @@ def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[in
 def parse_codex(path: Path, data: bytes) -> FileParse:
     """Parse one Codex rollout into pre-rows plus the thread facts it holds."""
     skipped: list[tuple[int, str]] = []
-    lines = list(json_lines(data, skipped))
+    lone: list[int] = []
+    lines = list(json_lines(data, skipped, lone))
     meta, legacy = _header(path, lines, skipped)
     if not meta["cwd"]:
         meta["cwd"] = _context_cwd(lines, legacy)
@@ -242,7 +244,7 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
             buf.add(message, part)
     facts = {**meta, "inherited_lines": len(inherited), **_thread_events(lines, inherited),
              "usage": codex_usage(lines, inherited, answers, meta["thread_id"])}
-    return FileParse("codex", buf.take(), facts, skipped)
+    return with_lone_surrogates(FileParse("codex", buf.take(), facts, skipped), lone)
 
 
 def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:

@@ -6,17 +6,17 @@ lines (not its folder), so a rollout copied anywhere is still read as a rollout.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import SourceError
+from graphkit.core.files import open_regular, opened_regular
+from graphkit.core.text import is_text
 from graphkit.core.text import storable_json as whole_text
 
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
@@ -39,16 +39,30 @@ _ESCAPED_SURROGATE = re.compile(r"\\[uU][dD][89a-fA-F]")
 _ENCODED_SURROGATE = re.compile(b"\xed[\xa0-\xbf]")
 
 
-def json_document(raw: str | bytes) -> Any:
+def json_document(raw: str | bytes, lone: list[int] | None = None, line: int = 1) -> Any:
     """:func:`json.loads` of a transcript line or document, every lone surrogate in its
-    strings and keys made U+FFFD; raises what json.loads raises (RecursionError too)."""
+    strings and keys made U+FFFD; raises what json.loads raises (RecursionError too).
+    ``line`` goes to ``lone`` when a lone surrogate was replaced, so the build can say
+    how many lines lost text, and where (as the row files' reader does)."""
     value = json.loads(raw)
     if isinstance(raw, str):
-        return whole_text(value) if _ESCAPED_SURROGATE.search(raw) else value
-    if (_ESCAPED_SURROGATE.search(raw.decode("latin-1")) or _ENCODED_SURROGATE.search(raw)
-            or 0 in raw[:4] or raw[:2] in (b"\xff\xfe", b"\xfe\xff")):
-        return whole_text(value)
-    return value
+        maybe = _ESCAPED_SURROGATE.search(raw) is not None
+    else:
+        maybe = bool(_ESCAPED_SURROGATE.search(raw.decode("latin-1"))
+                     or _ENCODED_SURROGATE.search(raw) or 0 in raw[:4]
+                     or raw[:2] in (b"\xff\xfe", b"\xfe\xff"))
+    if not maybe:
+        return value
+    if lone is not None and holds_lone_surrogate(value):
+        lone.append(line)
+    return whole_text(value)
+
+
+def holds_lone_surrogate(value: Any) -> bool:
+    """Whether a parsed JSON value holds half of a surrogate pair in a string or key
+    (only asked of the rare lines whose bytes may hold one: a pair, ``\\ud83d\\ude00``,
+    matches the same pattern and is whole text)."""
+    return not is_text(json.dumps(value, ensure_ascii=False))
 
 
 def _kind_of_object(obj: Any) -> str | None:
@@ -202,41 +216,14 @@ def default_transcript_roots() -> list[Path]:
     return [r for r in roots if r.is_dir()]
 
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _ONE_READ = 0x7FFF0000  # Linux reads at most ~2 GiB in one call
-
-
-def open_regular(path: Path | str) -> int:
-    """A descriptor of ``path`` opened to read, if it is a regular file; else OSError
-    "not a regular file". A FIFO in a transcript folder would block the open (no writer:
-    the build hung), a link to a device such as ``/dev/zero`` never end (O_NONBLOCK does
-    nothing to a regular file's reads)."""
-    return _open_regular(path)[0]
-
-
-def _open_regular(path: Path | str) -> tuple[int, os.stat_result]:
-    """:func:`open_regular`'s descriptor and the open file's stat (one fstat for both
-    the check and :func:`read_file`)."""
-    fd = os.open(path, _READ_FLAGS | os.O_NONBLOCK)
-    try:
-        st = os.fstat(fd)
-    except OSError:
-        os.close(fd)
-        raise
-    mode = st.st_mode
-    if stat.S_ISREG(mode):
-        return fd, st
-    os.close(fd)
-    if stat.S_ISDIR(mode):  # as read() says of a folder
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    raise OSError(errno.EINVAL, "not a regular file", str(path))
 
 
 def read_file(path: Path | str) -> tuple[os.stat_result, bytes]:
     """A file's stat (of the open file) and its bytes, by one open, one fstat and one
     read: half the CPU of ``stat`` + ``read_bytes`` over thousands of small transcripts.
     Raises OSError as ``open``/``read`` do, and for what is not a regular file."""
-    fd, st = _open_regular(path)
+    fd, st = opened_regular(path)
     try:
         want = st.st_size + 1  # one byte more: a short read then means the end
         data = os.read(fd, want)

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphkit.core.errors import SourceError
+from graphkit.core.files import temp_prefix
 from graphkit.sources.transcripts.buffer import PRE_SCHEMA, FileParse
 from graphkit.sources.transcripts.version import PARSER_VERSION
 
@@ -270,7 +271,7 @@ def _encoded(rows: pa.Table) -> pa.Table:
 def atomic_write(target: Path, write: Any) -> None:
     """Write via a temp file in the same folder and ``os.replace``: readers never see half."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=temp_prefix(target), suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from graphkit.core.errors import SourceError
 from graphkit.core.progress import ProgressLike, as_progress
 from graphkit.core.schema import MESSAGES_SCHEMA
-from graphkit.sources.transcripts.buffer import FileParse
+from graphkit.sources.transcripts.buffer import LONE_SURROGATES, FileParse
 from graphkit.sources.transcripts.claude import claude_layout
 from graphkit.sources.transcripts.claude_links import link_claude
 from graphkit.sources.transcripts.codex_links import link_codex
@@ -144,6 +144,7 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
     result = TranscriptRows(table=pa.table({}))
     parsed: list[ParsedFile] = []
     combined = Combiner()
+    lone: list[tuple[str, int]] = []  # (file, line) of each line a lone surrogate was in
 
     seen: dict[str, list[str]] = {"claude": [], "codex": []}
     pooled = _pooled(files, index)
@@ -158,6 +159,7 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
         task.advance(rows=parse.num_rows, bytes=fingerprint["size"])
         result.fingerprints.append(fingerprint)
         result.fingerprint_files.append(str(path))
+        lone.extend((str(path), line) for line in parse.facts.get(LONE_SURROGATES, ()))
         for line, reason in parse.skipped:
             _skip(result, strict, SkippedLine(str(path), line, reason))
         rows = span[1] if span is not None else parse.num_rows
@@ -200,13 +202,33 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
     for kind, position, line, why in left_out:
         _skip(result, strict, SkippedLine(of_kind[kind][position], line, why))
     result.agents = dict(sorted(report.kinds.items()))
-    result.findings = report.findings
+    result.findings = report.findings + lone_surrogate_findings(lone)
     if since is not None:
         when = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
         table = table.filter(pc.greater_equal(
             table["message_created_at"], pa.scalar(when, pa.timestamp("us", tz="UTC"))))
     result.table = table
     return result
+
+
+def lone_surrogate_findings(places: list[tuple[str, int]], count: int | None = None
+                            ) -> list[dict[str, Any]]:
+    """The finding (none, or one) that ``places`` (file, line) held an escaped lone
+    surrogate made U+FFFD: a line of text was changed, so it is said and counted with
+    the first place, as the row files' reader says it (``sources.read.note_repairs``).
+    ``count``: of all places, when ``places`` are only some (the spliced build merges
+    each group's first five); the first is the least (file, line), whatever the order
+    the files were read in, so a spliced build names the one a whole build names."""
+    if not places:
+        return []
+    places = sorted(places)
+    file, line = places[0]
+    count = len(places) if count is None else count
+    message = (f"{count} transcript line(s) held an escaped lone surrogate "
+               f"(\\ud800-\\udfff without its pair), replaced by U+FFFD; the first at "
+               f"{file}:{line}")
+    return [{"check": "lone-surrogate", "count": count, "message": message,
+             "examples": [{"file": f, "line": n} for f, n in places[:5]]}]
 
 
 def _link(files: list[ParsedFile], combined: Combiner, report: LinkReport,

@@ -12,4 +12,4 @@
 # lines (formats10), which changes the touched_files of cached link groups;
 # thread_spawn's agent_type/agent_path are kept; a local_shell_call's patch is under its
 # working_directory.
-PARSER_VERSION = 9
+PARSER_VERSION = 10

@@ -99,6 +99,13 @@ class Neo4jConfig:
         if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
             raise StoreError(f"Neo4j URI {where!r}: port {port!r} is not a number from 1 to "
                              "65535", hint="e.g. NEO4J_URI=bolt://127.0.0.1:7687")
+        if (self.database or "").strip().lower() == "system":
+            # Neo4j answered every query there with its own words: "Not a recognised
+            # system command or procedure. This Cypher command can only be executed in
+            # a user database: RETURN 1" and more, on one long line.
+            raise StoreError("NEO4J_DATABASE 'system' is Neo4j's own system database, which "
+                             "holds no graph", hint="name a user database (Community has "
+                                                    "one, 'neo4j'), or unset NEO4J_DATABASE")
 
     def redact(self, text: str) -> str:
         """``text`` with the password and any URI credentials replaced by ``***``."""

@@ -170,6 +170,12 @@ class Neo4jConnection:
             )
         if isinstance(exc, Neo4jError):
             code = exc.code or ""
+            if code.endswith("ConstraintValidationFailed"):
+                from graphkit.core.errors import WrittenMeanwhile
+
+                return WrittenMeanwhile(
+                    f"Neo4j at {where} already holds a node this load creates ({detail})",
+                    hint="another load or writer changed the database meanwhile; load again")
             if code.endswith("DatabaseNotFound"):
                 return StoreError(
                     f"Neo4j at {where} has no database {self.config.database!r}",

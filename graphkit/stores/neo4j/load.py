@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from graphkit.core.errors import StoreError
+from graphkit.core.errors import StoreError, WrittenMeanwhile
 from graphkit.core.graph import GraphTables
 from graphkit.core.progress import ProgressLike, Task, as_progress
 from graphkit.stores.base import IfExists, LoadReport
@@ -30,6 +30,8 @@ IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 
 # A node of this label exists while a replace-load runs; a killed one leaves it.
 LOAD_MARKER = "GraphkitLoad"
+# The one node whose write lock a load holds while it runs (Neo4jStore.load_lock).
+LOCK_LABEL = "GraphkitLoadLock"
 
 
 def load_graph(
@@ -59,6 +61,20 @@ def load_graph(
         cypher.merge_relationships(t, e.source_type, e.target_type, convert.edge_props(e.table))
     convert.check_columns(graph)
     report = LoadReport(batch_size=size)
+    with store.load_lock():  # another graphkit load into this database waits here
+        _check_fail(store, labels, if_exists)
+        meter = _load_locked(store, graph, labels, if_exists, size, n_workers, progress,
+                             report)
+        if if_exists == "replace":
+            # Whole now, and so is any killed replace before this one. (A merge
+            # cannot say so: labels a killed replace had not yet cleared still
+            # hold the old graph's nodes, so only a replace clears the marker.)
+            store._write(cypher.delete_load_markers(LOAD_MARKER))
+    meter.task.done()
+    report.seconds = time.perf_counter() - started
+    return report
+
+def _check_fail(store: Neo4jStore, labels: list[str], if_exists: IfExists) -> None:
     if labels and if_exists == "fail":
         existing = {k: v for k, v in store.node_counts(labels).items() if v}
         if existing:
@@ -67,6 +83,13 @@ def load_graph(
                 + ", ".join(f"{k} ({v})" for k, v in existing.items()),
                 hint="load with --if-exists merge or replace",
             )
+
+
+def _load_locked(store: Neo4jStore, graph: GraphTables, labels: list[str],
+                 if_exists: IfExists, size: int, n_workers: int, progress: ProgressLike,
+                 report: LoadReport) -> _Meter:
+    """:func:`load_graph`'s writes, under the load lock: schema, replace's delete,
+    nodes, then relationships."""
     with ThreadPoolExecutor(1, thread_name_prefix="graphkit-plan") as planner:
         # The relationship plan is NumPy work: it runs while the server
         # builds the schema and takes the nodes.
@@ -85,16 +108,21 @@ def load_graph(
             "loading Neo4j", unit="records",
             total=sum(graph.node_counts().values()) + sum(graph.edge_counts().values())))
         node_ids = np.full(plan.node_offsets(graph)[1], -1, np.int64)
-        report.nodes = _load_nodes(store, graph, empty, size, n_workers, meter, node_ids)
-        _load_edges(store, graph, planned.result(), empty, size, meter, report, node_ids)
-    if if_exists == "replace":
-        # Whole now, and so is any killed replace before this one. (A merge
-        # cannot say so: labels a killed replace had not yet cleared still
-        # hold the old graph's nodes, so only a replace clears the marker.)
-        store._write(cypher.delete_load_markers(LOAD_MARKER))
-    meter.task.done()
-    report.seconds = time.perf_counter() - started
-    return report
+        try:
+            report.nodes = _load_nodes(store, graph, empty, size, n_workers, meter, node_ids)
+            _load_edges(store, graph, planned.result(), empty, size, meter, report, node_ids)
+        except WrittenMeanwhile:
+            if not empty:
+                raise
+            # A writer other than a graphkit load (those wait for the lock) created
+            # one of these nodes since the database was seen empty. Merging is
+            # idempotent, so the whole graph is written again that way.
+            report.write_mode = "merge"
+            node_ids[:] = -1
+            report.nodes = _load_nodes(store, graph, False, size, n_workers, meter, node_ids)
+            _load_edges(store, graph, planned.result(), False, size, meter, report, node_ids)
+    return meter
+
 
 def _load_nodes(store: Neo4jStore, graph: GraphTables, create: bool, size: int, n_workers: int,
                 meter: _Meter, node_ids: np.ndarray) -> dict[str, int]:

@@ -22,7 +22,8 @@ that rerun deletes and loads again and converges to exactly the new graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from graphkit.core.errors import StoreError
@@ -163,6 +164,32 @@ class Neo4jStore(Neo4jConnection):
 
         with self._errors(), self._session() as session:
             return dict(session.execute_write(work))
+
+    @contextmanager
+    def load_lock(self) -> Iterator[None]:
+        """Hold the database's one load lock while the body runs: a second graphkit load
+        waits here until the first is done. Two loads at once into an empty database
+        both chose CREATE (one failed on a constraint, or relationships were made
+        twice); two replace loads deleted each other's nodes, leaving relationships
+        unwritten. The lock is a ``GraphkitLoadLock`` node MERGEd on a unique key in a
+        transaction left open, then rolled back: a concurrent MERGE of the same key
+        waits for it, and the node is never committed (the database holds only the
+        graph's nodes)."""
+        from graphkit.stores.neo4j.load import LOCK_LABEL
+
+        name = cypher.quote_name(LOCK_LABEL)
+        # StoreError: made by another load at this moment; it exists either way.
+        with suppress(StoreError):
+            self._run_auto(f"CREATE CONSTRAINT graphkit_load_lock IF NOT EXISTS FOR "
+                           f"(l:{name}) REQUIRE l.name IS UNIQUE")
+        with self._errors(), self._session() as session:
+            tx = session.begin_transaction()
+            try:
+                tx.run(f"MERGE (l:{name} {{name: 'load'}}) SET l.held = timestamp()"
+                       ).consume()
+                yield
+            finally:
+                tx.rollback()  # releases the lock; nothing was ever committed
 
     def _marker_count(self) -> int:
         return int(self._read(cypher.count_nodes([LOAD_MARKER]))[0]["count"])
