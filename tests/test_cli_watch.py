@@ -395,3 +395,73 @@ def test_poll_without_watch_is_refused(src: Path, tmp_path: Path) -> None:
     done = subprocess.run(_graphkit("build", src, "--snapshot", tmp_path / "s", "--poll", "1"),
                           capture_output=True, text=True, cwd=REPO, env=_env(), timeout=120)
     assert done.returncode == 2 and "--poll works with --watch only" in done.stderr
+
+
+def _replace(path: Path, body: str) -> None:
+    """Save ``path`` the way editors do: a new file renamed over the old one."""
+    tmp = path.with_name(f".{path.name}.swp")
+    tmp.write_text(body)
+    os.replace(tmp, path)
+
+
+def test_editing_the_contract_rebuilds(src: Path, tmp_path: Path) -> None:
+    # The contract is read by every build besides the sources: saving it rebuilds, an
+    # edit into an error is the usual one-line error with the previous snapshot kept,
+    # and the next save rebuilds again. Other files beside it start nothing.
+    folder = tmp_path / "contracts"
+    folder.mkdir()
+    contract = folder / "mine.yaml"
+    good = (REPO / "contracts" / "ai-gateway-graph.yaml").read_text()
+    contract.write_text(good)
+    snap = tmp_path / "out" / "snap"
+    w = Watcher(src, snap, "--contract", str(contract))
+    try:
+        w.next_build()
+        before = (snap / "manifest.json").read_bytes()
+        (folder / "notes.txt").write_text("not the contract")
+        _replace(folder / "other.yaml", good)
+        assert w.settle(1.0) is None
+        _replace(contract, good + "\nnodes: [oops\n")  # saved broken
+        got = w.next_build()
+        assert "mine.yaml" in got["watch"]["error"]
+        assert (snap / "manifest.json").read_bytes() == before
+        _replace(contract, good + "\n# saved again, fixed\n")
+        got = w.next_build()
+        assert "error" not in got["watch"] and not got.get("snapshot_reused")
+        _assert_same_snapshot(snap, _cold(src, tmp_path, "--contract", str(contract)))
+        with contract.open("a") as fh:  # written in place, too
+            fh.write("# and once more\n")
+        got = w.next_build()
+        assert "error" not in got["watch"] and not got.get("snapshot_reused")
+        assert w.settle(1.0) is None
+    finally:
+        assert w.stop() == 0
+    assert sum(line.startswith("Error: ") for line in w.stderr) == 1
+
+
+@pytest.mark.parametrize("gone", ["source", "its parent"])
+def test_a_source_folder_deleted_and_made_again_is_watched_again(tmp_path: Path,
+                                                                 gone: str) -> None:
+    # inotify watches inodes: the folder made again is a new one. Deleted, a rebuild says
+    # the source is missing and the watch goes on; made again, it rebuilds, and changes
+    # in it rebuild, with no restart.
+    src = tmp_path / "a" / "b" / "transcripts"
+    shutil.copytree(FIXTURES / "transcripts", src)
+    snap = tmp_path / "out" / "snap"
+    w = Watcher(src, snap)
+    try:
+        w.next_build()
+        shutil.rmtree(src if gone == "source" else src.parent)
+        got = w.next_build()
+        assert "no such file or folder" in got["watch"]["error"]
+        assert w.settle(1.0) is None
+        shutil.copytree(FIXTURES / "transcripts", src)
+        last = w.settle(2.0)
+        assert last is not None and "error" not in last["watch"]
+        _append(src / SESSION, 1)
+        got = w.next_build()
+        assert "error" not in got["watch"] and got["transcripts"]["files_parsed"] >= 1
+        _assert_same_snapshot(snap, _cold(src, tmp_path))
+    finally:
+        assert w.stop() == 0
+    assert not any("Traceback" in line for line in w.stderr)
