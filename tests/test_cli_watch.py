@@ -465,3 +465,72 @@ def test_a_source_folder_deleted_and_made_again_is_watched_again(tmp_path: Path,
     finally:
         assert w.stop() == 0
     assert not any("Traceback" in line for line in w.stderr)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time ``pid`` has used (Linux: /proc/PID/stat's utime and stime)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _files(snap: Path) -> dict[str, bytes]:
+    return {p.relative_to(snap).as_posix(): p.read_bytes() for p in snap.rglob("*")
+            if p.is_file()}
+
+
+def _many_sessions(folder: Path, sessions: int, lines: int) -> None:
+    """``sessions`` new sessions of ``lines`` lines each: seconds of parsing."""
+    folder.mkdir(parents=True)
+    for s in range(sessions):
+        sid = f"{s:08d}-bbbb-4ccc-8ddd-000000000000"
+        entries, parent = [], None
+        for i in range(lines):
+            uuid = f"{s:08d}-{i:06d}"
+            entries.append(json.dumps(assistant(uuid, sid, "2026-07-11T07:00:09Z",
+                                                [text(f"line {i} " * 20)], parent)))
+            parent = uuid
+        (folder / f"{sid}.jsonl").write_text("\n".join(entries) + "\n")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc/PID/stat")
+def test_a_second_signal_during_a_rebuild_exits_130_with_the_previous_snapshot(
+        src: Path, tmp_path: Path) -> None:
+    # A rebuild made long by its input (seconds of parsing: new sessions moved in at
+    # once), no hook in graphkit: the first SIGINT is sent once the process has used CPU
+    # time only a rebuild uses, and must say it stops after this rebuild; then the
+    # process is frozen (SIGSTOP) while the test checks it is still in that rebuild
+    # (running, the snapshot not yet replaced) and sends SIGTERM; thawed, it stops at
+    # once: exit 130, the snapshot the one before, byte for byte.
+    snap = tmp_path / "out" / "snap"
+    w = Watcher(src, snap)
+    try:
+        w.next_build()
+        before = _files(snap)
+        _many_sessions(tmp_path / "incoming", 200, 400)
+        cpu = _cpu_seconds(w.proc.pid)
+        os.rename(tmp_path / "incoming", src / "incoming")
+        end = time.monotonic() + TIMEOUT
+        while _cpu_seconds(w.proc.pid) < cpu + 0.5:  # waiting costs ~ms a second
+            assert time.monotonic() < end and w.proc.poll() is None, "no rebuild began"
+            time.sleep(0.01)
+        w.proc.send_signal(signal.SIGINT)
+        while not any("stopping after this rebuild" in line for line in w.stderr):
+            assert time.monotonic() < end and w.proc.poll() is None, "".join(w.stderr)
+            time.sleep(0.01)
+        w.proc.send_signal(signal.SIGSTOP)
+        try:
+            assert w.proc.poll() is None and _files(snap) == before, "the rebuild ended"
+            w.proc.send_signal(signal.SIGTERM)
+        finally:
+            w.proc.send_signal(signal.SIGCONT)
+        assert w.proc.wait(timeout=TIMEOUT) == 130
+    finally:
+        w.stop()
+    assert _files(snap) == before
+    assert any("stopped during a rebuild" in line for line in w.stderr)
+    assert not any("Traceback" in line for line in w.stderr)
+    assert not [p.name for p in snap.parent.iterdir() if "graphkit-tmp" in p.name]
+    # What the stopped rebuild left in the cache misleads no later build.
+    subprocess.run(_graphkit("build", src, "--snapshot", snap, "-q"), check=True,
+                   capture_output=True, cwd=REPO, env=_env(), timeout=300)
+    _assert_same_snapshot(snap, _cold(src, tmp_path))
