@@ -200,6 +200,7 @@ class _Watches:
         """Each batch of changes to rebuild for (an empty set every STEP_MS or so while
         nothing changed), until the stop event."""
         held: set[Any] = set()
+        moved = False  # a source or a folder above one appeared or vanished
         steps = 0
         while self.tree is not None and self.above is not None:
             got = next(self.tree, None)
@@ -214,12 +215,13 @@ class _Watches:
                 return
             if above:  # a file saved or a source moved: wait for a quiet check
                 held |= got | above
+                moved = moved or any(c != _MODIFIED and p not in self.files
+                                     for c, p in above)
                 continue
-            if held:
-                if any(c != _MODIFIED and p not in self.files for c, p in held):
-                    self.close()
-                    self.arm()
-                got, held = got | held, set()
+            if moved:
+                self.close()
+                self.arm()
+            got, held, moved = got | held, set(), False
             yield got
 
     def close(self) -> None:
