@@ -14,6 +14,8 @@ never make a wrong snapshot. Events that arrive while a rebuild runs wait in the
 start the next rebuild. When the OS cannot watch that many folders (Linux's
 ``fs.inotify.max_user_watches``), or with ``--poll``, ``notify``'s polling watcher walks
 the sources instead (network filesystems send no events from other machines either).
+The contract is watched too (an edit of it rebuilds), and a source folder deleted and made
+again is watched again: see :class:`_Watches`.
 
 Signals: the first SIGINT/SIGTERM while waiting stops at once; during a rebuild it lets the
 rebuild finish (its snapshot is written whole or not at all either way) and then stops,
