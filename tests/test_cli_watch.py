@@ -404,17 +404,28 @@ def _replace(path: Path, body: str) -> None:
     os.replace(tmp, path)
 
 
-def test_editing_the_contract_rebuilds(src: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("poll", [(), ("--poll", "0.2")])
+def test_editing_the_contract_rebuilds(src: Path, tmp_path: Path, poll: tuple[str, ...]
+                                       ) -> None:
     # The contract is read by every build besides the sources: saving it rebuilds, an
     # edit into an error is the usual one-line error with the previous snapshot kept,
-    # and the next save rebuilds again. Other files beside it start nothing.
+    # and the next save rebuilds again. Other files beside it start nothing. With file
+    # events and with polling.
     folder = tmp_path / "contracts"
     folder.mkdir()
     contract = folder / "mine.yaml"
     good = (REPO / "contracts" / "ai-gateway-graph.yaml").read_text()
     contract.write_text(good)
     snap = tmp_path / "out" / "snap"
-    w = Watcher(src, snap, "--contract", str(contract))
+    w = Watcher(src, snap, "--contract", str(contract), *poll)
+
+    def save_turn() -> None:
+        # notify's polling watcher compares mtimes in whole seconds: a second change in
+        # the second of the last one it saw goes unseen (a limitation of --poll, sources
+        # too; bench/PROFILE_NOTES.md "Watch mode, pass 11").
+        if poll:
+            time.sleep(1.05 - time.time() % 1)
+
     try:
         w.next_build()
         before = (snap / "manifest.json").read_bytes()
@@ -425,10 +436,12 @@ def test_editing_the_contract_rebuilds(src: Path, tmp_path: Path) -> None:
         got = w.next_build()
         assert "mine.yaml" in got["watch"]["error"]
         assert (snap / "manifest.json").read_bytes() == before
+        save_turn()
         _replace(contract, good + "\n# saved again, fixed\n")
         got = w.next_build()
         assert "error" not in got["watch"] and not got.get("snapshot_reused")
         _assert_same_snapshot(snap, _cold(src, tmp_path, "--contract", str(contract)))
+        save_turn()
         with contract.open("a") as fh:  # written in place, too
             fh.write("# and once more\n")
         got = w.next_build()
