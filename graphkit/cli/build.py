@@ -213,7 +213,7 @@ def _watch(paths: list[Path], snapshot_dir: Path | None, since: str | None,
     """``--watch``: the first build as a plain one prints it, then one line (``--json``:
     one object) per rebuild; notes only when new. See :mod:`graphkit.cli.watch`."""
     from graphkit.cli.watch import Rebuild, own_outputs, rebuild_line, watch_builds
-    from graphkit.engine.reuse import default_cache_dir
+    from graphkit.engine.reuse import contract_candidates, default_cache_dir
     from graphkit.pipeline import default_rejects_path
     from graphkit.snapshot.index import index_path
     from graphkit.snapshot.rejects import skipped_lines_path
@@ -257,7 +257,10 @@ def _watch(paths: list[Path], snapshot_dir: Path | None, since: str | None,
             click.echo(rebuild_line(n, changed, got))
         sys.stdout.flush()  # a pipe's reader sees each rebuild as it is done
 
-    code = watch_builds(paths, ignore, build_once, report, poll)
+    # Watched too: an edit of the contract rebuilds (every file that could be it: the
+    # build key's, so a contract file appearing earlier in the search rebuilds as well).
+    code = watch_builds(paths, ignore, build_once, report, poll,
+                        files=contract_candidates(options["contract"]))
     if code:
         sys.exit(code)
 

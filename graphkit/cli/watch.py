@@ -14,6 +14,8 @@ never make a wrong snapshot. Events that arrive while a rebuild runs wait in the
 start the next rebuild. When the OS cannot watch that many folders (Linux's
 ``fs.inotify.max_user_watches``), or with ``--poll``, ``notify``'s polling watcher walks
 the sources instead (network filesystems send no events from other machines either).
+The contract is watched too (an edit of it rebuilds), and a source folder deleted and made
+again is watched again: see :class:`_Watches`.
 
 Signals: the first SIGINT/SIGTERM while waiting stops at once; during a rebuild it lets the
 rebuild finish (its snapshot is written whole or not at all either way) and then stops,
@@ -41,6 +43,12 @@ from graphkit.core.files import temp_prefix
 # came for STEP_MS (a burst of appends is one rebuild), but never longer than DEBOUNCE_MS.
 STEP_MS = 50
 DEBOUNCE_MS = 1600
+# While nothing changes, the folders above (the contract's, the sources' parents) are
+# asked every this many of the tree's steps (~200 ms; a contract saved is a person's
+# edit): asked every step they cost ~40% more idle CPU (0.16 against 0.11 CPU-s a minute,
+# bench/PROFILE_NOTES.md "Watch mode, pass 11"). With the tree's changes they are asked
+# at once, so that a source deleted is one batch with what the tree saw of it.
+ABOVE_EVERY = 4
 
 
 class Rebuild:
@@ -105,39 +113,142 @@ class _Signals:
                 signal.signal(s, handler)
 
 
-def _events(roots: list[str], ignore: Callable[[str], bool], stop: threading.Event,
-            poll: float | None) -> tuple[Generator[set[Any], None, None], str]:
-    """watchfiles' change sets for ``roots`` (an empty set every STEP_MS while nothing
-    changes), started: the OS watches are in place when this returns. Polling when asked,
-    or when the OS refuses that many watches."""
-    from watchfiles import watch
+class _Watches:
+    """The OS watches of one ``--watch`` and the batches of changes they report.
 
-    def start(polling: bool) -> Generator[set[Any], None, None]:
-        events = watch(*roots, watch_filter=lambda _c, p: not ignore(p), debounce=DEBOUNCE_MS,
-                       step=STEP_MS, stop_event=stop, rust_timeout=1, yield_on_timeout=True,
-                       raise_interrupt=False, force_polling=polling,
-                       poll_delay_ms=int((poll or 1.0) * 1000), recursive=True)
-        next(events, None)  # the first (timeout) answer: the watcher exists now
-        return events
+    The sources are watched recursively. Besides them, non-recursively, the folder
+    holding each of ``files`` (the other files the build reads: the contract) and the
+    nearest existing folder above each source. Why folders: an editor saves a file by
+    writing a new one and renaming it over the old, and inotify watches inodes, so a
+    watch of the file itself would go deaf after the first save; the same way a source
+    folder deleted and made again takes its watch with it. A source (or a folder above
+    it) appearing or vanishing re-arms every watch, so a folder made again is watched
+    again without a restart.
+    """
 
-    for root in roots:  # what a build says of it (watchfiles would raise first)
-        if not os.path.exists(root):
-            raise GraphkitError("no such file or folder", path=root, hint="check the path")
-    if poll is not None:
-        return start(True), f"polling every {poll:g} s"
-    try:
-        return start(False), "file events"
-    except FileNotFoundError as exc:  # gone since the check above
-        raise GraphkitError("no such file or folder", path=exc.filename or roots[0],
-                            hint="check the path") from None
-    except OSError as exc:
-        # inotify's watch limit (fs.inotify.max_user_watches, 8192 on older kernels; a
-        # watch per folder) or an instance limit: walk the sources instead.
-        why = str(exc).split(". ")[0]  # notify's first sentence; then its debug dump
-        click.echo(f"note: cannot watch the sources with file events ({printable(why)}); "
-                   "polling every 1 s instead (raise fs.inotify.max_user_watches, or give "
-                   "--poll SECONDS)", err=True)
-        return start(True), "polling every 1 s"
+    def __init__(self, roots: list[str], files: list[str], ignore: Callable[[str], bool],
+                 stop: threading.Event, poll: float | None) -> None:
+        self.roots, self.files = roots, set(files)
+        self.targets = [*roots, *self.files]
+        self.ignore, self.stop = ignore, stop
+        self.polling, self.delay = poll is not None, poll or 1.0
+        self.tree: Generator[set[Any], None, None] | None = None
+        self.above: Generator[set[Any], None, None] | None = None
+
+    @property
+    def how(self) -> str:
+        return f"polling every {self.delay:g} s" if self.polling else "file events"
+
+    def arm(self) -> None:
+        """Start the watches of what exists now (a source made again since the last arm
+        included, one deleted left to the folder above it)."""
+        gone = ""
+        for _ in range(5):  # a folder can vanish between the look and its watch
+            live = [r for r in self.roots if os.path.exists(r)]
+            above = sorted({_existing_above(t) for t in self.targets})
+            try:
+                self.tree = self._start(live, True, STEP_MS, lambda p: not self.ignore(p))
+                # A 1 ms step: asked after the tree's steps, which did the waiting (and
+                # held until a quiet check by batches(): a save can be several changes).
+                self.above = self._start(above, False, 1, None)
+                return
+            except FileNotFoundError as exc:
+                self.close()
+                gone = exc.filename or ""
+        raise GraphkitError("no such file or folder", path=gone or self.roots[0],
+                            hint="the folders watched keep vanishing")
+
+    def _start(self, paths: list[str], recursive: bool, step: int,
+               keep: Callable[[str], bool] | None) -> Generator[set[Any], None, None]:
+        """watchfiles' change sets for ``paths``, started: the OS watches are in place when
+        this returns. Polling when asked, or when the OS refuses that many watches."""
+        from watchfiles import watch
+
+        def start() -> Generator[set[Any], None, None]:
+            events = watch(*paths, watch_filter=(lambda c, p: keep(p)) if keep else self._about,
+                           debounce=DEBOUNCE_MS, step=step, stop_event=self.stop,
+                           rust_timeout=1, yield_on_timeout=True, raise_interrupt=False,
+                           force_polling=self.polling, poll_delay_ms=int(self.delay * 1000),
+                           recursive=recursive)
+            next(events, None)  # the first (timeout) answer: the watcher exists now
+            return events
+
+        try:
+            return start()
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            if self.polling:
+                raise
+            # inotify's watch limit (fs.inotify.max_user_watches, 8192 on older kernels; a
+            # watch per folder) or an instance limit: walk the sources instead.
+            why = str(exc).split(". ")[0]  # notify's first sentence; then its debug dump
+            click.echo(f"note: cannot watch the sources with file events ({printable(why)}); "
+                       "polling every 1 s instead (raise fs.inotify.max_user_watches, or "
+                       "give --poll SECONDS)", err=True)
+            self.polling, self.delay = True, 1.0
+            return start()
+
+    def _about(self, change: int, path: str) -> bool:
+        """Whether a change seen in a folder above is one the build reads: one of the
+        files, or a source or a folder above one appearing or vanishing (its content's
+        changes are the tree's)."""
+        if path in self.files:
+            return True
+        if change == _MODIFIED:
+            return False
+        return any(t == path or t.startswith(path.rstrip(os.sep) + os.sep)
+                   for t in self.targets)
+
+    def batches(self) -> Iterator[set[Any]]:
+        """Each batch of changes to rebuild for (an empty set every STEP_MS or so while
+        nothing changed), until the stop event."""
+        held: set[Any] = set()
+        moved = False  # a source or a folder above one appeared or vanished
+        steps = 0
+        while self.tree is not None and self.above is not None:
+            got = next(self.tree, None)
+            if got is None:
+                return
+            steps += 1
+            if steps % ABOVE_EVERY and not held and not got:
+                yield got  # nothing: ask the folders above on every ABOVE_EVERY-th step
+                continue
+            above = next(self.above, None)
+            if above is None:
+                return
+            if above:  # a file saved or a source moved: wait for a quiet check
+                held |= got | above
+                moved = moved or any(c != _MODIFIED and p not in self.files
+                                     for c, p in above)
+                continue
+            if moved:
+                self.close()
+                self.arm()
+            got, held, moved = got | held, set(), False
+            yield got
+
+    def close(self) -> None:
+        """Stop the watcher threads."""
+        for events in (self.tree, self.above):
+            if events is not None:
+                events.close()
+        self.tree = self.above = None
+
+
+_MODIFIED = 2  # watchfiles.Change.modified, without importing watchfiles at module load
+
+
+def _existing_above(path: str) -> str:
+    """The nearest existing folder above ``path``.
+
+    >>> _existing_above("/no/such/folder/here")
+    '/'
+    """
+    parent = os.path.dirname(path)
+    while not os.path.isdir(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    return parent
 
 
 def failed(exc: BaseException) -> str:
@@ -151,23 +262,29 @@ def failed(exc: BaseException) -> str:
 
 def watch_builds(sources: Sequence[Path], ignore: Callable[[str], bool],
                  build: Callable[[], tuple[dict[str, Any], list[dict[str, Any]]]],
-                 report: Callable[[int, int, Rebuild], None], poll: float | None) -> int:
-    """Run ``build`` now and again after each batch of changes under ``sources`` until a
-    signal; ``report(n, changed_paths, rebuild)`` after each. A rebuild that fails with an
-    error a user can cause is reported and the watch goes on (the snapshot stays the last
-    one written); the first build's error ends it, as a plain build's would. Returns the
-    process's exit code."""
+                 report: Callable[[int, int, Rebuild], None], poll: float | None,
+                 files: Sequence[Path] = ()) -> int:
+    """Run ``build`` now and again after each batch of changes under ``sources`` or to
+    ``files`` (the other files it reads) until a signal; ``report(n, changed_paths,
+    rebuild)`` after each. A rebuild that fails with an error a user can cause is
+    reported and the watch goes on (the snapshot stays the last one written); the first
+    build's error ends it, as a plain build's would. Returns the process's exit code."""
     roots = [str(Path(p).expanduser().resolve()) for p in sources]
+    for root in roots:  # what a build says of it, before any watch is armed
+        if not os.path.exists(root):
+            raise GraphkitError("no such file or folder", path=root, hint="check the path")
     signals = _Signals()
+    watches = _Watches(roots, [str(Path(p).expanduser().resolve()) for p in files], ignore,
+                       signals.stop, poll)
     with signals.installed():
-        events, how = _events(roots, ignore, signals.stop, poll)
+        watches.arm()
         try:
             report(0, 0, _timed(build, signals))
             if not signals.stop.is_set():
-                click.echo(f"watching {len(roots)} source(s) for changes ({how}); "
+                click.echo(f"watching {len(roots)} source(s) for changes ({watches.how}); "
                            "Ctrl-C to stop", err=True)
             n = 0
-            for changes in events:
+            for changes in watches.batches():
                 if signals.stop.is_set():
                     break
                 if not changes:
@@ -185,7 +302,7 @@ def watch_builds(sources: Sequence[Path], ignore: Callable[[str], bool],
                        err=True)
             return 130
         finally:
-            events.close()  # watchfiles stops its watcher thread
+            watches.close()  # watchfiles stops its watcher threads
     return 0
 
 
