@@ -336,6 +336,29 @@ def test_polling_sees_an_append(src: Path, tmp_path: Path) -> None:
     assert any("polling every 0.2 s" in line for line in w.stderr)
 
 
+def test_polling_sees_a_change_in_the_second_of_the_last_one(src: Path,
+                                                            tmp_path: Path) -> None:
+    # notify's polling watcher compares mtimes in whole seconds: a file written again in
+    # the second of the write it last saw looks unchanged to it. The mtimes are set here
+    # (one second in the past, .2 then .7) so that it happens every run; the watcher's
+    # look again after each build finds it, and a look that finds nothing prints nothing.
+    w = Watcher(src, tmp_path / "out" / "snap", "--poll", "0.2")
+    second = int(time.time()) - 100
+    try:
+        w.next_build()
+        _append(src / SESSION, 1)
+        os.utime(src / SESSION, (second + 0.2, second + 0.2))
+        assert w.next_build()["transcripts"]["files_parsed"] >= 1
+        _append(src / SESSION, 2)
+        os.utime(src / SESSION, (second + 0.7, second + 0.7))
+        got = w.next_build(timeout=20)
+        assert got["transcripts"]["files_parsed"] >= 1 and "error" not in got["watch"]
+        assert w.settle(2.5) is None
+        _assert_same_snapshot(tmp_path / "out" / "snap", _cold(src, tmp_path))
+    finally:
+        assert w.stop(signal.SIGTERM) == 0
+
+
 def test_more_folders_than_the_os_watches_falls_back_to_polling(src: Path,
                                                                tmp_path: Path) -> None:
     # inotify's limit lowered to 3 watches (the fixtures have 19 folders) in a user

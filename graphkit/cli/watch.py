@@ -49,6 +49,12 @@ DEBOUNCE_MS = 1600
 # bench/PROFILE_NOTES.md "Watch mode, pass 11"). With the tree's changes they are asked
 # at once, so that a source deleted is one batch with what the tree saw of it.
 ABOVE_EVERY = 4
+# notify's polling watcher compares mtimes in whole seconds, so a file changed again within
+# the second of the change it last saw looks unchanged to it (a transcript being written
+# does that all the time), until something changes in a later second. So when polling,
+# each build is followed by one more, this long after it: the build's own walk compares
+# sizes and mtimes in nanoseconds; one that finds nothing new prints nothing.
+LOOK_AGAIN_S = 1.1
 
 
 class Rebuild:
@@ -283,17 +289,30 @@ def watch_builds(sources: Sequence[Path], ignore: Callable[[str], bool],
             if not signals.stop.is_set():
                 click.echo(f"watching {len(roots)} source(s) for changes ({watches.how}); "
                            "Ctrl-C to stop", err=True)
-            n = 0
+            n, last_error, last_late = 0, None, False
+            look_again = time.monotonic() + LOOK_AGAIN_S
             for changes in watches.batches():
                 if signals.stop.is_set():
                     break
-                if not changes:
+                late = not changes
+                if late and (not watches.polling or look_again is None
+                             or time.monotonic() < look_again):
                     continue
-                n += 1
                 try:
                     got = _timed(build, signals)
                 except (GraphkitError, click.ClickException, OSError) as exc:
                     got = Rebuild(None, [], 0.0, 0.0, failed(exc))
+                # A look again that found nothing the last rebuild missed says nothing
+                # (and needs no look after it); nor does the poll's own batch for a
+                # change a look again has already built (they race).
+                nothing = (late or last_late) and (
+                    (got.error is not None and got.error == last_error)
+                    or (got.summary is not None and bool(got.summary.get("snapshot_reused"))))
+                look_again = None if nothing and late else time.monotonic() + LOOK_AGAIN_S
+                if nothing:
+                    continue
+                n += 1
+                last_error, last_late = got.error, late
                 report(n, len({path for _c, path in changes}), got)
                 if signals.stop.is_set():
                     break
