@@ -290,7 +290,7 @@ def watch_builds(sources: Sequence[Path], ignore: Callable[[str], bool],
                 click.echo(f"watching {len(roots)} source(s) for changes ({watches.how}); "
                            "Ctrl-C to stop", err=True)
             n, last_error, last_late = 0, None, False
-            look_again = time.monotonic() + LOOK_AGAIN_S
+            look_again: float | None = time.monotonic() + LOOK_AGAIN_S
             for changes in watches.batches():
                 if signals.stop.is_set():
                     break
