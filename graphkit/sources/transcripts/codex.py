@@ -44,6 +44,12 @@ from graphkit.sources.transcripts.extras import codex_usage
 # tuple compares it instead of hashing it.
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+# Items of newer writers that are a call with their own fields (codex-rs ``ResponseItem``):
+# ``tool_search_call`` (``arguments`` an object) / ``tool_search_output`` (the ``tools``
+# found), and ``image_generation_call`` (``revised_prompt``; ``result`` is the image itself,
+# base64, not kept).
+_TOOL_SEARCH = ("tool_search_call", "tool_search_output")
+_IMAGE_CALL = "image_generation_call"
 _TEXT_ITEMS = ("input_text", "output_text", "text", "summary_text", "reasoning_text",
                "refusal")
 _CWD = re.compile(r"<cwd>([^<\n]*)</cwd>")
@@ -247,8 +253,10 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
 
 def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:
     """What the thread's own events say about other threads: the threads it spawned
-    (``new_thread_id``) and when it ran reviews (entered/exited review mode)."""
+    (``new_thread_id``) and by which call, and when it ran reviews (entered/exited review
+    mode)."""
     spawned: list[str] = []
+    calls: dict[str, str] = {}  # spawned thread -> the call that spawned it
     reviews: list[list[int]] = []
     for line, obj in lines:
         payload = obj.get("payload")
@@ -256,6 +264,8 @@ def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:
             continue
         if isinstance(payload.get("new_thread_id"), str):
             spawned.append(payload["new_thread_id"])
+            if isinstance(payload.get("call_id"), str):  # collab_agent_spawn_end
+                calls.setdefault(payload["new_thread_id"], payload["call_id"])
         kind = payload.get("type")
         ts = parse_timestamp(obj.get("timestamp"))
         if kind == "entered_review_mode" and ts is not None:
@@ -263,7 +273,7 @@ def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:
         elif kind == "exited_review_mode" and ts is not None and reviews and (
                 reviews[-1][1] == OPEN):
             reviews[-1][1] = ts
-    return {"spawned_threads": spawned, "review_windows": reviews}
+    return {"spawned_threads": spawned, "spawn_calls": calls, "review_windows": reviews}
 
 
 def _message(record: _Record, meta: dict[str, Any], role: str,
@@ -309,7 +319,33 @@ def _parts(record: _Record, has_items: bool,
         return "assistant", [_call_item(payload, tool_names)]
     if ptype in _OUTPUTS:
         return "tool", [_output_item(payload, tool_names)]
+    if ptype in _TOOL_SEARCH or ptype == _IMAGE_CALL:
+        return _searched_or_drawn(payload, ptype, tool_names)
     return None
+
+
+def _searched_or_drawn(payload: dict[str, Any], ptype: str,
+                       tool_names: dict[str, str]) -> tuple[str, list[Part]]:
+    """A tool search's call or output, or an image generation (a call answered in place)."""
+    if ptype == _IMAGE_CALL:
+        call_id = _text_id(payload.get("id")) or _text_id(payload.get("call_id"))
+        prompt = payload.get("revised_prompt")
+        args = dumps({"revised_prompt": prompt}) if isinstance(prompt, str) else None
+        return "assistant", [Part(0, "tool_call", ptype, "tool_use", tool_name="image_generation",
+                                  tool_call_id=call_id, tool_args=args)]
+    call_id = _text_id(payload.get("call_id"))
+    if ptype == "tool_search_call":
+        if call_id is not None:
+            tool_names[call_id] = "tool_search"
+        arguments = payload.get("arguments")
+        return "assistant", [Part(0, "tool_call", ptype, "tool_use", tool_name="tool_search",
+                                  tool_call_id=call_id, tool_args=json_text(arguments))]
+    tools = payload.get("tools")
+    return "tool", [Part(0, "tool_result", ptype, "tool_result",
+                         dumps(tools) if tools is not None else None,
+                         tool_name=tool_names.get(call_id or "", "tool_search"),
+                         tool_call_id=call_id, tool_result_for=call_id,
+                         status=STATUS_SUCCESS)]
 
 
 def _event_message(payload: dict[str, Any]) -> tuple[str, list[Part]] | None:

@@ -12,4 +12,7 @@
 # lines (formats10), which changes the touched_files of cached link groups;
 # thread_spawn's agent_type/agent_path are kept; a local_shell_call's patch is under its
 # working_directory.
-PARSER_VERSION = 9
+# 10: Codex tool_search_call/tool_search_output and image_generation_call are calls, a
+# thread whose spawn_agent call asked for no history keeps its first message (formats11);
+# link facts gain spawn_calls.
+PARSER_VERSION = 10

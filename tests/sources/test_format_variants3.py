@@ -1,0 +1,141 @@
+"""Format variants real versions write that no earlier fixture had (round 11, formats11).
+
+Transcript cases read fixtures under ``tests/fixtures/shaped/`` (see its README) or write
+small rollouts in ``tmp_path`` with the builders.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphkit.sources.transcripts.codex_links import _asks_for_history
+from tests.sources.builders import SHAPED
+from tests.sources.builders import graph_of as _graph
+from tests.sources.builders import node_rows as _rows
+
+PARENT = "019d7a00-1111-7222-8333-444455556601"
+FRESH = "019d7a00-2222-7333-8444-555566667702"
+FORKED = "019d7a00-3333-7444-8555-666677778803"
+
+
+def _message_rows(source: Path) -> list[dict[str, Any]]:
+    from graphkit.sources.full_schema import read_message_rows
+
+    return read_message_rows([source], include_content=True).table.to_pylist()
+
+
+# -- Codex: a spawned child that copied nothing ---------------------------------------------
+def test_a_child_spawned_without_history_keeps_repeated_words() -> None:
+    """The parent's user asks for a rename; the model passes those words on unchanged
+    to a worker (``spawn_agent`` with no ``fork_context``: codex-rs starts the child
+    empty, the call's message its first input). The child's first message repeated the
+    parent's latest one, so it was taken for a one-message copy of the parent's history
+    and dropped (3 messages). The call says no history was copied: all 4 are the child's.
+    A second worker spawned with ``fork_context: true`` still has its copied history
+    (the parent's session_meta, messages and token_count, stamped at fork time) dropped,
+    and the parent's usage counts once."""
+    graph = _graph(SHAPED / "codex-spawn-fresh")
+    assert _rows(graph, "Thread", ["thread_id", "messages", "input_tokens",
+                                   "cache_read_input_tokens", "output_tokens"]) == [
+        (PARENT, 8, 3000, 4000, 230),
+        (FRESH, 4, 2000, 1000, 90),
+        (FORKED, 2, 500, 1500, 60)]
+    rows = _message_rows(SHAPED / "codex-spawn-fresh")
+    first = min((r for r in rows if r["conversation_id"] == FRESH),
+                key=lambda r: r["message_created_at"])
+    assert (first["role"], first["content_text"]) == (
+        "user", "Now rename --fast to --quick in docs/ too.")
+
+
+@pytest.mark.parametrize(("args", "asks"), [
+    ({"message": "go"}, False),                                  # v1, fork_context default
+    ({"message": "go", "fork_context": False}, False),
+    ({"message": "go", "fork_context": True}, True),
+    ({"items": [{"type": "text", "text": "go"}], "agent_type": "explorer"}, False),
+    ({"message": "go", "task_name": "docs"}, True),              # MultiAgentV2: "all"
+    ({"message": "go", "task_name": "docs", "fork_turns": " None "}, False),
+    ({"message": "go", "task_name": "docs", "fork_turns": "2"}, True),
+])
+def test_spawn_arguments_say_whether_history_was_copied(args: dict[str, Any],
+                                                        asks: bool) -> None:
+    assert _asks_for_history(json.dumps(args)) is asks
+
+
+@pytest.mark.parametrize("args", [None, "", "not json", "[1, 2]", '{"message": "x"'])
+def test_unreadable_spawn_arguments_keep_the_content_match(args: str | None) -> None:
+    assert _asks_for_history(args) is True
+
+
+@pytest.mark.parametrize("linked_by", ["output-text", "event-only"])
+def test_the_spawning_call_is_found_by_its_output_or_its_event(tmp_path: Path,
+                                                               linked_by: str) -> None:
+    """Early ``spawn_agent`` outputs were text (``agent_id: <id>``); MultiAgentV2's name a
+    ``task_name``, not the thread, and only the ``collab_agent_spawn_end`` event says which
+    thread the call made. Either way a call that asked for no history keeps the child's
+    repeated first message."""
+    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+
+    parent, child = ("019c0000-0000-7000-8000-0000000000a1",
+                     "019c0000-0000-7000-8000-0000000000a2")
+    ask = "count the TODOs under src/"
+    if linked_by == "output-text":
+        args: dict[str, Any] = {"message": ask}
+        output = f"agent_id: {child}"
+        events: list[dict[str, Any]] = []
+    else:
+        args = {"message": ask, "task_name": "todo_counter", "fork_turns": "none"}
+        output = json.dumps({"task_name": "/root/todo_counter", "nickname": "Ada"})
+        events = [codex_line("2026-01-05T10:00:03.500Z", "event_msg", {
+            "type": "collab_agent_spawn_end", "call_id": "call_1", "sender_thread_id": parent,
+            "new_thread_id": child, "prompt": ask, "status": "running"})]
+    day = tmp_path / "sessions" / "2026" / "01" / "05"
+    write_jsonl(day / f"rollout-2026-01-05T10-00-00-{parent}.jsonl", [
+        codex_meta("2026-01-05T10:00:00Z", parent),
+        codex_message("2026-01-05T10:00:01Z", "user", ask),
+        codex_line("2026-01-05T10:00:03Z", "response_item", {
+            "type": "function_call", "name": "spawn_agent", "call_id": "call_1",
+            "arguments": json.dumps(args)}),
+        *events,
+        codex_line("2026-01-05T10:00:04Z", "response_item", {
+            "type": "function_call_output", "call_id": "call_1", "output": output}),
+        codex_message("2026-01-05T10:00:30Z", "assistant", "12 TODOs.")])
+    write_jsonl(day / f"rollout-2026-01-05T10-00-03-{child}.jsonl", [
+        codex_meta("2026-01-05T10:00:03.600Z", child, source={"subagent": {"thread_spawn": {
+            "parent_thread_id": parent, "depth": 1}}}),
+        codex_message("2026-01-05T10:00:03.700Z", "user", ask),
+        codex_message("2026-01-05T10:00:20Z", "assistant", "12 TODOs in 5 files.")])
+    graph = _graph(tmp_path / "sessions")
+    assert _rows(graph, "Thread", ["thread_id", "messages"]) == [(parent, 4), (child, 2)]
+
+
+# -- Codex: tool search and image generation items -------------------------------------------
+def test_tool_search_and_image_generation_items_are_calls() -> None:
+    """Newer Codex writes ``tool_search_call`` (``arguments`` an object, ``execution``)
+    and its ``tool_search_output`` (the ``tools`` found), and ``image_generation_call``
+    (``revised_prompt``, the image base64 in ``result``): graphkit read none of them, so
+    the search and the image the model made were missing (4 messages, not 7). Now each is
+    a call (tool ``tool_search`` / ``image_generation``) or a call's output; the image's
+    bytes are not kept."""
+    graph = _graph(SHAPED / "codex-tool-search")
+    assert _rows(graph, "Thread", ["messages", "input_tokens", "output_tokens"]) == [
+        (7, 3000, 300)]
+    assert _rows(graph, "Tool", ["tool_name"]) == [
+        ("calendar_create_event",), ("image_generation",), ("tool_search",)]
+    rows = _message_rows(SHAPED / "codex-tool-search")
+    got = {(r["part_type"], r["tool_name"], r["tool_call_id"]): r for r in rows
+           if r["tool_name"] in ("tool_search", "image_generation")}
+    assert set(got) == {("tool_call", "tool_search", "ts_1"),
+                        ("tool_result", "tool_search", "ts_1"),
+                        ("tool_call", "image_generation", "ig_0a1b2c")}
+    assert json.loads(got[("tool_call", "tool_search", "ts_1")]["tool_args"]) == {
+        "query": "calendar create event", "limit": 2}
+    found = json.loads(got[("tool_result", "tool_search", "ts_1")]["content_text"])
+    assert [t["name"] for t in found] == ["calendar_create_event"]
+    image = got[("tool_call", "image_generation", "ig_0a1b2c")]
+    assert json.loads(image["tool_args"]) == {
+        "revised_prompt": "A flat banner reading 'v2.0' on a teal background"}
+    assert not any("iVBORw0KGgo" in json.dumps(r, default=str) for r in rows)
