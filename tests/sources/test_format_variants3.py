@@ -139,3 +139,77 @@ def test_tool_search_and_image_generation_items_are_calls() -> None:
     assert json.loads(image["tool_args"]) == {
         "revised_prompt": "A flat banner reading 'v2.0' on a teal background"}
     assert not any("iVBORw0KGgo" in json.dumps(r, default=str) for r in rows)
+
+
+def test_a_v2_subagent_rollout_with_its_parents_meta_and_no_replay(tmp_path: Path) -> None:
+    """Codex 0.142-0.145 subagent rollouts (PokeTokenBar #132/#137): the child's
+    ``session_meta`` (top-level ``parent_thread_id`` and ``forked_from_id``,
+    ``thread_source: "subagent"``, ``multi_agent_version: "v2"``, ``history_mode``), then
+    the parent's ``session_meta`` (its own earlier time), then only the child's own turns,
+    no copied token_count. The child hangs under its parent, keeps every message of its
+    own and counts only its own usage; the parent's meta is no message."""
+    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+
+    parent, child = ("019f0000-0000-7000-8000-0000000000b1",
+                     "019f0000-0000-7000-8000-0000000000b2")
+
+    def total(ts: str, i: int, o: int) -> dict[str, Any]:
+        use = {"input_tokens": i, "cached_input_tokens": 0, "output_tokens": o,
+               "reasoning_output_tokens": 0, "total_tokens": i + o}
+        return codex_line(ts, "event_msg", {"type": "token_count", "info": {
+            "total_token_usage": use, "last_token_usage": use}})
+
+    day = tmp_path / "sessions" / "2026" / "07" / "20"
+    parent_meta = codex_meta("2026-07-20T08:00:00Z", parent, cli_version="0.145.0",
+                             source="cli", multi_agent_version="v2")
+    write_jsonl(day / f"rollout-2026-07-20T08-00-00-{parent}.jsonl", [
+        parent_meta,
+        codex_message("2026-07-20T08:00:01Z", "user", "audit the error handling"),
+        codex_message("2026-07-20T08:00:09Z", "assistant", "a subagent will check io.rs"),
+        total("2026-07-20T08:00:09.100Z", 1000, 50),
+        codex_message("2026-07-20T08:01:00Z", "assistant", "io.rs swallows two errors"),
+        total("2026-07-20T08:01:00.100Z", 2500, 90)])
+    write_jsonl(day / f"rollout-2026-07-20T08-00-10-{child}.jsonl", [
+        codex_meta("2026-07-20T08:00:10Z", child, cli_version="0.145.0",
+                   parent_thread_id=parent, forked_from_id=parent, thread_source="subagent",
+                   multi_agent_version="v2", history_mode="legacy",
+                   source={"subagent": {"thread_spawn": {"parent_thread_id": parent,
+                                                         "depth": 1}}}),
+        parent_meta,
+        codex_line("2026-07-20T08:00:10.100Z", "event_msg", {"type": "task_started",
+                                                            "turn_id": "t-1"}),
+        codex_message("2026-07-20T08:00:10.200Z", "user", "check io.rs for swallowed errors"),
+        codex_message("2026-07-20T08:00:50Z", "assistant", "two: read_all and flush"),
+        total("2026-07-20T08:00:50.100Z", 800, 40)])
+    graph = _graph(tmp_path / "sessions")
+    assert _rows(graph, "Thread", ["thread_id", "session_id", "messages", "input_tokens",
+                                   "output_tokens"]) == [
+        (parent, parent, 3, 2500, 90), (child, parent, 2, 800, 40)]
+    threads = graph.nodes["Thread"].table
+    key = dict(zip(threads.column("thread_id").to_pylist(),
+                   threads.column("id").to_pylist(), strict=True))
+    assert {(e["source"], e["target"]) for e in graph.edges["PARENT_THREAD"].table.to_pylist()
+            } == {(key[child], key[parent])}
+
+
+# -- Claude: server tools' results ----------------------------------------------------------
+def test_claude_server_tool_results_keep_what_they_found_and_their_errors() -> None:
+    """A response that searched the web itself (``server_tool_use`` ``web_search``, the
+    API's ``web_search_tool_result``) holds a list of ``web_search_result`` objects (title,
+    url, encrypted page text) or an error object (``web_search_tool_result_error``,
+    ``error_code``) with no ``is_error`` flag. graphkit read only text blocks there: the
+    found pages were an empty text and the failed search a success with no text. Now the
+    result's text is each page's title and url, and an error object is an error."""
+    rows = _message_rows(SHAPED / "claude-server-tools")
+    results = [(r["tool_call_id"], r["content_text"], r["is_error"], r["status"])
+               for r in rows if r["part_type"] == "tool_result"]
+    assert results == [
+        ("srvtoolu_01", "Releases - facebook/zstd https://github.com/facebook/zstd/releases\n"
+                        "zstd changelog https://example.org/zstd/CHANGELOG", None,
+         '{"tool_status":"success"}'),
+        ("srvtoolu_02", "max_uses_exceeded", True, '{"tool_status":"error"}')]
+    graph = _graph(SHAPED / "claude-server-tools")
+    # One response, its usage once (the last line's output count).
+    assert _rows(graph, "Thread", ["messages", "input_tokens", "output_tokens",
+                                   "cache_creation_input_tokens"]) == [(2, 900, 110, 1200)]
+    assert _rows(graph, "Tool", ["tool_name", "calls"]) == [("web_search", 4)]

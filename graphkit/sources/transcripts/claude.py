@@ -127,6 +127,36 @@ def _result_text(content: Any) -> str | None:
     return None
 
 
+def _server_result(content: Any) -> tuple[str | None, bool | None]:
+    """The text and error flag of a server tool's result block (``web_search_tool_result``
+    and the like, Anthropic API): a list of results (``web_search_result``: title and url
+    per line; their page text is encrypted), one result object (``stdout`` of code
+    execution, a fetched ``url``), or an error object (``type`` ``*_error`` with an
+    ``error_code``), which no ``is_error`` flag marks."""
+    if isinstance(content, dict):
+        kind = content.get("type")
+        if isinstance(kind, str) and kind.endswith("_error"):
+            code = content.get("error_code")
+            return (code if isinstance(code, str) else kind), True
+        for key in ("stdout", "url", "text"):
+            if isinstance(content.get(key), str):
+                return content[key], None
+        return None, None
+    if isinstance(content, list):
+        lines = []
+        for item in content:
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "text" and isinstance(item.get("text"), str):
+                lines.append(item["text"])
+                continue
+            said = [item[k] for k in ("title", "url") if isinstance(item.get(k), str)]
+            if said:
+                lines.append(" ".join(said))
+        return "\n".join(lines), None
+    return _result_text(content), None
+
+
 def _footer_agent(text: str | None) -> str | None:
     """Return the agent id of an ``agentId: <id> (use SendMessage ...)`` result footer."""
     if not text:
@@ -418,8 +448,13 @@ class _ClaudeFile:
 
     def _tool_result(self, block: dict[str, Any], index: int) -> tuple[Any, ...]:
         for_id = block.get("tool_use_id")
-        text = _result_text(block.get("content"))
+        content = block.get("content")
         err = block.get("is_error")
+        if block.get("type") == "tool_result":
+            text = _result_text(content)
+        else:  # a server tool's result (web search, web fetch, code execution)
+            text, failed = _server_result(content)
+            err = err if isinstance(err, bool) else failed
         if isinstance(for_id, str):
             self.results += 1
             named, run_id = (_result_links(self.e, self.side) if self.results == 1

@@ -14,5 +14,6 @@
 # working_directory.
 # 10: Codex tool_search_call/tool_search_output and image_generation_call are calls, a
 # thread whose spawn_agent call asked for no history keeps its first message (formats11);
-# link facts gain spawn_calls.
+# link facts gain spawn_calls; a Claude server tool's result keeps its pages' titles and
+# urls, and its error object is an error.
 PARSER_VERSION = 10
