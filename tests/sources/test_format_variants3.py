@@ -70,13 +70,14 @@ def test_unreadable_spawn_arguments_keep_the_content_match(args: str | None) -> 
     assert _asks_for_history(args) is True
 
 
-@pytest.mark.parametrize("linked_by", ["output-text", "event-only"])
+@pytest.mark.parametrize("linked_by", ["output-text", "event-only", "activity-event"])
 def test_the_spawning_call_is_found_by_its_output_or_its_event(tmp_path: Path,
                                                                linked_by: str) -> None:
     """Early ``spawn_agent`` outputs were text (``agent_id: <id>``); MultiAgentV2's name a
     ``task_name``, not the thread, and only the ``collab_agent_spawn_end`` event says which
-    thread the call made. Either way a call that asked for no history keeps the child's
-    repeated first message."""
+    thread the call made; newer writers say it by a ``sub_agent_activity`` event whose
+    ``event_id`` is the call's id (``kind: "started"``; inspect_swe's rollout models). Each
+    way a call that asked for no history keeps the child's repeated first message."""
     from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
 
     parent, child = ("019c0000-0000-7000-8000-0000000000a1",
@@ -89,9 +90,12 @@ def test_the_spawning_call_is_found_by_its_output_or_its_event(tmp_path: Path,
     else:
         args = {"message": ask, "task_name": "todo_counter", "fork_turns": "none"}
         output = json.dumps({"task_name": "/root/todo_counter", "nickname": "Ada"})
-        events = [codex_line("2026-01-05T10:00:03.500Z", "event_msg", {
-            "type": "collab_agent_spawn_end", "call_id": "call_1", "sender_thread_id": parent,
-            "new_thread_id": child, "prompt": ask, "status": "running"})]
+        event = ({"type": "collab_agent_spawn_end", "call_id": "call_1",
+                  "sender_thread_id": parent, "new_thread_id": child, "prompt": ask,
+                  "status": "running"} if linked_by == "event-only" else
+                 {"type": "sub_agent_activity", "event_id": "call_1", "kind": "started",
+                  "agent_thread_id": child, "agent_path": "/root/todo_counter"})
+        events = [codex_line("2026-01-05T10:00:03.500Z", "event_msg", event)]
     day = tmp_path / "sessions" / "2026" / "01" / "05"
     write_jsonl(day / f"rollout-2026-01-05T10-00-00-{parent}.jsonl", [
         codex_meta("2026-01-05T10:00:00Z", parent),
@@ -213,3 +217,40 @@ def test_claude_server_tool_results_keep_what_they_found_and_their_errors() -> N
     assert _rows(graph, "Thread", ["messages", "input_tokens", "output_tokens",
                                    "cache_creation_input_tokens"]) == [(2, 900, 110, 1200)]
     assert _rows(graph, "Tool", ["tool_name", "calls"]) == [("web_search", 4)]
+
+
+# -- Codex: an early shell output's exit code -------------------------------------------------
+def test_an_early_shell_output_with_a_nonzero_exit_code_is_an_error(tmp_path: Path) -> None:
+    """Codex 0.2x-0.3x wrote a shell call's output as JSON text ``{"output": ...,
+    "metadata": {"exit_code": N, "duration_seconds": ...}}`` and marked the call failed
+    when N != 0 (codex-rs ``format_exec_output``, ``success: Some(exit_code == 0)``), but
+    the flag is not written: the exit code is the only trace. graphkit marked every such
+    output a success; now a nonzero exit code is an error. The text stays as written."""
+    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+
+    thread = "0198a000-0000-7000-8000-0000000000c1"
+
+    def shell(ts: str, call: str, command: str, output: str, code: int) -> list[Any]:
+        return [codex_line(ts + "0Z", "response_item", {
+                    "type": "function_call", "name": "shell", "call_id": call,
+                    "arguments": json.dumps({"command": ["bash", "-lc", command]})}),
+                codex_line(ts + "5Z", "response_item", {
+                    "type": "function_call_output", "call_id": call,
+                    "output": json.dumps({"output": output, "metadata": {
+                        "exit_code": code, "duration_seconds": 0.2}})})]
+
+    day = tmp_path / "sessions" / "2025" / "08" / "20"
+    write_jsonl(day / f"rollout-2025-08-20T10-00-00-{thread}.jsonl", [
+        codex_meta("2025-08-20T10:00:00Z", thread, cli_version="0.23.0"),
+        codex_message("2025-08-20T10:00:01Z", "user", "run the tests"),
+        *shell("2025-08-20T10:00:0", "call_1", "pytest -q", "2 failed, 8 passed", 1),
+        *shell("2025-08-20T10:00:1", "call_2", "git status --short", " M a.py", 0),
+        codex_message("2025-08-20T10:00:30Z", "assistant", "two tests fail")])
+    rows = _message_rows(tmp_path / "sessions")
+    got = [(r["tool_call_id"], r["is_error"], r["status"]) for r in rows
+           if r["part_type"] == "tool_result"]
+    assert got == [("call_1", True, '{"tool_status":"error"}'),
+                   ("call_2", None, '{"tool_status":"success"}')]
+    texts = [json.loads(r["content_text"])["output"] for r in rows
+             if r["part_type"] == "tool_result"]
+    assert texts == ["2 failed, 8 passed", " M a.py"]

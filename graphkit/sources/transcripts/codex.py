@@ -36,6 +36,7 @@ from graphkit.sources.transcripts.buffer import (
     id_list,
     json_lines,
     json_text,
+    loads,
     parse_timestamp,
 )
 from graphkit.sources.transcripts.extras import codex_usage
@@ -253,7 +254,8 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
 
 def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:
     """What the thread's own events say about other threads: the threads it spawned
-    (``new_thread_id``) and by which call, and when it ran reviews (entered/exited review
+    (``collab_agent_spawn_end``'s ``new_thread_id``, a started ``sub_agent_activity``'s
+    ``agent_thread_id``) and by which call, and when it ran reviews (entered/exited review
     mode)."""
     spawned: list[str] = []
     calls: dict[str, str] = {}  # spawned thread -> the call that spawned it
@@ -266,6 +268,13 @@ def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:
             spawned.append(payload["new_thread_id"])
             if isinstance(payload.get("call_id"), str):  # collab_agent_spawn_end
                 calls.setdefault(payload["new_thread_id"], payload["call_id"])
+        elif payload.get("type") == "sub_agent_activity" and isinstance(
+                payload.get("agent_thread_id"), str) and payload.get("kind") in (
+                "started", None):
+            # Newer writers: a "started" activity's event_id is the spawn call's id.
+            spawned.append(payload["agent_thread_id"])
+            if isinstance(payload.get("event_id"), str):
+                calls.setdefault(payload["agent_thread_id"], payload["event_id"])
         kind = payload.get("type")
         ts = parse_timestamp(obj.get("timestamp"))
         if kind == "entered_review_mode" and ts is not None:
@@ -409,6 +418,8 @@ def _output_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
     text: str | None
     if isinstance(output, str):
         text = output
+        if output[:1] == "{" and '"exit_code"' in output:
+            err = _exit_failed(output)
     elif isinstance(output, list):
         text = _texts(output)
     elif isinstance(output, dict):
@@ -421,6 +432,22 @@ def _output_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
                 tool_name=tool_names.get(str(call_id)), tool_call_id=call_id,
                 tool_result_for=call_id, is_error=err,
                 status=STATUS_ERROR if err else STATUS_SUCCESS)
+
+
+def _exit_failed(output: str) -> bool | None:
+    """True for an early shell output ``{"output": ..., "metadata": {"exit_code": N,
+    "duration_seconds": ...}}`` with N != 0: codex-rs marked such a call failed
+    (``success: Some(exit_code == 0)``) but wrote only the text, so the exit code is the
+    one trace of it. None for any other text."""
+    try:
+        doc = loads(output)
+    except (ValueError, RecursionError):
+        return None
+    meta = doc.get("metadata") if isinstance(doc, dict) and "output" in doc else None
+    code = meta.get("exit_code") if isinstance(meta, dict) else None
+    if not isinstance(code, int) or isinstance(code, bool):
+        return None
+    return True if code != 0 else None
 
 
 def _inherited(lines: Lines, meta: dict[str, Any], legacy: bool) -> set[int]:
