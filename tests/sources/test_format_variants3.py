@@ -254,3 +254,38 @@ def test_an_early_shell_output_with_a_nonzero_exit_code_is_an_error(tmp_path: Pa
     texts = [json.loads(r["content_text"])["output"] for r in rows
              if r["part_type"] == "tool_result"]
     assert texts == ["2 failed, 8 passed", " M a.py"]
+
+
+# -- Codex: a namespaced (MCP) tool call ------------------------------------------------------
+@pytest.mark.parametrize(("namespace", "want"), [
+    ("mcp__weather__", "mcp__weather__get_forecast"),
+    ("mcp__weather", "mcp__weather__get_forecast"),
+    (None, "get_forecast"),
+    ("", "get_forecast"),
+])
+def test_a_namespaced_call_is_named_as_the_model_called_it(tmp_path: Path,
+                                                           namespace: str | None,
+                                                           want: str) -> None:
+    """Newer Codex writes an MCP tool call as ``{"namespace": "mcp__weather__", "name":
+    "get_forecast"}`` (proxies and readers of the Responses stream flatten it to
+    ``mcp__weather__get_forecast``; some write the namespace without the trailing
+    ``__``). graphkit kept only ``name``: every server's ``search`` or ``get`` was one
+    Tool. The call and its output are named by namespace and name."""
+    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+
+    thread = "019e0000-0000-7000-8000-0000000000d1"
+    call: dict[str, Any] = {"type": "function_call", "call_id": "call_mcp1",
+                            "name": "get_forecast", "arguments": '{"city": "Bern"}'}
+    if namespace is not None:
+        call["namespace"] = namespace
+    day = tmp_path / "sessions" / "2026" / "08" / "01"
+    write_jsonl(day / f"rollout-2026-08-01T09-00-00-{thread}.jsonl", [
+        codex_meta("2026-08-01T09:00:00Z", thread),
+        codex_message("2026-08-01T09:00:01Z", "user", "weather in Bern?"),
+        codex_line("2026-08-01T09:00:02Z", "response_item", call),
+        codex_line("2026-08-01T09:00:03Z", "response_item", {
+            "type": "function_call_output", "call_id": "call_mcp1", "output": "sunny"}),
+        codex_message("2026-08-01T09:00:04Z", "assistant", "Sunny.")])
+    rows = _message_rows(tmp_path / "sessions")
+    assert [(r["part_type"], r["tool_name"]) for r in rows if r["tool_call_id"]] == [
+        ("tool_call", want), ("tool_result", want)]

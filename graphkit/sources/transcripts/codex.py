@@ -397,6 +397,12 @@ def _call_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
     ptype = payload["type"]
     call_id = payload.get("call_id") or payload.get("id")
     name = payload.get("name") or ptype.removesuffix("_call")
+    space = payload.get("namespace")
+    if isinstance(space, str) and space and isinstance(name, str):
+        # Newer writers split an MCP tool's name: {"namespace": "mcp__weather__", "name":
+        # "get_forecast"} is the tool the model called "mcp__weather__get_forecast" (a
+        # namespace without the trailing "__" is joined by one, as Codex flattens it).
+        name = space + name if space.endswith("__") else f"{space}__{name}"
     if ptype == "function_call":
         args = json_text(payload.get("arguments"))
     elif ptype == "custom_tool_call":

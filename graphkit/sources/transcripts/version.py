@@ -16,5 +16,6 @@
 # thread whose spawn_agent call asked for no history keeps its first message (formats11);
 # link facts gain spawn_calls; a Claude server tool's result keeps its pages' titles and
 # urls, and its error object is an error; an early Codex shell output with a nonzero
-# metadata.exit_code is an error; sub_agent_activity events name spawned threads.
+# metadata.exit_code is an error; sub_agent_activity events name spawned threads; a
+# namespaced (MCP) call is named namespace + name.
 PARSER_VERSION = 10
