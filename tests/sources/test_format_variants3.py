@@ -289,3 +289,27 @@ def test_a_namespaced_call_is_named_as_the_model_called_it(tmp_path: Path,
     rows = _message_rows(tmp_path / "sessions")
     assert [(r["part_type"], r["tool_name"]) for r in rows if r["tool_call_id"]] == [
         ("tool_call", want), ("tool_result", want)]
+
+
+# -- Claude: prompts queued while a turn runs -------------------------------------------------
+def test_claude_queued_prompts_are_user_messages() -> None:
+    """A prompt typed while a tool call runs is handed to the model mid-turn; Claude Code
+    2.1.x writes it as ``{"type": "attachment", "attachment": {"type": "queued_command",
+    "commandMode": "prompt", "prompt": ...}}`` (with or without uuid and session fields)
+    and never as a ``user`` line (kenn-io/agentsview #401/#406). graphkit skipped every
+    attachment line, so the user's words were lost (4 messages, not 6). Now a queued
+    prompt is a user message (provider_type ``attachment``, subtype and attachment_type
+    ``queued_command``); other attachments (hook output) and an empty prompt are not,
+    nor is the ``queue-operation`` bookkeeping line (the same words again)."""
+    graph = _graph(SHAPED / "claude-queued-command")
+    assert _rows(graph, "Thread", ["messages", "rows", "output_tokens"]) == [(6, 6, 200)]
+    rows = _message_rows(SHAPED / "claude-queued-command")
+    queued = [(r["role"], r["provider_type"], r["provider_subtype"], r["attachment_type"],
+               r["session_id"], r["provider_uuid"], r["content_text"])
+              for r in rows if r["attachment_type"] is not None]
+    session = "9a4e1b7c-2d3f-4a5b-8c6d-7e8f9a0b1c2d"
+    assert queued == [
+        ("user", "attachment", "queued_command", "queued_command", session, "q-att1",
+         "When you implement this use playwright and red/green TDD"),
+        ("user", "attachment", "queued_command", "queued_command", session, None,
+         "let's use PDF.js's own renderer")]

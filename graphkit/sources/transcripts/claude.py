@@ -34,6 +34,7 @@ import msgspec
 from graphkit.sources.transcripts.buffer import (
     LINE_AT,
     MESSAGE_COLUMNS,
+    PART_COLUMNS,
     STATUS_ERROR,
     STATUS_SUCCESS,
     FileParse,
@@ -57,7 +58,8 @@ SPAWN_TOOLS = frozenset({"Task", "Agent"})
 # The model Claude Code writes on messages it made itself, no model having answered
 # ("API Error: 529 …", "No response requested."): no model, as other readers take it.
 SYNTHETIC_MODEL = "<synthetic>"
-_ROW_TYPES = frozenset({"user", "assistant", "system"})
+_ROW_TYPES = frozenset({"user", "assistant", "system", "attachment"})
+_ATTACHMENT_TYPE_AT = len(MESSAGE_COLUMNS) + PART_COLUMNS.index("attachment_type")
 _FOOTER = "agentId: "
 _MESSAGE_ID_AT = MESSAGE_COLUMNS.index("message_id")
 
@@ -155,6 +157,25 @@ def _server_result(content: Any) -> tuple[str | None, bool | None]:
                 lines.append(" ".join(said))
         return "\n".join(lines), None
     return _result_text(content), None
+
+
+QUEUED = "queued_command"
+
+
+def _queued_prompt(e: dict[str, Any]) -> list[Any] | None:
+    """The blocks of a ``queued_command`` attachment's prompt (text, or content blocks
+    when it carried images); None for other attachments and empty prompts (agentsview
+    #401/#406 read them so: ``{"type": "attachment", "attachment": {"type":
+    "queued_command", "commandMode": "prompt", "prompt": ...}}``)."""
+    att = e.get("attachment")
+    if not isinstance(att, dict) or att.get("type") != QUEUED:
+        return None
+    prompt = att.get("prompt")
+    if isinstance(prompt, str):
+        return [{"type": "text", "text": prompt}] if prompt.strip() else None
+    if isinstance(prompt, list) and any(isinstance(b, dict) for b in prompt):
+        return prompt
+    return None
 
 
 def _footer_agent(text: str | None) -> str | None:
@@ -259,6 +280,8 @@ class _ClaudeFile:
             return
         if etype not in _ROW_TYPES:
             return  # summary, queue-operation, progress, ...: tolerated, not messages
+        if etype == "attachment" and _queued_prompt(e) is None:
+            return  # hook output, reminders, file snapshots: not messages
         raw_ts = e.get("timestamp")
         if raw_ts is None:
             ts = self.last_ts
@@ -279,6 +302,9 @@ class _ClaudeFile:
                 return
             self._add_message(line, e, etype, ts, content.blocks, content.role, None, None,
                               content.subtype, None)
+            return
+        if etype == "attachment":
+            self._add_queued(line, e, ts)
             return
         # A user or assistant entry (nearly every line): its content, or why it has none.
         msg = e.get("message")
@@ -366,6 +392,17 @@ class _ClaudeFile:
             prompt = _prompt_text(blocks) if etype == "user" else None
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
+
+    def _add_queued(self, line: int, e: dict[str, Any], ts: int) -> None:
+        """A prompt the user sent while a turn was running (2.1.x writes it as an
+        ``attachment`` of type ``queued_command``, no ``user`` line): a user message."""
+        rows = self.buf.rows
+        first = len(rows)
+        self._add_message(line, e, "attachment", ts, _queued_prompt(e) or [], "user", None,
+                          None, QUEUED, None)
+        for i in range(first, len(rows)):
+            row = rows[i]
+            rows[i] = (*row[:_ATTACHMENT_TYPE_AT], QUEUED, *row[_ATTACHMENT_TYPE_AT + 1:])
 
     def _session(self, raw_session: Any) -> str:
         """The session a line's ``sessionId`` says (kept in ``session_of`` when text)."""

@@ -17,5 +17,6 @@
 # link facts gain spawn_calls; a Claude server tool's result keeps its pages' titles and
 # urls, and its error object is an error; an early Codex shell output with a nonzero
 # metadata.exit_code is an error; sub_agent_activity events name spawned threads; a
-# namespaced (MCP) call is named namespace + name.
+# namespaced (MCP) call is named namespace + name; a Claude queued_command attachment is a
+# user message.
 PARSER_VERSION = 10
