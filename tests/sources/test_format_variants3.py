@@ -313,3 +313,31 @@ def test_claude_queued_prompts_are_user_messages() -> None:
          "When you implement this use playwright and red/green TDD"),
         ("user", "attachment", "queued_command", "queued_command", session, None,
          "let's use PDF.js's own renderer")]
+
+
+def test_an_output_object_with_content_items_keeps_their_text(tmp_path: Path) -> None:
+    """A call output written as an object whose ``content`` is a list of content items
+    (``{"content": [{"type": "input_text", ...}, {"type": "input_image", ...}],
+    "success": false}``, the FunctionCallOutputBody wrapper inspect_swe's rollout reader
+    meets) was kept as the whole object's JSON, image data included; now its text items,
+    as for a bare list, and ``success: false`` still makes it an error."""
+    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+
+    thread = "019e0000-0000-7000-8000-0000000000e1"
+    image = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg"
+    day = tmp_path / "sessions" / "2026" / "08" / "02"
+    write_jsonl(day / f"rollout-2026-08-02T09-00-00-{thread}.jsonl", [
+        codex_meta("2026-08-02T09:00:00Z", thread),
+        codex_message("2026-08-02T09:00:01Z", "user", "screenshot the page"),
+        codex_line("2026-08-02T09:00:02Z", "response_item", {
+            "type": "function_call", "name": "view_image", "call_id": "call_v1",
+            "arguments": '{"path": "shot.png"}'}),
+        codex_line("2026-08-02T09:00:03Z", "response_item", {
+            "type": "function_call_output", "call_id": "call_v1", "output": {
+                "content": [{"type": "input_text", "text": "shot.png is 0 bytes"},
+                            {"type": "input_image", "image_url": image}],
+                "success": False}}),
+        codex_message("2026-08-02T09:00:04Z", "assistant", "The screenshot is empty.")])
+    rows = _message_rows(tmp_path / "sessions")
+    got = [(r["content_text"], r["is_error"]) for r in rows if r["part_type"] == "tool_result"]
+    assert got == [("shot.png is 0 bytes", True)]

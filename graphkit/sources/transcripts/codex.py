@@ -430,7 +430,9 @@ def _output_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
         text = _texts(output)
     elif isinstance(output, dict):
         inner = output.get("content")
-        text = inner if isinstance(inner, str) else dumps(output)
+        # {"content": [content items], "success": ...}: the items' text, as for a list
+        text = (inner if isinstance(inner, str) else _texts(inner) if isinstance(inner, list)
+                else dumps(output))
         err = True if output.get("success") is False else None
     else:
         text = None

@@ -18,5 +18,5 @@
 # urls, and its error object is an error; an early Codex shell output with a nonzero
 # metadata.exit_code is an error; sub_agent_activity events name spawned threads; a
 # namespaced (MCP) call is named namespace + name; a Claude queued_command attachment is a
-# user message.
+# user message; an output object's content items give their text.
 PARSER_VERSION = 10
