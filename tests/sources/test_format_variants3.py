@@ -341,3 +341,70 @@ def test_an_output_object_with_content_items_keeps_their_text(tmp_path: Path) ->
     rows = _message_rows(tmp_path / "sessions")
     got = [(r["content_text"], r["is_error"]) for r in rows if r["part_type"] == "tool_result"]
     assert got == [("shot.png is 0 bytes", True)]
+
+
+def test_a_fork_copy_without_the_parents_calls_and_reasoning_is_found(tmp_path: Path) -> None:
+    """A ``spawn_agent`` call with ``fork_context: true`` copies the parent's history
+    into the child, but codex-rs (``agent/control/spawn.rs``, ``keep_forked_rollout_item``)
+    keeps only user/developer messages and final answers: the parent's reasoning, tool
+    calls and outputs are left out. The copy was matched against the parent in step, so
+    it ended at the first item left out and the rest of it (a final answer, the second
+    prompt) counted as the child's own. Items a fork leaves out are now stepped over."""
+    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+
+    parent, child = ("019e0000-0000-7000-8000-0000000000f1",
+                     "019e0000-0000-7000-8000-0000000000f2")
+
+    def item(ts: str, **payload: Any) -> dict[str, Any]:
+        return codex_line(ts, "response_item", payload)
+
+    def final(ts: str, text: str) -> dict[str, Any]:
+        line = codex_message(ts, "assistant", text)
+        line["payload"]["phase"] = "final_answer"
+        return line
+
+    def total(ts: str, i: int, o: int) -> dict[str, Any]:
+        use = {"input_tokens": i, "cached_input_tokens": 0, "output_tokens": o,
+               "reasoning_output_tokens": 0, "total_tokens": i + o}
+        return codex_line(ts, "event_msg", {"type": "token_count", "info": {
+            "total_token_usage": use, "last_token_usage": use}})
+
+    day = tmp_path / "sessions" / "2026" / "09" / "01"
+    parent_meta = codex_meta("2026-09-01T09:00:00Z", parent)
+    write_jsonl(day / f"rollout-2026-09-01T09-00-00-{parent}.jsonl", [
+        parent_meta,
+        codex_message("2026-09-01T09:00:01Z", "user", "add a --quick flag"),
+        item("2026-09-01T09:00:02Z", type="reasoning", summary=[
+            {"type": "summary_text", "text": "find the arg parser"}]),
+        item("2026-09-01T09:00:03Z", type="function_call", name="shell", call_id="call_p1",
+             arguments='{"command": ["rg", "--fast"]}'),
+        item("2026-09-01T09:00:04Z", type="function_call_output", call_id="call_p1",
+             output="src/args.rs"),
+        final("2026-09-01T09:00:20Z", "Added --quick."),
+        total("2026-09-01T09:00:20.1Z", 1000, 100),
+        codex_message("2026-09-01T09:01:00Z", "user", "rename it everywhere"),
+        item("2026-09-01T09:01:01Z", type="reasoning", summary=[
+            {"type": "summary_text", "text": "hand the docs to a worker"}]),
+        item("2026-09-01T09:01:02Z", type="function_call", name="spawn_agent",
+             call_id="call_p2", arguments=json.dumps(
+                 {"message": "update the docs", "fork_context": True})),
+        item("2026-09-01T09:01:03Z", type="function_call_output", call_id="call_p2",
+             output=json.dumps({"agent_id": child, "nickname": "Kepler"})),
+        codex_message("2026-09-01T09:02:00Z", "assistant", "The worker updated the docs."),
+        total("2026-09-01T09:02:00.1Z", 2600, 180)])
+    fork = "2026-09-01T09:01:02.500Z"
+    write_jsonl(day / f"rollout-2026-09-01T09-01-02-{child}.jsonl", [
+        codex_meta(fork, child, forked_from_id=parent, source={"subagent": {
+            "thread_spawn": {"parent_thread_id": parent, "depth": 1}}}),
+        {**parent_meta, "timestamp": fork},
+        codex_message(fork, "user", "add a --quick flag"),
+        final(fork, "Added --quick."),
+        total(fork, 1000, 100),
+        codex_message(fork, "user", "rename it everywhere"),
+        codex_message("2026-09-01T09:01:02.600Z", "user", "update the docs"),
+        codex_message("2026-09-01T09:01:40Z", "assistant", "docs/usage.md updated."),
+        total("2026-09-01T09:01:40.1Z", 1700, 140)])
+    graph = _graph(tmp_path / "sessions")
+    assert _rows(graph, "Thread", ["thread_id", "messages", "input_tokens",
+                                   "output_tokens"]) == [
+        (parent, 10, 2600, 180), (child, 2, 700, 40)]

@@ -191,11 +191,22 @@ def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.T
                                                                       strict=True)]))
 
 
+# Roles a fork always copies; codex-rs (``keep_forked_rollout_item``) leaves reasoning,
+# tool calls and outputs, and assistant messages other than final answers out of the copy.
+_ALWAYS_COPIED = ("user", "developer", "system")
+
+
 def _run(mine: list[Any], theirs: list[Any], at: int) -> int:
-    """How many of ``mine`` match ``theirs`` from position ``at`` on, in step."""
-    n = 0
-    while n < len(mine) and at + n < len(theirs) and mine[n] == theirs[at + n]:
-        n += 1
+    """How many of ``mine`` match ``theirs`` from position ``at`` on, in order: a source
+    message a fork may leave out of its copy (not in :data:`_ALWAYS_COPIED`) is stepped
+    over, any other mismatch ends the copy."""
+    n, j = 0, at
+    while n < len(mine) and j < len(theirs):
+        if mine[n] == theirs[j]:
+            n += 1
+        elif theirs[j][0] in _ALWAYS_COPIED:
+            break
+        j += 1
     return n
 
 

@@ -18,5 +18,6 @@
 # urls, and its error object is an error; an early Codex shell output with a nonzero
 # metadata.exit_code is an error; sub_agent_activity events name spawned threads; a
 # namespaced (MCP) call is named namespace + name; a Claude queued_command attachment is a
-# user message; an output object's content items give their text.
+# user message; an output object's content items give their text; a fork's copy is found
+# past the source's calls, outputs, reasoning and non-final answers it leaves out.
 PARSER_VERSION = 10
