@@ -408,3 +408,55 @@ def test_a_fork_copy_without_the_parents_calls_and_reasoning_is_found(tmp_path: 
     assert _rows(graph, "Thread", ["thread_id", "messages", "input_tokens",
                                    "output_tokens"]) == [
         (parent, 10, 2600, 180), (child, 2, 700, 40)]
+
+
+def test_a_fork_copy_with_totals_but_no_answers_sets_only_the_baseline(
+        tmp_path: Path) -> None:
+    """A fork copies the parent's ``token_count`` events but, of its assistant messages,
+    only final answers (codex-rs ``keep_forked_rollout_item``: a message without
+    ``phase: "final_answer"`` is left out). A copy of a parent whose answers carry no
+    phase holds totals and no answer: the totals were held back and given to the child's
+    first own answer, so the parent's usage counted twice (child 1,700 input instead of
+    700). A total with no answer of the file before it only sets the baseline now: every
+    response writes an assistant-role item (reasoning, call or message) before its
+    token_count."""
+    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+
+    parent, child = ("019e0000-0000-7000-8000-0000000000f3",
+                     "019e0000-0000-7000-8000-0000000000f4")
+
+    def total(ts: str, i: int, o: int) -> dict[str, Any]:
+        use = {"input_tokens": i, "cached_input_tokens": 0, "output_tokens": o,
+               "reasoning_output_tokens": 0, "total_tokens": i + o}
+        return codex_line(ts, "event_msg", {"type": "token_count", "info": {
+            "total_token_usage": use, "last_token_usage": use}})
+
+    day = tmp_path / "sessions" / "2026" / "09" / "02"
+    parent_meta = codex_meta("2026-09-02T09:00:00Z", parent)
+    write_jsonl(day / f"rollout-2026-09-02T09-00-00-{parent}.jsonl", [
+        parent_meta,
+        codex_message("2026-09-02T09:00:01Z", "user", "add a --quick flag"),
+        codex_message("2026-09-02T09:00:20Z", "assistant", "Added --quick."),
+        total("2026-09-02T09:00:20.1Z", 1000, 100),
+        codex_line("2026-09-02T09:01:02Z", "response_item", {
+            "type": "function_call", "name": "spawn_agent", "call_id": "call_f1",
+            "arguments": json.dumps({"message": "update the docs", "fork_context": True})}),
+        codex_line("2026-09-02T09:01:03Z", "response_item", {
+            "type": "function_call_output", "call_id": "call_f1",
+            "output": json.dumps({"agent_id": child})}),
+        codex_message("2026-09-02T09:02:00Z", "assistant", "Docs updated by a worker."),
+        total("2026-09-02T09:02:00.1Z", 2600, 180)])
+    fork = "2026-09-02T09:01:02.500Z"
+    write_jsonl(day / f"rollout-2026-09-02T09-01-02-{child}.jsonl", [
+        codex_meta(fork, child, forked_from_id=parent, source={"subagent": {
+            "thread_spawn": {"parent_thread_id": parent, "depth": 1}}}),
+        {**parent_meta, "timestamp": fork},
+        codex_message(fork, "user", "add a --quick flag"),
+        total(fork, 1000, 100),
+        codex_message("2026-09-02T09:01:02.600Z", "user", "update the docs"),
+        codex_message("2026-09-02T09:01:40Z", "assistant", "docs/usage.md updated."),
+        total("2026-09-02T09:01:40.1Z", 1700, 140)])
+    graph = _graph(tmp_path / "sessions")
+    assert _rows(graph, "Thread", ["thread_id", "messages", "input_tokens",
+                                   "output_tokens"]) == [
+        (parent, 5, 2600, 180), (child, 2, 700, 40)]

@@ -18,7 +18,8 @@ of one message per model response:
   before the event. ``input_tokens`` there include ``cached_input_tokens``, so
   the row carries ``input_tokens - cached_input_tokens`` as input and the cached
   part as cache reads; output includes reasoning. A forked rollout's copied
-  prefix sets the baseline and is not counted again.
+  prefix sets the baseline and is not counted again, and so does a total written
+  before the file's first answer.
 
 Continuations (``attributes.continues``): Claude ``/branch`` copies
 (``forkedFrom.sessionId``: ``branch``), a session started from another's
@@ -100,7 +101,6 @@ def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int]
     keys = CODEX_KEYS
     out: dict[int, dict[str, int]] = {}
     prev = dict.fromkeys(keys, 0)
-    pending = dict.fromkeys(keys, 0)
     at = 0  # index into starts of the first assistant message after the cursor
     last: int | None = None
     for line, obj in lines:
@@ -122,16 +122,14 @@ def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int]
             delta = _codex_tokens(info["last_token_usage"])
         else:
             continue
-        if line in inherited:
+        if line in inherited or last is None:
+            # A total before any answer of this file is no response of its own (every
+            # response writes an assistant-role item first): a fork's copy of its
+            # source's totals, whose answers the copy may leave out. It is the baseline.
             continue
-        pending = {k: pending[k] + delta[k] for k in keys}
-        if last is not None and any(pending.values()):
+        if any(delta.values()):
             acc = out.setdefault(last, dict.fromkeys(keys, 0))
-            out[last] = {k: acc[k] + pending[k] for k in keys}
-            pending = dict.fromkeys(keys, 0)
-    if any(pending.values()) and starts:  # usage before any answer: the first one takes it
-        acc = out.setdefault(starts[0], dict.fromkeys(keys, 0))
-        out[starts[0]] = {k: acc[k] + pending[k] for k in keys}
+            out[last] = {k: acc[k] + delta[k] for k in keys}
     return [[line, f"{thread}|turn-{line}", usage] for line, usage in sorted(out.items())]
 
 

@@ -19,5 +19,6 @@
 # metadata.exit_code is an error; sub_agent_activity events name spawned threads; a
 # namespaced (MCP) call is named namespace + name; a Claude queued_command attachment is a
 # user message; an output object's content items give their text; a fork's copy is found
-# past the source's calls, outputs, reasoning and non-final answers it leaves out.
+# past the source's calls, outputs, reasoning and non-final answers it leaves out; a
+# Codex token_count before the file's first answer only sets the baseline.
 PARSER_VERSION = 10
