@@ -150,8 +150,9 @@ def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.T
 
     Codex writes a fork's copy of the source's history into the new rollout, stamped at
     fork time; when no ordinal or spawn call marks where it ends, the copy is found by
-    content: the fork's leading messages (role and text) that run in step with a stretch
-    of the source's messages belong to the source, which has them already. A thread its
+    content: the fork's leading messages (role, text and call id) that run in order with a
+    stretch of the source's messages (:func:`_run`: past what a fork leaves out of its
+    copy) belong to the source, which has them already. A thread its
     parent's ``spawn_agent`` call started without the parent's history (see
     :func:`_fresh_spawns`) copied nothing: its first message may repeat the parent's words.
     """
@@ -219,9 +220,10 @@ def _fresh_spawns(table: pa.Table, facts_of: dict[str, dict[str, Any]],
     its history (:func:`_asks_for_history`): Codex starts such a thread empty, with the
     call's message as its first input, so nothing in it is a copy.
 
-    The call is the one the source's ``collab_agent_spawn_end`` event names with the
-    thread's id, else the one whose output names the thread's id (``{"agent_id": ...}``,
-    or ``agent_id: ...`` in early versions); a thread whose call is not found keeps the
+    The call is the one the source's events name with the thread's id
+    (``collab_agent_spawn_end``, a started ``sub_agent_activity``: ``spawn_calls`` of its
+    facts), else the one whose output names the thread's id (``{"agent_id": ...}``, or
+    ``agent_id: ...`` in early versions); a thread whose call is not found keeps the
     content match.
     """
     named = table["tool_name"]
