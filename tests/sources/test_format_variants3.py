@@ -460,3 +460,18 @@ def test_a_fork_copy_with_totals_but_no_answers_sets_only_the_baseline(
     assert _rows(graph, "Thread", ["thread_id", "messages", "input_tokens",
                                    "output_tokens"]) == [
         (parent, 5, 2600, 180), (child, 2, 700, 40)]
+
+
+def test_claude_one_hour_cache_writes_stay_in_the_rows_usage() -> None:
+    """Claude Code's usage splits its cache writes by TTL, ``cache_creation:
+    {ephemeral_1h_input_tokens, ephemeral_5m_input_tokens}`` (1-hour writes cost 2x
+    input, 5-minute ones 1.25x: codeburn #276, ccusage #899, agentsview #1452); graphkit
+    kept only the sum, so no cost could be priced from its rows. The 1-hour part rides
+    along in ``attributes.usage`` as ``cache_creation_1h_input_tokens`` (once per
+    response, as the sum); the graph's columns are unchanged."""
+    rows = _message_rows(SHAPED / "claude-server-tools")
+    usages = [json.loads(r["attributes"])["usage"] for r in rows
+              if r["attributes"] and "usage" in json.loads(r["attributes"])]
+    assert usages == [{"input_tokens": 900, "output_tokens": 110,
+                       "cache_creation_input_tokens": 1200, "cache_read_input_tokens": 8000,
+                       "cache_creation_1h_input_tokens": 1200}]

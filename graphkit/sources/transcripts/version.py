@@ -20,5 +20,6 @@
 # namespaced (MCP) call is named namespace + name; a Claude queued_command attachment is a
 # user message; an output object's content items give their text; a fork's copy is found
 # past the source's calls, outputs, reasoning and non-final answers it leaves out; a
-# Codex token_count before the file's first answer only sets the baseline.
+# Codex token_count before the file's first answer only sets the baseline; Claude usage
+# keeps its 1-hour cache writes (cache_creation_1h_input_tokens).
 PARSER_VERSION = 10
