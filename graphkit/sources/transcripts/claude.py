@@ -58,7 +58,7 @@ SPAWN_TOOLS = frozenset({"Task", "Agent"})
 # The model Claude Code writes on messages it made itself, no model having answered
 # ("API Error: 529 …", "No response requested."): no model, as other readers take it.
 SYNTHETIC_MODEL = "<synthetic>"
-_ROW_TYPES = frozenset({"user", "assistant", "system", "attachment"})
+_ROW_TYPES = frozenset({"user", "assistant", "system"})
 _ATTACHMENT_TYPE_AT = len(MESSAGE_COLUMNS) + PART_COLUMNS.index("attachment_type")
 _FOOTER = "agentId: "
 _MESSAGE_ID_AT = MESSAGE_COLUMNS.index("message_id")
@@ -279,9 +279,11 @@ class _ClaudeFile:
             self.skipped.append((line, "entry 'type' is not text"))
             return
         if etype not in _ROW_TYPES:
-            return  # summary, queue-operation, progress, ...: tolerated, not messages
-        if etype == "attachment" and _queued_prompt(e) is None:
-            return  # hook output, reminders, file snapshots: not messages
+            # summary, queue-operation, progress, ...: tolerated, not messages; of
+            # attachments (hook output, reminders, ...) only a queued prompt is one
+            if etype == "attachment" and _queued_prompt(e) is not None:
+                self._add_queued(line, e)
+            return
         raw_ts = e.get("timestamp")
         if raw_ts is None:
             ts = self.last_ts
@@ -302,9 +304,6 @@ class _ClaudeFile:
                 return
             self._add_message(line, e, etype, ts, content.blocks, content.role, None, None,
                               content.subtype, None)
-            return
-        if etype == "attachment":
-            self._add_queued(line, e, ts)
             return
         # A user or assistant entry (nearly every line): its content, or why it has none.
         msg = e.get("message")
@@ -393,9 +392,15 @@ class _ClaudeFile:
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
 
-    def _add_queued(self, line: int, e: dict[str, Any], ts: int) -> None:
+    def _add_queued(self, line: int, e: dict[str, Any]) -> None:
         """A prompt the user sent while a turn was running (2.1.x writes it as an
         ``attachment`` of type ``queued_command``, no ``user`` line): a user message."""
+        raw_ts = e.get("timestamp")
+        ts = self.last_ts if raw_ts is None else parse_timestamp(raw_ts)
+        if ts is None:
+            self.skipped.append((line, "timestamp missing or not ISO 8601"))
+            return
+        self.last_ts = ts
         rows = self.buf.rows
         first = len(rows)
         self._add_message(line, e, "attachment", ts, _queued_prompt(e) or [], "user", None,
@@ -458,8 +463,10 @@ class _ClaudeFile:
                     None, None, None, None, None, None, None, None)
         if btype in ("tool_use", "server_tool_use"):
             return self._tool_call(block, index)
-        if btype == "tool_result" or (isinstance(btype, str) and btype.endswith("_tool_result")):
-            return self._tool_result(block, index)
+        if btype == "tool_result":
+            return self._tool_result(block, index, False)
+        if isinstance(btype, str) and btype.endswith("_tool_result"):
+            return self._tool_result(block, index, True)  # a server tool's result
         if btype in ("thinking", "redacted_thinking"):
             return (index, "thinking", self.etype, btype, block.get("thinking"), None, None,
                     None, None, block.get("signature"), None, None, None)
@@ -483,15 +490,15 @@ class _ClaudeFile:
         return (index, "tool_call", self.etype, block.get("type"), None, name, call_id,
                 dumps_decoded(args) if args is not None else None, None, None, None, None, None)
 
-    def _tool_result(self, block: dict[str, Any], index: int) -> tuple[Any, ...]:
+    def _tool_result(self, block: dict[str, Any], index: int,
+                     server: bool) -> tuple[Any, ...]:
         for_id = block.get("tool_use_id")
-        content = block.get("content")
         err = block.get("is_error")
-        if block.get("type") == "tool_result":
-            text = _result_text(content)
-        else:  # a server tool's result (web search, web fetch, code execution)
-            text, failed = _server_result(content)
+        if server:  # web search, web fetch, code execution: their own result shapes
+            text, failed = _server_result(block.get("content"))
             err = err if isinstance(err, bool) else failed
+        else:
+            text = _result_text(block.get("content"))
         if isinstance(for_id, str):
             self.results += 1
             named, run_id = (_result_links(self.e, self.side) if self.results == 1

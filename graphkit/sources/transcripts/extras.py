@@ -76,9 +76,9 @@ class ClaudeUsage:
         for k in TOKEN_KEYS:  # _int inlined: this runs for every assistant line
             v = usage.get(k)
             counts[k] = v if isinstance(v, int) and not isinstance(v, bool) else 0
-        split = usage.get("cache_creation")
-        if type(split) is dict:
-            hour = split.get("ephemeral_1h_input_tokens")
+        if counts["cache_creation_input_tokens"]:  # its 1-hour part, if it says
+            split = usage.get("cache_creation")
+            hour = split.get("ephemeral_1h_input_tokens") if type(split) is dict else None
             if type(hour) is int and hour > 0:
                 counts[HOUR_KEY] = hour
         self.pairs[(mid, rid)] = (message_line, counts)
