@@ -16,6 +16,10 @@ session (no Task/Agent call). They are read as threads of their session and clas
 the session (same ``uuid``) are kept once, in the session's own file. 2.0.x "Warmup" agent
 files are recognised by their first prompt and classified ``warmup`` there too.
 
+Of ``attachment`` lines only a ``queued_command`` (a prompt typed while a turn ran, 2.1.x)
+is a message, a user one; server tool results (``web_search_tool_result`` and kin) keep
+their pages' titles and urls, and their error objects are errors.
+
 What one file cannot know (resume duplicates, the spawning call named in another file) is
 returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` over all files.
 """

@@ -10,7 +10,9 @@ Formats handled:
   ``event_msg``, ``turn_context`` and ``compacted`` lines (unknown types are ignored);
 - very old rollouts: a bare ``{id, timestamp}`` first line, then bare response items;
 - forks and spawned sub-threads: the first ``session_meta`` owns the file; the parent's lines
-  copied in before the child's own content are not the child's (see ``_inherited``).
+  copied in before the child's own content are not the child's (see ``_inherited``);
+- items of newer writers: ``tool_search_call``/``tool_search_output``,
+  ``image_generation_call``, calls with a ``namespace`` (MCP tools).
 
 Codex writes each user/agent message twice, as a ``response_item`` message and as an
 ``event_msg`` (``user_message``/``agent_message``). Response items are the richer record,
