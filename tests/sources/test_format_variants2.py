@@ -217,11 +217,10 @@ def test_codex_spawned_agent_asked_what_its_parent_was_asked() -> None:
     and was dropped with the usage it carried: the child had 2 messages, 900 input / 80
     output tokens, instead of 5,000 / 170. Calls are now matched by call id too.
 
-    The repeated prompt itself is still taken for a one-message copy (3 messages, not 4):
-    by content and by its place in the file it is a copy of a one-message history, and a
-    rule that kept it (a copy ends at the child's first turn_context) counted the parent's
-    history twice when a copy's own turn_context lines are stamped at increasing times
-    (``test_a_replay_stamped_at_increasing_times_is_counted_once``)."""
+    The repeated prompt itself was then still taken for a one-message copy (3 messages):
+    since formats11 the parent's ``spawn_agent`` call, which asks for no ``fork_context``,
+    says the child started empty, so all 4 are its own
+    (``test_format_variants3.test_a_child_spawned_without_history_keeps_repeated_words``)."""
     graph = _graph(SHAPED / "codex-spawn-tree")
     root, child, grandchild = ("019c4a10-2b3c-7d4e-8f50-61728394a501",
                                "019c4a10-4c5d-7e6f-8071-8293a4b5c602",
@@ -229,7 +228,7 @@ def test_codex_spawned_agent_asked_what_its_parent_was_asked() -> None:
     assert _rows(graph, "Thread", ["thread_id", "session_id", "messages", "input_tokens",
                                    "cache_read_input_tokens", "output_tokens"]) == [
         (root, root, 4, 6000, 5000, 220),
-        (child, root, 3, 5000, 4000, 170),
+        (child, root, 4, 5000, 4000, 170),
         (grandchild, root, 2, 2000, 1000, 60)]
     threads = graph.nodes["Thread"].table
     key = dict(zip(threads.column("thread_id").to_pylist(),

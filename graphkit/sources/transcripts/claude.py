@@ -16,6 +16,10 @@ session (no Task/Agent call). They are read as threads of their session and clas
 the session (same ``uuid``) are kept once, in the session's own file. 2.0.x "Warmup" agent
 files are recognised by their first prompt and classified ``warmup`` there too.
 
+Of ``attachment`` lines only a ``queued_command`` (a prompt typed while a turn ran, 2.1.x)
+is a message, a user one; server tool results (``web_search_tool_result`` and kin) keep
+their pages' titles and urls, and their error objects are errors.
+
 What one file cannot know (resume duplicates, the spawning call named in another file) is
 returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` over all files.
 """
@@ -34,6 +38,7 @@ import msgspec
 from graphkit.sources.transcripts.buffer import (
     LINE_AT,
     MESSAGE_COLUMNS,
+    PART_COLUMNS,
     STATUS_ERROR,
     STATUS_SUCCESS,
     FileParse,
@@ -59,6 +64,7 @@ SPAWN_TOOLS = frozenset({"Task", "Agent"})
 # ("API Error: 529 …", "No response requested."): no model, as other readers take it.
 SYNTHETIC_MODEL = "<synthetic>"
 _ROW_TYPES = frozenset({"user", "assistant", "system"})
+_ATTACHMENT_TYPE_AT = len(MESSAGE_COLUMNS) + PART_COLUMNS.index("attachment_type")
 _FOOTER = "agentId: "
 _MESSAGE_ID_AT = MESSAGE_COLUMNS.index("message_id")
 
@@ -130,6 +136,55 @@ def _result_text(content: Any) -> str | None:
     if isinstance(content, list):
         texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
         return "\n".join(t for t in texts if isinstance(t, str))
+    return None
+
+
+def _server_result(content: Any) -> tuple[str | None, bool | None]:
+    """The text and error flag of a server tool's result block (``web_search_tool_result``
+    and the like, Anthropic API): a list of results (``web_search_result``: title and url
+    per line; their page text is encrypted), one result object (``stdout`` of code
+    execution, a fetched ``url``), or an error object (``type`` ``*_error`` with an
+    ``error_code``), which no ``is_error`` flag marks."""
+    if isinstance(content, dict):
+        kind = content.get("type")
+        if isinstance(kind, str) and kind.endswith("_error"):
+            code = content.get("error_code")
+            return (code if isinstance(code, str) else kind), True
+        for key in ("stdout", "url", "text"):
+            if isinstance(content.get(key), str):
+                return content[key], None
+        return None, None
+    if isinstance(content, list):
+        lines = []
+        for item in content:
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "text" and isinstance(item.get("text"), str):
+                lines.append(item["text"])
+                continue
+            said = [item[k] for k in ("title", "url") if isinstance(item.get(k), str)]
+            if said:
+                lines.append(" ".join(said))
+        return "\n".join(lines), None
+    return _result_text(content), None
+
+
+QUEUED = "queued_command"
+
+
+def _queued_prompt(e: dict[str, Any]) -> list[Any] | None:
+    """The blocks of a ``queued_command`` attachment's prompt (text, or content blocks
+    when it carried images); None for other attachments and empty prompts (agentsview
+    #401/#406 read them so: ``{"type": "attachment", "attachment": {"type":
+    "queued_command", "commandMode": "prompt", "prompt": ...}}``)."""
+    att = e.get("attachment")
+    if not isinstance(att, dict) or att.get("type") != QUEUED:
+        return None
+    prompt = att.get("prompt")
+    if isinstance(prompt, str):
+        return [{"type": "text", "text": prompt}] if prompt.strip() else None
+    if isinstance(prompt, list) and any(isinstance(b, dict) for b in prompt):
+        return prompt
     return None
 
 
@@ -234,7 +289,11 @@ class _ClaudeFile:
             self.skipped.append((line, "entry 'type' is not text"))
             return
         if etype not in _ROW_TYPES:
-            return  # summary, queue-operation, progress, ...: tolerated, not messages
+            # summary, queue-operation, progress, ...: tolerated, not messages; of
+            # attachments (hook output, reminders, ...) only a queued prompt is one
+            if etype == "attachment" and _queued_prompt(e) is not None:
+                self._add_queued(line, e)
+            return
         raw_ts = e.get("timestamp")
         if raw_ts is None:
             ts = self.last_ts
@@ -343,6 +402,23 @@ class _ClaudeFile:
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
 
+    def _add_queued(self, line: int, e: dict[str, Any]) -> None:
+        """A prompt the user sent while a turn was running (2.1.x writes it as an
+        ``attachment`` of type ``queued_command``, no ``user`` line): a user message."""
+        raw_ts = e.get("timestamp")
+        ts = self.last_ts if raw_ts is None else parse_timestamp(raw_ts)
+        if ts is None:
+            self.skipped.append((line, "timestamp missing or not ISO 8601"))
+            return
+        self.last_ts = ts
+        rows = self.buf.rows
+        first = len(rows)
+        self._add_message(line, e, "attachment", ts, _queued_prompt(e) or [], "user", None,
+                          None, QUEUED, None)
+        for i in range(first, len(rows)):
+            row = rows[i]
+            rows[i] = (*row[:_ATTACHMENT_TYPE_AT], QUEUED, *row[_ATTACHMENT_TYPE_AT + 1:])
+
     def _session(self, raw_session: Any) -> str:
         """The session a line's ``sessionId`` says (kept in ``session_of`` when text)."""
         # Workflow agents write ``<session>#agent-<id>``.
@@ -397,8 +473,10 @@ class _ClaudeFile:
                     None, None, None, None, None, None, None, None)
         if btype in ("tool_use", "server_tool_use"):
             return self._tool_call(block, index)
-        if btype == "tool_result" or (isinstance(btype, str) and btype.endswith("_tool_result")):
-            return self._tool_result(block, index)
+        if btype == "tool_result":
+            return self._tool_result(block, index, False)
+        if isinstance(btype, str) and btype.endswith("_tool_result"):
+            return self._tool_result(block, index, True)  # a server tool's result
         if btype in ("thinking", "redacted_thinking"):
             return (index, "thinking", self.etype, btype, block.get("thinking"), None, None,
                     None, None, block.get("signature"), None, None, None)
@@ -422,10 +500,15 @@ class _ClaudeFile:
         return (index, "tool_call", self.etype, block.get("type"), None, name, call_id,
                 dumps_decoded(args) if args is not None else None, None, None, None, None, None)
 
-    def _tool_result(self, block: dict[str, Any], index: int) -> tuple[Any, ...]:
+    def _tool_result(self, block: dict[str, Any], index: int,
+                     server: bool) -> tuple[Any, ...]:
         for_id = block.get("tool_use_id")
-        text = _result_text(block.get("content"))
         err = block.get("is_error")
+        if server:  # web search, web fetch, code execution: their own result shapes
+            text, failed = _server_result(block.get("content"))
+            err = err if isinstance(err, bool) else failed
+        else:
+            text = _result_text(block.get("content"))
         if isinstance(for_id, str):
             self.results += 1
             named, run_id = (_result_links(self.e, self.side) if self.results == 1

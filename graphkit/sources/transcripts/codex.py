@@ -10,7 +10,9 @@ Formats handled:
   ``event_msg``, ``turn_context`` and ``compacted`` lines (unknown types are ignored);
 - very old rollouts: a bare ``{id, timestamp}`` first line, then bare response items;
 - forks and spawned sub-threads: the first ``session_meta`` owns the file; the parent's lines
-  copied in before the child's own content are not the child's (see ``_inherited``).
+  copied in before the child's own content are not the child's (see ``_inherited``);
+- items of newer writers: ``tool_search_call``/``tool_search_output``,
+  ``image_generation_call``, calls with a ``namespace`` (MCP tools).
 
 Codex writes each user/agent message twice, as a ``response_item`` message and as an
 ``event_msg`` (``user_message``/``agent_message``). Response items are the richer record,
@@ -36,6 +38,7 @@ from graphkit.sources.transcripts.buffer import (
     id_list,
     json_lines,
     json_text,
+    loads,
     parse_timestamp,
     with_lone_surrogates,
 )
@@ -45,6 +48,12 @@ from graphkit.sources.transcripts.extras import codex_usage
 # tuple compares it instead of hashing it.
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+# Items of newer writers that are a call with their own fields (codex-rs ``ResponseItem``):
+# ``tool_search_call`` (``arguments`` an object) / ``tool_search_output`` (the ``tools``
+# found), and ``image_generation_call`` (``revised_prompt``; ``result`` is the image itself,
+# base64, not kept).
+_TOOL_SEARCH = ("tool_search_call", "tool_search_output")
+_IMAGE_CALL = "image_generation_call"
 _TEXT_ITEMS = ("input_text", "output_text", "text", "summary_text", "reasoning_text",
                "refusal")
 _CWD = re.compile(r"<cwd>([^<\n]*)</cwd>")
@@ -249,8 +258,11 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
 
 def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:
     """What the thread's own events say about other threads: the threads it spawned
-    (``new_thread_id``) and when it ran reviews (entered/exited review mode)."""
+    (``collab_agent_spawn_end``'s ``new_thread_id``, a started ``sub_agent_activity``'s
+    ``agent_thread_id``) and by which call, and when it ran reviews (entered/exited review
+    mode)."""
     spawned: list[str] = []
+    calls: dict[str, str] = {}  # spawned thread -> the call that spawned it
     reviews: list[list[int]] = []
     for line, obj in lines:
         payload = obj.get("payload")
@@ -258,6 +270,15 @@ def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:
             continue
         if isinstance(payload.get("new_thread_id"), str):
             spawned.append(payload["new_thread_id"])
+            if isinstance(payload.get("call_id"), str):  # collab_agent_spawn_end
+                calls.setdefault(payload["new_thread_id"], payload["call_id"])
+        elif payload.get("type") == "sub_agent_activity" and isinstance(
+                payload.get("agent_thread_id"), str) and payload.get("kind") in (
+                "started", None):
+            # Newer writers: a "started" activity's event_id is the spawn call's id.
+            spawned.append(payload["agent_thread_id"])
+            if isinstance(payload.get("event_id"), str):
+                calls.setdefault(payload["agent_thread_id"], payload["event_id"])
         kind = payload.get("type")
         ts = parse_timestamp(obj.get("timestamp"))
         if kind == "entered_review_mode" and ts is not None:
@@ -265,7 +286,7 @@ def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:
         elif kind == "exited_review_mode" and ts is not None and reviews and (
                 reviews[-1][1] == OPEN):
             reviews[-1][1] = ts
-    return {"spawned_threads": spawned, "review_windows": reviews}
+    return {"spawned_threads": spawned, "spawn_calls": calls, "review_windows": reviews}
 
 
 def _message(record: _Record, meta: dict[str, Any], role: str,
@@ -311,7 +332,33 @@ def _parts(record: _Record, has_items: bool,
         return "assistant", [_call_item(payload, tool_names)]
     if ptype in _OUTPUTS:
         return "tool", [_output_item(payload, tool_names)]
+    if ptype in _TOOL_SEARCH or ptype == _IMAGE_CALL:
+        return _searched_or_drawn(payload, ptype, tool_names)
     return None
+
+
+def _searched_or_drawn(payload: dict[str, Any], ptype: str,
+                       tool_names: dict[str, str]) -> tuple[str, list[Part]]:
+    """A tool search's call or output, or an image generation (a call answered in place)."""
+    if ptype == _IMAGE_CALL:
+        call_id = _text_id(payload.get("id")) or _text_id(payload.get("call_id"))
+        prompt = payload.get("revised_prompt")
+        args = dumps({"revised_prompt": prompt}) if isinstance(prompt, str) else None
+        return "assistant", [Part(0, "tool_call", ptype, "tool_use", tool_name="image_generation",
+                                  tool_call_id=call_id, tool_args=args)]
+    call_id = _text_id(payload.get("call_id"))
+    if ptype == "tool_search_call":
+        if call_id is not None:
+            tool_names[call_id] = "tool_search"
+        arguments = payload.get("arguments")
+        return "assistant", [Part(0, "tool_call", ptype, "tool_use", tool_name="tool_search",
+                                  tool_call_id=call_id, tool_args=json_text(arguments))]
+    tools = payload.get("tools")
+    return "tool", [Part(0, "tool_result", ptype, "tool_result",
+                         dumps(tools) if tools is not None else None,
+                         tool_name=tool_names.get(call_id or "", "tool_search"),
+                         tool_call_id=call_id, tool_result_for=call_id,
+                         status=STATUS_SUCCESS)]
 
 
 def _event_message(payload: dict[str, Any]) -> tuple[str, list[Part]] | None:
@@ -354,6 +401,12 @@ def _call_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
     ptype = payload["type"]
     call_id = payload.get("call_id") or payload.get("id")
     name = payload.get("name") or ptype.removesuffix("_call")
+    space = payload.get("namespace")
+    if isinstance(space, str) and space and isinstance(name, str):
+        # Newer writers split an MCP tool's name: {"namespace": "mcp__weather__", "name":
+        # "get_forecast"} is the tool the model called "mcp__weather__get_forecast" (a
+        # namespace without the trailing "__" is joined by one, as Codex flattens it).
+        name = space + name if space.endswith("__") else f"{space}__{name}"
     if ptype == "function_call":
         args = json_text(payload.get("arguments"))
     elif ptype == "custom_tool_call":
@@ -375,11 +428,15 @@ def _output_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
     text: str | None
     if isinstance(output, str):
         text = output
+        if output[:1] == "{" and '"exit_code"' in output:
+            err = _exit_failed(output)
     elif isinstance(output, list):
         text = _texts(output)
     elif isinstance(output, dict):
         inner = output.get("content")
-        text = inner if isinstance(inner, str) else dumps(output)
+        # {"content": [content items], "success": ...}: the items' text, as for a list
+        text = (inner if isinstance(inner, str) else _texts(inner) if isinstance(inner, list)
+                else dumps(output))
         err = True if output.get("success") is False else None
     else:
         text = None
@@ -387,6 +444,22 @@ def _output_item(payload: dict[str, Any], tool_names: dict[str, str]) -> Part:
                 tool_name=tool_names.get(str(call_id)), tool_call_id=call_id,
                 tool_result_for=call_id, is_error=err,
                 status=STATUS_ERROR if err else STATUS_SUCCESS)
+
+
+def _exit_failed(output: str) -> bool | None:
+    """True for an early shell output ``{"output": ..., "metadata": {"exit_code": N,
+    "duration_seconds": ...}}`` with N != 0: codex-rs marked such a call failed
+    (``success: Some(exit_code == 0)``) but wrote only the text, so the exit code is the
+    one trace of it. None for any other text."""
+    try:
+        doc = loads(output)
+    except (ValueError, RecursionError):
+        return None
+    meta = doc.get("metadata") if isinstance(doc, dict) and "output" in doc else None
+    code = meta.get("exit_code") if isinstance(meta, dict) else None
+    if not isinstance(code, int) or isinstance(code, bool):
+        return None
+    return True if code != 0 else None
 
 
 def _inherited(lines: Lines, meta: dict[str, Any], legacy: bool) -> set[int]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from graphkit.sources.transcripts.buffer import dumps
+from graphkit.sources.transcripts.buffer import dumps, loads
 from graphkit.sources.transcripts.extras import with_extras
 from graphkit.sources.transcripts.links import (
     LinkReport,
@@ -149,8 +150,11 @@ def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.T
 
     Codex writes a fork's copy of the source's history into the new rollout, stamped at
     fork time; when no ordinal or spawn call marks where it ends, the copy is found by
-    content: the fork's leading messages (role and text) that run in step with a stretch
-    of the source's messages belong to the source, which has them already.
+    content: the fork's leading messages (role, text and call id) that run in order with a
+    stretch of the source's messages (:func:`_run`: past what a fork leaves out of its
+    copy) belong to the source, which has them already. A thread its
+    parent's ``spawn_agent`` call started without the parent's history (see
+    :func:`_fresh_spawns`) copied nothing: its first message may repeat the parent's words.
     """
     sources = {}
     for thread, facts in facts_of.items():
@@ -173,7 +177,10 @@ def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.T
             seen.add((conv, mid))
             messages.setdefault(conv, []).append((mid, what))
     drop: set[tuple[str, str]] = set()
+    fresh = _fresh_spawns(table, facts_of, sources)
     for thread, source in sources.items():
+        if thread in fresh:
+            continue
         mine = [what for _, what in messages.get(thread, [])]
         theirs = [what for _, what in messages.get(source, [])]
         replayed = max((_run(mine, theirs, j) for j, what in enumerate(theirs)
@@ -185,9 +192,82 @@ def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.T
                                                                       strict=True)]))
 
 
+# Roles a fork always copies; codex-rs (``keep_forked_rollout_item``) leaves reasoning,
+# tool calls and outputs, and assistant messages other than final answers out of the copy.
+_ALWAYS_COPIED = ("user", "developer", "system")
+
+
 def _run(mine: list[Any], theirs: list[Any], at: int) -> int:
-    """How many of ``mine`` match ``theirs`` from position ``at`` on, in step."""
-    n = 0
-    while n < len(mine) and at + n < len(theirs) and mine[n] == theirs[at + n]:
-        n += 1
+    """How many of ``mine`` match ``theirs`` from position ``at`` on, in order: a source
+    message a fork may leave out of its copy (not in :data:`_ALWAYS_COPIED`) is stepped
+    over, any other mismatch ends the copy."""
+    n, j = 0, at
+    while n < len(mine) and j < len(theirs):
+        if mine[n] == theirs[j]:
+            n += 1
+        elif theirs[j][0] in _ALWAYS_COPIED:
+            break
+        j += 1
     return n
+
+
+SPAWN_TOOL = "spawn_agent"
+
+
+def _fresh_spawns(table: pa.Table, facts_of: dict[str, dict[str, Any]],
+                  sources: dict[str, str]) -> set[str]:
+    """Threads whose source spawned them by a ``spawn_agent`` call that asked for none of
+    its history (:func:`_asks_for_history`): Codex starts such a thread empty, with the
+    call's message as its first input, so nothing in it is a copy.
+
+    The call is the one the source's events name with the thread's id
+    (``collab_agent_spawn_end``, a started ``sub_agent_activity``: ``spawn_calls`` of its
+    facts), else the one whose output names the thread's id (``{"agent_id": ...}``, or
+    ``agent_id: ...`` in early versions); a thread whose call is not found keeps the
+    content match.
+    """
+    named = table["tool_name"]
+    if named.null_count == len(named):
+        return set()
+    picked = table.filter(pc.fill_null(pc.equal(named, SPAWN_TOOL), False))
+    if not picked.num_rows:
+        return set()
+    args_of: dict[tuple[str, str], Any] = {}
+    said: dict[str, list[tuple[str, str]]] = {}  # source -> (call id, output text)
+    for conv, ptype, call, args, text in zip(
+            picked["conversation_id"].to_pylist(), picked["part_type"].to_pylist(),
+            picked["tool_call_id"].to_pylist(), picked["tool_args"].to_pylist(),
+            picked["content_text"].to_pylist(), strict=True):
+        if not isinstance(call, str):
+            continue
+        if ptype == "tool_call":
+            args_of[(conv, call)] = args
+        elif ptype == "tool_result" and isinstance(text, str):
+            said.setdefault(conv, []).append((call, text))
+    fresh = set()
+    for thread, source in sources.items():
+        call = (facts_of[source].get("spawn_calls") or {}).get(thread)
+        if call is None:
+            calls = {c for c, text in said.get(source, []) if thread in text}
+            call = calls.pop() if len(calls) == 1 else None
+        if call is not None and (source, call) in args_of and not _asks_for_history(
+                args_of[(source, call)]):
+            fresh.add(thread)
+    return fresh
+
+
+def _asks_for_history(args: Any) -> bool:
+    """Whether ``spawn_agent`` arguments ask for the child to start from the caller's
+    history (codex-rs: ``fork_context: true``, default false; MultiAgentV2's calls, which
+    name a ``task_name``, fork unless ``fork_turns`` is ``"none"``, default ``"all"``).
+    Arguments that cannot be read are taken to ask (the content match then decides)."""
+    try:
+        doc = loads(args) if isinstance(args, str) else None
+    except (ValueError, RecursionError):
+        return True
+    if not isinstance(doc, dict):
+        return True
+    if "task_name" in doc:
+        turns = doc.get("fork_turns")
+        return not (isinstance(turns, str) and turns.strip().lower() == "none")
+    return doc.get("fork_context") is True

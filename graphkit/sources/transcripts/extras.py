@@ -12,13 +12,16 @@ of one message per model response:
 - Claude: each assistant line's ``message.usage``, once per ``(message.id,
   requestId)`` (a missing ``requestId`` still forms a pair), with the numbers of
   the pair's *last* line: one response is split one content block a line, and
-  earlier lines may carry partial output counts.
+  earlier lines may carry partial output counts. The 1-hour part of the cache
+  writes (``cache_creation.ephemeral_1h_input_tokens``) rides along as
+  ``cache_creation_1h_input_tokens`` when there is one (the contract does not read it).
 - Codex: ``token_count`` events hold cumulative totals; the difference between
   consecutive totals is one turn's usage, put on the last assistant message
   before the event. ``input_tokens`` there include ``cached_input_tokens``, so
   the row carries ``input_tokens - cached_input_tokens`` as input and the cached
   part as cache reads; output includes reasoning. A forked rollout's copied
-  prefix sets the baseline and is not counted again.
+  prefix sets the baseline and is not counted again, and so does a total written
+  before the file's first answer.
 
 Continuations (``attributes.continues``): Claude ``/branch`` copies
 (``forkedFrom.sessionId``: ``branch``), a session started from another's
@@ -43,6 +46,11 @@ from graphkit.sources.transcripts.buffer import dumps_decoded, loads
 
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
               "cache_read_input_tokens")
+# Of cache_creation_input_tokens, the part written with a 1-hour TTL (Claude's
+# ``usage.cache_creation.ephemeral_1h_input_tokens``, priced 2x input against 1.25x for
+# the 5-minute part): kept when the response reports some, for pricing from the rows.
+HOUR_KEY = "cache_creation_1h_input_tokens"
+USAGE_KEYS = (*TOKEN_KEYS, HOUR_KEY)
 _LEAD_NAMES = frozenset({"team-lead", "lead", "leader"})
 
 
@@ -68,6 +76,11 @@ class ClaudeUsage:
         for k in TOKEN_KEYS:  # _int inlined: this runs for every assistant line
             v = usage.get(k)
             counts[k] = v if isinstance(v, int) and not isinstance(v, bool) else 0
+        if counts["cache_creation_input_tokens"]:  # its 1-hour part, if it says
+            split = usage.get("cache_creation")
+            hour = split.get("ephemeral_1h_input_tokens") if type(split) is dict else None
+            if type(hour) is int and hour > 0:
+                counts[HOUR_KEY] = hour
         self.pairs[(mid, rid)] = (message_line, counts)
 
     def facts(self) -> list[list[Any]]:
@@ -100,7 +113,6 @@ def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int]
     keys = CODEX_KEYS
     out: dict[int, dict[str, int]] = {}
     prev = dict.fromkeys(keys, 0)
-    pending = dict.fromkeys(keys, 0)
     at = 0  # index into starts of the first assistant message after the cursor
     last: int | None = None
     for line, obj in lines:
@@ -122,16 +134,14 @@ def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int]
             delta = _codex_tokens(info["last_token_usage"])
         else:
             continue
-        if line in inherited:
+        if line in inherited or last is None:
+            # A total before any answer of this file is no response of its own (every
+            # response writes an assistant-role item first): a fork's copy of its
+            # source's totals, whose answers the copy may leave out. It is the baseline.
             continue
-        pending = {k: pending[k] + delta[k] for k in keys}
-        if last is not None and any(pending.values()):
+        if any(delta.values()):
             acc = out.setdefault(last, dict.fromkeys(keys, 0))
-            out[last] = {k: acc[k] + pending[k] for k in keys}
-            pending = dict.fromkeys(keys, 0)
-    if any(pending.values()) and starts:  # usage before any answer: the first one takes it
-        acc = out.setdefault(starts[0], dict.fromkeys(keys, 0))
-        out[starts[0]] = {k: acc[k] + pending[k] for k in keys}
+            out[last] = {k: acc[k] + delta[k] for k in keys}
     return [[line, f"{thread}|turn-{line}", usage] for line, usage in sorted(out.items())]
 
 
@@ -260,7 +270,7 @@ _COUNTS = itemgetter(*TOKEN_KEYS)
 
 
 def _usage_member(usage: dict[str, Any]) -> str | None:
-    """``"usage":{...}`` (counts in TOKEN_KEYS order) as compact JSON when every count is
+    """``"usage":{...}`` (counts in USAGE_KEYS order) as compact JSON when every count is
     a plain int (the usual case: what msgspec and json.dumps both write), else None."""
     if len(usage) == len(TOKEN_KEYS):
         try:
@@ -273,7 +283,7 @@ def _usage_member(usage: dict[str, Any]) -> str | None:
                     return None
             return _FOUR % counts  # %d writes an int as str() does
     items = []
-    for k in TOKEN_KEYS:
+    for k in USAGE_KEYS:
         if k in usage:
             v = usage[k]
             if type(v) is not int:
@@ -310,9 +320,9 @@ def with_extras(attributes: list[str | None], table: pa.Table,
             seen.add(key)
             acc = usage_at.get(spot)
             if acc is None:  # the usual case: one pair per message (counts are ints)
-                usage_at[spot] = usage  # put in TOKEN_KEYS order when written
+                usage_at[spot] = usage  # put in USAGE_KEYS order when written
             else:
-                usage_at[spot] = {k: acc.get(k, 0) + usage.get(k, 0) for k in TOKEN_KEYS
+                usage_at[spot] = {k: acc.get(k, 0) + usage.get(k, 0) for k in USAGE_KEYS
                                   if k in acc or k in usage}
     continues_at: dict[int, dict[str, str]] = {}
     if continues:
@@ -354,9 +364,9 @@ def with_extras(attributes: list[str | None], table: pa.Table,
 
 
 def _added(text: str | None, add: dict[str, Any]) -> str:
-    """Attribute text ``text`` with the members of ``add`` set (usage in TOKEN_KEYS order)."""
+    """Attribute text ``text`` with the members of ``add`` set (usage in USAGE_KEYS order)."""
     if "usage" in add:
-        add["usage"] = {k: add["usage"][k] for k in TOKEN_KEYS if k in add["usage"]}
+        add["usage"] = {k: add["usage"][k] for k in USAGE_KEYS if k in add["usage"]}
     doc = loads(text) if text else {}
     doc.update(add)
     return dumps_decoded(doc)

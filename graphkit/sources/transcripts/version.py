@@ -12,4 +12,15 @@
 # lines (formats10), which changes the touched_files of cached link groups;
 # thread_spawn's agent_type/agent_path are kept; a local_shell_call's patch is under its
 # working_directory.
+# 10: Codex tool_search_call/tool_search_output and image_generation_call are calls, a
+# thread whose spawn_agent call asked for no history keeps its first message (formats11);
+# link facts gain spawn_calls; a Claude server tool's result keeps its pages' titles and
+# urls, and its error object is an error; an early Codex shell output with a nonzero
+# metadata.exit_code is an error; sub_agent_activity events name spawned threads; a
+# namespaced (MCP) call is named namespace + name; a Claude queued_command attachment is a
+# user message; an output object's content items give their text; a fork's copy is found
+# past the source's calls, outputs, reasoning and non-final answers it leaves out; a
+# Codex token_count before the file's first answer only sets the baseline; Claude usage
+# keeps its 1-hour cache writes (cache_creation_1h_input_tokens). Also (harden11): a line
+# whose escaped lone surrogate is made U+FFFD is counted, so cached parses are counted too.
 PARSER_VERSION = 10
