@@ -235,6 +235,18 @@ class SnapshotReader:
 
     # -- whole-graph questions: Python indexes, built once ------------------
     @cached_property
+    def _session_edges(self) -> tuple[pa.Table, pa.Table, pa.Table]:
+        """HAS_THREAD and HAS_AGENT edges and the Agent nodes, read and checked once:
+        a snapshot whose edges name nodes it lacks is refused."""
+        v = self.vocabulary
+        agents = self._nodes(v.agent, ("id", *_AGENT_SHOW))
+        th = self._threads
+        has_thread, has_agent = self._edges(v.has_thread), self._edges(v.has_agent)
+        self._known(v.has_thread, has_thread, v.session, self._sessions, v.thread, th)
+        self._known(v.has_agent, has_agent, v.thread, th, v.agent, agents)
+        return has_thread, has_agent, agents
+
+    @cached_property
     def _index(self) -> dict[str, Any]:
         def pairs(t: pa.Table) -> list[tuple[str, str]]:
             return list(zip(t.column("source").to_pylist(), t.column("target").to_pylist(),
@@ -246,13 +258,9 @@ class SnapshotReader:
                 out.setdefault(a, []).append(b)
             return out
 
-        v = self.vocabulary
         acols = ("id", *_AGENT_SHOW)
-        agents = self._nodes(v.agent, acols)
         th = self._threads
-        has_thread, has_agent = self._edges(v.has_thread), self._edges(v.has_agent)
-        self._known(v.has_thread, has_thread, v.session, self._sessions, v.thread, th)
-        self._known(v.has_agent, has_agent, v.thread, th, v.agent, agents)
+        has_thread, has_agent, agents = self._session_edges
         return {
             "thread": {r[0]: r[1:] for r in zip(*(th.column(c).to_pylist()
                                                   for c in self._tcols), strict=True)},
@@ -264,10 +272,15 @@ class SnapshotReader:
         }
 
     def session_threads(self, session_id: str) -> list[ThreadInfo]:
-        """All threads of a session, each with its parent's node id."""
-        idx = self._index
+        """All threads of a session, each with its parent's node id. The first few
+        sessions asked (see :data:`_SCANS`) by Arrow joins: `tree` of one session of
+        300k built a Python index of every thread first (2.8 s)."""
         if not is_text(session_id):
             return []
+        if self._scanning():
+            info, _ = self.session_thread_table([session_id])
+            return [ThreadInfo(**r) for r in info.drop_columns(["session"]).to_pylist()]
+        idx = self._index
         out: list[ThreadInfo] = []
         for snid in self._session_nodes(session_id):
             for tnid in idx["has_thread"].get(snid, []):
@@ -283,6 +296,29 @@ class SnapshotReader:
                                       first_seen=_iso(first)))
         return out
 
+    def _session_rows(self, session_ids: Sequence[str]) -> pa.Table:
+        """The HAS_THREAD edges of the sessions keyed ``session_ids``, with ``session``
+        (the key's position), in :meth:`session_threads`' order: session by session,
+        each session's nodes in table order, each node's threads in edge order."""
+        v = self.vocabulary
+        s = self._sessions
+        has_thread = self._session_edges[0]
+        keys = pa.array(texts(session_ids), pa.string())
+        skey = s.column(v.session_key)
+        if not (pa.types.is_string(skey.type) or pa.types.is_large_string(skey.type)):
+            skey = pa.chunked_array([pa.array([k if is_text(k) else None
+                                               for k in skey.to_pylist()], pa.string())])
+        pos = pc.index_in(skey, value_set=keys)
+        chosen, chosen_pos = s.filter(pc.is_valid(pos)), pos.filter(pc.is_valid(pos))
+        edges = has_thread.append_column("row", pa.array(range(has_thread.num_rows),
+                                                         pa.int64()))
+        srow = pc.index_in(edges.column("source"), value_set=chosen.column("id")
+                           .combine_chunks())
+        edges = edges.append_column("srow", srow).filter(pc.is_valid(srow))
+        edges = edges.append_column("session", pc.take(chosen_pos, edges.column("srow")))
+        return edges.take(pc.sort_indices(edges, sort_keys=[
+            ("session", "ascending"), ("srow", "ascending"), ("row", "ascending")]))
+
     def session_thread_table(self, session_ids: Sequence[str],
                              columns: Sequence[str] = ()) -> tuple[pa.Table, pa.Table]:
         """:meth:`session_threads` of every session in ``session_ids`` (distinct
@@ -291,56 +327,40 @@ class SnapshotReader:
         one session at a time.
 
         Two tables, row for row: the threads as ``session`` (the position of their
-        session's id in ``session_ids``), ``node_id``, ``id``, ``parent_node_id``,
-        ``kind``, ``agent_type`` and ``first_seen`` (ISO text), in the order
-        :meth:`session_threads` gives them session by session; and the Thread
-        table's ``columns`` for the same rows."""
+        session's id in ``session_ids``) and :class:`ThreadInfo`'s fields (``node_id``,
+        ``id``, ``parent_node_id``, ``kind``, ``agent_type``, ``description``,
+        ``messages``, ``first_seen`` as ISO text), in the order :meth:`session_threads`
+        gives them session by session; and the Thread table's ``columns`` for the
+        same rows."""
         v = self.vocabulary
-        s, th = self._sessions, self._threads
-        has_thread, has_agent = self._edges(v.has_thread), self._edges(v.has_agent)
-        agents = self._nodes(v.agent, ("id", *_AGENT_SHOW))
-        # The same checks as _index: a snapshot whose edges name nodes it lacks is refused.
-        self._known(v.has_thread, has_thread, v.session, s, v.thread, th)
-        self._known(v.has_agent, has_agent, v.thread, th, v.agent, agents)
-        keys = pa.array(texts(session_ids), pa.string())
-        skey = s.column(v.session_key)
-        if not (pa.types.is_string(skey.type) or pa.types.is_large_string(skey.type)):
-            skey = pa.chunked_array([pa.array([k if is_text(k) else None
-                                               for k in skey.to_pylist()], pa.string())])
-        # The sessions asked for, in table order (as _session_nodes gives them).
-        pos = pc.index_in(skey, value_set=keys)
-        chosen, chosen_pos = s.filter(pc.is_valid(pos)), pos.filter(pc.is_valid(pos))
-        edges = has_thread.append_column("row", pa.array(range(has_thread.num_rows),
-                                                         pa.int64()))
-        srow = pc.index_in(edges.column("source"), value_set=chosen.column("id")
-                           .combine_chunks())
-        edges = edges.append_column("srow", srow).filter(pc.is_valid(srow))
-        # Session by session (as asked), each session's nodes in table order, each
-        # node's threads in edge order.
-        edges = edges.append_column("session", pc.take(chosen_pos, edges.column("srow")))
-        edges = edges.take(pc.sort_indices(edges, sort_keys=[
-            ("session", "ascending"), ("srow", "ascending"), ("row", "ascending")]))
+        th = self._threads
+        _, has_agent, agents = self._session_edges
+        edges = self._session_rows(session_ids)
         nids = edges.column("target").combine_chunks()
         trow = pc.index_in(nids, value_set=th.column("id").combine_chunks())
         # A thread's parent: the smallest of its parents' node ids (as sorted()[0]).
-        parents = self._parent.group_by("source").aggregate([("target", "min")])
+        # Only the edges of these threads are grouped: one session at the prompt.
+        parents = self._parent.filter(pc.is_in(self._parent.column("source"), value_set=nids)) \
+            .group_by("source").aggregate([("target", "min")])
         parent = pc.take(parents.column("target_min"),
                          pc.index_in(nids, value_set=parents.column("source").combine_chunks()))
         # Its agent: its first HAS_AGENT edge's, in edge order.
+        mine = pc.is_in(has_agent.column("source"), value_set=nids)
         first = pa.table({"source": has_agent.column("source"),
                           "row": pa.array(range(has_agent.num_rows), pa.int64())}) \
-            .group_by("source").aggregate([("row", "min")])
+            .filter(mine).group_by("source").aggregate([("row", "min")])
         arow = pc.take(first.column("row_min"),
                        pc.index_in(nids, value_set=first.column("source").combine_chunks()))
-        anid = pc.take(has_agent.column("target"), arow)
-        agent_type = pc.take(agents.column(_AGENT_SHOW[0]),
-                             pc.index_in(anid, value_set=agents.column("id").combine_chunks()))
+        agent = pc.index_in(pc.take(has_agent.column("target"), arow),
+                            value_set=agents.column("id").combine_chunks())
         info = pa.table({
             "session": edges.column("session"), "node_id": nids,
             "id": pc.take(th.column(v.thread_key), trow),
             "parent_node_id": parent,
             "kind": pc.take(th.column("kind"), trow),
-            "agent_type": agent_type,
+            "agent_type": pc.take(agents.column(_AGENT_SHOW[0]), agent),
+            "description": pc.take(agents.column(_AGENT_SHOW[1]), agent),
+            "messages": pc.take(th.column("messages"), trow),
             "first_seen": pa.array(iso_texts(pc.take(th.column("first_seen"), trow)),
                                    pa.string()),
         })

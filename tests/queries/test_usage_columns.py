@@ -18,6 +18,7 @@ from graphkit.core.graph import LineageVocabulary
 from graphkit.pipeline import build
 from graphkit.queries.usage import require_sessions, session_usage
 from graphkit.queries.window import Window
+from graphkit.snapshot import reader as reader_module
 from graphkit.snapshot import write_snapshot
 from graphkit.snapshot.reader import SnapshotReader
 from graphkit.stores.base import Hit, LineageReader, SessionSummary, ThreadInfo
@@ -85,7 +86,9 @@ def _one_row_sessions(g: Gen, n: int) -> None:
         kw: dict[str, Any] = {}
         if r.random() < 0.15:
             kw = {"agent_id": f"lone-{i}", "is_sidechain": True}
-            attrs["claude"] = {"spawned_by_tool_use_id": "toolu_nowhere"}
+            attrs["claude"] = {"spawned_by_tool_use_id": "toolu_nowhere",
+                               "agent_type": r.choice(["Explore", "Plan"]),
+                               "description": f"look {i}"}
         g.rows.append(row(sid, message_id=f"one-m{i}", message_created_at=g.clock
                           + timedelta(minutes=r.randint(0, 3000)),
                           model=r.choice(["claude-sonnet-4-5", "gpt-5-codex", None]),
@@ -151,7 +154,8 @@ def test_columnar_usage_equals_the_walk(tmp_path: Path, seed: int) -> None:
         assert columnar == _answer(nx, w)
 
 
-def test_session_thread_table_is_session_threads(tmp_path: Path) -> None:
+def test_session_thread_table_is_session_threads(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     rows = random_rows(3)
     write_snapshot(build(table(rows)).graph, tmp_path / "snap")
     snap = SnapshotReader(tmp_path / "snap")
@@ -160,12 +164,13 @@ def test_session_thread_table_is_session_threads(tmp_path: Path) -> None:
     got: dict[int, list[ThreadInfo]] = {}
     for r in info.to_pylist():
         got.setdefault(r.pop("session"), []).append(ThreadInfo(**r))
+    monkeypatch.setattr(reader_module, "_SCANS", 0)  # session_threads from the Python index
+    indexed = SnapshotReader(tmp_path / "snap")
+    assert any(t.agent_type and t.description for ts in got.values() for t in ts)
     for i, sid in enumerate(ids):
-        want = [ThreadInfo(t.node_id, t.id, t.parent_node_id, t.kind, t.agent_type,
-                           first_seen=t.first_seen) for t in snap.session_threads(sid)]
-        assert got.get(i, []) == want, sid
+        assert got.get(i, []) == indexed.session_threads(sid), sid
     assert extra.column_names == ["input_tokens", "messages"]
-    assert extra.num_rows == info.num_rows
+    assert extra.column("messages").to_pylist() == info.column("messages").to_pylist()
 
 
 def test_only_sessions_that_are_trees_are_walked(tmp_path: Path) -> None:
