@@ -33,14 +33,14 @@ def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:
     data = nx.node_link_data(G, edges=EDGES_KEY)
     with out.open_binary() as fh:
         text = io.TextIOWrapper(fh, encoding="utf-8", newline="\n")
-        _dump(data, text)
+        write_json(data, text)
         text.write("\n")
         text.flush()
         text.detach()
     return ExportReport("node-link", out.name, graph.node_counts(), graph.edge_counts())
 
 
-def _dump(data: dict[str, Any], text: TextIO, chunk: int = 4096) -> None:
+def write_json(data: dict[str, Any], text: TextIO, chunk: int = 4096) -> None:
     """``json.dump(data, text, ensure_ascii=False)``, byte for byte, by the C encoder:
     ``json.dump`` encodes value by value in Python (the C encoder only makes whole
     strings), ~60% of a node-link export of 300k sessions. The top-level lists are
