@@ -214,7 +214,8 @@ def add_model(models: dict[str, dict[str, Tokens]], thread: str, name: Any,
     (none, or empty: :data:`UNKNOWN_MODEL`)."""
     per = models.setdefault(thread, {})
     key = str(name or UNKNOWN_MODEL)
-    per[key] = per.get(key, Tokens()) + tokens
+    had = per.get(key)
+    per[key] = tokens if had is None else had + tokens
 
 
 def _usages(order: list[Step], own: dict[str, Tokens],
@@ -224,16 +225,20 @@ def _usages(order: list[Step], own: dict[str, Tokens],
     for node_id, thread_id, kind, agent_type, parent, depth in order:
         mine = own.get(node_id, zero)
         got = models.get(node_id)
-        if got:
+        if not got:  # the common cases first, without sorting or adding one thing up
+            per, rest = {}, mine
+        elif len(got) == 1:
+            per = dict(got)
+            rest = mine - next(iter(got.values()))
+        else:
             per = dict(sorted(got.items()))
             rest = mine - add_all(per.values())
-        else:  # the common case, without adding nothing up
-            per, rest = {}, mine
         if rest.input_tokens or rest.output_tokens or rest.cache_creation_input_tokens \
                 or rest.cache_read_input_tokens:  # usage on rows naming no model
             per[UNKNOWN_MODEL] = rest
+        # subtree: filled by _subtrees; given here, not made by the default factory.
         out.append(ThreadUsage(thread_id, node_id, parent, kind, agent_type, depth, mine,
-                               by_model=per))
+                               mine, per))
     return out
 
 

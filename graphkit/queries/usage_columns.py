@@ -132,7 +132,7 @@ def table_usage(reader: ThreadTableReader, session_ids: Sequence[str], window: W
     orders, extra = table_orders(reader, session_ids, [*TOKEN_FIELDS, *times])
     keep = active(window, extra.column("first_seen"), extra.column("last_seen")) \
         if times else [True] * extra.num_rows
-    own = {nid: Tokens(*c) for nid, *c, k in zip(
+    own = {nid: Tokens(a, b, c, d) for nid, a, b, c, d, k in zip(
         extra.column("node_id").to_pylist(), *(counts(extra.column(f)) for f in TOKEN_FIELDS),
         keep, strict=True) if k}
     models: dict[str, dict[str, Tokens]] = {}
@@ -147,9 +147,9 @@ def table_usage(reader: ThreadTableReader, session_ids: Sequence[str], window: W
     else:
         name = pc.take(names.column(MODEL_KEY), pc.index_in(
             edges.column("target"), value_set=names.column("id").combine_chunks())).to_pylist()
-    for src, n, *c in zip(edges.column("source").to_pylist(), name,
-                          *(counts(edges.column(f)) for f in TOKEN_FIELDS), strict=True):
-        add_model(models, src, n, Tokens(*c))
+    for src, n, a, b, c, d in zip(edges.column("source").to_pylist(), name,
+                                  *(counts(edges.column(f)) for f in TOKEN_FIELDS), strict=True):
+        add_model(models, src, n, Tokens(a, b, c, d))
     return orders, own, models
 
 
