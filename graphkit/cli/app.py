@@ -365,7 +365,9 @@ def output_format(as_json: bool, as_csv: bool) -> str:
 
 def echo_records(records: Iterable[dict[str, Any]]) -> None:
     """JSON Lines on stdout, one record per line."""
-    echo_lines(json.dumps(rec, default=str) for rec in records)
+    # One encoder for all: json.dumps with `default` makes one per record.
+    encode = json.JSONEncoder(default=str).encode
+    echo_lines(encode(rec) for rec in records)
 
 
 def echo_lines(lines: Iterable[str], chunk: int = 4096) -> None:

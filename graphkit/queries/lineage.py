@@ -195,7 +195,11 @@ def session_tree(reader: LineageReader, session_id: str) -> TreeNode:
                 else twin_hint(reader, session_id, (v.session,))
                 or "list sessions with `graphkit sessions`")
         raise QueryError(f"no session has the id {session_id!r}", hint=hint)
-    threads = reader.session_threads(session_id)
+    return thread_tree(v, session_id, reader.session_threads(session_id))
+
+
+def thread_tree(v: LineageVocabulary, session_id: str, threads: list[ThreadInfo]) -> TreeNode:
+    """:func:`session_tree` of a session whose threads are ``threads``."""
     nodes = {t.node_id: TreeNode(Ref(v.thread, t.id), t) for t in threads}
     root = TreeNode(Ref(v.session, session_id))
     parent_of: dict[str, TreeNode] = {}

@@ -29,7 +29,7 @@ from graphkit.core.errors import QueryError
 from graphkit.queries.lineage import session_tree, sessions, twin_hint
 from graphkit.queries.model import TreeNode
 from graphkit.queries.window import Window
-from graphkit.stores.base import LineageReader
+from graphkit.stores.base import LineageReader, ThreadTableReader
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
                 "cache_read_input_tokens")
@@ -43,7 +43,7 @@ UNKNOWN_MODEL = "(no model)"
 CHILD_KINDS = ("subagent", "child-thread", "warmup", "compaction", "orphan")
 
 
-def _count(value: Any) -> int:
+def count(value: Any) -> int:
     """A token count; null, NaN and infinite (a float column from a stray value) are 0."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return 0
@@ -62,7 +62,7 @@ class Tokens:
     @classmethod
     def of(cls, values: dict[str, Any]) -> Tokens:
         """The counts in ``values`` (missing or null: 0)."""
-        return cls(*[_count(values.get(f)) for f in TOKEN_FIELDS])
+        return cls(*[count(values.get(f)) for f in TOKEN_FIELDS])
 
     # Field by field, not zipped tuples: `usage` adds a few Tokens per thread, and the
     # generic form was ~40% of its time on a session of 50k threads.
@@ -90,15 +90,20 @@ class Tokens:
     def to_json(self) -> dict[str, int]:
         """``{"input_tokens", "output_tokens", "cache_creation_input_tokens",
         "cache_read_input_tokens"}``."""
-        return dict(zip(TOKEN_FIELDS, self.astuple(), strict=True))
+        # Written out: `usage --json` writes four of these per thread.
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cache_creation_input_tokens": self.cache_creation_input_tokens,
+                "cache_read_input_tokens": self.cache_read_input_tokens}
 
 
 def add_all(items: Iterable[Tokens]) -> Tokens:
     """The sum of ``items``."""
-    out = Tokens()
-    for t in items:
-        out = out + t
-    return out
+    some = list(items)
+    if len(some) == 1:  # most sessions of a big snapshot are one thread
+        return some[0]
+    return Tokens(sum(t.input_tokens for t in some), sum(t.output_tokens for t in some),
+                  sum(t.cache_creation_input_tokens for t in some),
+                  sum(t.cache_read_input_tokens for t in some))
 
 
 @dataclass
@@ -144,15 +149,25 @@ class SessionUsage:
         return dict(sorted(out.items()))
 
 
-def _walk(node: TreeNode, parent: str | None, depth: int,
-          out: list[tuple[TreeNode, str | None, int]]) -> None:
-    # Depth first, children in order; a loop, not recursion: a chain of
-    # subagents can be thousands deep (10,000 was a RecursionError).
-    stack = [(c, parent, depth) for c in reversed(node.children)]
+# (node id, thread id, kind, agent type, parent thread's id, depth): a thread of a
+# session in tree order.
+Step = tuple[str, str, Any, Any, Any, int]
+
+
+def walk_steps(root: TreeNode) -> list[Step]:
+    """The threads under ``root`` in tree order: depth first, children in order."""
+    # A loop, not recursion: a chain of subagents can be thousands deep
+    # (10,000 was a RecursionError).
+    out: list[Step] = []
+    stack: list[tuple[TreeNode, str | None, int]] = [
+        (c, None, 0) for c in reversed(root.children)]
     while stack:
         c, above, d = stack.pop()
-        out.append((c, above, d))
+        info = c.info
+        if info is not None:  # every child of a session tree is a thread
+            out.append((info.node_id, info.id, info.kind, info.agent_type, above, d))
         stack.extend((k, c.ref.id, d + 1) for k in reversed(c.children))
+    return out
 
 
 def _thread_usage(reader: LineageReader, session_ids: Sequence[str],
@@ -160,14 +175,22 @@ def _thread_usage(reader: LineageReader, session_ids: Sequence[str],
     """The threads of each session in tree order with their own usage and by model
     (a thread not active in ``window`` spent nothing in it). The store is asked
     once for every session's threads and model edges: asked per session, `usage`
-    over 10k sessions filtered the whole edge table 10k times."""
+    over 10k sessions filtered the whole edge table 10k times. A store answering
+    Arrow tables is asked for every session's threads at once (:mod:`.usage_columns`)."""
+    if isinstance(reader, ThreadTableReader):
+        from graphkit.queries.usage_columns import table_usage
+
+        distinct = list(dict.fromkeys(session_ids))
+        found, mine, per_model = table_usage(reader, distinct, window)
+        # A session with no thread, or an id naming none: as the walk finds it
+        # (QueryError for the latter).
+        found = [o or walk_steps(session_tree(reader, sid))
+                 for sid, o in zip(distinct, found, strict=True)]
+        at = {sid: i for i, sid in enumerate(distinct)}
+        return [_usages(found[at[sid]], mine, per_model) for sid in session_ids]
     v = reader.vocabulary
-    orders: list[list[tuple[TreeNode, str | None, int]]] = []
-    for sid in session_ids:
-        orders.append([])
-        _walk(session_tree(reader, sid), None, 0, orders[-1])
-    ids = list(dict.fromkeys(n.info.node_id for order in orders for n, _, _ in order
-                             if n.info is not None))
+    orders = [walk_steps(session_tree(reader, sid)) for sid in session_ids]
+    ids = list(dict.fromkeys(step[0] for order in orders for step in order))
     # The times only when a window asks for them: each is a datetime made and
     # written as text, a third of `usage` on a session of 50k threads.
     times = [] if window.open else ["first_seen", "last_seen"]
@@ -181,26 +204,41 @@ def _thread_usage(reader: LineageReader, session_ids: Sequence[str],
     for e in edges:
         if e["source"] not in own:
             continue
-        per = models.setdefault(e["source"], {})
-        name = str(names.get(e["target"]) or UNKNOWN_MODEL)
-        per[name] = per.get(name, Tokens()) + Tokens.of(e)
+        add_model(models, e["source"], names.get(e["target"]), Tokens.of(e))
     return [_usages(order, own, models) for order in orders]
 
 
-def _usages(order: list[tuple[TreeNode, str | None, int]], own: dict[str, Tokens],
+def add_model(models: dict[str, dict[str, Tokens]], thread: str, name: Any,
+              tokens: Tokens) -> None:
+    """Add one ``USED_MODEL`` edge's ``tokens`` to ``thread``'s usage of model ``name``
+    (none, or empty: :data:`UNKNOWN_MODEL`)."""
+    per = models.setdefault(thread, {})
+    key = str(name or UNKNOWN_MODEL)
+    had = per.get(key)
+    per[key] = tokens if had is None else had + tokens
+
+
+def _usages(order: list[Step], own: dict[str, Tokens],
             models: dict[str, dict[str, Tokens]]) -> list[ThreadUsage]:
     out = []
-    for node, parent, depth in order:
-        info = node.info
-        if info is None:  # pragma: no cover - every child of a session tree is a thread
-            continue
-        mine = own.get(info.node_id, Tokens())
-        per = dict(sorted(models.get(info.node_id, {}).items()))
-        rest = mine - add_all(per.values())
-        if any(rest.astuple()):  # usage on rows naming no model
+    zero = Tokens()
+    for node_id, thread_id, kind, agent_type, parent, depth in order:
+        mine = own.get(node_id, zero)
+        got = models.get(node_id)
+        if not got:  # the common cases first, without sorting or adding one thing up
+            per, rest = {}, mine
+        elif len(got) == 1:
+            per = dict(got)
+            rest = mine - next(iter(got.values()))
+        else:
+            per = dict(sorted(got.items()))
+            rest = mine - add_all(per.values())
+        if rest.input_tokens or rest.output_tokens or rest.cache_creation_input_tokens \
+                or rest.cache_read_input_tokens:  # usage on rows naming no model
             per[UNKNOWN_MODEL] = rest
-        out.append(ThreadUsage(info.id, info.node_id, parent, info.kind, info.agent_type,
-                               depth, mine, by_model=per))
+        # subtree: filled by _subtrees; given here, not made by the default factory.
+        out.append(ThreadUsage(thread_id, node_id, parent, kind, agent_type, depth, mine,
+                               mine, per))
     return out
 
 
@@ -246,6 +284,12 @@ def require_sessions(reader: LineageReader, session_ids: Sequence[str],
     first) when none is; an id naming no session is a :class:`QueryError`."""
     if not session_ids:
         w = window or Window()
+        if isinstance(reader, ThreadTableReader):
+            from graphkit.queries.usage_columns import session_order
+
+            found = session_order(reader, w)
+            if found is not None:
+                return found
         return [s.session_id for s in sessions(reader) if w.overlaps(s.first_seen, s.last_seen)]
     v = reader.vocabulary
     for sid in session_ids:

@@ -17,6 +17,8 @@ from graphkit.core.errors import QueryError
 from graphkit.core.text import is_text
 
 if TYPE_CHECKING:  # only named: the CLI's start (and a kept rebuild) need no pyarrow
+    import pyarrow as pa
+
     from graphkit.core.graph import LineageVocabulary
 
 # What a load does when the graph's node types already hold nodes.
@@ -224,6 +226,31 @@ class LineageWalkReader(Protocol):
     def lineage_walk(self, user_id: str) -> tuple[list[Hit], ThreadWalk | None]:
         """:meth:`LineageReader.resolve`'s hits for ``user_id`` and, when they
         name exactly one thread, that thread's :class:`ThreadWalk` (else ``None``)."""
+        ...
+
+
+@runtime_checkable
+class ThreadTableReader(LineageReader, Protocol):
+    """A store that answers many sessions' threads, and whole node and edge tables,
+    as Arrow tables (a snapshot read in place): questions over every session are
+    then columnar work, not a Python walk per session."""
+
+    def session_thread_table(self, session_ids: Sequence[str],
+                             columns: Sequence[str] = ()) -> tuple[pa.Table, pa.Table]:
+        """:meth:`LineageReader.session_threads` of each of ``session_ids`` (distinct)
+        as one table (``session``: the id's position in ``session_ids``; ``node_id``,
+        ``id``, ``parent_node_id``, ``kind``, ``agent_type``, ``first_seen``), and the
+        Thread nodes' ``columns`` for the same rows."""
+        ...
+
+    def node_table(self, node_type: str, columns: Sequence[str]) -> pa.Table | None:
+        """The nodes of one type: ``id`` and ``columns``; None if there are none."""
+        ...
+
+    def edge_table(self, edge_type: str, source_type: str, target_type: str,
+                   columns: Sequence[str]) -> pa.Table | None:
+        """The edges :meth:`LineageReader.edge_rows` answers: ``source``, ``target``
+        and ``columns``, unordered; None if there are none."""
         ...
 
 

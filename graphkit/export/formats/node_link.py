@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any, TextIO
 
 import networkx as nx
 
@@ -32,11 +33,30 @@ def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:
     data = nx.node_link_data(G, edges=EDGES_KEY)
     with out.open_binary() as fh:
         text = io.TextIOWrapper(fh, encoding="utf-8", newline="\n")
-        json.dump(data, text, ensure_ascii=False)
+        write_json(data, text)
         text.write("\n")
         text.flush()
         text.detach()
     return ExportReport("node-link", out.name, graph.node_counts(), graph.edge_counts())
+
+
+def write_json(data: dict[str, Any], text: TextIO, chunk: int = 4096) -> None:
+    """``json.dump(data, text, ensure_ascii=False)``, byte for byte, by the C encoder:
+    ``json.dump`` encodes value by value in Python (the C encoder only makes whole
+    strings), ~60% of a node-link export of 300k sessions. The top-level lists are
+    encoded a few thousand items at a time, not as one string of the whole file."""
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    text.write("{")
+    for i, (key, value) in enumerate(data.items()):
+        text.write((", " if i else "") + encode(key) + ": ")
+        if not isinstance(value, list):
+            text.write(encode(value))
+            continue
+        text.write("[")
+        for start in range(0, len(value), chunk):
+            text.write((", " if start else "") + ", ".join(map(encode, value[start:start + chunk])))
+        text.write("]")
+    text.write("}")
 
 
 def read(path: Path) -> GraphTables:
