@@ -22,6 +22,16 @@ FRESH = "019d7a00-2222-7333-8444-555566667702"
 FORKED = "019d7a00-3333-7444-8555-666677778803"
 
 
+def _total(ts: str, i: int, o: int) -> dict[str, Any]:
+    """A Codex ``token_count`` event whose running total and last turn are both ``i``/``o``."""
+    from tests.sources.builders import codex_line
+
+    use = {"input_tokens": i, "cached_input_tokens": 0, "output_tokens": o,
+           "reasoning_output_tokens": 0, "total_tokens": i + o}
+    return codex_line(ts, "event_msg", {"type": "token_count", "info": {
+        "total_token_usage": use, "last_token_usage": use}})
+
+
 def _message_rows(source: Path) -> list[dict[str, Any]]:
     from graphkit.sources.full_schema import read_message_rows
 
@@ -157,12 +167,6 @@ def test_a_v2_subagent_rollout_with_its_parents_meta_and_no_replay(tmp_path: Pat
     parent, child = ("019f0000-0000-7000-8000-0000000000b1",
                      "019f0000-0000-7000-8000-0000000000b2")
 
-    def total(ts: str, i: int, o: int) -> dict[str, Any]:
-        use = {"input_tokens": i, "cached_input_tokens": 0, "output_tokens": o,
-               "reasoning_output_tokens": 0, "total_tokens": i + o}
-        return codex_line(ts, "event_msg", {"type": "token_count", "info": {
-            "total_token_usage": use, "last_token_usage": use}})
-
     day = tmp_path / "sessions" / "2026" / "07" / "20"
     parent_meta = codex_meta("2026-07-20T08:00:00Z", parent, cli_version="0.145.0",
                              source="cli", multi_agent_version="v2")
@@ -170,9 +174,9 @@ def test_a_v2_subagent_rollout_with_its_parents_meta_and_no_replay(tmp_path: Pat
         parent_meta,
         codex_message("2026-07-20T08:00:01Z", "user", "audit the error handling"),
         codex_message("2026-07-20T08:00:09Z", "assistant", "a subagent will check io.rs"),
-        total("2026-07-20T08:00:09.100Z", 1000, 50),
+        _total("2026-07-20T08:00:09.100Z", 1000, 50),
         codex_message("2026-07-20T08:01:00Z", "assistant", "io.rs swallows two errors"),
-        total("2026-07-20T08:01:00.100Z", 2500, 90)])
+        _total("2026-07-20T08:01:00.100Z", 2500, 90)])
     write_jsonl(day / f"rollout-2026-07-20T08-00-10-{child}.jsonl", [
         codex_meta("2026-07-20T08:00:10Z", child, cli_version="0.145.0",
                    parent_thread_id=parent, forked_from_id=parent, thread_source="subagent",
@@ -184,7 +188,7 @@ def test_a_v2_subagent_rollout_with_its_parents_meta_and_no_replay(tmp_path: Pat
                                                             "turn_id": "t-1"}),
         codex_message("2026-07-20T08:00:10.200Z", "user", "check io.rs for swallowed errors"),
         codex_message("2026-07-20T08:00:50Z", "assistant", "two: read_all and flush"),
-        total("2026-07-20T08:00:50.100Z", 800, 40)])
+        _total("2026-07-20T08:00:50.100Z", 800, 40)])
     graph = _graph(tmp_path / "sessions")
     assert _rows(graph, "Thread", ["thread_id", "session_id", "messages", "input_tokens",
                                    "output_tokens"]) == [
@@ -363,12 +367,6 @@ def test_a_fork_copy_without_the_parents_calls_and_reasoning_is_found(tmp_path: 
         line["payload"]["phase"] = "final_answer"
         return line
 
-    def total(ts: str, i: int, o: int) -> dict[str, Any]:
-        use = {"input_tokens": i, "cached_input_tokens": 0, "output_tokens": o,
-               "reasoning_output_tokens": 0, "total_tokens": i + o}
-        return codex_line(ts, "event_msg", {"type": "token_count", "info": {
-            "total_token_usage": use, "last_token_usage": use}})
-
     day = tmp_path / "sessions" / "2026" / "09" / "01"
     parent_meta = codex_meta("2026-09-01T09:00:00Z", parent)
     write_jsonl(day / f"rollout-2026-09-01T09-00-00-{parent}.jsonl", [
@@ -381,7 +379,7 @@ def test_a_fork_copy_without_the_parents_calls_and_reasoning_is_found(tmp_path: 
         item("2026-09-01T09:00:04Z", type="function_call_output", call_id="call_p1",
              output="src/args.rs"),
         final("2026-09-01T09:00:20Z", "Added --quick."),
-        total("2026-09-01T09:00:20.1Z", 1000, 100),
+        _total("2026-09-01T09:00:20.1Z", 1000, 100),
         codex_message("2026-09-01T09:01:00Z", "user", "rename it everywhere"),
         item("2026-09-01T09:01:01Z", type="reasoning", summary=[
             {"type": "summary_text", "text": "hand the docs to a worker"}]),
@@ -391,7 +389,7 @@ def test_a_fork_copy_without_the_parents_calls_and_reasoning_is_found(tmp_path: 
         item("2026-09-01T09:01:03Z", type="function_call_output", call_id="call_p2",
              output=json.dumps({"agent_id": child, "nickname": "Kepler"})),
         codex_message("2026-09-01T09:02:00Z", "assistant", "The worker updated the docs."),
-        total("2026-09-01T09:02:00.1Z", 2600, 180)])
+        _total("2026-09-01T09:02:00.1Z", 2600, 180)])
     fork = "2026-09-01T09:01:02.500Z"
     write_jsonl(day / f"rollout-2026-09-01T09-01-02-{child}.jsonl", [
         codex_meta(fork, child, forked_from_id=parent, source={"subagent": {
@@ -399,11 +397,11 @@ def test_a_fork_copy_without_the_parents_calls_and_reasoning_is_found(tmp_path: 
         {**parent_meta, "timestamp": fork},
         codex_message(fork, "user", "add a --quick flag"),
         final(fork, "Added --quick."),
-        total(fork, 1000, 100),
+        _total(fork, 1000, 100),
         codex_message(fork, "user", "rename it everywhere"),
         codex_message("2026-09-01T09:01:02.600Z", "user", "update the docs"),
         codex_message("2026-09-01T09:01:40Z", "assistant", "docs/usage.md updated."),
-        total("2026-09-01T09:01:40.1Z", 1700, 140)])
+        _total("2026-09-01T09:01:40.1Z", 1700, 140)])
     graph = _graph(tmp_path / "sessions")
     assert _rows(graph, "Thread", ["thread_id", "messages", "input_tokens",
                                    "output_tokens"]) == [
@@ -425,19 +423,13 @@ def test_a_fork_copy_with_totals_but_no_answers_sets_only_the_baseline(
     parent, child = ("019e0000-0000-7000-8000-0000000000f3",
                      "019e0000-0000-7000-8000-0000000000f4")
 
-    def total(ts: str, i: int, o: int) -> dict[str, Any]:
-        use = {"input_tokens": i, "cached_input_tokens": 0, "output_tokens": o,
-               "reasoning_output_tokens": 0, "total_tokens": i + o}
-        return codex_line(ts, "event_msg", {"type": "token_count", "info": {
-            "total_token_usage": use, "last_token_usage": use}})
-
     day = tmp_path / "sessions" / "2026" / "09" / "02"
     parent_meta = codex_meta("2026-09-02T09:00:00Z", parent)
     write_jsonl(day / f"rollout-2026-09-02T09-00-00-{parent}.jsonl", [
         parent_meta,
         codex_message("2026-09-02T09:00:01Z", "user", "add a --quick flag"),
         codex_message("2026-09-02T09:00:20Z", "assistant", "Added --quick."),
-        total("2026-09-02T09:00:20.1Z", 1000, 100),
+        _total("2026-09-02T09:00:20.1Z", 1000, 100),
         codex_line("2026-09-02T09:01:02Z", "response_item", {
             "type": "function_call", "name": "spawn_agent", "call_id": "call_f1",
             "arguments": json.dumps({"message": "update the docs", "fork_context": True})}),
@@ -445,17 +437,17 @@ def test_a_fork_copy_with_totals_but_no_answers_sets_only_the_baseline(
             "type": "function_call_output", "call_id": "call_f1",
             "output": json.dumps({"agent_id": child})}),
         codex_message("2026-09-02T09:02:00Z", "assistant", "Docs updated by a worker."),
-        total("2026-09-02T09:02:00.1Z", 2600, 180)])
+        _total("2026-09-02T09:02:00.1Z", 2600, 180)])
     fork = "2026-09-02T09:01:02.500Z"
     write_jsonl(day / f"rollout-2026-09-02T09-01-02-{child}.jsonl", [
         codex_meta(fork, child, forked_from_id=parent, source={"subagent": {
             "thread_spawn": {"parent_thread_id": parent, "depth": 1}}}),
         {**parent_meta, "timestamp": fork},
         codex_message(fork, "user", "add a --quick flag"),
-        total(fork, 1000, 100),
+        _total(fork, 1000, 100),
         codex_message("2026-09-02T09:01:02.600Z", "user", "update the docs"),
         codex_message("2026-09-02T09:01:40Z", "assistant", "docs/usage.md updated."),
-        total("2026-09-02T09:01:40.1Z", 1700, 140)])
+        _total("2026-09-02T09:01:40.1Z", 1700, 140)])
     graph = _graph(tmp_path / "sessions")
     assert _rows(graph, "Thread", ["thread_id", "messages", "input_tokens",
                                    "output_tokens"]) == [
