@@ -389,12 +389,8 @@ class SnapshotReader:
         """One summary per Session node. Counted by Arrow, not through :attr:`_index`:
         building that index (every thread's row as Python values) and a datetime per
         time was 5 of the 5.6 s of ``graphkit sessions`` over 300k sessions."""
-        v = self.vocabulary
         s = self._sessions
-        has_thread, has_agent = self._edges(v.has_thread), self._edges(v.has_agent)
-        agents = self._nodes(v.agent, ("id",))
-        self._known(v.has_thread, has_thread, v.session, s, v.thread, self._threads)
-        self._known(v.has_agent, has_agent, v.thread, self._threads, v.agent, agents)
+        has_thread, has_agent, _agents = self._session_edges
         # A session's agents: its threads with a parent or an agent (as _index counts).
         child = pc.or_(pc.is_in(has_thread.column("target"), value_set=self._parent.column(
             "source").combine_chunks()), pc.is_in(has_thread.column("target"),
