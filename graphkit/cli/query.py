@@ -26,7 +26,7 @@ from graphkit.cli.app import (
 )
 
 if TYPE_CHECKING:  # imported when a query command runs, not by every command
-    from graphkit.queries.model import Lineage, TreeNode
+    from graphkit.queries.model import Continuation, Lineage, TreeNode
 
 SESSION_COLUMNS = ("session_id", "threads", "agents", "messages", "first_seen", "last_seen")
 LINEAGE_CSV_COLUMNS = ("id", "session_id", "relation", "step", "type", "node")
@@ -108,20 +108,34 @@ def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
         text = (f"{shown(a.id)}  (session {shown(a.session_id)})\n  ancestors:   {up}\n"
                 f"  descendants: {down}")
         if a.continues:
-            text += "\n  continues:   " + " → ".join(f"{shown(c.id)} ({shown(c.how or '?')})"
-                                                    for c in a.continues)
+            text += "\n  continues:   " + _continues_text(a.continues)
         click.echo(text)
 
 
+def _continues_text(chain: list[Continuation]) -> str:
+    """The continued sessions a level at a time: ``→`` between levels, ``,`` within
+    one (a session continuing two others continues each directly; an arrow between
+    them would say one continues the other)."""
+    levels: dict[int, list[str]] = {}
+    for c in chain:
+        levels.setdefault(c.depth, []).append(f"{shown(c.id)} ({shown(c.how or '?')})")
+    return " → ".join(", ".join(names) for _, names in sorted(levels.items()))
+
+
 def _lineage_rows(answers: list[Lineage]) -> Iterator[dict[str, Any]]:
-    """Lineage in long form: one row per (id, ancestor, descendant or continued session)."""
+    """Lineage in long form: one row per (id, ancestor, descendant or continued session);
+    ``step`` is how many links away (1 nearest), so siblings share one."""
     for a in answers:
-        groups: list[tuple[str, list[tuple[str, str]]]] = [
-            ("ancestor", [(r.type, r.id) for r in a.ancestors]),
-            ("descendant", [(r.type, r.id) for r in a.descendants]),
-            ("continues", [(c.type, c.id) for c in a.continues])]
+        # Ancestors are one chain (the n-th is n steps up); descendants and continued
+        # sessions branch, and carry their depth.
+        down = a.descendant_depths or list(range(1, len(a.descendants) + 1))
+        groups: list[tuple[str, list[tuple[int, str, str]]]] = [
+            ("ancestor", [(i, r.type, r.id) for i, r in enumerate(a.ancestors, 1)]),
+            ("descendant", [(d, r.type, r.id) for d, r in zip(down, a.descendants,
+                                                                strict=True)]),
+            ("continues", [(c.depth, c.type, c.id) for c in a.continues])]
         for relation, refs in groups:
-            for step, (kind, node) in enumerate(refs, 1):
+            for step, kind, node in refs:
                 yield {"id": a.id, "session_id": a.session_id, "relation": relation,
                        "step": step, "type": kind, "node": node}
 

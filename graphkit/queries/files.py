@@ -10,11 +10,13 @@ this file?").
 from __future__ import annotations
 
 import fnmatch
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from graphkit.queries.window import Window
+from graphkit.sources.touched import DRIVE as _DRIVE
 from graphkit.stores.base import LineageReader
 
 TOUCHED = "TOUCHED"
@@ -42,7 +44,7 @@ class FileTouch:
 
 
 def matches(path: str, pattern: str) -> bool:
-    """Whether ``path`` matches ``pattern``: a shell glob over the whole path
+    r"""Whether ``path`` matches ``pattern``: a shell glob over the whole path
     (``*/src/*.py``), or, without glob characters, a path ending
     (``src/app.py`` matches ``/home/dev/web/src/app.py``) or the path itself.
 
@@ -50,12 +52,30 @@ def matches(path: str, pattern: str) -> bool:
     (True, True)
     >>> matches("/w/xsrc/app.py", "src/app.py")
     False
+
+    The pattern is spelled as the build spells paths (``./a.py`` is ``a.py``, ``//``
+    one ``/``, Unicode NFC), and a Windows path (``C:\w\src\app.py``) is matched
+    with ``/`` or ``\`` between its parts, as a user may type either:
+
+    >>> matches(r"C:\w\src\app.py", "src/app.py"), matches("/w/a.py", "./a.py")
+    (True, True)
     """
+    pattern = unicodedata.normalize("NFC", pattern)
+    if _DRIVE.match(path):
+        path, pattern = path.replace("\\", "/"), pattern.replace("\\", "/")
     if any(ch in pattern for ch in "*?["):
         return fnmatch.fnmatchcase(path, pattern)
-    pattern = pattern.rstrip("/\\")
+    pattern = _spelled(pattern.rstrip("/\\"))
     return path == pattern or path.endswith("/" + pattern.lstrip("/")) \
         or path.endswith("\\" + pattern.lstrip("\\"))
+
+
+def _spelled(pattern: str) -> str:
+    """A plain pattern without ``.`` segments and doubled ``/`` (what the build's paths
+    never hold); ``..`` is kept (it names no part of a path ending)."""
+    lead = "/" if pattern.startswith("/") else ""
+    parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    return lead + "/".join(parts) if parts else pattern
 
 
 def touches(reader: LineageReader, session_ids: Sequence[str] | None = None,

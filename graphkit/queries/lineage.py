@@ -136,7 +136,8 @@ def lineage(reader: LineageReader, user_id: str) -> Lineage:
         depth = _depths(threads)
         desc = sorted(threads, key=lambda t: (depth[t.node_id], t.id))
         return Lineage(user_id, hit.session_id, [],
-                       [Ref(v.thread, t.id) for t in desc], chain)
+                       [Ref(v.thread, t.id) for t in desc], chain,
+                       [depth[t.node_id] for t in desc])
     if walk is None and isinstance(reader, ThreadWalkReader):
         walk = reader.thread_walk(hit.node_id, hit.session_id)
     if walk is not None:
@@ -149,7 +150,7 @@ def lineage(reader: LineageReader, user_id: str) -> Lineage:
     up.append(Ref(v.session, hit.session_id))
     down = sorted(below, key=lambda hd: (hd[1], hd[0].id))
     return Lineage(user_id, hit.session_id, up, [Ref(v.thread, h.id) for h, _ in down],
-                   chain)
+                   chain, [d for _, d in down])
 
 
 def lineage_many(reader: LineageReader, user_ids: Iterable[str]) -> list[Lineage]:

@@ -49,6 +49,9 @@ class Lineage:
     descendants: list[Ref]
     # The sessions this one's session continues, nearest first.
     continues: list[Continuation] = field(default_factory=list)
+    # Each descendant's steps below the id (1: a child), in ``descendants``' order;
+    # not in to_json (its shape is fixed), read by `lineage --csv`'s step column.
+    descendant_depths: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The object printed per line by ``graphkit lineage --json``."""

@@ -33,6 +33,7 @@ import json
 import ntpath
 import posixpath
 import re
+import unicodedata
 from typing import Any
 
 import pyarrow as pa
@@ -73,6 +74,8 @@ _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _SEPARATORS = frozenset({"&&", "||", ";", "\n", "&", "|", "(", ")", "'", '"'})
 _WILDCARD = re.compile(r"[*?\[\]{}]")
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
+# Public for `files --path`: a Windows path (drive or UNC) is matched by either slash.
+DRIVE = _DRIVE
 
 
 def normalise(path: str, cwd: str | None) -> str:
@@ -86,12 +89,23 @@ def normalise(path: str, cwd: str | None) -> str:
     'C:\\\\work\\\\app\\\\src\\\\main.rs'
     >>> normalise("b.py", None)
     'b.py'
+    >>> normalise("//w/a.py", None), normalise("c:\\\\w\\\\a.py", None)
+    ('/w/a.py', 'C:\\\\w\\\\a.py')
     """
     windows = bool(_DRIVE.match(path) or (cwd and _DRIVE.match(cwd)))
     mod: Any = ntpath if windows else posixpath
     if cwd and not mod.isabs(path):
         path = mod.join(cwd, path)
-    return str(mod.normpath(path))
+    path = str(mod.normpath(path))
+    # One spelling per file: normpath keeps POSIX's two leading slashes (``//w/a`` is
+    # ``/w/a`` on Linux and macOS), a drive letter's case (``c:`` is ``C:``), and
+    # Unicode as written (macOS hands out NFD names, models type NFC).
+    if windows:
+        if path[1:2] == ":":
+            path = path[0].upper() + path[1:]
+    elif path.startswith("//"):
+        path = "/" + path.lstrip("/")
+    return path if path.isascii() else unicodedata.normalize("NFC", path)
 
 
 def _args(raw: str | None) -> Any:
@@ -261,7 +275,10 @@ def touched(tool_name: str | None, tool_args: str | None,
     """
     if not tool_name:
         return []
-    return [(op, normalise(p, cwd)) for op, p in found_paths(tool_name, _args(tool_args))]
+    # Once per (op, file) a call: a patch naming one file in two headers (``a.py`` and
+    # ``/w/a.py``) is one call that wrote it, and reads/writes count calls.
+    return list(dict.fromkeys(
+        (op, normalise(p, cwd)) for op, p in found_paths(tool_name, _args(tool_args))))
 
 
 def touched_json(tool_name: str | None, tool_args: str | None, cwd: str | None) -> str | None:
@@ -464,7 +481,9 @@ def _normalised(paths: pa.Array, cwds: pa.Array) -> pa.Array:
         pc.match_substring_regex(paths, _DRIVE.pattern),
         pc.fill_null(pc.match_substring_regex(cwd, _DRIVE.pattern), False)),
         pc.match_substring_regex(joined, _NEEDS_NORMPATH))
-    at = pc.indices_nonzero(odd).to_pylist()
+    # Paths of other characters than ASCII go through normalise() too (NFC).
+    odd = pc.or_kleene(odd, pc.invert(pc.string_is_ascii(joined)))
+    at = pc.indices_nonzero(pc.fill_null(odd, False)).to_pylist()
     if not at:
         return joined
     sel = pa.array(at, pa.int64())

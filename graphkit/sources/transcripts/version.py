@@ -23,4 +23,7 @@
 # Codex token_count before the file's first answer only sets the baseline; Claude usage
 # keeps its 1-hour cache writes (cache_creation_1h_input_tokens). Also (harden11): a line
 # whose escaped lone surrogate is made U+FFFD is counted, so cached parses are counted too.
-PARSER_VERSION = 10
+# 11: (queries12) a touched file has one spelling: ``//w/a`` is ``/w/a``, a drive letter is
+# upper case, Unicode is NFC, and a call names each (op, file) once; which changes the
+# touched_files of cached link groups.
+PARSER_VERSION = 11
