@@ -60,7 +60,10 @@ def matches(path: str, pattern: str) -> bool:
     >>> matches(r"C:\w\src\app.py", "src/app.py"), matches("/w/a.py", "./a.py")
     (True, True)
     """
+    # Both sides: a source's own touched_files column may hold NFD paths.
     pattern = unicodedata.normalize("NFC", pattern)
+    if not path.isascii():
+        path = unicodedata.normalize("NFC", path)
     if _DRIVE.match(path):
         path, pattern = path.replace("\\", "/"), pattern.replace("\\", "/")
     if any(ch in pattern for ch in "*?["):

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
@@ -209,3 +210,19 @@ def test_path_patterns_are_spelled_as_the_build_spells_paths(
         assert [f.path for f in touches(reader, pattern=pattern)] == found
     for out in _outputs(neo4j_config, snap, ["files", "--path", pattern, "--json"]):
         assert [json.loads(line)["path"] for line in out.splitlines()] == found
+
+
+def test_a_sources_own_nfd_paths_are_found_by_either_form(tmp_path: Path) -> None:
+    # A source's own touched_files column is kept as written (here NFD): a pattern
+    # typed in either form finds it, as an NFD pattern did before the pattern was made
+    # NFC (a guard on the fix above).
+    t = table([row("own", message_id="m1")])
+    t = t.append_column("touched_files", pa.array(
+        [json.dumps([{"path": NFD, "reads": 1, "writes": 0}])]))
+    graph = build(t).graph
+    nx = NetworkXStore()
+    nx.load(graph)
+    write_snapshot(graph, tmp_path / "snap")
+    for reader in (nx, SnapshotReader(tmp_path / "snap")):
+        for typed in (NFC[3:], NFD[3:]):
+            assert [(f.path, f.reads) for f in touches(reader, pattern=typed)] == [(NFD, 1)]
