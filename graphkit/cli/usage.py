@@ -27,6 +27,8 @@ from graphkit.cli.app import (
 )
 
 if TYPE_CHECKING:  # imported when a usage command runs, not by every command
+    from rich.table import Table
+
     from graphkit.queries.prices import Cost, PriceTable, UsageGroup
     from graphkit.queries.usage import SessionUsage, ThreadUsage
 
@@ -105,7 +107,6 @@ def usage_indent(depth: int) -> str:
 
 
 def _print_session(u: SessionUsage, table: PriceTable) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from graphkit.queries.prices import session_cost
@@ -127,11 +128,10 @@ def _print_session(u: SessionUsage, table: PriceTable) -> None:
                   _usd(costs[i]))
     t.add_row("[bold]total[/bold]", *(f"{n:,}" for n in u.total.astuple()),
               f"{u.total.total():,}", "")
-    Console(highlight=False).print(t)
+    print_whole(t)
 
 
 def _print_groups(sid: str, by: str, groups: list[UsageGroup]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     t = Table(title=f"session {_plain(sid)} by {by}", title_justify="left",
@@ -141,7 +141,30 @@ def _print_groups(sid: str, by: str, groups: list[UsageGroup]) -> None:
         t.add_column(col, justify="right", no_wrap=True)
     for g in groups:
         t.add_row(_plain(g.key), *(f"{n:,}" for n in g.tokens.astuple()), _usd(g.cost))
-    Console(highlight=False).print(t)
+    print_whole(t)
+
+
+# The narrowest the first (label) column is drawn when the counts leave it no room.
+_LABEL_WIDTH = 12
+
+
+def print_whole(t: Table) -> None:
+    """Print a table of a label column and count columns (``no_wrap``) on the terminal
+    so that no count loses a digit. Rich fits a table to the terminal by cutting
+    ``no_wrap`` cells to ``12,345,…`` and squeezing the label column to nothing once
+    the counts alone are wider than the terminal (11-digit counts on 80 columns);
+    then the table is drawn as wide as the counts need, and the terminal wraps its
+    lines. Tables that fit are drawn as before."""
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    counts = t.columns[1:]
+    need = sum(max([cell_len(str(c.header)), *(cell_len(str(v)) for v in c.cells)]) + 2
+               for c in counts) + _LABEL_WIDTH + 2 + len(t.columns) + 1
+    if need > console.width:  # print(width=) takes no more than the console's own
+        console = Console(highlight=False, width=need)
+    console.print(t)
 
 
 THREAD_COLUMNS = ("session_id", "thread", "parent", "depth", "kind", "agent_type",

@@ -226,3 +226,50 @@ def test_a_sources_own_nfd_paths_are_found_by_either_form(tmp_path: Path) -> Non
     for reader in (nx, SnapshotReader(tmp_path / "snap")):
         for typed in (NFC[3:], NFD[3:]):
             assert [(f.path, f.reads) for f in touches(reader, pattern=typed)] == [(NFD, 1)]
+
+
+# --- usage on a terminal: no count loses a digit ------------------------------------
+
+def test_the_terminal_table_never_cuts_a_count(
+        neo: Neo4jStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Before, on an 80-column terminal: "12,345,…" in every column of the session and
+    # its total, and the thread column squeezed to nothing (rich fits a table to the
+    # terminal by cutting no_wrap cells). A session of 12 billion cache reads is large,
+    # not absurd.
+    from graphkit.cli.usage import _print_groups, _print_session
+    from graphkit.queries.prices import load_prices, usage_groups
+    from graphkit.queries.usage import session_usage
+
+    def usage(i: int, o: int, cc: int, cr: int, **claude: str) -> str:
+        return json.dumps({"usage": {"input_tokens": i, "output_tokens": o,
+                                     "cache_creation_input_tokens": cc,
+                                     "cache_read_input_tokens": cr},
+                           **({"claude": claude} if claude else {})})
+    sid = "5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01"
+    rows = [row(sid, message_id="m1", model="claude-sonnet-4-5",
+                attributes=usage(12_345_678, 234_567_890, 3_456_789_012, 12_345_678_901)),
+            row(sid, message_id="m2", part_type="tool_call", tool_name="Task", tool_call_id="t"),
+            row(sid, agent_id="a1b2c3d4e5f6a7b8", message_id="a1", model="claude-haiku-4-5",
+                attributes=usage(2_345, 34_567, 456_789, 12_345_678,
+                                 spawned_by_tool_use_id="t", agent_type="general-purpose"))]
+    _, stores, _ = _three(rows, tmp_path, neo)
+    monkeypatch.setenv("COLUMNS", "80")
+    prices = load_prices()
+    want = ["12,345,678", "234,567,890", "3,456,789,012", "12,345,678,901",
+            "16,062,220,860",                      # the main thread's subtree
+            "2,345", "34,567", "456,789", "12,345,678", "12,839,379",  # the subagent
+            "12,348,023", "234,602,457", "3,457,245,801", "12,358,024,579"]  # the total
+    for reader in stores:
+        (u,) = session_usage(reader, [sid])
+        _print_session(u, prices)
+        out = capsys.readouterr().out
+        assert "…" not in out and "thread" in out and "(main)" in out
+        for n in want:
+            assert f" {n} " in out, n
+        _print_groups(sid, "model", usage_groups(u, "model", prices))
+        out = capsys.readouterr().out
+        assert "…" not in out and "model" in out
+        for n in ("12,345,678", "234,567,890", "3,456,789,012", "12,345,678,901", "2,345",
+                  "34,567", "456,789", "12,345,678"):
+            assert f" {n} " in out, n
