@@ -251,7 +251,11 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
     if fmt == "csv":
         echo_csv(TREE_COLUMNS, tree_records(root))
         return
-    lines = [f"  {d.replace('_', ' ')} {shown(c.id)} ({shown(c.how or '?')})" for d, c in links]
+    # One line per direction, a level at a time (as `lineage` writes them): a line per
+    # session said "K continues A (resume)" of a session two steps away, whose resume
+    # was its origin's.
+    lines = [f"  {d.replace('_', ' ')} {_continues_text([c for e, c in links if e == d])}"
+             for d in dict.fromkeys(d for d, _ in links)]
     if not sys.stdout.isatty():
         click.echo("\n".join(_tree_lines(root) + lines))
         return

@@ -133,6 +133,22 @@ def test_lineage_text_puts_an_arrow_only_between_levels(
         ]
 
 
+def test_tree_says_how_far_each_continued_session_is(
+        neo: Neo4jStore, neo4j_config: Neo4jConfig, tmp_path: Path) -> None:
+    # Before: one line per session, "continues A (resume)" of K, which compacted J; J
+    # resumed A. Now a line per direction, a level at a time.
+    rows = [*_continuing_rows(), row("K", message_id="k1", attributes=json.dumps(
+        {"continues": {"session_id": "J", "how": "compaction"}}))]
+    _, _, snap = _three(rows, tmp_path, neo)
+    for out in _outputs(neo4j_config, snap, ["tree", "K"]):
+        assert out.splitlines()[2:] == ["  continues J (compaction) → A (resume), B (fork)"]
+    for out in _outputs(neo4j_config, snap, ["tree", "B"]):
+        assert out.splitlines()[2:] == ["  continues A (resume)",
+                                        "  continued by J (fork) → K (compaction)"]
+    for out in _outputs(neo4j_config, snap, ["tree", "A"]):
+        assert out.splitlines()[-1] == "  continued by B (resume), J (resume) → K (compaction)"
+
+
 # --- files: one file, one spelling ----------------------------------------------
 
 NFC = unicodedata.normalize("NFC", "/w/café.py")
