@@ -4,7 +4,8 @@ into an existing Neo4j through the Neo4j Connector for Apache Spark.
 What runs where:
 
 - The driver reads the snapshot (checked against its manifest, as the driver
-  load does), prepares the schema (uniqueness constraints, lookup indexes) and,
+  load does), takes the database's load lock and holds it (and the load marker)
+  while the executors write, prepares the schema (uniqueness constraints, lookup indexes) and,
   for ``--if-exists fail|replace``, checks or clears the graph's labels.
 - It cuts the relationships with :func:`graphkit.stores.neo4j.plan.edge_partitions`
   (the same plan as the driver load): rows in different plan partitions share
