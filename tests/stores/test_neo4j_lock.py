@@ -149,6 +149,19 @@ def test_a_waiting_load_notes_who_holds_the_lock_and_writes_nothing(
     assert "\n" not in str(timed_out.value)
     store.load(graph, lock_wait=5)  # released: taken at once
     assert_whole(store, graph)
+    # inf: waits for ever (here until the holder lets go), noting it meanwhile.
+    notes.clear()
+    with store.load_lock():
+        behind = threading.Thread(target=store.load, args=(graph,),
+                                  kwargs={"lock_wait": float("inf"), "progress": notes.append,
+                                          "if_exists": "replace"})
+        behind.start()
+        time.sleep(3)
+        assert behind.is_alive()
+    behind.join(120)
+    assert not behind.is_alive()
+    assert any("giving up in never" in n for n in notes), notes
+    assert_whole(store, graph)
 
 
 # --- 2. what the lock leaves, and what reads show -----------------------------------

@@ -70,8 +70,10 @@ def lock_wait_from_env(env: dict[str, str] | os._Environ[str] = os.environ) -> f
 
 
 def _seconds(value: float) -> str:
-    value = int(value)
-    return f"{value // 60}m{value % 60:02d}s" if value >= 60 else f"{value} s"
+    if value == float("inf"):
+        return "never (--lock-wait inf)"
+    whole = int(value)
+    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole} s"
 
 
 def describe(row: dict[str, Any] | None) -> str:
