@@ -613,6 +613,25 @@ def store_options(f: Callable[..., Any]) -> Callable[..., Any]:
                              "the snapshot index).")(f)
 
 
+def warn_unfinished_loads(neo: Neo4jStore) -> None:
+    """A warning on stderr (even with --quiet: it is about the answer, not progress)
+    while a load into the database has not finished: its graph is incomplete, and an
+    answer read from it would otherwise look whole."""
+    from graphkit.stores.neo4j.lock import describe, running_loads
+
+    unfinished = neo.unfinished_loads()
+    if not unfinished:
+        return
+    first = unfinished[0]
+    how = (f"`graphkit load --if-exists {first['mode']}` started {first['started_at']}"
+           + (f" by pid {first['pid']} on {first['host']}" if first.get("host") else ""))
+    running = running_loads(neo)
+    state = (f"is running now ({describe(running[0])})" if running else
+             "did not finish (killed or failed); run it again to complete the graph")
+    more = f" (and {len(unfinished) - 1} more)" if len(unfinished) > 1 else ""
+    err(f"warning: the graph in {neo.config.display_uri} is incomplete: {how}{more} {state}")
+
+
 @contextmanager
 def open_reader(snapshot_dir: Path | None, neo4j: bool,
                 ask_password: bool = False) -> Iterator[LineageReader]:
@@ -621,6 +640,7 @@ def open_reader(snapshot_dir: Path | None, neo4j: bool,
         raise UserError("give --snapshot DIR or --neo4j, not both")
     if neo4j:
         with neo4j_store(ask_password) as neo:
+            warn_unfinished_loads(neo)
             yield neo
         return
     if snapshot_dir is None:

@@ -18,6 +18,7 @@ from graphkit.cli.app import (
     progress,
     quiet_option,
     shown,
+    warn_unfinished_loads,
 )
 from graphkit.export.registry import format_names
 
@@ -79,10 +80,14 @@ def snapshot(snapshot_dir: Path, neo4j: bool, contract: str, no_contract: bool,
     """
     from graphkit.export.from_neo4j import snapshot_neo4j
 
-    with neo4j_store(ask_password) as neo, progress() as say:
-        say(f"reading the graph in {neo.config.display_uri}")
-        manifest = snapshot_neo4j(neo, snapshot_dir, contract=None if no_contract else contract,
-                                  granularity=granularity, include_content=include_content)
+    with neo4j_store(ask_password) as neo:
+        warn_unfinished_loads(neo)  # before the progress display, which would hide it
+        with progress() as say:
+            say(f"reading the graph in {neo.config.display_uri}")
+            manifest = snapshot_neo4j(neo, snapshot_dir,
+                                      contract=None if no_contract else contract,
+                                      granularity=granularity,
+                                      include_content=include_content)
     counts = manifest["counts"]
     if as_json:
         echo_json({"snapshot": str(snapshot_dir), **counts})

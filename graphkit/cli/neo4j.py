@@ -35,11 +35,17 @@ from graphkit.cli.app import (
                                       "Connector for Apache Spark (graphkit[spark]).")
 @click.option("--spark-master", help="Spark master URL for --engine spark (default: the "
                                      "spark-submit session, else local[*]).")
+@click.option("--lock-wait", type=click.FloatRange(min=0), metavar="SECONDS",
+              envvar="GRAPHKIT_LOAD_LOCK_WAIT", show_envvar=True,
+              help="How long to wait while another graphkit load holds the database's "
+                   "load lock before giving up, naming it (default 600; 0: not at all; "
+                   "inf: for ever).")
 @password_option
 @click.option("--json", "as_json", is_flag=True, help="Print the load report as JSON.")
 @quiet_option
 def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: int | None,
-         engine: str, spark_master: str | None, ask_password: bool, as_json: bool) -> None:
+         engine: str, spark_master: str | None, lock_wait: float | None, ask_password: bool,
+         as_json: bool) -> None:
     """Load a snapshot into the Neo4j server named by NEO4J_URI.
 
     Into a database holding none of the graph's node labels, nodes and
@@ -50,6 +56,11 @@ def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: in
 
     With --engine spark, Spark's executors write (--workers: writers at once,
     default Spark's parallelism); see docs/scale.md.
+
+    One load at a time: a load holds the database's load lock, and another waits for
+    it (saying on a terminal who holds it) at most --lock-wait seconds. A load that
+    does not finish leaves the database marked incomplete (reads say so) until it
+    is run again.
     """
     from graphkit.snapshot import read_snapshot
 
@@ -58,16 +69,17 @@ def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: in
     if engine == "spark":
         from graphkit.engine.neo4j_spark import load_snapshot_spark
 
-        with neo4j_store(ask_password) as neo:
+        with neo4j_store(ask_password) as neo, progress() as shown:
             report = load_snapshot_spark(snapshot_dir, neo, master=spark_master,
                                          if_exists=if_exists, batch_size=batch_size,
-                                         partitions=workers)
+                                         partitions=workers, lock_wait=lock_wait,
+                                         progress=shown)
     else:
         graph = read_snapshot(snapshot_dir)
         # The password prompt (if any) comes before the progress display starts.
         with neo4j_store(ask_password) as neo, progress() as shown:
             report = neo.load(graph, if_exists=if_exists, batch_size=batch_size,
-                              workers=workers, progress=shown)
+                              workers=workers, progress=shown, lock_wait=lock_wait)
     if as_json:
         echo_json(report.to_json())
     _no_edge_lost(report)

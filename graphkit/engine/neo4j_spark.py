@@ -4,7 +4,8 @@ into an existing Neo4j through the Neo4j Connector for Apache Spark.
 What runs where:
 
 - The driver reads the snapshot (checked against its manifest, as the driver
-  load does), prepares the schema (uniqueness constraints, lookup indexes) and,
+  load does), takes the database's load lock and holds it (and the load marker)
+  while the executors write, prepares the schema (uniqueness constraints, lookup indexes) and,
   for ``--if-exists fail|replace``, checks or clears the graph's labels.
 - It cuts the relationships with :func:`graphkit.stores.neo4j.plan.edge_partitions`
   (the same plan as the driver load): rows in different plan partitions share
@@ -37,12 +38,13 @@ import pyarrow.compute as pc
 
 from graphkit.core.errors import StoreError, first_line
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
+from graphkit.core.progress import ProgressLike
 from graphkit.stores.base import IfExists, LoadReport
 from graphkit.stores.neo4j import cypher, plan
+from graphkit.stores.neo4j.load import load_marker
 from graphkit.stores.neo4j.store import (
     DEFAULT_BATCH_SIZE,
     IF_EXISTS_CHOICES,
-    LOAD_MARKER,
     Neo4jConfig,
     Neo4jStore,
 )
@@ -241,13 +243,6 @@ def _write_edges(w: _Writer, graph: GraphTables, parts: int) -> None:
                 relationship_query(etype, e.source_type, e.target_type, props, stamps))
 
 
-def _marker(w: _Writer, labels: Sequence[str], on: bool) -> None:
-    one = w.spark.createDataFrame([(list(labels),)], "labels array<string>").coalesce(1)
-    name = cypher.quote_name(LOAD_MARKER)
-    w.write(one, f"CREATE (m:{name} {{labels: event.labels, started_at: datetime()}})" if on
-            else f"MATCH (m:{name}) DELETE m")
-
-
 def load_spark(
     graph: GraphTables,
     store: Neo4jStore,
@@ -256,9 +251,13 @@ def load_spark(
     if_exists: IfExists = "merge",
     batch_size: int | None = None,
     partitions: int | None = None,
+    lock_wait: float | None = None,
+    progress: ProgressLike = None,
 ) -> LoadReport:
     """Write ``graph`` into ``store``'s database from ``spark``'s executors
-    (``partitions`` writers at once, default Spark's parallelism).
+    (``partitions`` writers at once, default Spark's parallelism), holding the
+    database's load lock (waiting at most ``lock_wait`` seconds for it, default
+    the store's; ``progress`` hears who holds it meanwhile).
 
     ``if_exists`` as in :meth:`Neo4jStore.load`; rows are always ``MERGE``d, so
     a rerun (or a rerun after a failed one) converges to the same graph.
@@ -278,25 +277,27 @@ def load_spark(
                                     if n not in (EDGE_SOURCE, EDGE_TARGET)])
     require_connector(spark)
     report = LoadReport(batch_size=size, write_mode="merge", workers=parts)
-    if labels and if_exists == "fail":
-        existing = {k: v for k, v in store.node_counts(labels).items() if v}
-        if existing:
-            raise StoreError("the database already holds this graph's labels "
-                             + ", ".join(f"{k} ({v})" for k, v in existing.items()),
-                             hint="load with --if-exists merge or replace")
-    store.ensure_schema(labels)
-    report.resumed_replace = store.interrupted_load()
-    w = _Writer(spark, store.config, size)
-    if if_exists == "replace":
-        _marker(w, labels, on=True)
-        report.removed = store.delete_labels(labels)
-    report.nodes = _write_nodes(w, graph, parts)
-    _write_edges(w, graph, parts)
+    # The executors write in sessions of their own; this driver-side process holds
+    # the database's load lock meanwhile, so another graphkit load (driver or Spark)
+    # waits for this one, and the marker says the graph is incomplete until done.
+    with store.load_lock(lock_wait, progress, engine="spark"):
+        if labels and if_exists == "fail":
+            existing = {k: v for k, v in store.node_counts(labels).items() if v}
+            if existing:
+                raise StoreError("the database already holds this graph's labels "
+                                 + ", ".join(f"{k} ({v})" for k, v in existing.items()),
+                                 hint="load with --if-exists merge or replace")
+        store.ensure_schema(labels)
+        report.resumed_replace = any(m["mode"] == "replace" for m in store.unfinished_loads())
+        w = _Writer(spark, store.config, size)
+        with load_marker(store, labels, if_exists):
+            if if_exists == "replace":
+                report.removed = store.delete_labels(labels)
+            report.nodes = _write_nodes(w, graph, parts)
+            _write_edges(w, graph, parts)
     report.skipped_edges = missing_ends(graph)
     report.edges = {t: e.table.num_rows - report.skipped_edges.get(t, 0)
                     for t, e in sorted(graph.edges.items())}
-    if if_exists == "replace":
-        _marker(w, labels, on=False)
     report.seconds = time.perf_counter() - started
     return report
 

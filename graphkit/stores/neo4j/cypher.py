@@ -238,14 +238,30 @@ def delete_nodes_batch(label: str) -> str:
 
 
 def create_load_marker(label: str) -> str:
-    """One marker node saying a replace-load of ``$labels`` is under way."""
-    return (f"CREATE (m:{quote_name(label)} {{labels: $labels, started_at: datetime()}})"
-            " RETURN count(m) AS written")
+    """One marker node saying a load of ``$labels`` in mode ``$mode`` is under way
+    (``$token`` is that load's, ``$host``/``$pid`` its client's): it is committed
+    first, so a load that does not finish leaves it."""
+    return (f"CREATE (m:{quote_name(label)} {{labels: $labels, mode: $mode, token: $token, "
+            "host: $host, pid: $pid, started_at: datetime()}) RETURN count(m) AS written")
 
 
 def delete_load_markers(label: str) -> str:
-    """Remove every load marker: the load they announced is complete."""
-    return f"MATCH (m:{quote_name(label)}) DELETE m RETURN count(*) AS deleted"
+    """Remove the markers a finished load makes stale: its own (``$token``); with
+    ``$replace`` every one (a replace rewrote the whole of its labels); else those of
+    unfinished merges of labels among ``$labels`` (merging the graph again converges
+    them). A killed replace's marker stays until a replace finishes: labels it had
+    not yet cleared still hold the old graph's nodes."""
+    return (f"MATCH (m:{quote_name(label)}) WHERE $replace OR m.token = $token "
+            "OR (m.mode IN ['merge', 'fail'] AND all(l IN coalesce(m.labels, []) "
+            "WHERE l IN $labels)) DELETE m RETURN count(*) AS deleted")
+
+
+def load_markers(label: str) -> str:
+    """Every load marker, oldest first (a marker from before modes were kept was a
+    replace's)."""
+    return (f"MATCH (m:{quote_name(label)}) RETURN coalesce(m.mode, 'replace') AS mode, "
+            "m.labels AS labels, toString(m.started_at) AS started_at, m.host AS host, "
+            "m.pid AS pid ORDER BY m.started_at")
 
 
 def _string_literal(name: str) -> str:

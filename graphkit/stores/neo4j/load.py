@@ -9,9 +9,14 @@ and :mod:`~graphkit.stores.neo4j.convert`'s, how relationships are split
 
 from __future__ import annotations
 
+import os
+import secrets
+import socket
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,16 +27,17 @@ from graphkit.core.graph import GraphTables
 from graphkit.core.progress import ProgressLike, Task, as_progress
 from graphkit.stores.base import IfExists, LoadReport
 from graphkit.stores.neo4j import convert, cypher, plan
+from graphkit.stores.neo4j.lock import LOCK_LABEL as LOCK_LABEL  # where it was
 
 if TYPE_CHECKING:
+    from graphkit.stores.neo4j.connection import Neo4jConnection
     from graphkit.stores.neo4j.store import Neo4jStore
 
 IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 
-# A node of this label exists while a replace-load runs; a killed one leaves it.
+# A node of this label exists while a load runs; a killed or failed one leaves it, and
+# graph reads then say the graph is incomplete (Neo4jStore.unfinished_loads).
 LOAD_MARKER = "GraphkitLoad"
-# The one node whose write lock a load holds while it runs (Neo4jStore.load_lock).
-LOCK_LABEL = "GraphkitLoadLock"
 
 
 def load_graph(
@@ -42,6 +48,7 @@ def load_graph(
     batch_size: int | None = None,
     workers: int | None = None,
     progress: ProgressLike = None,
+    lock_wait: float | None = None,
 ) -> LoadReport:
     """What :meth:`Neo4jStore.load` does (its docstring says how)."""
     if if_exists not in IF_EXISTS_CHOICES:
@@ -61,18 +68,29 @@ def load_graph(
         cypher.merge_relationships(t, e.source_type, e.target_type, convert.edge_props(e.table))
     convert.check_columns(graph)
     report = LoadReport(batch_size=size)
-    with store.load_lock():  # another graphkit load into this database waits here
+    # Another graphkit load into this database waits here (at most lock_wait seconds).
+    with store.load_lock(lock_wait, progress):
         _check_fail(store, labels, if_exists)
         meter = _load_locked(store, graph, labels, if_exists, size, n_workers, progress,
                              report)
-        if if_exists == "replace":
-            # Whole now, and so is any killed replace before this one. (A merge
-            # cannot say so: labels a killed replace had not yet cleared still
-            # hold the old graph's nodes, so only a replace clears the marker.)
-            store._write(cypher.delete_load_markers(LOAD_MARKER))
     meter.task.done()
     report.seconds = time.perf_counter() - started
     return report
+
+@contextmanager
+def load_marker(store: Neo4jConnection, labels: list[str], if_exists: str) -> Iterator[None]:
+    """A committed :data:`LOAD_MARKER` node while the body writes, removed (with the
+    markers this load makes stale, :func:`cypher.delete_load_markers`) only if it
+    finishes: a load killed, or failed, midway leaves the database saying its graph
+    is incomplete. (Before, only a replace said so: a killed merge or create left
+    half a graph that every read reported as whole.)"""
+    token = secrets.token_hex(8)
+    store._write(cypher.create_load_marker(LOAD_MARKER), labels=labels, mode=if_exists,
+                 token=token, host=socket.gethostname(), pid=os.getpid())
+    yield
+    store._write(cypher.delete_load_markers(LOAD_MARKER), token=token, labels=labels,
+                 replace=if_exists == "replace")
+
 
 def _check_fail(store: Neo4jStore, labels: list[str], if_exists: IfExists) -> None:
     if labels and if_exists == "fail":
@@ -88,39 +106,39 @@ def _check_fail(store: Neo4jStore, labels: list[str], if_exists: IfExists) -> No
 def _load_locked(store: Neo4jStore, graph: GraphTables, labels: list[str],
                  if_exists: IfExists, size: int, n_workers: int, progress: ProgressLike,
                  report: LoadReport) -> _Meter:
-    """:func:`load_graph`'s writes, under the load lock: schema, replace's delete,
+    """:func:`load_graph`'s writes, under the load lock and marker: replace's delete,
     nodes, then relationships."""
     with ThreadPoolExecutor(1, thread_name_prefix="graphkit-plan") as planner:
         # The relationship plan is NumPy work: it runs while the server
         # builds the schema and takes the nodes.
         planned = planner.submit(plan.edge_partitions, graph, n_workers)
         store.ensure_schema(labels)
-        report.resumed_replace = store._marker_count() > 0
-        if if_exists == "replace":
-            store._write(cypher.create_load_marker(LOAD_MARKER), labels=labels)
-            report.removed = store.delete_labels(labels)
-        ends = sorted({*labels, *(e.source_type for e in graph.edges.values()),
-                       *(e.target_type for e in graph.edges.values())})
-        empty = not any(store._leader_counts(ends).values()) if ends else True
-        report.write_mode = "create" if empty else "merge"
-        report.workers = n_workers
-        meter = _Meter(as_progress(progress).start(
-            "loading Neo4j", unit="records",
-            total=sum(graph.node_counts().values()) + sum(graph.edge_counts().values())))
-        node_ids = np.full(plan.node_offsets(graph)[1], -1, np.int64)
-        try:
-            report.nodes = _load_nodes(store, graph, empty, size, n_workers, meter, node_ids)
-            _load_edges(store, graph, planned.result(), empty, size, meter, report, node_ids)
-        except WrittenMeanwhile:
-            if not empty:
-                raise
-            # A writer other than a graphkit load (those wait for the lock) created
-            # one of these nodes since the database was seen empty. Merging is
-            # idempotent, so the whole graph is written again that way.
-            report.write_mode = "merge"
-            node_ids[:] = -1
-            report.nodes = _load_nodes(store, graph, False, size, n_workers, meter, node_ids)
-            _load_edges(store, graph, planned.result(), False, size, meter, report, node_ids)
+        report.resumed_replace = any(m["mode"] == "replace" for m in store.unfinished_loads())
+        with load_marker(store, labels, if_exists):
+            if if_exists == "replace":
+                report.removed = store.delete_labels(labels)
+            ends = sorted({*labels, *(e.source_type for e in graph.edges.values()),
+                           *(e.target_type for e in graph.edges.values())})
+            empty = not any(store._leader_counts(ends).values()) if ends else True
+            report.write_mode = "create" if empty else "merge"
+            report.workers = n_workers
+            meter = _Meter(as_progress(progress).start(
+                "loading Neo4j", unit="records",
+                total=sum(graph.node_counts().values()) + sum(graph.edge_counts().values())))
+            node_ids = np.full(plan.node_offsets(graph)[1], -1, np.int64)
+            try:
+                report.nodes = _load_nodes(store, graph, empty, size, n_workers, meter, node_ids)
+                _load_edges(store, graph, planned.result(), empty, size, meter, report, node_ids)
+            except WrittenMeanwhile:
+                if not empty:
+                    raise
+                # A writer other than a graphkit load (those wait for the lock) created
+                # one of these nodes since the database was seen empty. Merging is
+                # idempotent, so the whole graph is written again that way.
+                report.write_mode = "merge"
+                node_ids[:] = -1
+                report.nodes = _load_nodes(store, graph, False, size, n_workers, meter, node_ids)
+                _load_edges(store, graph, planned.result(), False, size, meter, report, node_ids)
     return meter
 
 

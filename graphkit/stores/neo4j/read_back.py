@@ -12,7 +12,8 @@ from graphkit.core.errors import StoreError
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.stores.neo4j import convert, cypher
 from graphkit.stores.neo4j.connection import Neo4jConnection
-from graphkit.stores.neo4j.load import LOAD_MARKER, LOCK_LABEL
+from graphkit.stores.neo4j.load import LOAD_MARKER
+from graphkit.stores.neo4j.lock import LOCK_LABEL
 
 # Labels of bookkeeping nodes that are no part of any graph, so never read back as one:
 # the load marker and lock, and the node the test suite leaves in a database it may clear.

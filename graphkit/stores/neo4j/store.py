@@ -14,16 +14,18 @@ a property value an Arrow column again, :mod:`~graphkit.stores.neo4j.convert`;
 reading a whole graph back is :mod:`~graphkit.stores.neo4j.read_back`. This
 module holds the store itself: its schema and the lineage questions.
 
-``load(if_exists="replace")`` deletes the graph's labels, then loads. If it is
-killed midway the database holds part of the new graph (and a
-``GraphkitLoad`` marker node saying so) until the same command is run again:
-that rerun deletes and loads again and converges to exactly the new graph.
+Every load first commits a ``GraphkitLoad`` marker node and removes it when it has
+written the whole graph. ``load(if_exists="replace")`` deletes the graph's labels,
+then loads: killed midway, the database holds part of the new graph (and the
+marker saying so) until the same command is run again, which deletes and loads
+again and converges to exactly the new graph. A killed merge (or create) leaves
+its marker too, until a merge of those labels finishes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from graphkit.core.errors import StoreError
@@ -48,7 +50,7 @@ from graphkit.stores.base import (
     require_vocabulary,
     texts,
 )
-from graphkit.stores.neo4j import convert, cypher, load, read_back
+from graphkit.stores.neo4j import convert, cypher, load, lock, read_back
 from graphkit.stores.neo4j.config import Neo4jConfig
 from graphkit.stores.neo4j.connection import Neo4jConnection
 from graphkit.stores.neo4j.load import IF_EXISTS_CHOICES, LOAD_MARKER
@@ -108,6 +110,7 @@ class Neo4jStore(Neo4jConnection):
         indexes: Sequence[tuple[str, str]] | None = None,
         max_retry_seconds: float = 30.0,
         vocabulary: LineageVocabulary | None = DEFAULT_VOCABULARY,
+        lock_wait: float | None = None,
     ) -> None:
         if batch_size < 1:
             raise StoreError(f"batch size must be positive, got {batch_size}")
@@ -115,6 +118,9 @@ class Neo4jStore(Neo4jConnection):
         if workers < 1:
             raise StoreError(f"workers must be positive, got {workers}")
         self.workers = workers
+        # Seconds a load waits for another's load lock (None: GRAPHKIT_LOAD_LOCK_WAIT,
+        # else lock.DEFAULT_LOCK_WAIT).
+        self.lock_wait = lock.lock_wait_from_env() if lock_wait is None else lock_wait
         self._vocabulary = vocabulary
         self.indexes = tuple(indexes if indexes is not None else lookup_indexes(vocabulary))
         for label, prop in self.indexes:  # refuse bad names before touching the server
@@ -136,6 +142,7 @@ class Neo4jStore(Neo4jConnection):
         batch_size: int | None = None,
         workers: int | None = None,
         progress: ProgressLike = None,
+        lock_wait: float | None = None,
     ) -> LoadReport:
         """Write ``graph``: schema first, then nodes, then relationships (``progress``
         hears records written of the total, batch by batch).
@@ -151,9 +158,12 @@ class Neo4jStore(Neo4jConnection):
         relationship batches split so that no two concurrent ones share a node
         (see :mod:`graphkit.stores.neo4j.plan`). ``progress`` gets one line per
         batch: records done/total and records/s.
+
+        The load holds the database's load lock (:meth:`load_lock`), waiting for
+        another load at most ``lock_wait`` seconds (default :attr:`lock_wait`).
         """
         return load.load_graph(self, graph, if_exists=if_exists, batch_size=batch_size,
-                               workers=workers, progress=progress)
+                               workers=workers, progress=progress, lock_wait=lock_wait)
 
     def _leader_counts(self, labels: Sequence[str]) -> dict[str, int]:
         """:meth:`node_counts` read on the cluster leader (a write transaction):
@@ -165,39 +175,28 @@ class Neo4jStore(Neo4jConnection):
         with self._errors(), self._session() as session:
             return dict(session.execute_write(work))
 
-    @contextmanager
-    def load_lock(self) -> Iterator[None]:
-        """Hold the database's one load lock while the body runs: a second graphkit load
-        waits here until the first is done. Two loads at once into an empty database
-        both chose CREATE (one failed on a constraint, or relationships were made
-        twice); two replace loads deleted each other's nodes, leaving relationships
-        unwritten. The lock is a ``GraphkitLoadLock`` node MERGEd on a unique key in a
-        transaction left open, then rolled back: a concurrent MERGE of the same key
-        waits for it, and the node is never committed (the database holds only the
-        graph's nodes)."""
-        from graphkit.stores.neo4j.load import LOCK_LABEL
+    def load_lock(self, wait: float | None = None, progress: ProgressLike = None,
+                  engine: str = "driver") -> AbstractContextManager[None]:
+        """Hold the database's one load lock while the body runs (:mod:`.lock`): a second
+        graphkit load waits here until the first is done, at most ``wait`` seconds
+        (default :attr:`lock_wait`), then fails with
+        :class:`~graphkit.stores.neo4j.lock.LoadLockTimeout` naming the holder. Two loads
+        at once into an empty database both chose CREATE (one failed on a constraint,
+        or relationships were made twice); two replace loads deleted each other's
+        nodes, leaving relationships unwritten."""
+        return lock.load_lock(self, wait=self.lock_wait if wait is None else wait,
+                              progress=progress, engine=engine)
 
-        name = cypher.quote_name(LOCK_LABEL)
-        # StoreError: made by another load at this moment; it exists either way.
-        with suppress(StoreError):
-            self._run_auto(f"CREATE CONSTRAINT graphkit_load_lock IF NOT EXISTS FOR "
-                           f"(l:{name}) REQUIRE l.name IS UNIQUE")
-        with self._errors(), self._session() as session:
-            tx = session.begin_transaction()
-            try:
-                tx.run(f"MERGE (l:{name} {{name: 'load'}}) SET l.held = timestamp()"
-                       ).consume()
-                yield
-            finally:
-                tx.rollback()  # releases the lock; nothing was ever committed
-
-    def _marker_count(self) -> int:
-        return int(self._read(cypher.count_nodes([LOAD_MARKER]))[0]["count"])
+    def unfinished_loads(self) -> list[dict[str, Any]]:
+        """The loads that began writing and have not finished (killed, failed, or
+        running now), oldest first: ``mode``, ``labels``, ``started_at``, ``host``,
+        ``pid``. While there is one, the graph in the database is incomplete."""
+        return self._read(cypher.load_markers(LOAD_MARKER))
 
     def interrupted_load(self) -> bool:
-        """True if a ``replace`` load was killed and not yet run again: the graph
-        in the database is incomplete until it is."""
-        return self._marker_count() > 0
+        """True if a load began and has not finished (:meth:`unfinished_loads`): the
+        graph in the database is incomplete until the same load is run again."""
+        return bool(self.unfinished_loads())
 
     def ensure_schema(self, labels: Sequence[str]) -> None:
         """Uniqueness on ``id`` for every label, the lookup indexes, then wait for them."""
