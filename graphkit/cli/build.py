@@ -61,7 +61,9 @@ from graphkit.cli.app import (
               show_default=True, help="spark: build on Spark (graphkit[spark]).")
 @click.option("--partitions", help="Build partition by partition, bounded in memory: "
                                    "a count, or auto.")
-@click.option("--spark-master", help="Spark master URL (spark://HOST:7077, local[4], k8s://…).")
+@click.option("--spark-master", help="Spark master URL for --engine spark (spark://HOST:7077, "
+                                     "local[4], k8s://…; default: the spark-submit session, "
+                                     "else local[*]).")
 @click.option("--hash-inputs", is_flag=True,
               help="Record each row file's SHA-256 in the manifest (default: size and "
                    "mtime; hashing reads every byte again).")
@@ -375,8 +377,8 @@ def plain_table(header: tuple[str, str, str], rows: list[tuple[str, str, str]]) 
 
 @cli.command()
 @click.argument("sources", nargs=-1, type=PATH)
-@click.option("--out", "out", required=True,
-              help="The Parquet file to write, or - for stdout.")
+@click.option("--out", "out", required=True, metavar="PATH",
+              help="The Parquet file to write (- for stdout).")
 @click.option("--include-content", is_flag=True, help="Keep message content columns.")
 @click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
 @time_options
