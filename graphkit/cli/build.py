@@ -107,17 +107,16 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
         # What the imports made lives as long as the process: kept out of the collector's
         # scans.
         gc.freeze()
-        if hi is not None or hash_inputs:
-            flag = "--until" if hi is not None else "--hash-inputs"
-            raise UserError(f"{flag} works with the default engine only; drop --engine/"
-                            f"--partitions/--spark-master, or drop {flag}")
+        if hash_inputs:
+            raise UserError("--hash-inputs works with the default engine only; drop --engine/"
+                            "--partitions/--spark-master, or drop --hash-inputs")
 
         with progress() as say:
             summary, skipped = engine_build(
                 paths, snapshot_dir, engine=engine, partitions=partitions,
                 spark_master=spark_master, contract=contract, granularity=granularity,
                 rejects_path=rejects_path, include_content=include_content, strict=strict,
-                since=lo, cache_dir=cache_dir, store=store, progress=say)
+                since=lo, until=hi, cache_dir=cache_dir, store=store, progress=say)
         if as_json:
             echo_json({**summary, "skipped_lines": skipped_lines_summary(skipped)})
         else:

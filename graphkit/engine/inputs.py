@@ -154,6 +154,7 @@ def auto_partitions(rows: int) -> int:
 
 def read_pieces(pieces: list[tuple[str, list[Path]]], contract: LoadedContract,
                 account: ReadAccount, *, strict: bool = False, since: datetime | None = None,
+                until: datetime | None = None,
                 cache_dir: Path | None = None, progress: Progress | None = None,
                 fingerprints: bool = True,
                 include_content: bool = False) -> Iterator[pa.Table]:
@@ -175,13 +176,13 @@ def read_pieces(pieces: list[tuple[str, list[Path]]], contract: LoadedContract,
                                since=since, cache_dir=cache_dir, progress=progress,
                                fingerprints=fingerprints)
             account.add(got)
-            tables = iter([conform_sources(contract, got, since=since)])
+            tables = iter([conform_sources(contract, got, since=since, until=until)])
         for table in tables:
             n = table.num_rows
             table = table.append_column(ORD, pa.array(np.arange(offset, offset + n,
                                                                 dtype=np.int64)))
             offset += n
-            table = since_filter(table, since)
+            table = since_filter(table, since, until)
             account.rows += table.num_rows
             yield spill_form(table)
 

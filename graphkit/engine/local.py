@@ -239,6 +239,7 @@ def build_local(
     granularity: str = "thread",
     strict: bool = False,
     since: datetime | None = None,
+    until: datetime | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
     fingerprints: bool = True,
@@ -269,7 +270,7 @@ def build_local(
         t0 = time.perf_counter()
         shuffle = _Shuffle(tmp, n_parts)
         try:
-            for table in read_pieces(pieces, c, account, strict=strict, since=since,
+            for table in read_pieces(pieces, c, account, strict=strict, since=since, until=until,
                                      cache_dir=cache_dir, progress=progress,
                                      fingerprints=fingerprints,
                                      include_content=include_content):

@@ -231,7 +231,8 @@ def _parquet_groups(plan: Plan, files: list[tuple[int, Path]],
 
 
 def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
-                   include_content: bool, since: datetime | None) -> Any:
+                   include_content: bool, since: datetime | None,
+                   until: datetime | None) -> Any:
     """Spark's read of Parquet row files of one column-type set (:func:`_parquet_groups`),
     conformed by graphkit per batch."""
 
@@ -265,7 +266,7 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                                                              pa.string()))
                 rows = rows.append_column(ROW_COL, pc.add(idx, 1))
                 rows = rows.append_column(ORD, pc.add(idx, piece << _PIECE_SHIFT))
-                rows = plain(since_filter(rows, since)).cast(target)
+                rows = plain(since_filter(rows, since, until)).cast(target)
                 yield from rows.to_batches()
 
     return df.mapInArrow(_guard_iter(conform_batches), _spark_schema(target))
@@ -299,8 +300,8 @@ def _input_frame(spark: Any, plan: Plan, pieces: list[tuple[str, list[Path]]],
             frames.append(spark.createDataFrame(table.cast(target)))
     if in_spark:
         say(f"Spark reads {len(in_spark)} Parquet file(s)")
-    frames.extend(_parquet_frame(spark, plan, group, opts["include_content"], opts["since"])
-                  for group in groups)
+    frames.extend(_parquet_frame(spark, plan, group, opts["include_content"], opts["since"],
+                                 opts["until"]) for group in groups)
     if not frames:  # only zero-row files graphkit's reader found nothing in
         frames.append(spark.createDataFrame(target.empty_table()))
     df = frames[0]
@@ -399,6 +400,7 @@ def build_spark(
     granularity: str = "thread",
     strict: bool = False,
     since: datetime | None = None,
+    until: datetime | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
     fingerprints: bool = True,
@@ -423,8 +425,9 @@ def build_spark(
     session.conf.set("spark.sql.shuffle.partitions", str(n_parts))
     session.conf.set("spark.sql.session.timeZone", "UTC")
     account = ReadAccount(listed=listed)
-    opts = {"strict": strict, "since": since, "cache_dir": cache_dir, "progress": progress,
-            "fingerprints": fingerprints, "include_content": include_content}
+    opts = {"strict": strict, "since": since, "until": until, "cache_dir": cache_dir,
+            "progress": progress, "fingerprints": fingerprints,
+            "include_content": include_content}
     work = Path(tempfile.mkdtemp(prefix=".graphkit-spark-", dir=Path(snapshot_dir).parent
                                  if Path(snapshot_dir).parent.exists() else None))
     folder: SnapshotFolder | None = None
