@@ -57,3 +57,48 @@ def test_read_commands_offer_json_lines_and_csv(name: str) -> None:
     row = next(line for line in README.splitlines()
                if line.startswith(f"| `graphkit {name} "))
     assert "--json\\|--csv" in row, name
+
+
+def _examples() -> dict[str, str]:
+    """Each command's ``Example:`` paragraph from its help, as one line."""
+    out = {}
+    for name in COMMANDS:
+        text = cli.commands[name].help or ""
+        para = text.split("Example:", 1)[1].split("\n\n", 1)[0]
+        out[name] = " ".join(para.split())
+    return out
+
+
+# Examples that need what a fresh clone lacks: a Neo4j server (load, snapshot,
+# neo4j-server) or the user's own ~/.claude history (rows).
+_NOT_ON_THE_SAMPLE = {"load", "snapshot", "neo4j-server", "rows"}
+
+
+def test_help_examples_run_on_the_quick_start_snapshot(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A newcomer who ran the quick start can paste every command's help example: the
+    ids it names are the sample's and every path is the quick start's (an example
+    naming the HypAware fixture's ids failed with "no session has the id")."""
+    import shlex
+
+    from click.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "samples").symlink_to(REPO / "samples")
+    examples = _examples()
+    assert set(_NOT_ON_THE_SAMPLE) < set(examples)
+    runner = CliRunner()
+    for name in ["build", *sorted(set(examples) - {"build"} - _NOT_ON_THE_SAMPLE)]:
+        argv = shlex.split(examples[name])
+        assert argv[0] == "graphkit" and argv[1] == name, examples[name]
+        if name == "diff":  # an older snapshot of the same rows, as the example names
+            res = runner.invoke(cli, ["build", "samples/rows", "--snapshot", argv[2]])
+            assert res.exit_code == 0, res.output
+        res = runner.invoke(cli, argv[1:])
+        assert res.exit_code == 0, f"{examples[name]}: {res.output}"
+
+
+def test_every_option_is_in_the_readme() -> None:
+    missing = [f"{name} {opt}" for name in COMMANDS for p in cli.commands[name].params
+               for opt in getattr(p, "opts", []) if opt.startswith("--") and opt != "--help"
+               and opt not in README]
+    assert not missing

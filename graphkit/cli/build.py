@@ -61,7 +61,9 @@ from graphkit.cli.app import (
               show_default=True, help="spark: build on Spark (graphkit[spark]).")
 @click.option("--partitions", help="Build partition by partition, bounded in memory: "
                                    "a count, or auto.")
-@click.option("--spark-master", help="Spark master URL (spark://HOST:7077, local[4], k8s://…).")
+@click.option("--spark-master", help="Spark master URL for --engine spark (spark://HOST:7077, "
+                                     "local[4], k8s://…; default: the spark-submit session, "
+                                     "else local[*]).")
 @click.option("--hash-inputs", is_flag=True,
               help="Record each row file's SHA-256 in the manifest (default: size and "
                    "mtime; hashing reads every byte again).")
@@ -105,17 +107,16 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
         # What the imports made lives as long as the process: kept out of the collector's
         # scans.
         gc.freeze()
-        if hi is not None or hash_inputs:
-            flag = "--until" if hi is not None else "--hash-inputs"
-            raise UserError(f"{flag} works with the default engine only; drop --engine/"
-                            f"--partitions/--spark-master, or drop {flag}")
+        if hash_inputs:
+            raise UserError("--hash-inputs works with the default engine only; drop --engine/"
+                            "--partitions/--spark-master, or drop --hash-inputs")
 
         with progress() as say:
             summary, skipped = engine_build(
                 paths, snapshot_dir, engine=engine, partitions=partitions,
                 spark_master=spark_master, contract=contract, granularity=granularity,
                 rejects_path=rejects_path, include_content=include_content, strict=strict,
-                since=lo, cache_dir=cache_dir, store=store, progress=say)
+                since=lo, until=hi, cache_dir=cache_dir, store=store, progress=say)
         if as_json:
             echo_json({**summary, "skipped_lines": skipped_lines_summary(skipped)})
         else:
@@ -375,8 +376,8 @@ def plain_table(header: tuple[str, str, str], rows: list[tuple[str, str, str]]) 
 
 @cli.command()
 @click.argument("sources", nargs=-1, type=PATH)
-@click.option("--out", "out", required=True,
-              help="The Parquet file to write, or - for stdout.")
+@click.option("--out", "out", required=True, metavar="PATH",
+              help="The Parquet file to write (- for stdout).")
 @click.option("--include-content", is_flag=True, help="Keep message content columns.")
 @click.option("--strict", is_flag=True, help="Fail on the first unreadable transcript line.")
 @time_options

@@ -89,7 +89,7 @@ def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     compaction or teammate); --csv one row per ancestor, descendant or
     continued session (relation, step from 1 nearest, type, node).
 
-    Example: graphkit lineage a1f0c3e2b4d5a6a7 --snapshot out/graph --json
+    Example: graphkit lineage 818d8962058765a6 --snapshot out/graph --json
     """
     from graphkit.queries.lineage import lineage_many
 
@@ -233,7 +233,7 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
     "type", "id", "how", "depth"} line per continuing or continued session;
     --csv the tree nodes as CSV.
 
-    Example: graphkit tree 5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01 --snapshot out/graph
+    Example: graphkit tree 8299ed6e-811c-4fa7-b124-c205cd625a7f --snapshot out/graph
     """
     from graphkit.queries.continuations import continued_by, continues
     from graphkit.queries.lineage import session_tree

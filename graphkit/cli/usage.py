@@ -220,7 +220,7 @@ def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     "session_id", "by", "key", <counts>, "cost_usd", "unpriced_models"} line per
     model or agent type. --csv: one row per thread (or group).
 
-    Example: graphkit usage 5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01 --snapshot out/graph
+    Example: graphkit usage 8299ed6e-811c-4fa7-b124-c205cd625a7f --snapshot out/graph
     """
     from graphkit.queries.prices import load_prices, usage_groups
     from graphkit.queries.usage import require_sessions, session_usage

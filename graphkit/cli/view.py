@@ -130,7 +130,8 @@ def view(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
     thread shows its lineage up to the session. The page works offline and
     loads nothing; message text only with --include-content.
 
-    Example: graphkit view 8299ed6e-811c-4fa7-b124-c205cd625a7f --out session.html
+    Example: graphkit view 8299ed6e-811c-4fa7-b124-c205cd625a7f --snapshot out/graph --out
+    session.html
     """
     from graphkit.view import render_html, session_view, write_html
 

@@ -63,6 +63,7 @@ def engine_build(
     since: datetime | None,
     cache_dir: Path | None,
     store: str = "snapshot",
+    until: datetime | None = None,
     progress: Progress | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run a partitioned build (local or Spark); the summary and skipped lines."""
@@ -76,7 +77,7 @@ def engine_build(
     check_side_names(rejects_file, cache_dir)
     kwargs: dict[str, Any] = dict(
         contract=contract, partitions=n, granularity=granularity, strict=strict, since=since,
-        cache_dir=cache_dir,
+        until=until, cache_dir=cache_dir,
         progress=progress, include_content=include_content, rejects_file=rejects_file)
     if engine == "spark":
         from graphkit.engine.spark import build_spark

@@ -36,7 +36,7 @@ from graphkit.sources.read import (
     since_filter,
     source_kind,
 )
-from graphkit.sources.row_files import fingerprint, row_files
+from graphkit.sources.row_files import fingerprint, open_dataset, row_files
 
 # Rough bytes per row of non-Parquet inputs, to size partitions before reading.
 _BYTES_PER_ROW = 400
@@ -44,6 +44,16 @@ _BYTES_PER_ROW = 400
 ROWS_PER_PARTITION = 100_000
 # Rows per batch read from a Parquet file.
 BATCH_ROWS = 65_536
+# Arrow types of the rows the partitions receive, by contract input kind.
+_TYPES = {"string": pa.string(), "json": pa.string(), "int": pa.int64(),
+          "float": pa.float64(), "bool": pa.bool_(), "timestamp": pa.timestamp("us", tz="UTC")}
+
+
+def rows_schema(contract: LoadedContract) -> pa.Schema:
+    """The schema of the rows the partitions receive (what the local shuffle stores)."""
+    fields = [pa.field(n, _TYPES[c.type]) for n, c in contract.spec.input.items()]
+    return pa.schema([*fields, pa.field(FILE_COL, pa.string()), pa.field(ROW_COL, pa.int64()),
+                      pa.field(ORD, pa.int64())])
 
 
 @dataclass
@@ -54,6 +64,10 @@ class ReadAccount:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     rows: int = 0
+    # Row files in the order the in-memory build lists them in the manifest (each
+    # folder as its walk finds them), which is not the order they are read in
+    # (format by format): see :meth:`listed_order`.
+    listed: list[str] = field(default_factory=list)
 
     def add(self, r: SourceRows) -> None:
         """Take over what one read found."""
@@ -61,15 +75,32 @@ class ReadAccount:
         self.skipped.extend(r.skipped)
         self.notes.extend(r.notes)
 
+    def listed_order(self) -> list[dict[str, Any]]:
+        """The fingerprints in the in-memory build's manifest order: row files as
+        :func:`graphkit.sources.row_files.row_file_fingerprints` lists them, then the
+        transcripts' own, as they came."""
+        rank = {p: i for i, p in enumerate(self.listed)}
+        return sorted(self.fingerprints, key=lambda f: rank.get(f["path"], len(rank)))
 
-def _files(root: Path) -> list[Path]:
-    """The row files of a folder in the order the in-memory build reads them."""
-    return [f for _fmt, fs in sorted(row_files(root).items()) for f in fs]
+
+def _files(root: Path, listed: list[str] | None = None) -> list[Path]:
+    """The row files of a folder in the order the in-memory build reads them (the
+    order it lists them in, into ``listed``). Files of one format must hold their
+    columns in types that unify, as the in-memory build requires of a folder."""
+    groups = row_files(root)
+    if listed is not None:
+        listed.extend(str(f) for fs in groups.values() for f in fs)
+    for fmt, fs in groups.items():
+        if fmt != "json" and len(fs) > 1:
+            open_dataset(fs, fmt, root)  # reads footers only; raises TypesDisagree
+    return [f for _fmt, fs in sorted(groups.items()) for f in fs]
 
 
-def plan_sources(paths: Sequence[Path]) -> list[tuple[str, list[Path]]]:
+def plan_sources(paths: Sequence[Path],
+                 listed: list[str] | None = None) -> list[tuple[str, list[Path]]]:
     """``(kind, paths)`` pieces in read order: row files one by one, an Iceberg
-    source whole, all transcripts together at the end (as the build reads them)."""
+    source whole, all transcripts together at the end (as the build reads them).
+    ``listed`` receives the row files in the in-memory build's manifest order."""
     pieces: list[tuple[str, list[Path]]] = []
     transcripts: list[Path] = []
     for raw in paths:
@@ -80,7 +111,7 @@ def plan_sources(paths: Sequence[Path]) -> list[tuple[str, list[Path]]]:
         if kind in ("claude", "codex"):
             transcripts.append(path)
         elif kind == "rows" and path.is_dir():
-            files = _files(path)
+            files = _files(path, listed)
             if not files:
                 raise SourceError("no row files, transcripts or Iceberg table found here",
                                   path=str(path),
@@ -89,6 +120,8 @@ def plan_sources(paths: Sequence[Path]) -> list[tuple[str, list[Path]]]:
                                        "HypAware cache")
             pieces.extend(("rows", [f]) for f in files)
         else:
+            if kind == "rows" and listed is not None:
+                listed.append(str(path))
             pieces.append((kind, [path]))
     if transcripts:
         pieces.append(("transcripts", transcripts))
@@ -121,6 +154,7 @@ def auto_partitions(rows: int) -> int:
 
 def read_pieces(pieces: list[tuple[str, list[Path]]], contract: LoadedContract,
                 account: ReadAccount, *, strict: bool = False, since: datetime | None = None,
+                until: datetime | None = None,
                 cache_dir: Path | None = None, progress: Progress | None = None,
                 fingerprints: bool = True,
                 include_content: bool = False) -> Iterator[pa.Table]:
@@ -142,13 +176,13 @@ def read_pieces(pieces: list[tuple[str, list[Path]]], contract: LoadedContract,
                                since=since, cache_dir=cache_dir, progress=progress,
                                fingerprints=fingerprints)
             account.add(got)
-            tables = iter([conform_sources(contract, got, since=since)])
+            tables = iter([conform_sources(contract, got, since=since, until=until)])
         for table in tables:
             n = table.num_rows
             table = table.append_column(ORD, pa.array(np.arange(offset, offset + n,
                                                                 dtype=np.int64)))
             offset += n
-            table = since_filter(table, since)
+            table = since_filter(table, since, until)
             account.rows += table.num_rows
             yield spill_form(table)
 
@@ -160,10 +194,13 @@ def parquet_batches(path: Path, contract: LoadedContract,
     with the file and the 1-based row."""
     label = str(path)
     try:
-        names = set(pq.read_schema(str(path)).names)
+        schema = pq.read_schema(str(path))
         spec = read_spec(contract, include_content)
+        # Only flat columns read dictionary-encoded (a JSON column stored as a struct
+        # or map has no dictionary of its own: pyarrow refuses its name).
+        flat = {f.name for f in schema if not pa.types.is_nested(f.type)}
         f = pq.ParquetFile(str(path), read_dictionary=[c for c in spec.dictionary_columns()
-                                                       if c in names])
+                                                       if c in flat])
         wanted = spec.wanted()
         cols = [c for c in f.schema_arrow.names if c in wanted]
         first = 1

@@ -36,6 +36,7 @@ from graphkit.engine.inputs import (
     partition_of,
     plan_sources,
     read_pieces,
+    rows_schema,
 )
 from graphkit.engine.merge import merge_parts, unify
 from graphkit.engine.output import SnapshotFolder
@@ -238,6 +239,7 @@ def build_local(
     granularity: str = "thread",
     strict: bool = False,
     since: datetime | None = None,
+    until: datetime | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
     fingerprints: bool = True,
@@ -253,7 +255,8 @@ def build_local(
     say = progress or (lambda _m: None)
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     plan = make_plan(c, partition_key)
-    pieces = plan_sources(sources)
+    listed: list[str] = []
+    pieces = plan_sources(sources, listed)
     estimate = estimate_rows(pieces)
     n_parts = partitions or auto_partitions(estimate)
     n_buckets = buckets_for(estimate)
@@ -263,11 +266,11 @@ def build_local(
     base = work_dir or snapshot_dir.parent
     with tempfile.TemporaryDirectory(prefix=".graphkit-partitions-", dir=base) as tmp_name:
         tmp = Path(tmp_name)
-        account = ReadAccount()
+        account = ReadAccount(listed=listed)
         t0 = time.perf_counter()
         shuffle = _Shuffle(tmp, n_parts)
         try:
-            for table in read_pieces(pieces, c, account, strict=strict, since=since,
+            for table in read_pieces(pieces, c, account, strict=strict, since=since, until=until,
                                      cache_dir=cache_dir, progress=progress,
                                      fingerprints=fingerprints,
                                      include_content=include_content):
@@ -279,10 +282,12 @@ def build_local(
         say(f"{account.rows} rows in {n_parts} partition(s); projecting each")
         totals = Totals()
         partials = _Partials(tmp, n_buckets)
-        empty = shuffle.schema.empty_table() if shuffle.schema is not None else None
+        # No rows at all (zero-row files) still project once, from no rows in the
+        # partitions' schema: the in-memory build writes every type's empty table.
+        empty = (shuffle.schema or rows_schema(c)).empty_table()
         for p in range(n_parts):
             path = shuffle.path(p)
-            if not path.exists() and (p > 0 or empty is None):
+            if not path.exists() and p > 0:
                 continue
             rows = shuffle.read(p) if path.exists() else empty
             out = project_partition(plan, rows, granularity=granularity,
@@ -343,5 +348,5 @@ def finish(folder: SnapshotFolder, plan: Plan, totals: Totals, summary: dict[str
                            "target_type": dst}
     meta = {"contract": plan.contract.name, "version": plan.contract.version,
             "granularity": granularity, "lineage": totals.meta.get("lineage")}
-    return folder.finish(meta, inputs=account.fingerprints, summary=summary,
+    return folder.finish(meta, inputs=account.listed_order(), summary=summary,
                          include_content=include_content)

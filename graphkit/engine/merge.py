@@ -114,8 +114,14 @@ def merge_parts(plan: Plan, tp: TypePlan, parts: list[pa.Table],
 def _merge_groups(plan: Plan, tp: TypePlan, t: pa.Table, schema: pa.Schema) -> pa.Table:
     """One row per key of ``t`` (rows of the same key from several partitions)."""
     if tp.span_check:
-        # Several partitions, so several partition key values.
-        raise _refuse(plan, tp, t.slice(0, 1).to_pylist()[0])
+        # Several partitions, so several partition key values: each partition's row
+        # holds only its own, so name the lowest and highest over the key's rows.
+        k = _key(tp.kind, t)
+        same = t.filter(pc.equal(k, k[0]))
+        row = same.slice(0, 1).to_pylist()[0]
+        row["__gk_pkmin"] = pc.min(same.column("__gk_pkmin")).as_py()
+        row["__gk_pkmax"] = pc.max(same.column("__gk_pkmax")).as_py()
+        raise _refuse(plan, tp, row)
     keys = key_columns(tp.kind)
     props = {p.name: p for p in tp.props}
     if tp.rules > 1 and props:

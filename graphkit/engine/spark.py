@@ -50,6 +50,7 @@ from graphkit.engine.inputs import (
     plain,
     plan_sources,
     read_pieces,
+    rows_schema,
 )
 from graphkit.engine.local import (
     EngineResult,
@@ -72,20 +73,11 @@ _ROWIDX = "__gk_rowidx"
 # Input positions: piece number in the high bits, row within the piece below.
 _PIECE_SHIFT = 36
 _MARK = "graphkit-error: "
-_TYPES = {"string": pa.string(), "json": pa.string(), "int": pa.int64(),
-          "float": pa.float64(), "bool": pa.bool_(), "timestamp": pa.timestamp("us", tz="UTC")}
 _OUT = "rec string, kind string, type string, bucket int, payload binary"
 
 
 class SparkEngineError(GraphkitError):
     """Spark could not be started or failed for a reason that is not graphkit's."""
-
-
-def rows_schema(contract: LoadedContract) -> pa.Schema:
-    """The schema of the rows the partitions receive (what the local shuffle stores)."""
-    fields = [pa.field(n, _TYPES[c.type]) for n, c in contract.spec.input.items()]
-    return pa.schema([*fields, pa.field(FILE_COL, pa.string()), pa.field(ROW_COL, pa.int64()),
-                      pa.field(ORD, pa.int64())])
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -197,20 +189,57 @@ def _uri_key(uri: str) -> str:
         uri.startswith("file:") else str(Path(uri).resolve())
 
 
-def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
-                   include_content: bool, since: datetime | None) -> Any:
-    """Spark's read of the Parquet row files, conformed by graphkit per batch."""
+def _spark_reads(t: pa.DataType) -> bool:
+    """Whether Spark's Parquet reader reads a column of type ``t`` as pyarrow does:
+    it refuses nanosecond times, reads unsigned integers as decimals and has no
+    column type of only nulls."""
+    if pa.types.is_dictionary(t):
+        return _spark_reads(t.value_type)
+    if pa.types.is_timestamp(t):
+        return t.unit != "ns"
+    if pa.types.is_null(t) or pa.types.is_unsigned_integer(t):
+        return False
+    if pa.types.is_nested(t):
+        return all(_spark_reads(t.field(i).type) for i in range(t.num_fields))
+    return True
 
-    contract = plan.contract
-    names: set[str] = set()
-    for _i, f in files:
+
+def _parquet_groups(plan: Plan, files: list[tuple[int, Path]],
+                    include_content: bool) -> tuple[list[list[tuple[int, Path]]], set[int]]:
+    """The Parquet row files Spark reads, in groups of one column-type set (Spark's
+    schema merge refuses text beside binary, or a column of only nulls beside text,
+    which graphkit reads alike), and the pieces it cannot read as graphkit does
+    (nanosecond times, unsigned integers), left to graphkit's reader."""
+    spec = read_spec(plan.contract, include_content)
+    wanted = spec.wanted()
+    groups: dict[tuple[tuple[str, str], ...], list[tuple[int, Path]]] = {}
+    driver: set[int] = set()
+    for i, f in files:
         try:
             schema = pq.read_schema(f)
         except (OSError, pa.ArrowInvalid) as exc:
             raise SourceError(f"cannot read rows: {str(exc).splitlines()[0]}",
                               path=str(f)) from None
-        check_schema(contract, schema, str(f))
-        names |= set(schema.names)
+        check_schema(plan.contract, schema, str(f))
+        cols = [fl for fl in schema if fl.name in wanted]
+        if not all(_spark_reads(fl.type) for fl in cols):
+            driver.add(i)
+            continue
+        key = tuple(sorted((fl.name, str(fl.type)) for fl in cols))
+        groups.setdefault(key, []).append((i, f))
+    return list(groups.values()), driver
+
+
+def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
+                   include_content: bool, since: datetime | None,
+                   until: datetime | None) -> Any:
+    """Spark's read of Parquet row files of one column-type set (:func:`_parquet_groups`),
+    conformed by graphkit per batch."""
+
+    contract = plan.contract
+    names: set[str] = set()
+    for _i, f in files:
+        names |= set(pq.read_schema(f).names)
     # What read_sources reads: the contract's columns (no content unless asked)
     # and what the sources' computed columns (touched_files) are made from.
     spec = read_spec(contract, include_content)
@@ -237,7 +266,7 @@ def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
                                                              pa.string()))
                 rows = rows.append_column(ROW_COL, pc.add(idx, 1))
                 rows = rows.append_column(ORD, pc.add(idx, piece << _PIECE_SHIFT))
-                rows = plain(since_filter(rows, since)).cast(target)
+                rows = plain(since_filter(rows, since, until)).cast(target)
                 yield from rows.to_batches()
 
     return df.mapInArrow(_guard_iter(conform_batches), _spark_schema(target))
@@ -256,7 +285,8 @@ def _input_frame(spark: Any, plan: Plan, pieces: list[tuple[str, list[Path]]],
     frames = []
     parquet = [(i, ps[0]) for i, (kind, ps) in enumerate(pieces)
                if kind == "rows" and ps[0].suffix.lower() in (".parquet", ".pq")]
-    in_spark = {i for i, _f in parquet}
+    groups, driver = _parquet_groups(plan, parquet, opts["include_content"])
+    in_spark = {i for i, _f in parquet} - driver
     for i, piece in enumerate(pieces):
         if i in in_spark:
             if opts["fingerprints"]:
@@ -268,10 +298,12 @@ def _input_frame(spark: Any, plan: Plan, pieces: list[tuple[str, list[Path]]],
             pos = pc.add(table.column(ORD), i << _PIECE_SHIFT)
             table = table.set_column(table.schema.get_field_index(ORD), ORD, pos)
             frames.append(spark.createDataFrame(table.cast(target)))
-    if parquet:
-        say(f"Spark reads {len(parquet)} Parquet file(s)")
-        frames.append(_parquet_frame(spark, plan, parquet, opts["include_content"],
-                                     opts["since"]))
+    if in_spark:
+        say(f"Spark reads {len(in_spark)} Parquet file(s)")
+    frames.extend(_parquet_frame(spark, plan, group, opts["include_content"], opts["since"],
+                                 opts["until"]) for group in groups)
+    if not frames:  # only zero-row files graphkit's reader found nothing in
+        frames.append(spark.createDataFrame(target.empty_table()))
     df = frames[0]
     for f in frames[1:]:
         df = df.unionByName(f)
@@ -368,6 +400,7 @@ def build_spark(
     granularity: str = "thread",
     strict: bool = False,
     since: datetime | None = None,
+    until: datetime | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
     fingerprints: bool = True,
@@ -378,7 +411,8 @@ def build_spark(
     say = progress or (lambda _m: None)
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     plan = make_plan(c, partition_key)
-    pieces = plan_sources(sources)
+    listed: list[str] = []
+    pieces = plan_sources(sources, listed)
     estimate = estimate_rows(pieces)
     n_parts = partitions or auto_partitions(estimate)
     n_buckets = buckets_for(estimate)
@@ -390,9 +424,10 @@ def build_spark(
     timings = {"spark_start": time.perf_counter() - t0}
     session.conf.set("spark.sql.shuffle.partitions", str(n_parts))
     session.conf.set("spark.sql.session.timeZone", "UTC")
-    account = ReadAccount()
-    opts = {"strict": strict, "since": since, "cache_dir": cache_dir, "progress": progress,
-            "fingerprints": fingerprints, "include_content": include_content}
+    account = ReadAccount(listed=listed)
+    opts = {"strict": strict, "since": since, "until": until, "cache_dir": cache_dir,
+            "progress": progress, "fingerprints": fingerprints,
+            "include_content": include_content}
     work = Path(tempfile.mkdtemp(prefix=".graphkit-spark-", dir=Path(snapshot_dir).parent
                                  if Path(snapshot_dir).parent.exists() else None))
     folder: SnapshotFolder | None = None
@@ -405,6 +440,13 @@ def build_spark(
         totals = Totals()
         t1 = time.perf_counter()
         schemas = _collect_meta(stage, totals)
+        if not totals.meta:
+            # No rows, so no partition ran: project no rows here, as the local
+            # engines do, for every type's empty table and the contract's account.
+            empty = project_partition(plan, rows_schema(c).empty_table(),
+                                      granularity=granularity, include_content=include_content)
+            totals.add(empty.counts, empty.rejects)
+            schemas = {k: unify([t.schema]) for k, t in empty.tables.items()}
         account.rows = totals.rows_read
         timings["read_project"] = time.perf_counter() - t1
         folder = SnapshotFolder(Path(snapshot_dir))

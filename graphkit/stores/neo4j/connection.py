@@ -159,9 +159,13 @@ class Neo4jConnection:
         where = self.config.display_uri
         detail = self.config.redact(first_line(exc, 300))
         if isinstance(exc, AuthError):
+            # No password at all is the likelier mistake (a variable not exported, or
+            # exported empty): say so rather than send the user to check its value.
+            hint = ("check NEO4J_USERNAME and NEO4J_PASSWORD" if self.config.password else
+                    "NEO4J_PASSWORD is not set or empty: export it, or pass --ask-password")
             return StoreError(
                 f"Neo4j at {where} refused the credentials of user {self.config.user!r}",
-                hint="check NEO4J_USERNAME and NEO4J_PASSWORD",
+                hint=hint,
             )
         if isinstance(exc, ServiceUnavailable | SessionExpired):
             return StoreError(

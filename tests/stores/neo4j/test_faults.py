@@ -70,6 +70,19 @@ def test_wrong_password(own_server: LocalNeo4j) -> None:
     assert_one_line_without_secrets(err.value)
 
 
+@pytest.mark.parametrize("password", [None, ""])
+def test_no_password_says_it_is_not_set(own_server: LocalNeo4j, password: str | None) -> None:
+    # NEO4J_PASSWORD not exported, or exported empty ("$PW" of an unset variable): the
+    # hint said "check NEO4J_USERNAME and NEO4J_PASSWORD", as if the value were wrong.
+    config = Neo4jConfig(uri=own_server.uri, password=password)
+    with pytest.raises(StoreError, match="refused the credentials of user 'neo4j'") as err, \
+            Neo4jStore(config):
+        pass
+    assert "NEO4J_PASSWORD is not set or empty" in str(err.value)
+    assert "--ask-password" in str(err.value)
+    assert_one_line_without_secrets(err.value)
+
+
 def test_unknown_database(own_server: LocalNeo4j) -> None:
     config = Neo4jConfig(uri=own_server.uri, password=PASSWORD, database="nosuchdb")
     with pytest.raises(StoreError, match="has no database 'nosuchdb'") as err, Neo4jStore(config):
