@@ -52,6 +52,8 @@ _SCALARS: list[tuple[Callable[[pa.DataType], bool], str]] = [
 ]
 TEMPORAL = ("datetime", "localdatetime", "date", "localtime")
 
+INT64_MAX = 2**63 - 1
+
 # Where the array delimiter may come from: the default first.
 ARRAY_DELIMITERS = (";", "|", "\x1f", "\x1e", "\x1d")
 
@@ -129,6 +131,7 @@ def _column(name: str, values: pa.ChunkedArray, what: str, plan: BulkPlan) -> Co
     if pa.types.is_dictionary(t):
         values, t = values.cast(t.value_type), t.value_type
     kind = scalar_type(t)
+    _check_long(values, what, name)
     if kind is not None:
         return Column(f"{name}:{kind}", values, kind, prop=name)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
@@ -143,6 +146,18 @@ def _column(name: str, values: pa.ChunkedArray, what: str, plan: BulkPlan) -> Co
     how = how if how in (JSON, BASE64) else "text"
     plan.encoded[f"{what}.{name}"] = how
     return Column(f"{name}:string", _as_text(values, how), "string", prop=name)
+
+
+def _check_long(values: pa.ChunkedArray, what: str, name: str) -> None:
+    """Refuse an integer past signed 64 bits: Neo4j's ``long`` cannot hold it, and
+    the importer would store another number in its place."""
+    flat = values
+    while pa.types.is_list(flat.type) or pa.types.is_large_list(flat.type):
+        flat = pc.list_flatten(flat)
+    if flat.type == pa.uint64() and (pc.max(flat).as_py() or 0) > INT64_MAX:
+        raise ExportError(f"{what} property {name!r} holds {pc.max(flat).as_py()}, past the "
+                          "signed 64-bit integers Neo4j stores",
+                          hint="cast it to text or a float in the contract")
 
 
 def _ids_in(ids: pa.ChunkedArray, table: pa.Table | None) -> pa.ChunkedArray:

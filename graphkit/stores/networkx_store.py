@@ -52,7 +52,7 @@ LINEAGE = "lineage"
 ISO8601 = "iso8601"  # timestamps, dates, times: ``isoformat()`` text
 JSON = "json"  # lists, structs, maps: JSON text (times inside as ISO-8601, bytes as base64)
 BASE64 = "base64"  # binary: base64 text
-TEXT = "text"  # decimals: their exact decimal text
+TEXT = "text"  # decimals: their exact decimal text (and numbers an export format cannot spell)
 
 
 def value_encoding(t: pa.DataType) -> str | None:
@@ -125,6 +125,10 @@ def restore(value: Any, t: pa.DataType) -> Any:
         return base64.b64decode(value)
     if pa.types.is_decimal(t):
         return Decimal(value)
+    if isinstance(value, str) and pa.types.is_floating(t):  # NaN/±Infinity as text
+        return float(value)
+    if isinstance(value, str) and pa.types.is_integer(t):  # past signed 64 bits, as text
+        return int(value)
     return value
 
 
