@@ -198,7 +198,7 @@ def _nanoseconds(values: list[Any]) -> pa.Array | None:
         return None
     if all(v.nanosecond % 1000 == 0 for v in present):
         return None
-    out = []
+    out: list[int | None] = []
     for v in values:
         if v is None:
             out.append(None)
