@@ -56,7 +56,11 @@ FLOATS = ("double", "float")
 def float_text(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     """Floats as neo4j-admin parses them: Arrow writes ``nan``/``inf``/``-inf``,
     which the importer refuses ("Not a number"), so those are spelled as Java
-    does, ``NaN``/``Infinity``/``-Infinity``."""
+    does, ``NaN``/``Infinity``/``-Infinity``. A float32 is written as its exact
+    double (``0.10000000149011612``, not ``0.1``): the importer reads ``float``
+    columns as doubles (Cypher type normalization), as an online load widens them."""
+    if values.type != pa.float64():
+        values = values.cast(pa.float64())
     text = values.cast(pa.string())
     if pc.all(pc.fill_null(pc.is_finite(values), True)).as_py():
         return text
