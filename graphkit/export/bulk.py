@@ -30,10 +30,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphkit.core.errors import StoreError
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables
 from graphkit.core.progress import as_progress
 from graphkit.export.registry import ExportError, ExportReport, Output, Progress, write_marker
 from graphkit.stores.neo4j import cypher
+from graphkit.stores.neo4j.convert import check_indexed
 from graphkit.stores.neo4j.store import lookup_indexes
 from graphkit.stores.networkx_store import BASE64, JSON, json_value, value_encoding
 
@@ -210,15 +212,27 @@ def plan_import(graph: GraphTables) -> BulkPlan:
     return plan
 
 
-def schema_statements(graph: GraphTables) -> list[str]:
-    """The constraints and indexes a MERGE load creates, as Cypher statements."""
-    statements = [cypher.unique_id_constraint(label) for label in sorted(graph.nodes)]
+def _indexes(graph: GraphTables) -> list[tuple[str, str]]:
     indexes = dict.fromkeys(lookup_indexes(graph.lineage))
     for label, props in sorted(graph.meta.get("indexes", {}).items()):
         indexes.update(dict.fromkeys((label, p) for p in props))
-    statements += [cypher.property_index(label, prop) for label, prop in indexes
-                   if label in graph.nodes]
-    return statements
+    return [(label, prop) for label, prop in indexes if label in graph.nodes]
+
+
+def schema_statements(graph: GraphTables) -> list[str]:
+    """The constraints and indexes a MERGE load creates, as Cypher statements."""
+    statements = [cypher.unique_id_constraint(label) for label in sorted(graph.nodes)]
+    return statements + [cypher.property_index(label, prop) for label, prop in _indexes(graph)]
+
+
+def index_notes(graph: GraphTables) -> list[str]:
+    """The indexes in schema.cypher that Neo4j will fail to build: a string longer
+    than its RANGE index holds (an online load refuses such a graph up front)."""
+    try:
+        check_indexed(graph, _indexes(graph))
+    except StoreError as exc:
+        return [f"{exc.message}: that index in schema.cypher will fail to build"]
+    return []
 
 
 def import_command(plan: BulkPlan, suffix: str, extra: list[str]) -> list[str]:
@@ -280,6 +294,7 @@ def write_folder(graph: GraphTables, out: Output, progress: Progress, *, fmt: st
     ``extra_args`` gives the format's options of the import command.
     """
     plan = plan_import(graph)
+    plan.notes += index_notes(graph)
     if before is not None:
         before(plan)
     report = ExportReport(fmt, out.name, graph.node_counts(), {})

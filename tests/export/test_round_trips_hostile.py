@@ -360,3 +360,17 @@ def _absent(g: GraphTables, empty: Any) -> GraphTables:
         out.nodes[t] = NodeTable(t, nt.key, table)
     out.edges = dict(g.edges)
     return out
+
+
+@pytest.mark.parametrize("fmt", ["neo4j-csv", "neo4j-parquet"])
+def test_neo4j_folders_say_which_index_will_not_build(fmt: str, tmp_path: Path) -> None:
+    """The import itself takes a 10,000-byte session id; the index schema.cypher then
+    makes on it fails in Neo4j, which the export says instead of leaving it to find."""
+    g = graph_from_records([row("S" * 10_000, message_id="m1")])
+    report = export_graph(g, fmt, tmp_path / fmt)
+    said = [n for n in report.notes if "will fail to build" in n]
+    assert said and "thread_id of 10,000 bytes" in said[0] and "8,164" in said[0]
+    assert "will fail to build" in (tmp_path / fmt / "README.md").read_text(encoding="utf-8")
+    fits = graph_from_records([row("S" * 8164, message_id="m1")])
+    assert not [n for n in export_graph(fits, fmt, tmp_path / "fits").notes
+                if "will fail to build" in n]
