@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 from collections.abc import Hashable, Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from datetime import time as dtime
 from decimal import Decimal
 from typing import Any
@@ -158,13 +159,36 @@ def decode_column(values: list[Any], field: pa.Field, kind: str | None = None) -
     if kind == ISO8601 and pa.types.is_timestamp(t):
         # Arrow parses ISO-8601 with offsets, vectorized; isoformat() writes
         # microseconds, which a coarser unit cannot parse directly.
-        parsed = pa.array(values, type=pa.string()).cast(
-            t if t.unit == "ns" else pa.timestamp("us", tz=t.tz))
+        text = pa.array(values, type=pa.string())
+        try:
+            parsed = text.cast(t if t.unit == "ns" else pa.timestamp("us", tz=t.tz))
+        except pa.ArrowInvalid:
+            if t.unit != "ns":
+                raise
+            # Arrow's parser overflows within a second of the earliest ns time
+            # (1677-09-21T00:12:43.145224192); whole seconds and the fraction apart do not.
+            parsed = pa.array([None if v is None else _iso_nanoseconds(v) for v in values],
+                              pa.int64()).cast(t)
         return parsed.cast(t)
     if kind == JSON:
         return pa.array([None if v is None else restore(json.loads(v), t) for v in values],
                         type=t)
     return pa.array([restore(v, t) for v in values], type=t)
+
+
+_ISO_FRACTION = re.compile(r"(.*T\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(.*)")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _iso_nanoseconds(text: str) -> int:
+    """Nanoseconds since 1970 of ISO-8601 ``text`` with up to nine fraction digits."""
+    m = _ISO_FRACTION.fullmatch(text)
+    if m is None:
+        raise StoreError(f"not an ISO-8601 time: {text!r}")
+    whole = datetime.fromisoformat(m[1] + m[3])
+    whole = whole if whole.tzinfo else whole.replace(tzinfo=UTC)
+    seconds = (whole - _EPOCH) // timedelta(seconds=1)
+    return seconds * 1_000_000_000 + int((m[2] or "").ljust(9, "0"))
 
 
 def schema_text(schema: pa.Schema) -> str:

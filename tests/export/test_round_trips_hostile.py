@@ -374,3 +374,19 @@ def test_neo4j_folders_say_which_index_will_not_build(fmt: str, tmp_path: Path) 
     fits = graph_from_records([row("S" * 8164, message_id="m1")])
     assert not [n for n in export_graph(fits, fmt, tmp_path / "fits").notes
                 if "will fail to build" in n]
+
+
+@pytest.mark.parametrize("fmt", ["node-link", "graphml", "gexf"])
+def test_the_earliest_nanosecond_times_read_back(fmt: str, tmp_path: Path) -> None:
+    """Arrow's ISO-8601 parser overflowed within a second of the earliest ns time
+    (1677-09-21T00:12:43.145224193): the file was written, and could not be read."""
+    g = GraphTables("ns", 1, 1, "thread")
+    for tz in ("UTC", None):
+        g.nodes[f"T{tz or 'local'}"] = NodeTable(f"T{tz or 'local'}", ("id",), pa.table({
+            "id": [f"{tz}{i}" for i in "abcd"],
+            "t": pa.array([-2**63 + 1, 2**63 - 1, -1, None], pa.timestamp("ns", tz=tz))}))
+    path = tmp_path / f"g.{fmt}"
+    export_graph(g, fmt, path)
+    read = get_format(fmt).read
+    assert read is not None
+    assert_exact(read(path), g)
