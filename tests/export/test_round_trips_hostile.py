@@ -327,8 +327,11 @@ def test_neo4j_folders_import_nan_infinity_and_early_fractional_times(
         fmt: str, tmp_path: Path, store: Neo4jStore) -> None:
     """neo4j-admin refused the CSV's ``nan``/``inf`` ("Not a number") and crashed on a
     Parquet time before 1970 with a fraction of a second; both now import, and hold
-    what an online load of the same graph holds."""
-    g = number_graph(wide=False)
+    what an online load of the same graph holds (the hostile rows' sessions too)."""
+    g = graph_from_records(hostile_rows())
+    numbers = number_graph(wide=False)
+    g.nodes.update(numbers.nodes)
+    g.edges.update(numbers.edges)
     store.load(g)
     online = store.read_graph()
     folder = tmp_path / fmt
