@@ -264,6 +264,7 @@ def to_networkx(graph: GraphTables, G: nx.MultiDiGraph | None = None) -> nx.Mult
     node_types, edge_types = types.setdefault("nodes", {}), types.setdefault("edges", {})
     node_enc, edge_enc = encoding.setdefault("nodes", {}), encoding.setdefault("edges", {})
     indexes = graph.meta.get("indexes", {})
+    _check_no_type_property(graph)
     for ntype, nt in graph.nodes.items():
         node_types[ntype] = {"key": list(nt.key), "index": list(indexes.get(ntype, [])),
                              **_describe(nt.table.schema)}
@@ -285,6 +286,19 @@ def to_networkx(graph: GraphTables, G: nx.MultiDiGraph | None = None) -> nx.Mult
     if graph.lineage is not None:
         meta[LINEAGE] = json.dumps(graph.lineage.to_json(), sort_keys=True)
     return G
+
+
+def _check_no_type_property(graph: GraphTables) -> None:
+    """Refuse a property named ``type``: the attribute holds each node's and edge's
+    type here, so the property would replace it (the node read back as a node of
+    that value's type, its lookups and exports with it)."""
+    tables = [("node type", t, nt.table) for t, nt in graph.nodes.items()]
+    tables += [("edge type", t, et.table) for t, et in graph.edges.items()]
+    for what, name, table in tables:
+        if TYPE in table.column_names:
+            raise StoreError(f"{what} {name} has a property named {TYPE!r}, which a networkx "
+                             f"graph uses for the {what.split()[0]}'s type",
+                             hint="rename the property in the contract")
 
 
 def _table(recs: list[dict[str, Any]], desc: dict[str, Any] | None,

@@ -393,3 +393,28 @@ def test_the_earliest_nanosecond_times_read_back(fmt: str, tmp_path: Path) -> No
     read = get_format(fmt).read
     assert read is not None
     assert_exact(read(path), g)
+
+
+def test_a_property_named_type_is_refused_not_taken_for_the_label(tmp_path: Path) -> None:
+    """networkx graphs hold each node's label in the attribute ``type``: a contract
+    property of that name replaced it, so the NetworkX store and the node-link, GraphML
+    and GEXF files held Tool nodes of type "anthropic" (Neo4j kept both)."""
+    from graphkit.pipeline import build
+    from tests.builders import identity_cases, table
+    from tests.conftest import REPO
+
+    text = (REPO / "contracts" / "ai-gateway-graph.yaml").read_text(encoding="utf-8")
+    old = "      calls: {count: tool_call_id}\n"
+    assert old in text
+    contract = tmp_path / "typed.yaml"
+    contract.write_text(text.replace(old, old + "      type: {first: provider}\n", 1),
+                        encoding="utf-8")
+    g = build(table(identity_cases()), contract=str(contract)).graph
+    assert "type" in g.nodes["Tool"].table.column_names
+    said = r"node type Tool has a property named 'type', which a networkx graph uses"
+    with pytest.raises(StoreError, match=said):
+        NetworkXStore().load(g)
+    for fmt in ("node-link", "graphml", "gexf"):
+        with pytest.raises(StoreError, match=said):
+            export_graph(g, fmt, tmp_path / f"g.{fmt}")
+        assert not (tmp_path / f"g.{fmt}").exists()
