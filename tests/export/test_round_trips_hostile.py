@@ -418,3 +418,36 @@ def test_a_property_named_type_is_refused_not_taken_for_the_label(tmp_path: Path
         with pytest.raises(StoreError, match=said):
             export_graph(g, fmt, tmp_path / f"g.{fmt}")
         assert not (tmp_path / f"g.{fmt}").exists()
+
+
+def _named_graph(**doc: list[Any]) -> GraphTables:
+    g = GraphTables("names", 1, 1, "thread")
+    g.nodes["Doc"] = NodeTable("Doc", ("name",), pa.table(
+        {"id": ["d1", "d2"], "name": ["a", "b"], "label": ["L1", "L2"], **doc}))
+    g.edges["REL"] = EdgeTable("REL", "Doc", "Doc", pa.table({
+        "source": ["d1"], "target": ["d2"], "weight": [1.5], "key": ["kk"], "id": ["e"],
+        "label": ["el"]}))
+    return g
+
+
+def test_gexf_carries_an_edge_property_named_key(tmp_path: Path) -> None:
+    """GEXF writes GEXF's own names ``prop_<name>``; reading an edge property
+    ``key`` back failed: "add_edge() got multiple values for keyword argument 'key'"."""
+    g = _named_graph()
+    export_graph(g, "gexf", tmp_path / "g.gexf")
+    read = get_format("gexf").read
+    assert read is not None
+    assert_exact(read(tmp_path / "g.gexf"), g)
+
+
+def test_gexf_refuses_a_property_named_as_a_renamed_one(tmp_path: Path) -> None:
+    """A property ``prop_label`` read back as ``label`` (or clashed with it)."""
+    with pytest.raises(ExportError, match=r"node type Doc has a property named 'prop_label'"):
+        export_graph(_named_graph(prop_label=["P1", "P2"]), "gexf", tmp_path / "g.gexf")
+
+
+def test_node_link_refuses_an_edge_property_named_key(tmp_path: Path) -> None:
+    """node-link's edge field ``key`` took the property's place: it read back lost."""
+    with pytest.raises(ExportError, match=r"edge type REL has a property named 'key'"):
+        export_graph(_named_graph(), "node-link", tmp_path / "g.json")
+    assert not (tmp_path / "g.json").exists()

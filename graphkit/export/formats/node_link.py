@@ -18,7 +18,7 @@ import networkx as nx
 
 from graphkit.core.graph import GraphTables
 from graphkit.export.portable import json_networkx
-from graphkit.export.registry import ExportReport, Format, Output, Progress
+from graphkit.export.registry import ExportError, ExportReport, Format, Output, Progress
 from graphkit.stores.networkx_store import from_networkx
 
 # networkx 3.4 began warning that the default name of the edge list will change
@@ -28,6 +28,12 @@ EDGES_KEY = "edges"
 
 def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:
     """Write ``graph`` as node-link JSON to ``out`` (a file or stdout)."""
+    for etype, et in graph.edges.items():
+        if "key" in et.table.column_names:  # node-link's own field for the edge key
+            raise ExportError(f"edge type {etype} has a property named 'key', which "
+                              "node-link JSON uses for each edge's key",
+                              hint="rename the property in the contract, or use --format "
+                                   "graphml")
     progress("building the networkx graph")
     G = json_networkx(graph)
     progress(f"writing {G.number_of_nodes()} nodes and {G.number_of_edges()} edges")
