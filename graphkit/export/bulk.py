@@ -30,10 +30,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graphkit.core.errors import StoreError
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables
 from graphkit.core.progress import as_progress
 from graphkit.export.registry import ExportError, ExportReport, Output, Progress, write_marker
 from graphkit.stores.neo4j import cypher
+from graphkit.stores.neo4j.convert import check_indexed
 from graphkit.stores.neo4j.store import lookup_indexes
 from graphkit.stores.networkx_store import BASE64, JSON, json_value, value_encoding
 
@@ -51,6 +53,8 @@ _SCALARS: list[tuple[Callable[[pa.DataType], bool], str]] = [
     (pa.types.is_time, "localtime"),
 ]
 TEMPORAL = ("datetime", "localdatetime", "date", "localtime")
+
+INT64_MAX = 2**63 - 1
 
 # Where the array delimiter may come from: the default first.
 ARRAY_DELIMITERS = (";", "|", "\x1f", "\x1e", "\x1d")
@@ -129,6 +133,7 @@ def _column(name: str, values: pa.ChunkedArray, what: str, plan: BulkPlan) -> Co
     if pa.types.is_dictionary(t):
         values, t = values.cast(t.value_type), t.value_type
     kind = scalar_type(t)
+    _check_long(values, what, name)
     if kind is not None:
         return Column(f"{name}:{kind}", values, kind, prop=name)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
@@ -143,6 +148,18 @@ def _column(name: str, values: pa.ChunkedArray, what: str, plan: BulkPlan) -> Co
     how = how if how in (JSON, BASE64) else "text"
     plan.encoded[f"{what}.{name}"] = how
     return Column(f"{name}:string", _as_text(values, how), "string", prop=name)
+
+
+def _check_long(values: pa.ChunkedArray, what: str, name: str) -> None:
+    """Refuse an integer past signed 64 bits: Neo4j's ``long`` cannot hold it, and
+    the importer would store another number in its place."""
+    flat = values
+    while pa.types.is_list(flat.type) or pa.types.is_large_list(flat.type):
+        flat = pc.list_flatten(flat)
+    if flat.type == pa.uint64() and (pc.max(flat).as_py() or 0) > INT64_MAX:
+        raise ExportError(f"{what} property {name!r} holds {pc.max(flat).as_py()}, past the "
+                          "signed 64-bit integers Neo4j stores",
+                          hint="cast it to text or a float in the contract")
 
 
 def _ids_in(ids: pa.ChunkedArray, table: pa.Table | None) -> pa.ChunkedArray:
@@ -195,15 +212,27 @@ def plan_import(graph: GraphTables) -> BulkPlan:
     return plan
 
 
-def schema_statements(graph: GraphTables) -> list[str]:
-    """The constraints and indexes a MERGE load creates, as Cypher statements."""
-    statements = [cypher.unique_id_constraint(label) for label in sorted(graph.nodes)]
+def _indexes(graph: GraphTables) -> list[tuple[str, str]]:
     indexes = dict.fromkeys(lookup_indexes(graph.lineage))
     for label, props in sorted(graph.meta.get("indexes", {}).items()):
         indexes.update(dict.fromkeys((label, p) for p in props))
-    statements += [cypher.property_index(label, prop) for label, prop in indexes
-                   if label in graph.nodes]
-    return statements
+    return [(label, prop) for label, prop in indexes if label in graph.nodes]
+
+
+def schema_statements(graph: GraphTables) -> list[str]:
+    """The constraints and indexes a MERGE load creates, as Cypher statements."""
+    statements = [cypher.unique_id_constraint(label) for label in sorted(graph.nodes)]
+    return statements + [cypher.property_index(label, prop) for label, prop in _indexes(graph)]
+
+
+def index_notes(graph: GraphTables) -> list[str]:
+    """The indexes in schema.cypher that Neo4j will fail to build: a string longer
+    than its RANGE index holds (an online load refuses such a graph up front)."""
+    try:
+        check_indexed(graph, _indexes(graph))
+    except StoreError as exc:
+        return [f"{exc.message}: that index in schema.cypher will fail to build"]
+    return []
 
 
 def import_command(plan: BulkPlan, suffix: str, extra: list[str]) -> list[str]:
@@ -265,6 +294,7 @@ def write_folder(graph: GraphTables, out: Output, progress: Progress, *, fmt: st
     ``extra_args`` gives the format's options of the import command.
     """
     plan = plan_import(graph)
+    plan.notes += index_notes(graph)
     if before is not None:
         before(plan)
     report = ExportReport(fmt, out.name, graph.node_counts(), {})

@@ -8,12 +8,22 @@ U+FFFE, U+FFFF) and GraphML's parser turns ``\\r`` into ``\\n``; a string
 property holding any of them is written as JSON text with ASCII escapes, for
 every node (edge) of that type, and recorded as ``"json"`` in the encoding, so
 the value reads back exactly.
+
+Numbers a format cannot spell are held as text the same way, marked
+``"text"``: a float column holding NaN or ±infinity in node-link JSON (JSON
+has no such numbers; Python writes the non-standard ``NaN``/``Infinity``
+tokens other parsers refuse) and GraphML (whose ``double`` is Java's, which
+cannot read Python's ``nan``/``inf``), spelled ``NaN``, ``Infinity`` and
+``-Infinity``; an integer column holding a value past signed 64 bits
+(``uint64``) in GraphML and GEXF, whose ``long`` is 64-bit signed.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -24,6 +34,7 @@ from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
 from graphkit.stores.networkx_store import (
     ENCODING,
     JSON,
+    TEXT,
     TYPE,
     graph_json,
     to_networkx,
@@ -68,9 +79,74 @@ def _reencode(values: list[dict[str, Any]], key: str, kinds: dict[str, str]) -> 
     kinds[key] = JSON
 
 
-def xml_networkx(graph: GraphTables) -> nx.MultiDiGraph:
-    """``to_networkx(graph)`` with every value an XML 1.0 document can hold exactly."""
-    G = to_networkx(graph)
+INT64_MAX = 2**63 - 1
+
+
+def _nonfinite_floats(table: pa.Table, skip: tuple[str, ...]) -> list[str]:
+    """Float columns holding NaN or ±infinity."""
+    return [f.name for f in table.schema if f.name not in skip
+            and pa.types.is_floating(f.type)
+            and not pc.all(pc.fill_null(pc.is_finite(table.column(f.name)), True)).as_py()]
+
+
+def _wide_integers(table: pa.Table, skip: tuple[str, ...]) -> list[str]:
+    """Integer columns holding a value past signed 64 bits (only ``uint64`` can)."""
+    return [f.name for f in table.schema if f.name not in skip and f.type == pa.uint64()
+            and (pc.max(table.column(f.name)).as_py() or 0) > INT64_MAX]
+
+
+def number_text(value: float | int) -> str:
+    """A number as the text :func:`hold_numbers_as_text` writes: Java's and
+    JavaScript's spelling of the non-finite floats (``float()`` reads them too),
+    ``repr`` otherwise (exact: it reads back as the same float)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    return repr(value)
+
+
+Columns = Callable[[pa.Table, tuple[str, ...]], list[str]]
+
+
+def hold_numbers_as_text(G: nx.MultiDiGraph, graph: GraphTables,
+                         finders: tuple[Columns, ...]) -> nx.MultiDiGraph:
+    """Hold the number columns ``finders`` name as text (for every node/edge of
+    their type), marked ``"text"`` in ``G``'s encoding; ``G`` is changed and returned."""
+    encoding = graph_json(G, ENCODING)
+    changed = False
+    for scope, tables, skip in (("nodes", graph.nodes, (NODE_ID,)),
+                                ("edges", graph.edges, (EDGE_SOURCE, EDGE_TARGET))):
+        for name, t in tables.items():
+            keys = sorted({k for find in finders for k in find(t.table, skip)})
+            if not keys:
+                continue
+            kinds = encoding.setdefault(scope, {}).setdefault(name, {})
+            items = (G.nodes(data=True) if scope == "nodes"
+                     else ((u, a) for u, _v, a in G.edges(data=True)))
+            for _n, a in items:
+                if a[TYPE] == name:
+                    for key in keys:
+                        if key in a:
+                            a[key] = number_text(a[key])
+            kinds.update(dict.fromkeys(keys, TEXT))
+            changed = True
+    if changed:
+        G.graph[ENCODING] = json.dumps(encoding, sort_keys=True)
+    return G
+
+
+def json_networkx(graph: GraphTables) -> nx.MultiDiGraph:
+    """``to_networkx(graph)`` with every value standard JSON can hold (no NaN/Infinity)."""
+    return hold_numbers_as_text(to_networkx(graph), graph, (_nonfinite_floats,))
+
+
+def xml_networkx(graph: GraphTables, *, nonfinite_as_text: bool = False) -> nx.MultiDiGraph:
+    """``to_networkx(graph)`` with every value an XML 1.0 document can hold exactly,
+    integers past signed 64 bits as text and, with ``nonfinite_as_text`` (GraphML),
+    float columns holding NaN or ±infinity too."""
+    finders: tuple[Columns, ...] = (_wide_integers,)
+    if nonfinite_as_text:
+        finders += (_nonfinite_floats,)
+    G = hold_numbers_as_text(to_networkx(graph), graph, finders)
     encoding = graph_json(G, ENCODING)
     nodes_by_type: dict[str, list[dict[str, Any]]] = {}
     for _n, a in G.nodes(data=True):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 from collections.abc import Hashable, Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from datetime import time as dtime
 from decimal import Decimal
 from typing import Any
@@ -52,7 +53,7 @@ LINEAGE = "lineage"
 ISO8601 = "iso8601"  # timestamps, dates, times: ``isoformat()`` text
 JSON = "json"  # lists, structs, maps: JSON text (times inside as ISO-8601, bytes as base64)
 BASE64 = "base64"  # binary: base64 text
-TEXT = "text"  # decimals: their exact decimal text
+TEXT = "text"  # decimals: their exact decimal text (and numbers an export format cannot spell)
 
 
 def value_encoding(t: pa.DataType) -> str | None:
@@ -125,6 +126,10 @@ def restore(value: Any, t: pa.DataType) -> Any:
         return base64.b64decode(value)
     if pa.types.is_decimal(t):
         return Decimal(value)
+    if isinstance(value, str) and pa.types.is_floating(t):  # NaN/±Infinity as text
+        return float(value)
+    if isinstance(value, str) and pa.types.is_integer(t):  # past signed 64 bits, as text
+        return int(value)
     return value
 
 
@@ -154,13 +159,36 @@ def decode_column(values: list[Any], field: pa.Field, kind: str | None = None) -
     if kind == ISO8601 and pa.types.is_timestamp(t):
         # Arrow parses ISO-8601 with offsets, vectorized; isoformat() writes
         # microseconds, which a coarser unit cannot parse directly.
-        parsed = pa.array(values, type=pa.string()).cast(
-            t if t.unit == "ns" else pa.timestamp("us", tz=t.tz))
+        text = pa.array(values, type=pa.string())
+        try:
+            parsed = text.cast(t if t.unit == "ns" else pa.timestamp("us", tz=t.tz))
+        except pa.ArrowInvalid:
+            if t.unit != "ns":
+                raise
+            # Arrow's parser overflows within a second of the earliest ns time
+            # (1677-09-21T00:12:43.145224192); whole seconds and the fraction apart do not.
+            parsed = pa.array([None if v is None else _iso_nanoseconds(v) for v in values],
+                              pa.int64()).cast(t)
         return parsed.cast(t)
     if kind == JSON:
         return pa.array([None if v is None else restore(json.loads(v), t) for v in values],
                         type=t)
     return pa.array([restore(v, t) for v in values], type=t)
+
+
+_ISO_FRACTION = re.compile(r"(.*T\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(.*)")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _iso_nanoseconds(text: str) -> int:
+    """Nanoseconds since 1970 of ISO-8601 ``text`` with up to nine fraction digits."""
+    m = _ISO_FRACTION.fullmatch(text)
+    if m is None:
+        raise StoreError(f"not an ISO-8601 time: {text!r}")
+    whole = datetime.fromisoformat(m[1] + m[3])
+    whole = whole if whole.tzinfo else whole.replace(tzinfo=UTC)
+    seconds = (whole - _EPOCH) // timedelta(seconds=1)
+    return seconds * 1_000_000_000 + int((m[2] or "").ljust(9, "0"))
 
 
 def schema_text(schema: pa.Schema) -> str:
@@ -236,6 +264,7 @@ def to_networkx(graph: GraphTables, G: nx.MultiDiGraph | None = None) -> nx.Mult
     node_types, edge_types = types.setdefault("nodes", {}), types.setdefault("edges", {})
     node_enc, edge_enc = encoding.setdefault("nodes", {}), encoding.setdefault("edges", {})
     indexes = graph.meta.get("indexes", {})
+    _check_no_type_property(graph)
     for ntype, nt in graph.nodes.items():
         node_types[ntype] = {"key": list(nt.key), "index": list(indexes.get(ntype, [])),
                              **_describe(nt.table.schema)}
@@ -257,6 +286,19 @@ def to_networkx(graph: GraphTables, G: nx.MultiDiGraph | None = None) -> nx.Mult
     if graph.lineage is not None:
         meta[LINEAGE] = json.dumps(graph.lineage.to_json(), sort_keys=True)
     return G
+
+
+def _check_no_type_property(graph: GraphTables) -> None:
+    """Refuse a property named ``type``: the attribute holds each node's and edge's
+    type here, so the property would replace it (the node read back as a node of
+    that value's type, its lookups and exports with it)."""
+    tables = [("node type", t, nt.table) for t, nt in graph.nodes.items()]
+    tables += [("edge type", t, et.table) for t, et in graph.edges.items()]
+    for what, name, table in tables:
+        if TYPE in table.column_names:
+            raise StoreError(f"{what} {name} has a property named {TYPE!r}, which a networkx "
+                             f"graph uses for the {what.split()[0]}'s type",
+                             hint="rename the property in the contract")
 
 
 def _table(recs: list[dict[str, Any]], desc: dict[str, Any] | None,

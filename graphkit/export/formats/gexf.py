@@ -45,20 +45,35 @@ def _label(ntype: str, attrs: dict[str, Any], key: tuple[str, ...], nid: str) ->
     return f"{ntype} {' / '.join(parts) if parts else nid}"
 
 
+def _check_prefixed(graph: GraphTables) -> None:
+    """Refuse a property already named as a renamed one (``prop_label``): it would
+    read back as ``label``, or clash with the ``label`` property renamed to it."""
+    for what, tables, reserved in (("node type", graph.nodes, NODE_RESERVED),
+                                   ("edge type", graph.edges, EDGE_RESERVED)):
+        for name, t in tables.items():
+            for col in t.table.column_names:
+                if col.startswith(PREFIX) and col[len(PREFIX):] in reserved:
+                    raise ExportError(
+                        f"{what} {name} has a property named {col!r}, the name GEXF "
+                        f"export gives a property named {col[len(PREFIX):]!r}",
+                        hint="rename the property in the contract, or use --format graphml")
+
+
 def gexf_graph(graph: GraphTables) -> tuple[nx.MultiDiGraph, dict[str, Any]]:
     """The graph to write and the JSON document for ``<meta><description>``."""
+    _check_prefixed(graph)
     G = xml_networkx(graph)
     keys = {t: n.key for t, n in graph.nodes.items()}
     H = nx.MultiDiGraph()
     for n, a in G.nodes(data=True):
         attrs = _renamed(a, NODE_RESERVED)
         attrs["label"] = _label(a[TYPE], a, keys.get(a[TYPE], ()), n)
-        H.add_node(n, **attrs)
+        H.add_nodes_from([(n, attrs)])
     for u, v, k, a in G.edges(keys=True, data=True):
         attrs = _renamed({x: y for x, y in a.items() if x != TYPE}, EDGE_RESERVED)
         # GEXF's edge "type" means directed/undirected/mutual: the relationship
         # type goes into the edge label, which Gephi shows.
-        H.add_edge(u, v, key=k, label=a[TYPE], **attrs)
+        H.add_edges_from([(u, v, k, {"label": a[TYPE], **attrs})])
     described = dict(G.graph)
     described["gexf"] = {"prefix": PREFIX, "node_reserved": sorted(NODE_RESERVED),
                          "edge_reserved": sorted(EDGE_RESERVED)}
@@ -107,14 +122,14 @@ def read(path: Path) -> GraphTables:
         return {(k[unprefix:] if k.startswith(PREFIX) and k[unprefix:] in reserved else k): v
                 for k, v in attrs.items()}
 
-    for n, a in G.nodes(data=True):
-        back.add_node(n, **restore({k: v for k, v in a.items() if k != "label"},
-                                   NODE_RESERVED))
+    # As (node, data) pairs, not keywords: a property may be named "key".
+    back.add_nodes_from((n, restore({k: v for k, v in a.items() if k != "label"},
+                                    NODE_RESERVED)) for n, a in G.nodes(data=True))
     edges = (G.edges(keys=True, data=True) if G.is_multigraph()
              else ((u, v, None, d) for u, v, d in G.edges(data=True)))
     for u, v, _k, a in edges:
         attrs = restore({k: x for k, x in a.items() if k not in ("id", "label")}, EDGE_RESERVED)
-        back.add_edge(u, v, key=a["label"], **{TYPE: a["label"], **attrs})
+        back.add_edges_from([(u, v, a["label"], {TYPE: a["label"], **attrs})])
     return from_networkx(back)
 
 

@@ -26,7 +26,7 @@ from graphkit.stores.networkx_store import from_networkx
 def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:
     """Write ``graph`` as GraphML to ``out`` (a file or stdout)."""
     progress("building the networkx graph")
-    G = _unique_edge_ids(xml_networkx(graph))
+    G = _unique_edge_ids(xml_networkx(graph, nonfinite_as_text=True))
     progress(f"writing {G.number_of_nodes()} nodes and {G.number_of_edges()} edges")
     with out.open_binary() as fh:
         nx.write_graphml(G, fh, encoding="utf-8")

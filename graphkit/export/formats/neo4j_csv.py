@@ -5,12 +5,15 @@ Every value is quoted (RFC 4180, quotes doubled, backslashes literal) and a
 null is an empty unquoted field, which the importer leaves out, so an empty
 string stays an empty string. Lists are joined with ``;`` (or the first of
 ``|``, U+001F, U+001E, U+001D no element contains; the README's command then
-names it), and an empty list is written as null. Values with line breaks need
-``--multiline-fields=true``, which the README's command then carries.
+names it), and an empty list is written as null. NaN and ±infinity are
+written ``NaN``/``Infinity``/``-Infinity``, the spelling the importer reads.
+Values with line breaks need ``--multiline-fields=true``, which the README's
+command then carries.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pyarrow as pa
@@ -47,13 +50,36 @@ def _delimiter(plan: BulkPlan) -> str:
     return found
 
 
+FLOATS = ("double", "float")
+
+
+def float_text(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Floats as neo4j-admin parses them: Arrow writes ``nan``/``inf``/``-inf``,
+    which the importer refuses ("Not a number"), so those are spelled as Java
+    does, ``NaN``/``Infinity``/``-Infinity``. A float32 is written as its exact
+    double (``0.10000000149011612``, not ``0.1``): the importer reads ``float``
+    columns as doubles (Cypher type normalization), as an online load widens them."""
+    if values.type != pa.float64():
+        values = values.cast(pa.float64())
+    text = values.cast(pa.string())
+    if pc.all(pc.fill_null(pc.is_finite(values), True)).as_py():
+        return text
+    for test, spelled in ((pc.is_nan(values), "NaN"),
+                          (pc.equal(values, math.inf), "Infinity"),
+                          (pc.equal(values, -math.inf), "-Infinity")):
+        text = pc.if_else(pc.fill_null(test, False), pa.scalar(spelled), text)
+    return text
+
+
 def _text(col: Column, delimiter: str) -> pa.ChunkedArray:
     values = col.values
     if col.is_list:
         kind = col.kind
 
         def element_text(v: pa.Array) -> pa.Array:
-            return temporal_text(v, kind) if kind in TEMPORAL else v.cast(pa.string())
+            if kind in TEMPORAL:
+                return temporal_text(v, kind)
+            return float_text(v) if kind in FLOATS else v.cast(pa.string())
 
         joined = pc.binary_join(map_list_values(values, element_text), delimiter)
         # An empty list would be one empty element: leave it out like a null.
@@ -61,6 +87,8 @@ def _text(col: Column, delimiter: str) -> pa.ChunkedArray:
         return pc.if_else(pc.fill_null(empty, False), pa.scalar(None, pa.string()), joined)
     if col.kind in TEMPORAL:
         return temporal_text(values, col.kind)
+    if col.kind in FLOATS:
+        return float_text(values)
     return values
 
 

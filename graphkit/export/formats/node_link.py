@@ -17,8 +17,9 @@ from typing import Any, TextIO
 import networkx as nx
 
 from graphkit.core.graph import GraphTables
-from graphkit.export.registry import ExportReport, Format, Output, Progress
-from graphkit.stores.networkx_store import from_networkx, to_networkx
+from graphkit.export.portable import json_networkx
+from graphkit.export.registry import ExportError, ExportReport, Format, Output, Progress
+from graphkit.stores.networkx_store import from_networkx
 
 # networkx 3.4 began warning that the default name of the edge list will change
 # from "links" to "edges"; naming it keeps files the same across versions.
@@ -27,8 +28,14 @@ EDGES_KEY = "edges"
 
 def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:
     """Write ``graph`` as node-link JSON to ``out`` (a file or stdout)."""
+    for etype, et in graph.edges.items():
+        if "key" in et.table.column_names:  # node-link's own field for the edge key
+            raise ExportError(f"edge type {etype} has a property named 'key', which "
+                              "node-link JSON uses for each edge's key",
+                              hint="rename the property in the contract, or use --format "
+                                   "graphml")
     progress("building the networkx graph")
-    G = to_networkx(graph)
+    G = json_networkx(graph)
     progress(f"writing {G.number_of_nodes()} nodes and {G.number_of_edges()} edges")
     data = nx.node_link_data(G, edges=EDGES_KEY)
     with out.open_binary() as fh:
@@ -45,7 +52,8 @@ def write_json(data: dict[str, Any], text: TextIO, chunk: int = 4096) -> None:
     ``json.dump`` encodes value by value in Python (the C encoder only makes whole
     strings), ~60% of a node-link export of 300k sessions. The top-level lists are
     encoded a few thousand items at a time, not as one string of the whole file."""
-    encode = json.JSONEncoder(ensure_ascii=False).encode
+    # allow_nan=False: the file is standard JSON (json_networkx held NaN/Infinity as text).
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
     text.write("{")
     for i, (key, value) in enumerate(data.items()):
         text.write((", " if i else "") + encode(key) + ": ")

@@ -8,7 +8,7 @@ values the driver returns.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -53,6 +53,49 @@ def check_columns(graph: GraphTables) -> None:
                     " which Neo4j cannot store as a property",
                     hint="serialize it to JSON text in the contract",
                 )
+            _check_values(what, name, table.column(name))
+
+
+INT64_MAX = 2**63 - 1
+# The longest string (UTF-8 bytes) Neo4j 5.26's RANGE index takes; measured: a
+# longer value fails the write with "Property value is too large to index".
+INDEX_MAX_BYTES = 8164
+
+
+def _check_values(what: str, name: str, column: pa.ChunkedArray) -> None:
+    """Refuse, before anything is written, values Neo4j would refuse mid-load
+    (a list holding a null) or could not hold (an integer past signed 64 bits,
+    which the driver cannot even send)."""
+    flat, in_list = column, False
+    while pa.types.is_list(flat.type) or pa.types.is_large_list(flat.type):
+        flat, in_list = pc.list_flatten(flat), True
+    if in_list and flat.null_count:
+        raise StoreError(f"{what} column {name!r} has lists holding nulls, which Neo4j "
+                         "cannot store", hint="drop the nulls in the contract")
+    if flat.type == pa.uint64() and (pc.max(flat).as_py() or 0) > INT64_MAX:
+        raise StoreError(f"{what} column {name!r} holds {pc.max(flat).as_py()}, past the "
+                         "signed 64-bit integers Neo4j stores",
+                         hint="cast it to text or a float in the contract")
+
+
+def check_indexed(graph: GraphTables, indexes: list[tuple[str, str]]) -> None:
+    """Refuse a string too long for the lookup index on its property (Neo4j would
+    fail the load midway), naming the node and the property."""
+    for label, prop in indexes:
+        nt = graph.nodes.get(label)
+        if nt is None or prop not in nt.table.column_names:
+            continue
+        col = nt.table.column(prop)
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            continue
+        sizes = pc.binary_length(col)
+        longest = pc.max(sizes).as_py()
+        if longest is not None and longest > INDEX_MAX_BYTES:
+            at = pc.index(sizes, longest).as_py()
+            raise StoreError(
+                f"node {label} {nt.table.column(NODE_ID)[at].as_py()} has a {prop} of "
+                f"{longest:,} bytes; Neo4j's index on {label}.{prop} holds at most "
+                f"{INDEX_MAX_BYTES:,}", hint="shorten or hash the value in the contract")
 
 
 def node_props(table: pa.Table) -> list[str]:
@@ -146,8 +189,33 @@ def _native(value: Any) -> Any:
     return str(value)  # durations, points: their text
 
 
+def _nanoseconds(values: list[Any]) -> pa.Array | None:
+    """Neo4j DateTimes that carry nanoseconds (Python's datetime stops at
+    microseconds) as a ``timestamp[ns]`` column; None if none needs it."""
+    present = [v for v in values if v is not None]
+    if not present or not all(hasattr(v, "nanosecond") and hasattr(v, "to_native")
+                              and v.tzinfo is not None for v in present):
+        return None
+    if all(v.nanosecond % 1000 == 0 for v in present):
+        return None
+    out: list[int | None] = []
+    for v in values:
+        if v is None:
+            out.append(None)
+            continue
+        micros = (v.to_native() - _EPOCH) // timedelta(microseconds=1)
+        out.append(micros * 1000 + v.nanosecond % 1000)
+    return pa.array(out, pa.int64()).cast(pa.timestamp("ns", tz="UTC"))
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def _column(values: list[Any]) -> pa.Array:
     """An Arrow column for property values, text if they mix types."""
+    nanos = _nanoseconds(values)
+    if nanos is not None:
+        return nanos
     native = [_native(v) for v in values]
     present = [v for v in native if v is not None]
     if present and all(isinstance(v, datetime) and v.tzinfo is not None for v in present):

@@ -67,6 +67,7 @@ def load_graph(
     for t, e in sorted(graph.edges.items()):
         cypher.merge_relationships(t, e.source_type, e.target_type, convert.edge_props(e.table))
     convert.check_columns(graph)
+    convert.check_indexed(graph, list(store.indexes))
     report = LoadReport(batch_size=size)
     # Another graphkit load into this database waits here (at most lock_wait seconds).
     with store.load_lock(lock_wait, progress):
