@@ -377,12 +377,15 @@ def _check_semantics(c: LoadedContract,
         return set(u.fields)
 
     keys: dict[str, int] = {}
+    folded_nodes: dict[str, str] = {}
+    folded_edges: dict[str, str] = {}
     for i, n in enumerate(spec.nodes):
         extra = set()
         extra = unnest_fields(n.unnest, "nodes", i)
         if n.type in keys:
             raise c.error(f"node type {n.type!r} is defined twice", "nodes", i, "type",
                           hint="one rule per node type")
+        _refuse_case_twin(c, folded_nodes, n.type, "node", "nodes", i)
         keys[n.type] = len(n.key)
         need(n.key, "nodes", i, "key")
         need_filter(n.where, "nodes", i, "where")
@@ -396,6 +399,7 @@ def _check_semantics(c: LoadedContract,
     for i, e in enumerate(spec.edges):
         extra = set()
         extra = unnest_fields(e.unnest, "edges", i)
+        _refuse_case_twin(c, folded_edges, e.type, "edge", "edges", i)
         if unnest_of.setdefault(e.type, e.unnest) != e.unnest:
             raise c.error(f"edges[{i}]: every {e.type} rule must unnest the same way",
                           "edges", i, "unnest",
@@ -420,6 +424,19 @@ def _check_semantics(c: LoadedContract,
             need([agg.column], "edges", i, "properties", p)
     _check_sums(c)
     _check_lineage(c)
+
+
+def _refuse_case_twin(c: LoadedContract, folded: dict[str, str], name: str, kind: str,
+                      *loc: Any) -> None:
+    """Refuse a node (or edge) type that differs from another only in case: each type is
+    a file of the snapshot (``nodes/Tool.parquet``, ``nodes/tool.parquet``) and of the
+    folder exports, and where file names ignore case (macOS, Windows, many shared
+    drives) the two are one file: a snapshot copied there loses a table."""
+    other = folded.setdefault(name.casefold(), name)
+    if other != name:
+        raise c.error(f"{kind} types {other!r} and {name!r} differ only in case; their "
+                      "tables would be one file where file names ignore case (macOS, "
+                      "Windows)", *loc, "type", hint=f"rename one of the two {kind} types")
 
 
 def _check_sums(c: LoadedContract) -> None:
