@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.sources.builders import assistant, tool_use, user, write_jsonl
-from tests.test_hostile_inputs import graphkit, one_line_error
+from tests.test_hostile_inputs import built_samples, graphkit, one_line_error
 
 # --- 1. a subagent's sidecar's lone surrogate is counted and named ----------------------
 
@@ -279,3 +279,32 @@ def test_a_type_and_an_edge_type_of_one_name_still_build(tmp_path: Path) -> None
     result = build(table(identity_cases()), contract=str(write_contract(tmp_path, doc)),
                    fingerprints=False)
     assert result.graph.node_counts()["Session"] == 2
+
+
+# --- 5. a manifest's lineage edited by hand ------------------------------------------------
+
+@pytest.mark.parametrize("aliases", [[1], "agent_id", [None]])
+@pytest.mark.parametrize("command", ["sessions", "usage", "files", "tree"])
+def test_a_manifests_lineage_aliases_of_no_names_is_one_line(
+        tmp_path_factory: pytest.TempPathFactory, aliases: object, command: str) -> None:
+    # Was: `thread_aliases: [1]` made every command reading the snapshot a TypeError
+    # traceback ("expected bytes, int found", from Arrow); a text "agent_id" was read as
+    # the aliases a, g, e, n, t, …
+    snap = built_samples(tmp_path_factory, "lineage")
+    manifest = json.loads((snap / "manifest.json").read_text())
+    manifest["lineage"]["thread_aliases"] = aliases
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    args = [command, "--snapshot", snap]
+    if command == "tree":
+        args.insert(1, "6513270e-269e-4d37-b2a7-4de452e6b438")
+    one_line_error(graphkit(*args), f"{snap / 'manifest.json'}:",
+                   "malformed manifest: lineage.thread_aliases is not a list of names")
+
+
+def test_a_manifests_lineage_naming_a_type_with_no_text_is_one_line(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    snap = built_samples(tmp_path_factory, "lineage-type")
+    manifest = json.loads((snap / "manifest.json").read_text())
+    manifest["lineage"]["thread"] = ["Thread"]
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    one_line_error(graphkit("sessions", "--snapshot", snap), "lineage.thread is not a name")
