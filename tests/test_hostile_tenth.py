@@ -308,3 +308,46 @@ def test_a_manifests_lineage_naming_a_type_with_no_text_is_one_line(
     manifest["lineage"]["thread"] = ["Thread"]
     (snap / "manifest.json").write_text(json.dumps(manifest))
     one_line_error(graphkit("sessions", "--snapshot", snap), "lineage.thread is not a name")
+
+
+# --- 6. links that loop and FIFOs where files belong ------------------------------------------
+
+@pytest.mark.parametrize("command", ["build", "check", "rows"])
+def test_a_source_that_is_a_link_to_itself_is_one_line(tmp_path: Path, command: str) -> None:
+    # Was (build): "RuntimeError: Symlink loop from '…/loop'" traceback (Python 3.11's
+    # Path.resolve(), in the build's input check); check and rows said "no such file".
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    out = {"build": ["--snapshot", tmp_path / "snap"],
+           "rows": ["--out", tmp_path / "r.parquet"], "check": []}[command]
+    proc = graphkit(command, loop, *out)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and str(loop) in proc.stderr
+
+
+def test_a_fifo_among_row_files_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # Was: the build waited for a writer forever (Arrow opens a file blocking).
+    import os
+
+    src = _folder(tmp_path / "src", pq.read_table(SAMPLE))
+    for name in ("pipe.parquet", "pipe.jsonl"):
+        os.mkfifo(src / name)
+        one_line_error(graphkit("build", src, "--snapshot", tmp_path / "snap"),
+                       f"{src / name}: cannot read this file: not a regular file",
+                       "only regular files are read")
+        (src / name).unlink()
+
+
+@pytest.mark.parametrize("command", ["build", "check"])
+def test_a_fifo_as_the_contract_is_refused_not_waited_on(tmp_path: Path,
+                                                         command: str) -> None:
+    # Was: `build` waited for a writer forever (the contract's digest, for the kept
+    # snapshot, and the loader opened it blocking); "contract file not found" for one
+    # that is there.
+    import os
+
+    fifo = tmp_path / "c.yaml"
+    os.mkfifo(fifo)
+    args = ["--snapshot", tmp_path / "snap"] if command == "build" else []
+    one_line_error(graphkit(command, SAMPLE.parents[1], "--contract", fifo, *args),
+                   f"{fifo}: is no regular file (a pipe or device)")

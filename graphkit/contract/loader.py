@@ -11,6 +11,7 @@ Checks run in two stages, both before any row is projected:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from graphkit.contract import cache
 from graphkit.contract.expr import Expr, parse_expr, validated_filter
 from graphkit.contract.spec import Contract, Filter, Unnest
 from graphkit.core.errors import ContractError
+from graphkit.core.files import open_regular
 from graphkit.core.graph import LineageVocabulary
 from graphkit.core.names import NAME_RULE, is_name
 
@@ -53,7 +55,11 @@ def find_contract(name_or_path: str) -> Path:
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") or p.exists():
         if not p.is_file():
-            raise ContractError("contract file not found", path=str(p),
+            # A folder, a FIFO or a device is there but no file (it was "not found").
+            what = "contract file not found" if not p.exists() else (
+                "is a folder, not a contract file" if p.is_dir() else
+                "is no regular file (a pipe or device), not a contract file")
+            raise ContractError(what, path=str(p),
                                 hint="give a path to a .yaml contract or a shipped name")
         return p
     for d in contract_dirs():
@@ -240,7 +246,8 @@ def _load_fresh(path: Path, text: str, make_filter: Callable[[Any], Filter]) -> 
 
 def _read_bytes(path: Path) -> bytes:
     try:
-        with path.open("rb") as f:
+        # Only a regular file: a FIFO given as --contract waited for a writer forever.
+        with os.fdopen(open_regular(path), "rb") as f:
             data = f.read(MAX_CONTRACT_BYTES + 1)
     except OSError as exc:
         raise ContractError(f"cannot read contract: {exc.strerror or exc}",

@@ -7,6 +7,7 @@ Read through ``pyarrow.dataset``, only the columns asked for. A read failure bec
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import json
 import os
@@ -20,6 +21,7 @@ import pyarrow.dataset as ds
 import pyarrow.json as pajson
 
 from graphkit.core.errors import SourceError, first_line
+from graphkit.core.files import open_regular
 from graphkit.core.text import is_text, storable_json
 from graphkit.sources.json_places import column_error
 
@@ -446,13 +448,12 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
                 dictionary_columns: Sequence[str],
                 repaired: list[dict[str, Any]] | None,
                 finish: Finish | None = None) -> list[Piece]:
+    for f in files:
+        _openable(f)
     if fmt == "json":
         files = [f for f in files if check_json_depth(f)]
         if not files:
             return []  # only empty files: no rows, nothing lost
-    else:
-        for f in files:
-            _openable(f)
     block = JSON_BLOCK
     if fmt == "parquet":
         dictionary_columns = stored_with_dictionary(files[0], dictionary_columns)
@@ -515,11 +516,14 @@ def _openable(path: Path) -> None:
     """Refuse a file that cannot be opened (permission denied) in words of its own:
     Arrow's ("Error creating dataset… Is this a 'parquet' file?") blamed its format."""
     try:
-        with path.open("rb"):
-            pass
+        # Only a regular file: a FIFO named like a row file in a folder waited for a
+        # writer forever (Arrow opens it blocking).
+        os.close(open_regular(path))
     except OSError as exc:
+        hint = UNREADABLE_HINT if exc.errno != errno.EINVAL else (
+            "leave it out of the sources: only regular files are read as rows")
         raise SourceError(f"cannot read this file: {exc.strerror or exc}", path=str(path),
-                          hint=UNREADABLE_HINT) from None
+                          hint=hint) from None
 
 
 def stored_with_dictionary(path: Path, columns: Sequence[str]) -> list[str]:
