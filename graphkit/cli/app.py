@@ -7,6 +7,7 @@ become one line on stderr and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import ast
 import errno
 import gc
 import json
@@ -42,6 +43,11 @@ class UserError(click.ClickException):
         super().__init__(printable(message))
 
 
+# What a link loop is, and what to do about it.
+_LOOP = ("a symbolic link that leads back to itself (a link loop); point it at a file or "
+         "folder, or leave it out")
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -59,7 +65,16 @@ class _Group(click.Group):
                 f"{os.fsencode(exc.object).decode('utf-8', 'replace')}: this name is not "
                 "valid UTF-8 (bytes of another encoding); rename it, or choose a name "
                 "in UTF-8")) from None
+        except RuntimeError as exc:
+            # Python 3.11's Path.resolve() says a link loop so (no OSError): a source
+            # that is a link to itself was a traceback from the build's input check.
+            found = re.fullmatch(r"Symlink loop from ('.*'|\".*\")", str(exc))
+            if found is None:
+                raise
+            raise UserError(printable(f"{ast.literal_eval(found.group(1))}: {_LOOP}")) from None
         except OSError as exc:
+            if exc.errno == errno.ELOOP and exc.filename:
+                raise UserError(printable(f"{os.fsdecode(exc.filename)}: {_LOOP}")) from None
             if exc.errno == errno.EPIPE:
                 _reader_left()
             if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):

@@ -11,6 +11,7 @@ Checks run in two stages, both before any row is projected:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from graphkit.contract import cache
 from graphkit.contract.expr import Expr, parse_expr, validated_filter
 from graphkit.contract.spec import Contract, Filter, Unnest
 from graphkit.core.errors import ContractError
+from graphkit.core.files import open_regular
 from graphkit.core.graph import LineageVocabulary
 from graphkit.core.names import NAME_RULE, is_name
 
@@ -53,7 +55,11 @@ def find_contract(name_or_path: str) -> Path:
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") or p.exists():
         if not p.is_file():
-            raise ContractError("contract file not found", path=str(p),
+            # A folder, a FIFO or a device is there but no file (it was "not found").
+            what = "contract file not found" if not p.exists() else (
+                "is a folder, not a contract file" if p.is_dir() else
+                "is no regular file (a pipe or device), not a contract file")
+            raise ContractError(what, path=str(p),
                                 hint="give a path to a .yaml contract or a shipped name")
         return p
     for d in contract_dirs():
@@ -240,7 +246,8 @@ def _load_fresh(path: Path, text: str, make_filter: Callable[[Any], Filter]) -> 
 
 def _read_bytes(path: Path) -> bytes:
     try:
-        with path.open("rb") as f:
+        # Only a regular file: a FIFO given as --contract waited for a writer forever.
+        with os.fdopen(open_regular(path), "rb") as f:
             data = f.read(MAX_CONTRACT_BYTES + 1)
     except OSError as exc:
         raise ContractError(f"cannot read contract: {exc.strerror or exc}",
@@ -377,12 +384,15 @@ def _check_semantics(c: LoadedContract,
         return set(u.fields)
 
     keys: dict[str, int] = {}
+    folded_nodes: dict[str, str] = {}
+    folded_edges: dict[str, str] = {}
     for i, n in enumerate(spec.nodes):
         extra = set()
         extra = unnest_fields(n.unnest, "nodes", i)
         if n.type in keys:
             raise c.error(f"node type {n.type!r} is defined twice", "nodes", i, "type",
                           hint="one rule per node type")
+        _refuse_case_twin(c, folded_nodes, n.type, "node", "nodes", i)
         keys[n.type] = len(n.key)
         need(n.key, "nodes", i, "key")
         need_filter(n.where, "nodes", i, "where")
@@ -396,6 +406,7 @@ def _check_semantics(c: LoadedContract,
     for i, e in enumerate(spec.edges):
         extra = set()
         extra = unnest_fields(e.unnest, "edges", i)
+        _refuse_case_twin(c, folded_edges, e.type, "edge", "edges", i)
         if unnest_of.setdefault(e.type, e.unnest) != e.unnest:
             raise c.error(f"edges[{i}]: every {e.type} rule must unnest the same way",
                           "edges", i, "unnest",
@@ -420,6 +431,19 @@ def _check_semantics(c: LoadedContract,
             need([agg.column], "edges", i, "properties", p)
     _check_sums(c)
     _check_lineage(c)
+
+
+def _refuse_case_twin(c: LoadedContract, folded: dict[str, str], name: str, kind: str,
+                      *loc: Any) -> None:
+    """Refuse a node (or edge) type that differs from another only in case: each type is
+    a file of the snapshot (``nodes/Tool.parquet``, ``nodes/tool.parquet``) and of the
+    folder exports, and where file names ignore case (macOS, Windows, many shared
+    drives) the two are one file: a snapshot copied there loses a table."""
+    other = folded.setdefault(name.casefold(), name)
+    if other != name:
+        raise c.error(f"{kind} types {other!r} and {name!r} differ only in case; their "
+                      "tables would be one file where file names ignore case (macOS, "
+                      "Windows)", *loc, "type", hint=f"rename one of the two {kind} types")
 
 
 def _check_sums(c: LoadedContract) -> None:

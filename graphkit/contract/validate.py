@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,7 +21,7 @@ import pyarrow.compute as pc
 from graphkit.contract.expr import blank_to_null
 from graphkit.contract.loader import LoadedContract
 from graphkit.core.errors import SourceError, first_line
-from graphkit.core.schema import json_as_text, tag_rows
+from graphkit.core.schema import first_failing_row, json_as_text, tag_rows
 from graphkit.core.times import TIMESTAMP, epoch_times, naive_as_utc, text_times
 from graphkit.sources.read import ReadSpec, SourceRows, since_filter
 
@@ -136,21 +137,24 @@ def conform(contract: LoadedContract, table: pa.Table, source: str) -> pa.Table:
             if _is_bytes(arr.type):
                 target = pa.string()
             if target is not None and arr.type != target:
-                try:
-                    if col.type == "timestamp" and _is_text(arr.type):
-                        arr = text_times(arr)
-                    elif col.type == "timestamp" and (pa.types.is_integer(arr.type)
-                                                      or pa.types.is_floating(arr.type)):
-                        arr = epoch_times(arr, name, source)
-                    elif col.type == "timestamp" and pa.types.is_timestamp(arr.type) \
-                            and arr.type.tz is None:
+                def read(part: Any, col: Any = col, target: Any = target,
+                         name: str = name) -> Any:
+                    if col.type == "timestamp" and _is_text(part.type):
+                        part = text_times(part)
+                    elif col.type == "timestamp" and (pa.types.is_integer(part.type)
+                                                      or pa.types.is_floating(part.type)):
+                        part = epoch_times(part, name, source)
+                    elif col.type == "timestamp" and pa.types.is_timestamp(part.type) \
+                            and part.type.tz is None:
                         # Naive timestamps are taken as UTC, as HypAware writes them.
-                        arr = naive_as_utc(arr)
-                    arr = arr.cast(target)
+                        part = naive_as_utc(part)
+                    return part.cast(target)
+                try:
+                    arr = read(arr)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     raise SourceError(
                         f"column {name!r} cannot be read as {col.type}: {first_line(exc)}",
-                        path=source, column=name,
+                        path=source, row=first_failing_row(arr, read), column=name,
                         hint="fix the values or the column type",
                     ) from None
         else:

@@ -7,10 +7,13 @@ shape, so one contract builds the same graph from any of them.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+
+from graphkit.core.errors import GraphkitError
 
 SCHEMA_VERSION = 7
 # LLP 0030 split session_id from conversation_id in schema 6; rows written
@@ -188,3 +191,25 @@ def json_as_text(arr: pa.Array) -> pa.Array:
             pa.string(),
         )
     return arr.cast(pa.string())
+
+
+def first_failing_row(arr: pa.Array | pa.ChunkedArray, read: Callable[[Any], Any]
+                       ) -> int | None:
+    """The 1-based row of the first value ``read`` refuses (Arrow's cast names the value,
+    never its row), found by halving: a few casts of ever shorter slices, only once the
+    whole column was refused. None if no single slice fails (a refusal of the column
+    as a whole)."""
+    low, high = 0, len(arr)
+    while high - low > 1:
+        middle = (low + high) // 2
+        try:
+            read(arr.slice(low, middle - low))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, GraphkitError):
+            high = middle
+        else:
+            low = middle
+    try:
+        read(arr.slice(low, 1))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, GraphkitError):
+        return low + 1
+    return None

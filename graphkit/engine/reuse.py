@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import graphkit
+from graphkit.core.files import open_regular
 from graphkit.snapshot.format import MANIFEST
 from graphkit.sources.transcripts.version import PARSER_VERSION
 
@@ -77,7 +78,10 @@ def contract_candidates(name_or_path: str) -> list[Path]:
 
 def _digest(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        # Only a regular file (a FIFO given as --contract waited for a writer forever);
+        # what is none is refused by the contract's loader, in words of its own.
+        with os.fdopen(open_regular(path), "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
     except IsADirectoryError:
         return "folder"
     except OSError:

@@ -183,11 +183,28 @@ def _check_manifest(m: Any, where: str) -> None:
             raise bad(f"no {part!r} object")
         for name, entry in tables.items():
             _check_entry(part, name, entry, fmt, bad)
+    _check_lineage(m.get("lineage"), bad)
     for name, entry in m["edges"].items():
         for end in ("source_type", "target_type"):
             if entry[end] not in m["nodes"]:
                 # Every reader looks the ends up among the nodes (an entry removed by hand).
                 raise bad(f"edges.{name}.{end} {entry[end]!r} is no node table of the snapshot")
+
+
+def _check_lineage(lineage: Any, bad: Any) -> None:
+    """A recorded lineage vocabulary names types and columns as text (an int among the
+    aliases was a TypeError traceback from every command reading the snapshot)."""
+    if not isinstance(lineage, dict):
+        return  # none recorded (null, or a snapshot from before it was): no lineage
+    for field, value in lineage.items():
+        if field not in LineageVocabulary.__dataclass_fields__:
+            continue  # not read (a later graphkit's field)
+        if field == "thread_aliases":
+            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                raise bad("lineage.thread_aliases is not a list of names")
+        elif not (isinstance(value, str)
+                  or (value is None and field in ("agent", "has_agent", "continues"))):
+            raise bad(f"lineage.{field} is not a name")
 
 
 def _check_entry(part: str, name: str, entry: Any, fmt: int, bad: Any) -> None:

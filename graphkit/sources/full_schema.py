@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from graphkit.core.errors import SourceError, first_line
-from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA, json_as_text
+from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA, first_failing_row, json_as_text
 from graphkit.core.times import epoch_times, naive_as_utc, text_times
 from graphkit.sources.read import (
     Progress,
@@ -79,26 +80,34 @@ def _to_schema(table: pa.Table, source: str) -> pa.Table:
                               hint="convert the column where the rows are written")
         if col.type != f.type:
             try:
-                if pa.types.is_timestamp(f.type) and (pa.types.is_string(col.type)
-                                                      or pa.types.is_large_string(col.type)):
-                    col = text_times(col)
-                elif pa.types.is_timestamp(f.type) and (pa.types.is_integer(col.type)
-                                                        or pa.types.is_floating(col.type)):
-                    col = epoch_times(col, f.name, source)
-                elif pa.types.is_map(col.type) or pa.types.is_struct(col.type) \
-                        or pa.types.is_list(col.type):
-                    # A JSON column written as a map (Spark, DuckDB) or inferred as a
-                    # struct or list (JSON Lines objects and arrays): its JSON text, as a
-                    # build reads it (round eight: this refused the file)
-                    col = json_as_text(col.combine_chunks())
-                elif pa.types.is_timestamp(col.type) and col.type.tz is None:
-                    col = naive_as_utc(col)
-                col = col.cast(f.type)
+                col = _as_written(col, f, source)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise SourceError(f"column {f.name!r} cannot be read as {f.type}: "
-                                  f"{first_line(exc)}", path=source, column=f.name) from None
+                                  f"{first_line(exc)}", path=source, column=f.name,
+                                  row=first_failing_row(
+                                      col, partial(_as_written, f=f, source=source))
+                                  ) from None
         arrays.append(col)
     return pa.Table.from_arrays(arrays, schema=OUT_SCHEMA)
+
+
+def _as_written(col: Any, f: pa.Field, source: str) -> Any:
+    """``col`` in ``f``'s type, as `graphkit rows` writes it."""
+    if pa.types.is_timestamp(f.type) and (pa.types.is_string(col.type)
+                                          or pa.types.is_large_string(col.type)):
+        col = text_times(col)
+    elif pa.types.is_timestamp(f.type) and (pa.types.is_integer(col.type)
+                                            or pa.types.is_floating(col.type)):
+        col = epoch_times(col, f.name, source)
+    elif pa.types.is_map(col.type) or pa.types.is_struct(col.type) \
+            or pa.types.is_list(col.type):
+        # A JSON column written as a map (Spark, DuckDB) or inferred as a struct or list
+        # (JSON Lines objects and arrays): its JSON text, as a build reads it (round
+        # eight: this refused the file)
+        col = json_as_text(col.combine_chunks())
+    elif pa.types.is_timestamp(col.type) and col.type.tz is None:
+        col = naive_as_utc(col)
+    return col.cast(f.type)
 
 
 @dataclass

@@ -7,6 +7,7 @@ Read through ``pyarrow.dataset``, only the columns asked for. A read failure bec
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import json
 import os
@@ -20,7 +21,9 @@ import pyarrow.dataset as ds
 import pyarrow.json as pajson
 
 from graphkit.core.errors import SourceError, first_line
+from graphkit.core.files import open_regular
 from graphkit.core.text import is_text, storable_json
+from graphkit.sources.json_places import column_error
 
 FORMATS = {
     ".parquet": "parquet",
@@ -201,8 +204,11 @@ def open_dataset(paths: list[Path], fmt: str, root: Path | None,
         try:
             schemas.append(frag.physical_schema)
         except (pa.ArrowInvalid, OSError) as exc:
-            if fmt == "json" and _SURROGATE in str(exc):
-                raise  # read again with each lone surrogate repaired (_read_group)
+            if fmt == "json" and (_SURROGATE in str(exc) or _CHANGED in str(exc)):
+                # Read again line by line (_read_group): each lone surrogate repaired,
+                # or nested values that change type as their JSON text (a change in the
+                # first block of a folder's second file was refused with Arrow's words).
+                raise
             raise read_error(Path(frag.path), fmt, exc) from None
     try:
         unified = pa.unify_schemas(schemas, promote_options="permissive")
@@ -442,13 +448,12 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
                 dictionary_columns: Sequence[str],
                 repaired: list[dict[str, Any]] | None,
                 finish: Finish | None = None) -> list[Piece]:
+    for f in files:
+        _openable(f)
     if fmt == "json":
         files = [f for f in files if check_json_depth(f)]
         if not files:
             return []  # only empty files: no rows, nothing lost
-    else:
-        for f in files:
-            _openable(f)
     block = JSON_BLOCK
     if fmt == "parquet":
         dictionary_columns = stored_with_dictionary(files[0], dictionary_columns)
@@ -458,7 +463,15 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
                                 wanted, repaired, finish)
         except TypesDisagree:
             if fmt != "json":
-                raise
+                # One schema for all cannot hold them (a time in another unit or zone,
+                # written by another tool or version; a column of another kind): each
+                # file is read alone and made the contract's types as its own piece,
+                # which takes a unit or zone as it does for a file given alone, and
+                # names the file and contract line of a type it cannot take (the folder
+                # was refused, naming no file, while each file built when given alone).
+                return [piece for f in files for piece in read_dataset(
+                    open_dataset([f], fmt, root, dictionary_columns, block), wanted,
+                    repaired, finish)]
             # JSON files each consistent, but one holds a nested value as an object and
             # another as text: the same case as below, across files instead of lines.
             return _line_by_line(_nested_as_text, files, root, wanted, repaired, finish)
@@ -471,7 +484,7 @@ def _read_group(files: list[Path], fmt: str, root: Path | None, wanted: set[str]
             read = _line_reader(exc) if fmt == "json" else None
             if read is not None:
                 return _line_by_line(read, files, root, wanted, repaired, finish)
-            raise read_error(_culprit(files, fmt) or root or files[0], fmt, exc) from None
+            raise read_error(_culprit(files, fmt, exc) or root or files[0], fmt, exc) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -503,11 +516,14 @@ def _openable(path: Path) -> None:
     """Refuse a file that cannot be opened (permission denied) in words of its own:
     Arrow's ("Error creating dataset… Is this a 'parquet' file?") blamed its format."""
     try:
-        with path.open("rb"):
-            pass
+        # Only a regular file: a FIFO named like a row file in a folder waited for a
+        # writer forever (Arrow opens it blocking).
+        os.close(open_regular(path))
     except OSError as exc:
+        hint = UNREADABLE_HINT if exc.errno != errno.EINVAL else (
+            "leave it out of the sources: only regular files are read as rows")
         raise SourceError(f"cannot read this file: {exc.strerror or exc}", path=str(path),
-                          hint=UNREADABLE_HINT) from None
+                          hint=hint) from None
 
 
 def stored_with_dictionary(path: Path, columns: Sequence[str]) -> list[str]:
@@ -706,12 +722,15 @@ def read_whole_files(path: Path, repaired: list[dict[str, Any]] | None = None) -
     return out or [no_rows(path)]
 
 
-def _culprit(files: list[Path], fmt: str) -> Path | None:
+def _culprit(files: list[Path], fmt: str, exc: BaseException) -> Path | None:
     """The file of a group that failed to read: the first with a line that is no JSON
     object, or that Arrow cannot open alone (a 0-byte Parquet file in a folder was
-    reported as the folder, its name only inside Arrow's words)."""
+    reported as the folder, its name only inside Arrow's words); else the file Arrow's
+    words name (a key twice in one object of a folder's JSON Lines file)."""
     if fmt == "json":
-        return next((f for f in files if bad_json_line(f)), None)
+        bad = next((f for f in files if bad_json_line(f)), None)
+        said = str(exc)
+        return bad or next((f for f in files if f"'{f}'" in said), None)
     for f in files:
         try:
             ds.dataset(str(f), format=fmt).schema  # noqa: B018 (opening is the check)
@@ -775,5 +794,8 @@ def read_error(path: Path, fmt: str, exc: BaseException) -> SourceError:
         return SourceError("not a JSON object on this line", path=str(path), line=line,
                            hint="fix or remove the line; each line of a JSON Lines file "
                                 "is one row")
+    placed = column_error(path, exc) if fmt == "json" and path.is_file() else None
+    if placed is not None:
+        return placed
     return SourceError(f"cannot read rows: {first_line(exc)}", path=str(path),
                        hint=_UNREADABLE)

@@ -101,7 +101,7 @@ def test_sidecars_read_as_json_document_reads_them(tmp_path: Path, content: byte
         expected = json_document(content)
     except (ValueError, RecursionError):
         expected = None
-    meta, fingerprint = read_meta(agent)
+    meta, fingerprint, _lone_line = read_meta(agent)
     assert typed(meta) == typed(expected if isinstance(expected, dict) else None)
     assert fingerprint is not None
     assert (fingerprint["path"], fingerprint["size"]) == (str(sidecar), len(content))
@@ -109,7 +109,7 @@ def test_sidecars_read_as_json_document_reads_them(tmp_path: Path, content: byte
 
 
 def test_no_sidecar_reads_as_none(tmp_path: Path) -> None:
-    assert read_meta(tmp_path / "agent-a1.jsonl") == (None, None)
+    assert read_meta(tmp_path / "agent-a1.jsonl") == (None, None, None)
 
 
 def reference_layout(path: Path) -> ClaudeLayout:

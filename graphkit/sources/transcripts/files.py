@@ -237,25 +237,58 @@ def read_file(path: Path | str) -> tuple[os.stat_result, bytes]:
     return st, data
 
 
-def read_meta(agent_file: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """Return the sidecar ``agent-<id>.meta.json`` of an agent file and its fingerprint."""
+def read_meta(agent_file: Path
+              ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, int | None]:
+    """Return the sidecar ``agent-<id>.meta.json`` of an agent file, its fingerprint, and
+    the line of its first lone surrogate made U+FFFD (None: none was), which the build
+    counts and names as it does a transcript line's."""
     meta_path = agent_file.with_name(agent_file.name.split(".", 1)[0] + ".meta.json")
     try:
         st, data = read_file(meta_path)  # one open and fstat: no second path lookup
     except OSError:
-        return None, None
+        return None, None, None
     try:
         meta = _DECODE(data) if data.count(b"{") + data.count(b"[") < _FEW_BRACKETS else None
     except Exception:  # json_document reads it, or says why not
         meta = None
+    lone: list[int] = []
     if meta is None:
         try:
-            meta = json_document(data)
+            meta = json_document(data, lone)
         except (ValueError, RecursionError):
             meta = None
     fingerprint = {"path": str(meta_path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
                    "sha256": hashlib.sha256(data).hexdigest()}
-    return (meta if isinstance(meta, dict) else None), fingerprint
+    if not isinstance(meta, dict):
+        return None, fingerprint, None  # not used: nothing of it was repaired into the graph
+    return meta, fingerprint, (lone_surrogate_line(data) if lone else None)
+
+
+# A \u escape of half a surrogate pair, with the backslashes before it (an even run of
+# them is escaped backslashes, and the "u" is then plain text); and of a low half.
+_SURROGATE_ESCAPE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
+_LOW_HALF_ESCAPE = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def lone_surrogate_line(data: bytes) -> int:
+    """The line of a JSON document's first lone surrogate: an escaped half without its
+    other half, or one written as UTF-8 bytes (ED A0-BF ..); 1 when it is found in
+    neither form (a UTF-16 document's unpaired half)."""
+    text = data.decode("latin-1")  # one char per byte: offsets are the bytes'
+    first = len(text)
+    pair_end = -1  # the end of the last whole pair: its low half is no lone one
+    for m in _SURROGATE_ESCAPE.finditer(text):
+        if len(m.group(1)) % 2 == 0 or m.start() < pair_end:
+            continue
+        if int(m.group(2), 16) < 0xDC00 and _LOW_HALF_ESCAPE.match(text, m.end()):
+            pair_end = m.end() + 6
+            continue
+        first = m.end(1) - 1
+        break
+    encoded = _ENCODED_SURROGATE.search(data)
+    if encoded is not None:
+        first = min(first, encoded.start())
+    return text.count("\n", 0, first) + 1 if first < len(text) else 1
 
 
 def transcript_files(paths: Sequence[Path]) -> list[Path]:

@@ -167,7 +167,9 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
             _skip(result, strict, SkippedLine(str(path), 0, _no_messages(parse.kind)))
         meta = None
         if parse.kind == "claude" and claude_layout(path).agent_id:
-            meta, meta_print = _meta(path, index)
+            meta, meta_print, meta_lone = _meta(path, index)
+            if meta_lone is not None and meta_print is not None:
+                lone.append((meta_print["path"], meta_lone))
             if meta_print:
                 result.fingerprints.append(meta_print)
                 result.fingerprint_files.append(str(path))
@@ -271,9 +273,10 @@ _Got: TypeAlias = tuple[FileParse, dict[str, Any], list[tuple[int, str]], tuple[
 
 
 def _meta(agent_file: Path, index: TranscriptIndex | None
-          ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """An agent file's sidecar and its fingerprint; from the index while the sidecar's size,
-    mtime and inode are unchanged."""
+          ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, int | None]:
+    """An agent file's sidecar, its fingerprint and the line of its first lone surrogate
+    made U+FFFD (None: none); from the index while the sidecar's size, mtime and inode
+    are unchanged."""
     if index is None:
         return read_meta(agent_file)  # nothing to reuse: no stat of the sidecar first
     key = str(agent_file)
@@ -284,17 +287,21 @@ def _meta(agent_file: Path, index: TranscriptIndex | None
     except OSError:
         now = None
     kept = entry.get("sidecar") if entry else None
+    # An entry without "lone" is older than the count (harden12): read the sidecar again,
+    # so a repair it made is counted too.
     if (index and key in index.new_entries and now is not None and isinstance(kept, dict)
-            and kept.get("stat") == now
+            and kept.get("stat") == now and "lone" in kept
             and isinstance(kept.get("fingerprint"), dict)):
         index.new_entries[key]["sidecar"] = kept
         meta = kept.get("meta")
-        return (meta if isinstance(meta, dict) else None), kept["fingerprint"]
-    meta, fingerprint = read_meta(agent_file)
+        line = kept["lone"]
+        return ((meta if isinstance(meta, dict) else None), kept["fingerprint"],
+                line if isinstance(line, int) and not isinstance(line, bool) else None)
+    meta, fingerprint, line = read_meta(agent_file)
     if index and now is not None and fingerprint is not None and key in index.new_entries:
         index.new_entries[key]["sidecar"] = {"stat": now, "meta": meta,
-                                             "fingerprint": fingerprint}
-    return meta, fingerprint
+                                             "fingerprint": fingerprint, "lone": line}
+    return meta, fingerprint, line
 
 
 def _pooled(files: list[Path], index: TranscriptIndex | None) -> dict[str, Iterator[Parsed]]:
