@@ -90,15 +90,26 @@ class ClaudeUsage:
                                                         key=lambda kv: kv[1][0])]
 
 
-# Codex reports no cache writes: its rows carry no cache_creation_input_tokens
-# (as HypAware's do not), so the graph reads them as none.
-CODEX_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens")
+# Codex reported no cache writes until its token counts gained
+# ``cache_write_input_tokens``: rows carry cache_creation_input_tokens only when a turn
+# wrote some (as HypAware's do not), so every earlier rollout's usage reads as before.
+CODEX_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+              "cache_creation_input_tokens")
+_WRITES = "cache_creation_input_tokens"
 
 
 def _codex_tokens(total: dict[str, Any]) -> dict[str, int]:
+    """A Codex token count in the rows' terms. ``input_tokens`` there include the cached
+    part and, in newer writers, the part written to the cache (OpenAI's input counts every
+    prompt token; readers of inspect_swe's and other tools' Codex logs take input less
+    both): input is what is left. A write count larger than that remainder cannot be part
+    of the input, so it is then taken as counted beside it."""
     inp, cached = _int(total.get("input_tokens")), _int(total.get("cached_input_tokens"))
-    return {"input_tokens": inp - cached, "output_tokens": _int(total.get("output_tokens")),
-            "cache_read_input_tokens": cached}
+    writes = _int(total.get("cache_write_input_tokens"))
+    fresh = inp - cached
+    return {"input_tokens": fresh - writes if writes <= fresh else fresh,
+            "output_tokens": _int(total.get("output_tokens")),
+            "cache_read_input_tokens": cached, _WRITES: writes}
 
 
 def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int],
@@ -142,7 +153,11 @@ def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int]
         if any(delta.values()):
             acc = out.setdefault(last, dict.fromkeys(keys, 0))
             out[last] = {k: acc[k] + delta[k] for k in keys}
-    return [[line, f"{thread}|turn-{line}", usage] for line, usage in sorted(out.items())]
+    # Cache writes only where a turn wrote some: the usage of every other turn is the
+    # three counts it always was.
+    return [[line, f"{thread}|turn-{line}",
+             {k: v for k, v in usage.items() if v or k != _WRITES}]
+            for line, usage in sorted(out.items())]
 
 
 def claude_links(entry: dict[str, Any], line: int, facts: dict[str, Any]) -> None:
