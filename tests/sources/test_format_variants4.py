@@ -251,3 +251,30 @@ def test_an_assistant_message_that_only_looks_like_a_communication_stays(
         codex_message("2026-11-30T12:00:02Z", "assistant", text)])
     assert [(r["role"], r["content_text"]) for r in _message_rows(tmp_path)] == [
         ("user", "give me JSON"), ("assistant", text)]
+
+
+# -- Claude: the API's MCP connector blocks ------------------------------------------------
+def test_an_mcp_connector_call_is_a_tool_call_named_as_claude_code_names_mcp_tools(
+        tmp_path: Path) -> None:
+    """``mcp_tool_use`` (``name`` and ``server_name`` apart; Anthropic's MCP connector, as
+    the Agent SDK and API-backed sessions write it) was a part of its own type, no tool
+    call: no Tool node, its result unnamed. Now the call of ``mcp__<server>__<tool>``, the
+    name Claude Code gives the tools of MCP servers it runs itself, so both are one Tool;
+    its ``mcp_tool_result`` keeps its text and error flag."""
+    from tests.sources.builders import assistant, user
+
+    write_jsonl(tmp_path / "-w" / "s.jsonl", [
+        user("u1", "s", "2026-11-30T09:00:00Z", "who am I on the hub?"),
+        assistant("a1", "s", "2026-11-30T09:00:02Z", [
+            {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "whoami",
+             "server_name": "hub", "input": {}},
+            {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "is_error": True,
+             "content": [{"type": "text", "text": "token expired"}]},
+            {"type": "tool_use", "id": "toolu_2", "name": "mcp__hub__whoami", "input": {}}],
+            parent="u1")])
+    parts = [(r["part_type"], r["tool_name"], r["content_text"], r["is_error"])
+             for r in _message_rows(tmp_path) if r["role"] == "assistant"]
+    assert parts == [("tool_call", "mcp__hub__whoami", None, None),
+                     ("tool_result", "mcp__hub__whoami", "token expired", True),
+                     ("tool_call", "mcp__hub__whoami", None, None)]
+    assert _rows(_graph(tmp_path), "Tool", ["tool_name"]) == [("mcp__hub__whoami",)]

@@ -18,7 +18,11 @@ files are recognised by their first prompt and classified ``warmup`` there too.
 
 Of ``attachment`` lines only a ``queued_command`` (a prompt typed while a turn ran, 2.1.x)
 is a message, a user one; server tool results (``web_search_tool_result`` and kin) keep
-their pages' titles and urls, and their error objects are errors.
+their pages' titles and urls, and their error objects are errors; the API's MCP connector
+calls (``mcp_tool_use``) are named ``mcp__<server>__<tool>``. Lines of the "flat" shape
+(``role``/``model``/``usage``/``content`` at the top, no envelope ``type``) are read as the
+entries they stand for. Bookkeeping entries (:data:`QUIET_TYPES`) are read as nothing; an
+entry of any other type is a skipped line naming it.
 
 What one file cannot know (resume duplicates, the spawning call named in another file) is
 returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` over all files.
@@ -499,7 +503,7 @@ class _ClaudeFile:
         if btype == "text":  # most parts: the tuple built directly, as in _message
             return (index, "text", self.etype, self.subtype or "text", block.get("text"),
                     None, None, None, None, None, None, None, None)
-        if btype in ("tool_use", "server_tool_use"):
+        if btype in ("tool_use", "server_tool_use", "mcp_tool_use"):
             return self._tool_call(block, index)
         if btype == "tool_result":
             return self._tool_result(block, index, False)
@@ -516,6 +520,11 @@ class _ClaudeFile:
 
     def _tool_call(self, block: dict[str, Any], index: int) -> tuple[Any, ...]:
         call_id, name, args = block.get("id"), block.get("name"), block.get("input")
+        server = block.get("server_name")
+        if isinstance(server, str) and server and isinstance(name, str):
+            # The API's MCP connector (``mcp_tool_use``: name and server apart): named as
+            # Claude Code names the tools of the MCP servers it runs, mcp__server__tool.
+            name = f"mcp__{server}__{name}"
         if isinstance(call_id, str) and isinstance(name, str):
             self.tool_names[call_id] = name
             if name in SPAWN_TOOLS and isinstance(args, dict):

@@ -7,7 +7,16 @@ One rollout is one *thread*: ``session_meta.payload.id`` → ``conversation_id``
 Formats handled:
 
 - the envelope ``{timestamp, type, payload}`` with ``session_meta``, ``response_item``,
-  ``event_msg``, ``turn_context`` and ``compacted`` lines (unknown types are ignored);
+  ``event_msg``, ``turn_context`` and ``compacted`` lines; ``world_state`` and
+  ``inter_agent_communication_metadata`` lines and the non-message items (ghost snapshots,
+  encrypted compactions, ...) are read as nothing; a line or item of any other type is a
+  skipped line naming it;
+- messages between agents (MultiAgentV2): ``inter_agent_communication`` lines,
+  ``agent_message`` items, and an assistant message whose text is an
+  ``InterAgentCommunication``'s JSON are user messages of the thread that received them;
+- ``thread_rolled_back`` (``num_turns``): the undone turns' lines stay, and are kept with
+  their usage (they ran); the next message follows the one before them, and the thread
+  counts ``rolled_back_turns``;
 - very old rollouts: a bare ``{id, timestamp}`` first line, then bare response items;
 - forks and spawned sub-threads: the first ``session_meta`` owns the file; the parent's lines
   copied in before the child's own content are not the child's (see ``_inherited``);
