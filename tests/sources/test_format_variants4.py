@@ -278,3 +278,50 @@ def test_an_mcp_connector_call_is_a_tool_call_named_as_claude_code_names_mcp_too
                      ("tool_result", "mcp__hub__whoami", "token expired", True),
                      ("tool_call", "mcp__hub__whoami", None, None)]
     assert _rows(_graph(tmp_path), "Tool", ["tool_name"]) == [("mcp__hub__whoami",)]
+
+
+# -- Codex usage: token_usage_record lines ---------------------------------------------------
+def _usage_record(ts: str, thread: str, response: str, i: int, c: int,
+                  o: int) -> dict[str, Any]:
+    return {"timestamp": ts, "type": "token_usage_record", "payload": {
+        "thread_id": thread, "turn_id": "turn-1", "response_id": response,
+        "usage": {"input_tokens": i, "cached_input_tokens": c, "cache_write_input_tokens": 0,
+                  "output_tokens": o, "reasoning_output_tokens": 0, "total_tokens": i + o}}}
+
+
+def test_codex_usage_records_count_when_no_token_count_says_it(tmp_path: Path) -> None:
+    """Newer rollouts write a ``token_usage_record`` line per model response (its own
+    usage, not a running total; keyed by ``response_id``). A rollout with no
+    ``token_count`` usage had none (and its records were dropped unsaid); now each
+    response counts once, a record repeated for the same response is not counted again,
+    and a record naming another thread is not this thread's."""
+    thread = "019e0000-8888-7999-8aaa-bbbbccccdd19"
+    write_jsonl(tmp_path / f"rollout-2026-11-30T12-00-00-{thread}.jsonl", [
+        codex_meta("2026-11-30T12:00:00Z", thread),
+        codex_message("2026-11-30T12:00:01Z", "user", "a"),
+        codex_message("2026-11-30T12:00:02Z", "assistant", "b"),
+        _usage_record("2026-11-30T12:00:02.1Z", thread, "resp_1", 100, 40, 5),
+        _usage_record("2026-11-30T12:00:02.2Z", thread, "resp_1", 100, 40, 5),
+        _usage_record("2026-11-30T12:00:02.3Z", "019e0000-0000-7000-8000-000000000000",
+                      "resp_x", 999, 0, 9),
+        codex_message("2026-11-30T12:00:03Z", "user", "c"),
+        codex_message("2026-11-30T12:00:04Z", "assistant", "d"),
+        _usage_record("2026-11-30T12:00:04.1Z", thread, "resp_2", 300, 200, 7)])
+    graph = _graph(tmp_path)
+    assert _rows(graph, "Thread", TOKENS) == [(thread, 4, 160, 12, None, 240)]
+    assert _skipped(tmp_path) == []
+
+
+def test_codex_usage_records_beside_token_counts_are_not_counted_twice(
+        tmp_path: Path) -> None:
+    thread = "019e0000-9999-7aaa-8bbb-ccccddddee20"
+    use = {"input_tokens": 100, "cached_input_tokens": 40, "output_tokens": 5}
+    write_jsonl(tmp_path / f"rollout-2026-11-30T12-00-00-{thread}.jsonl", [
+        codex_meta("2026-11-30T12:00:00Z", thread),
+        codex_message("2026-11-30T12:00:01Z", "user", "a"),
+        codex_message("2026-11-30T12:00:02Z", "assistant", "b"),
+        _usage_record("2026-11-30T12:00:02.1Z", thread, "resp_1", 100, 40, 5),
+        codex_line("2026-11-30T12:00:02.2Z", "event_msg", {
+            "type": "token_count", "info": {"total_token_usage": use,
+                                            "last_token_usage": use}})])
+    assert _rows(_graph(tmp_path), "Thread", TOKENS) == [(thread, 2, 60, 5, None, 40)]

@@ -74,7 +74,7 @@ _MESSAGE_KINDS = ("response_item", "event_msg", "compacted", _INTER_AGENT)
 # Line and item types that hold no message (known, read as nothing): anything else is a
 # skipped line naming its type, so a newer writer's record is counted, not lost unsaid.
 _QUIET_KINDS = ("session_meta", "turn_context", "world_state",
-                "inter_agent_communication_metadata")
+                "inter_agent_communication_metadata", "token_usage_record")
 _QUIET_ITEMS = ("ghost_snapshot", "compaction", "compaction_summary", "context_compaction",
                 "configuration_update", "compaction_trigger", "additional_tools", "other")
 _ITEM_TYPES = frozenset(("message", "reasoning", _AGENT_MESSAGE, _IMAGE_CALL, *_CALLS,
