@@ -325,3 +325,21 @@ def test_codex_usage_records_beside_token_counts_are_not_counted_twice(
             "type": "token_count", "info": {"total_token_usage": use,
                                             "last_token_usage": use}})])
     assert _rows(_graph(tmp_path), "Thread", TOKENS) == [(thread, 2, 60, 5, None, 40)]
+
+
+def test_type_names_that_are_no_text_are_skipped_lines_not_errors(tmp_path: Path) -> None:
+    """A damaged line may carry a list or an object where a type name belongs: a skipped
+    line saying so, never an unhashable-type error out of a set look-up."""
+    write_jsonl(tmp_path / "-w" / "s.jsonl", [{"type": ["user"], "sessionId": "s"},
+                                              {"type": {"a": 1}, "role": "user"}])
+    thread = "019e0000-aaaa-7bbb-8ccc-ddddeeeeff21"
+    write_jsonl(tmp_path / f"rollout-2026-11-30T12-00-00-{thread}.jsonl", [
+        codex_meta("2026-11-30T12:00:00Z", thread),
+        codex_line("2026-11-30T12:00:01Z", "response_item", {"type": ["message"]}),
+        {"timestamp": "2026-11-30T12:00:02Z", "type": ["event_msg"], "payload": {}}])
+    name = f"rollout-2026-11-30T12-00-00-{thread}.jsonl"
+    assert sorted(_skipped(tmp_path)) == [
+        (name, 2, "response_item whose type is not text is not read"),
+        (name, 3, "rollout line type 'list' is not read"),
+        ("s.jsonl", 1, "entry 'type' is not text"),
+        ("s.jsonl", 2, "entry 'type' is not text")]

@@ -305,7 +305,7 @@ class _ClaudeFile:
     def add(self, line: int, e: dict[str, Any]) -> None:
         """Turn one entry into rows (or a skipped line, or nothing for other types)."""
         etype = e.get("type")
-        if etype not in _ROW_TYPES:
+        if type(etype) is not str or etype not in _ROW_TYPES:  # (a list is no set member)
             flat = _flat_entry(e)
             if flat is not None:  # role/model/usage at the top (siropkin/budi#275)
                 self._add_flat(line, flat)
@@ -315,7 +315,7 @@ class _ClaudeFile:
                 # of attachments (hook output, reminders, ...) only a queued prompt is one
                 if _queued_prompt(e) is not None:
                     self._add_queued(line, e)
-            elif etype not in QUIET_TYPES:
+            elif etype not in QUIET_TYPES:  # a str here
                 self.skipped.append((line, f"entry type {etype[:80]!r} is not read"))
             return
         raw_ts = e.get("timestamp")

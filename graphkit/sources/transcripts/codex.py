@@ -246,11 +246,12 @@ def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[in
         if not isinstance(payload, dict):
             skipped.append((line, f"{kind} line without a payload object"))
             continue
-        if kind == "response_item" and payload.get("type") not in _ITEM_TYPES and not (
-                legacy and not isinstance(payload.get("type"), str)):  # header, state lines
-            ptype = payload.get("type")
-            said = ptype[:80] if isinstance(ptype, str) else "no type"
-            skipped.append((line, f"response_item of type {said!r} is not read"))
+        ptype = payload.get("type") if kind == "response_item" else None
+        if kind == "response_item" and not (type(ptype) is str and ptype in _ITEM_TYPES) and (
+                not legacy or isinstance(ptype, str)):  # legacy header, state lines: quiet
+            said = (f"of type {ptype[:80]!r}" if isinstance(ptype, str) else
+                    "without a type" if ptype is None else "whose type is not text")
+            skipped.append((line, f"response_item {said} is not read"))
             continue
         if ts is None:
             skipped.append((line, "timestamp missing or not ISO 8601"))
