@@ -31,6 +31,7 @@ returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` o
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -614,8 +615,6 @@ def _flat_entry(e: dict[str, Any]) -> dict[str, Any] | None:
 
 def _first_time(data: bytes) -> Callable[[], int | None]:
     """A function giving the first ``timestamp`` of the file that parses (searched once)."""
-    import re
-
     found: list[int | None] = []
 
     def first() -> int | None:
