@@ -343,3 +343,14 @@ def test_type_names_that_are_no_text_are_skipped_lines_not_errors(tmp_path: Path
         (name, 3, "rollout line type 'list' is not read"),
         ("s.jsonl", 1, "entry 'type' is not text"),
         ("s.jsonl", 2, "entry 'type' is not text")]
+
+
+def test_untimed_flat_lines_in_a_file_with_no_time_are_skipped_once_each(
+        tmp_path: Path) -> None:
+    """No line of the file has a time: each flat line is a skipped line (no time to give
+    it), and the file is searched for one only once (not once per line)."""
+    write_jsonl(tmp_path / "-w" / "s" / "subagents" / "agent-c0c.jsonl",
+                [{"role": "user", "content": f"step {i}", "uuid": f"u{i}"} for i in range(3)])
+    assert [(line, why) for _name, line, why in _skipped(tmp_path)] == [
+        (1, "timestamp missing or not ISO 8601"), (2, "timestamp missing or not ISO 8601"),
+        (3, "timestamp missing or not ISO 8601")]

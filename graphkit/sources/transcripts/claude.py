@@ -274,8 +274,9 @@ class _ClaudeFile:
     uuid_line: dict[str, int] = field(default_factory=dict)
     # The entry on a given line, read again only to compare a repeated uuid.
     entry_at: Callable[[int], dict[str, Any] | None] = lambda _line: None
-    # The file's first timestamp, read only for a flat line written before any.
-    first_ts: Callable[[], int | None] = lambda: None
+    # The file's bytes, searched for its first timestamp only for a flat line written
+    # before any (kept as the reference the caller holds: no copy, no closure per file).
+    data: bytes = b""
     tool_names: dict[str, str] = field(default_factory=dict)
     side_lines: list[SideLine] = field(default_factory=list)
     spawns: dict[str, Spawn] = field(default_factory=dict)  # main-loop Task/Agent calls
@@ -432,7 +433,8 @@ class _ClaudeFile:
         ``type``), as the envelope it stands for. A line without a time takes the one
         before it, or, before any, the file's first time (budi reads them at the epoch)."""
         if e.get("timestamp") is None and self.last_ts is None:
-            self.last_ts = self.first_ts()
+            self.last_ts = _first_time(self.data)
+            self.data = b""  # searched once: a file with no time at all is not searched again
         self.add(line, e)
 
     def _add_queued(self, line: int, e: dict[str, Any]) -> None:
@@ -613,19 +615,13 @@ def _flat_entry(e: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def _first_time(data: bytes) -> Callable[[], int | None]:
-    """A function giving the first ``timestamp`` of the file that parses (searched once)."""
-    found: list[int | None] = []
-
-    def first() -> int | None:
-        if not found:
-            found.append(next((ts for m in re.finditer(rb'"timestamp"\s*:\s*"([^"]{1,64})"',
-                                                       data)
-                               if (ts := parse_timestamp(m.group(1).decode(
-                                   "utf-8", "replace"))) is not None), None))
-        return found[0]
-
-    return first
+def _first_time(data: bytes) -> int | None:
+    """The first ``timestamp`` of the file that parses (a flat line before any takes it)."""
+    for m in re.finditer(rb'"timestamp"\s*:\s*"([^"]{1,64})"', data):
+        ts = parse_timestamp(m.group(1).decode("utf-8", "replace"))
+        if ts is not None:
+            return ts
+    return None
 
 
 def _said(e: dict[str, Any] | None) -> tuple[Any, ...]:
@@ -662,7 +658,7 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
     """Parse one Claude transcript into pre-rows plus the cross-file facts it holds."""
     state = _ClaudeFile(claude_layout(path))
     state.entry_at = _entry_reader(path, data)
-    state.first_ts = _first_time(data)
+    state.data = data
     lone: list[int] = []
     entries = (_entries(path, data, state.skipped, lone) if path.suffix == ".json"
                else json_lines(data, state.skipped, lone))  # JSONL: no generator in between
