@@ -350,7 +350,8 @@ def test_untimed_flat_lines_in_a_file_with_no_time_are_skipped_once_each(
     """No line of the file has a time: each flat line is a skipped line (no time to give
     it), and the file is searched for one only once (not once per line)."""
     write_jsonl(tmp_path / "-w" / "s" / "subagents" / "agent-c0c.jsonl",
-                [{"role": "user", "content": f"step {i}", "uuid": f"u{i}"} for i in range(3)])
+                [{"role": "user", "content": f"step {i}", "uuid": f"u{i}", "sessionId": "s"}
+                 for i in range(3)])
     assert [(line, why) for _name, line, why in _skipped(tmp_path)] == [
         (1, "timestamp missing or not ISO 8601"), (2, "timestamp missing or not ISO 8601"),
         (3, "timestamp missing or not ISO 8601")]
