@@ -34,11 +34,15 @@ def test_every_fixture_transcript_reads_without_crashing() -> None:
     result = read_transcripts([TRANSCRIPTS])
     assert_well_formed(result.table)
     skipped = {(Path(s.path).name, s.line): s.reason for s in result.skipped}
-    # Non-Claude exports are counted with a reason; the malformed Codex line too.
+    # Non-Claude exports are counted with a reason; the malformed Codex line too, and
+    # (since formats12) the rollout line of a type no Codex reader knows: read as nothing,
+    # as before, but counted and said rather than dropped unsaid.
+    future = ("rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl", 14)
     assert set(skipped) == {
         ("sample_antigravity_export.json", 1), ("sample_kiro_export.json", 1),
         ("sample_windsurf_export.json", 1),
-        ("rollout-66666666-6666-4666-8666-666666666666.jsonl", 3)}
+        ("rollout-66666666-6666-4666-8666-666666666666.jsonl", 3), future}
+    assert skipped[future] == "rollout line type 'future_synthetic_record' is not read"
     assert skipped[("sample_windsurf_export.json", 1)].startswith("a Windsurf export")
     assert "not a Claude Code or Codex transcript" in skipped[("sample_kiro_export.json", 1)]
     # 13 Claude + 7 Codex transcript files were parsed; sidecars and the journal were not.

@@ -18,7 +18,11 @@ files are recognised by their first prompt and classified ``warmup`` there too.
 
 Of ``attachment`` lines only a ``queued_command`` (a prompt typed while a turn ran, 2.1.x)
 is a message, a user one; server tool results (``web_search_tool_result`` and kin) keep
-their pages' titles and urls, and their error objects are errors.
+their pages' titles and urls, and their error objects are errors; the API's MCP connector
+calls (``mcp_tool_use``) are named ``mcp__<server>__<tool>``. Lines of the "flat" shape
+(``role``/``model``/``usage``/``content`` at the top, no envelope ``type``) are read as the
+entries they stand for. Bookkeeping entries (:data:`QUIET_TYPES`) are read as nothing; an
+entry of any other type is a skipped line naming it.
 
 What one file cannot know (resume duplicates, the spawning call named in another file) is
 returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` over all files.
@@ -27,6 +31,7 @@ returned as ``facts`` and settled in :mod:`graphkit.sources.transcripts.links` o
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -64,6 +69,20 @@ SPAWN_TOOLS = frozenset({"Task", "Agent"})
 # ("API Error: 529 …", "No response requested."): no model, as other readers take it.
 SYNTHETIC_MODEL = "<synthetic>"
 _ROW_TYPES = frozenset({"user", "assistant", "system"})
+# Entry types Claude Code writes that hold no message: session titles and tags, file and
+# attribution snapshots, queue and mode bookkeeping, context-collapse records, progress
+# echoes of a subagent's messages (its own file has them). Read as nothing, quietly; any
+# other type is a skipped line that says its type (a newer writer's entry is counted, not
+# silently lost). Names as Claude Code's writer and public readers list them.
+QUIET_TYPES = frozenset({
+    "summary", "custom-title", "ai-title", "last-prompt", "task-summary", "tag",
+    "agent-name", "agent-color", "agent-setting", "pr-link", "bridge-session",
+    "file-history-snapshot", "attribution-snapshot", "queue-operation", "progress",
+    "speculation-accept", "mode", "permission-mode", "isolation-latch", "worktree-state",
+    "content-replacement", "fork-context-ref", "marble-origami-commit",
+    "marble-origami-snapshot", "marble-origami-reset", "attachment",
+})
+_FLAT_KEYS = ("role", "model", "usage", "content", "id", "stop_reason")
 _ATTACHMENT_TYPE_AT = len(MESSAGE_COLUMNS) + PART_COLUMNS.index("attachment_type")
 _FOOTER = "agentId: "
 _MESSAGE_ID_AT = MESSAGE_COLUMNS.index("message_id")
@@ -255,6 +274,9 @@ class _ClaudeFile:
     uuid_line: dict[str, int] = field(default_factory=dict)
     # The entry on a given line, read again only to compare a repeated uuid.
     entry_at: Callable[[int], dict[str, Any] | None] = lambda _line: None
+    # The file's bytes, searched for its first timestamp only for a flat line written
+    # before any (kept as the reference the caller holds: no copy, no closure per file).
+    data: bytes = b""
     tool_names: dict[str, str] = field(default_factory=dict)
     side_lines: list[SideLine] = field(default_factory=list)
     spawns: dict[str, Spawn] = field(default_factory=dict)  # main-loop Task/Agent calls
@@ -285,14 +307,18 @@ class _ClaudeFile:
     def add(self, line: int, e: dict[str, Any]) -> None:
         """Turn one entry into rows (or a skipped line, or nothing for other types)."""
         etype = e.get("type")
-        if not isinstance(etype, str):
-            self.skipped.append((line, "entry 'type' is not text"))
-            return
-        if etype not in _ROW_TYPES:
-            # summary, queue-operation, progress, ...: tolerated, not messages; of
-            # attachments (hook output, reminders, ...) only a queued prompt is one
-            if etype == "attachment" and _queued_prompt(e) is not None:
-                self._add_queued(line, e)
+        if type(etype) is not str or etype not in _ROW_TYPES:  # (a list is no set member)
+            flat = _flat_entry(e)
+            if flat is not None:  # role/model/usage at the top (siropkin/budi#275)
+                self._add_flat(line, flat)
+            elif not isinstance(etype, str):
+                self.skipped.append((line, "entry 'type' is not text"))
+            elif etype == "attachment":
+                # of attachments (hook output, reminders, ...) only a queued prompt is one
+                if _queued_prompt(e) is not None:
+                    self._add_queued(line, e)
+            elif etype not in QUIET_TYPES:  # a str here
+                self.skipped.append((line, f"entry type {etype[:80]!r} is not read"))
             return
         raw_ts = e.get("timestamp")
         if raw_ts is None:
@@ -402,6 +428,15 @@ class _ClaudeFile:
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
 
+    def _add_flat(self, line: int, e: dict[str, Any]) -> None:
+        """A line of the "flat" shape (its message's fields at the top, no envelope
+        ``type``), as the envelope it stands for. A line without a time takes the one
+        before it, or, before any, the file's first time (budi reads them at the epoch)."""
+        if e.get("timestamp") is None and self.last_ts is None:
+            self.last_ts = _first_time(self.data)
+            self.data = b""  # searched once: a file with no time at all is not searched again
+        self.add(line, e)
+
     def _add_queued(self, line: int, e: dict[str, Any]) -> None:
         """A prompt the user sent while a turn was running (2.1.x writes it as an
         ``attachment`` of type ``queued_command``, no ``user`` line): a user message."""
@@ -471,7 +506,7 @@ class _ClaudeFile:
         if btype == "text":  # most parts: the tuple built directly, as in _message
             return (index, "text", self.etype, self.subtype or "text", block.get("text"),
                     None, None, None, None, None, None, None, None)
-        if btype in ("tool_use", "server_tool_use"):
+        if btype in ("tool_use", "server_tool_use", "mcp_tool_use"):
             return self._tool_call(block, index)
         if btype == "tool_result":
             return self._tool_result(block, index, False)
@@ -488,6 +523,11 @@ class _ClaudeFile:
 
     def _tool_call(self, block: dict[str, Any], index: int) -> tuple[Any, ...]:
         call_id, name, args = block.get("id"), block.get("name"), block.get("input")
+        server = block.get("server_name")
+        if isinstance(server, str) and server and isinstance(name, str):
+            # The API's MCP connector (``mcp_tool_use``: name and server apart): named as
+            # Claude Code names the tools of the MCP servers it runs, mcp__server__tool.
+            name = f"mcp__{server}__{name}"
         if isinstance(call_id, str) and isinstance(name, str):
             self.tool_names[call_id] = name
             if name in SPAWN_TOOLS and isinstance(args, dict):
@@ -549,6 +589,41 @@ class _ClaudeFile:
         return FileParse("claude", self.buf.take(agent_ids), self.facts, self.skipped)
 
 
+def _flat_entry(e: dict[str, Any]) -> dict[str, Any] | None:
+    """The envelope a "flat" line stands for, or None for any other line.
+
+    Some Claude subagent files were reported with each line's message fields at the top:
+    ``{"role": "assistant", "model": ..., "usage": {...}, "content": [...], ...}`` with no
+    envelope ``type`` (siropkin/budi#275 reads them as a fallback), or as the API's own
+    message object (``"type": "message"``). Such a line is read as the ``user`` or
+    ``assistant`` entry it would have been; an assistant line without content gets one
+    empty text part, so its usage has a row to sit on. Snake-case ``request_id`` and
+    ``session_id`` are read as the envelope's names."""
+    etype = e.get("type")
+    role = e.get("role")
+    if etype not in (None, "message") or role not in ("user", "assistant") or (
+            "message" in e or ("content" not in e and "usage" not in e)):
+        return None
+    msg = {k: e[k] for k in _FLAT_KEYS if k in e}
+    if msg.get("content") is None:
+        msg["content"] = [{"type": "text", "text": None}] if role == "assistant" else []
+    out = {k: v for k, v in e.items() if k not in _FLAT_KEYS}
+    out["type"], out["message"] = role, msg
+    for snake, camel in (("request_id", "requestId"), ("session_id", "sessionId")):
+        if camel not in out and isinstance(out.get(snake), str):
+            out[camel] = out[snake]
+    return out
+
+
+def _first_time(data: bytes) -> int | None:
+    """The first ``timestamp`` of the file that parses (a flat line before any takes it)."""
+    for m in re.finditer(rb'"timestamp"\s*:\s*"([^"]{1,64})"', data):
+        ts = parse_timestamp(m.group(1).decode("utf-8", "replace"))
+        if ts is not None:
+            return ts
+    return None
+
+
 def _said(e: dict[str, Any] | None) -> tuple[Any, ...]:
     """What an entry says, for telling a repeat from a conflict (not where it sits)."""
     if e is None:
@@ -583,6 +658,7 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
     """Parse one Claude transcript into pre-rows plus the cross-file facts it holds."""
     state = _ClaudeFile(claude_layout(path))
     state.entry_at = _entry_reader(path, data)
+    state.data = data
     lone: list[int] = []
     entries = (_entries(path, data, state.skipped, lone) if path.suffix == ".json"
                else json_lines(data, state.skipped, lone))  # JSONL: no generator in between

@@ -7,7 +7,16 @@ One rollout is one *thread*: ``session_meta.payload.id`` → ``conversation_id``
 Formats handled:
 
 - the envelope ``{timestamp, type, payload}`` with ``session_meta``, ``response_item``,
-  ``event_msg``, ``turn_context`` and ``compacted`` lines (unknown types are ignored);
+  ``event_msg``, ``turn_context`` and ``compacted`` lines; ``world_state`` and
+  ``inter_agent_communication_metadata`` lines and the non-message items (ghost snapshots,
+  encrypted compactions, ...) are read as nothing; a line or item of any other type is a
+  skipped line naming it;
+- messages between agents (MultiAgentV2): ``inter_agent_communication`` lines,
+  ``agent_message`` items, and an assistant message whose text is an
+  ``InterAgentCommunication``'s JSON are user messages of the thread that received them;
+- ``thread_rolled_back`` (``num_turns``): the undone turns' lines stay, and are kept with
+  their usage (they ran); the next message follows the one before them, and the thread
+  counts ``rolled_back_turns``;
 - very old rollouts: a bare ``{id, timestamp}`` first line, then bare response items;
 - forks and spawned sub-threads: the first ``session_meta`` owns the file; the parent's lines
   copied in before the child's own content are not the child's (see ``_inherited``);
@@ -57,7 +66,24 @@ _IMAGE_CALL = "image_generation_call"
 _TEXT_ITEMS = ("input_text", "output_text", "text", "summary_text", "reasoning_text",
                "refusal")
 _CWD = re.compile(r"<cwd>([^<\n]*)</cwd>")
-_MESSAGE_KINDS = ("response_item", "event_msg", "compacted")
+# A message another agent sent this thread (MultiAgentV2): a top-level
+# ``inter_agent_communication`` line, or an ``agent_message`` response item.
+_INTER_AGENT = "inter_agent_communication"
+_AGENT_MESSAGE = "agent_message"
+_MESSAGE_KINDS = ("response_item", "event_msg", "compacted", _INTER_AGENT)
+# Line and item types that hold no message (known, read as nothing): anything else is a
+# skipped line naming its type, so a newer writer's record is counted, not lost unsaid.
+_QUIET_KINDS = ("session_meta", "turn_context", "world_state",
+                "inter_agent_communication_metadata", "token_usage_record")
+_QUIET_ITEMS = ("ghost_snapshot", "compaction", "compaction_summary", "context_compaction",
+                "configuration_update", "compaction_trigger", "additional_tools", "other")
+_ITEM_TYPES = frozenset(("message", "reasoning", _AGENT_MESSAGE, _IMAGE_CALL, *_CALLS,
+                         *_OUTPUTS, *_TOOL_SEARCH, *_QUIET_ITEMS))
+# User messages Codex writes itself (context, instructions, a shell command the user ran):
+# no user turn of their own, so a rollback does not count them (codex-rs
+# ``is_contextual_user_message_content``).
+_CONTEXTUAL = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+               "<user_shell_command>", "<skill>", "<turn_aborted>", "<subagent_notification>")
 OPEN = 2**62  # a review that never ended: its window stays open
 
 Lines = list[tuple[int, dict[str, Any]]]
@@ -210,10 +236,22 @@ def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[in
             policy = payload.get("sandbox_policy")
             sandbox = (policy.get("type") if isinstance(policy, dict) else policy) or sandbox
             continue
-        if line in inherited or kind not in _MESSAGE_KINDS:
+        if line in inherited:
+            continue
+        if kind not in _MESSAGE_KINDS:
+            if not legacy and kind not in _QUIET_KINDS:
+                said = kind[:80] if isinstance(kind, str) else type(kind).__name__
+                skipped.append((line, f"rollout line type {said!r} is not read"))
             continue
         if not isinstance(payload, dict):
             skipped.append((line, f"{kind} line without a payload object"))
+            continue
+        ptype = payload.get("type") if kind == "response_item" else None
+        if kind == "response_item" and not (type(ptype) is str and ptype in _ITEM_TYPES) and (
+                not legacy or isinstance(ptype, str)):  # legacy header, state lines: quiet
+            said = (f"of type {ptype[:80]!r}" if isinstance(ptype, str) else
+                    "without a type" if ptype is None else "whose type is not text")
+            skipped.append((line, f"response_item {said} is not read"))
             continue
         if ts is None:
             skipped.append((line, "timestamp missing or not ISO 8601"))
@@ -240,20 +278,59 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
     tool_names: dict[str, str] = {}
     prev_mid: str | None = None
     answers: list[int] = []  # where assistant messages start: usage goes on them
+    rollbacks = _rollbacks(lines, inherited)
+    turns: list[str | None] = []  # per user turn still in force: the message before it
+    undone = 0
     for record in records:
+        while rollbacks and rollbacks[0][0] < record.line:
+            # thread_rolled_back: the last N user turns were undone (their lines stay).
+            # The next message follows the one before them, as Claude's rewinds do: the
+            # undone turns stay as a branch, with their rows, files and usage (they ran).
+            n = min(rollbacks.pop(0)[1], len(turns))
+            if n:
+                prev_mid = turns[-n]
+                del turns[-n:]
+                undone += n
         got = _parts(record, has_items, tool_names)
         if got is None:
             continue
         role, parts = got
+        if role == "user" and _turn_start(record, parts):
+            turns.append(prev_mid)
         message = _message(record, meta, role, prev_mid)
         prev_mid = message.message_id
         if role == "assistant":
             answers.append(record.line)
         for part in parts:
             buf.add(message, part)
+    if undone:
+        meta["attributes"]["rolled_back_turns"] = undone
     facts = {**meta, "inherited_lines": len(inherited), **_thread_events(lines, inherited),
              "usage": codex_usage(lines, inherited, answers, meta["thread_id"])}
     return with_lone_surrogates(FileParse("codex", buf.take(), facts, skipped), lone)
+
+
+def _rollbacks(lines: Lines, inherited: set[int]) -> list[tuple[int, int]]:
+    """(line, turns) of the thread's own ``thread_rolled_back`` events (``num_turns``)."""
+    out = []
+    for line, obj in lines:
+        payload = obj.get("payload")
+        if type(payload) is dict and payload.get("type") == "thread_rolled_back" and (
+                line not in inherited):
+            n = payload.get("num_turns")
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                out.append((line, n))
+    return out
+
+
+def _turn_start(record: _Record, parts: list[Part]) -> bool:
+    """Whether a user-role message starts a user turn: not one of the context messages
+    Codex writes itself (a rollback counts only real turns, codex-rs
+    ``is_user_turn_boundary``); a message from another agent does."""
+    if record.kind == _INTER_AGENT or record.payload.get("type") == _AGENT_MESSAGE:
+        return True
+    text = next((p.content_text for p in parts if p.content_text), "") or ""
+    return not text.lstrip().startswith(_CONTEXTUAL)
 
 
 def _thread_events(lines: Lines, inherited: set[int]) -> dict[str, Any]:
@@ -321,11 +398,24 @@ def _parts(record: _Record, has_items: bool,
     if record.kind == "compacted":
         return "system", [Part(0, "text", "compacted", "compact_summary",
                                payload.get("message"))]
+    if record.kind == _INTER_AGENT:
+        text = payload.get("content")
+        return "user", [Part(0, "text", _INTER_AGENT, _INTER_AGENT,
+                             text if isinstance(text, str) else None)]
     ptype = payload.get("type")
     if not isinstance(ptype, str):
         return None  # not an item this reader knows
     if ptype == "message":
-        return (payload.get("role") or "assistant"), _message_item(payload)
+        role = payload.get("role") or "assistant"
+        parts = _message_item(payload)
+        if role == "assistant" and len(parts) == 1:
+            said = _communication(parts[0].content_text)
+            if said is not None:  # another agent's message, wrapped as an assistant one
+                return "user", [Part(0, "text", _INTER_AGENT, _INTER_AGENT, said)]
+        return role, parts
+    if ptype == _AGENT_MESSAGE:
+        return "user", [Part(0, "text", _AGENT_MESSAGE, _AGENT_MESSAGE,
+                             _texts(payload.get("content")))]
     if ptype == "reasoning":
         return "assistant", [_reasoning_item(payload)]
     if ptype in _CALLS:
@@ -369,6 +459,22 @@ def _event_message(payload: dict[str, Any]) -> tuple[str, list[Part]] | None:
     text = payload.get("message")
     role = "user" if ptype == "user_message" else "assistant"
     return role, [Part(0, "text", "event_msg", ptype, text if isinstance(text, str) else None)]
+
+
+def _communication(text: str | None) -> str | None:
+    """The words of a message from another agent that Codex (MultiAgentV2) recorded as an
+    assistant message whose text is the JSON of an ``InterAgentCommunication``
+    (``author``, ``recipient``, ``content``, ``trigger_turn``); None for any other text."""
+    if not text or text[:1] != "{" or '"recipient"' not in text:
+        return None
+    try:
+        doc = loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if type(doc) is not dict or not {"author", "recipient", "content"} <= doc.keys():
+        return None
+    content = doc["content"]
+    return content if isinstance(content, str) else None
 
 
 def _message_item(payload: dict[str, Any]) -> list[Part]:

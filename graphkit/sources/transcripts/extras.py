@@ -90,15 +90,26 @@ class ClaudeUsage:
                                                         key=lambda kv: kv[1][0])]
 
 
-# Codex reports no cache writes: its rows carry no cache_creation_input_tokens
-# (as HypAware's do not), so the graph reads them as none.
-CODEX_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens")
+# Codex reported no cache writes until its token counts gained
+# ``cache_write_input_tokens``: rows carry cache_creation_input_tokens only when a turn
+# wrote some (as HypAware's do not), so every earlier rollout's usage reads as before.
+CODEX_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+              "cache_creation_input_tokens")
+_WRITES = "cache_creation_input_tokens"
 
 
 def _codex_tokens(total: dict[str, Any]) -> dict[str, int]:
+    """A Codex token count in the rows' terms. ``input_tokens`` there include the cached
+    part and, in newer writers, the part written to the cache (OpenAI's input counts every
+    prompt token; readers of inspect_swe's and other tools' Codex logs take input less
+    both): input is what is left. A write count larger than that remainder cannot be part
+    of the input, so it is then taken as counted beside it."""
     inp, cached = _int(total.get("input_tokens")), _int(total.get("cached_input_tokens"))
-    return {"input_tokens": inp - cached, "output_tokens": _int(total.get("output_tokens")),
-            "cache_read_input_tokens": cached}
+    writes = _int(total.get("cache_write_input_tokens"))
+    fresh = inp - cached
+    return {"input_tokens": fresh - writes if writes <= fresh else fresh,
+            "output_tokens": _int(total.get("output_tokens")),
+            "cache_read_input_tokens": cached, _WRITES: writes}
 
 
 def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int],
@@ -115,25 +126,34 @@ def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int]
     prev = dict.fromkeys(keys, 0)
     at = 0  # index into starts of the first assistant message after the cursor
     last: int | None = None
+    # Newer writers also write token_usage_record lines (a response's own usage); read
+    # only when no token_count event carries usage (see _usage_records).
+    records = None if _has_token_counts(lines) else _usage_records(lines, thread)
     for line, obj in lines:
         while at < len(starts) and starts[at] < line:
             last, at = starts[at], at + 1
-        payload = obj.get("payload")
-        info = payload.get("info") if isinstance(payload, dict) and (
-            payload.get("type") == "token_count") else None
-        total = info.get("total_token_usage") if isinstance(info, dict) else None
-        if isinstance(total, dict):
-            now = _codex_tokens(total)
-            # Totals only grow; one that shrinks started again from zero.
-            base = prev if all(now[k] >= prev[k] for k in keys) else dict.fromkeys(keys, 0)
-            delta = {k: now[k] - base[k] for k in keys}
-            prev = now
-        elif isinstance(info, dict) and isinstance(info.get("last_token_usage"), dict):
-            # No total, only the last response's usage (other readers meet such
-            # events): that response's usage is the delta itself.
-            delta = _codex_tokens(info["last_token_usage"])
+        if records is not None:
+            if line not in records:
+                continue
+            delta = _codex_tokens(records[line])
         else:
-            continue
+            payload = obj.get("payload")
+            info = payload.get("info") if isinstance(payload, dict) and (
+                payload.get("type") == "token_count") else None
+            total = info.get("total_token_usage") if isinstance(info, dict) else None
+            if isinstance(total, dict):
+                now = _codex_tokens(total)
+                # Totals only grow; one that shrinks started again from zero.
+                base = prev if all(now[k] >= prev[k] for k in keys) else dict.fromkeys(
+                    keys, 0)
+                delta = {k: now[k] - base[k] for k in keys}
+                prev = now
+            elif isinstance(info, dict) and isinstance(info.get("last_token_usage"), dict):
+                # No total, only the last response's usage (other readers meet such
+                # events): that response's usage is the delta itself.
+                delta = _codex_tokens(info["last_token_usage"])
+            else:
+                continue
         if line in inherited or last is None:
             # A total before any answer of this file is no response of its own (every
             # response writes an assistant-role item first): a fork's copy of its
@@ -142,7 +162,46 @@ def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int]
         if any(delta.values()):
             acc = out.setdefault(last, dict.fromkeys(keys, 0))
             out[last] = {k: acc[k] + delta[k] for k in keys}
-    return [[line, f"{thread}|turn-{line}", usage] for line, usage in sorted(out.items())]
+    # Cache writes only where a turn wrote some: the usage of every other turn is the
+    # three counts it always was.
+    return [[line, f"{thread}|turn-{line}",
+             {k: v for k, v in usage.items() if v or k != _WRITES}]
+            for line, usage in sorted(out.items())]
+
+
+def _has_token_counts(lines: Sequence[tuple[int, dict[str, Any]]]) -> bool:
+    """Whether any ``token_count`` event of the rollout carries usage (``info``)."""
+    for _line, obj in lines:
+        payload = obj.get("payload")
+        if type(payload) is dict and payload.get("type") == "token_count" and isinstance(
+                payload.get("info"), dict):
+            return True
+    return False
+
+
+def _usage_records(lines: Sequence[tuple[int, dict[str, Any]]],
+                   thread: str) -> dict[int, dict[str, Any]]:
+    """line -> usage of the rollout's ``token_usage_record`` lines (newer writers: one per
+    model response, its own usage, not a running total), once per ``response_id``; a
+    record naming another thread is that thread's (a copy), not this one's. Read only
+    when no ``token_count`` event carries usage: where both are written they count the
+    same responses (the totals are read then, as for every older rollout)."""
+    out: dict[int, dict[str, Any]] = {}
+    seen: set[str] = set()
+    for line, obj in lines:
+        payload = obj.get("payload")
+        if obj.get("type") != "token_usage_record" or type(payload) is not dict:
+            continue
+        usage, owner, response = (payload.get("usage"), payload.get("thread_id"),
+                                  payload.get("response_id"))
+        if type(usage) is not dict or (isinstance(owner, str) and owner != thread):
+            continue
+        if isinstance(response, str):
+            if response in seen:
+                continue
+            seen.add(response)
+        out[line] = usage
+    return out
 
 
 def claude_links(entry: dict[str, Any], line: int, facts: dict[str, Any]) -> None:

@@ -26,4 +26,10 @@
 # 11: (queries12) a touched file has one spelling: ``//w/a`` is ``/w/a``, a drive letter is
 # upper case, Unicode is NFC, and a call names each (op, file) once; which changes the
 # touched_files of cached link groups.
-PARSER_VERSION = 11
+# 12 (formats12): Claude lines of the "flat" shape (message fields at the top) are read;
+# unknown Claude entry types, Codex line types and response_item types are skipped lines
+# naming their type (were dropped unsaid); Codex agent_message items and
+# inter_agent_communication lines (and such a message wrapped as an assistant one) are
+# user messages; token_count's cache_write_input_tokens are cache writes (taken out of
+# input); thread_rolled_back relinks the next message and counts rolled_back_turns.
+PARSER_VERSION = 12
