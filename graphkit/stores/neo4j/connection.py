@@ -8,6 +8,7 @@ writes and asks is :mod:`~graphkit.stores.neo4j.load`'s and the store's.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -174,12 +175,19 @@ class Neo4jConnection:
             )
         if isinstance(exc, Neo4jError):
             code = exc.code or ""
-            if code.endswith("ConstraintValidationFailed"):
+            if code.endswith("ConstraintValidationFailed") and _on_graphkit_id(exc):
                 from graphkit.core.errors import WrittenMeanwhile
 
                 return WrittenMeanwhile(
                     f"Neo4j at {where} already holds a node this load creates ({detail})",
                     hint="another load or writer changed the database meanwhile; load again")
+            if code.endswith("ConstraintValidationFailed"):
+                # A constraint of the user's own (not graphkit's id constraints): loading
+                # again cannot help, so no WrittenMeanwhile and its retry in merge mode.
+                return StoreError(
+                    f"Neo4j at {where} failed: a constraint of the database refused a "
+                    f"write ({detail})",
+                    hint="drop or change that constraint, or change the values in the contract")
             if code.endswith("DatabaseNotFound"):
                 return StoreError(
                     f"Neo4j at {where} has no database {self.config.database!r}",
@@ -191,6 +199,16 @@ class Neo4jConnection:
         if isinstance(exc, DriverError | OSError):
             return StoreError(f"Neo4j driver error for {where}: {detail}")
         return None
+
+
+# Neo4j's words for a node-uniqueness violation; graphkit's own constraints are on `id`.
+_ID_TAKEN = re.compile(r"Node\(\d+\) already exists with label `[^`]*` and property `id` =")
+
+
+def _on_graphkit_id(exc: Exception) -> bool:
+    """Whether a constraint violation is on a node's ``id`` (graphkit's constraint: a
+    node written meanwhile), not on a constraint the user made."""
+    return bool(_ID_TAKEN.search(str(getattr(exc, "message", "") or exc)))
 
 
 # Tries of a read that failed transiently (a leader switch, a lock timeout).
