@@ -37,6 +37,15 @@ def launch(**kwargs: object) -> LocalNeo4j:
         pytest.fail(f"Neo4j launcher failed: {err}\n--- launcher output ---\n{err.output}")
 
 
+def neo4j_env(cfg: Neo4jConfig) -> dict[str, str]:
+    """The NEO4J_* variables that point a ``graphkit`` process at ``cfg``'s server."""
+    env = {"NEO4J_URI": cfg.uri, "NEO4J_USERNAME": cfg.user,
+           "NEO4J_PASSWORD": cfg.password or ""}
+    if cfg.database:
+        env["NEO4J_DATABASE"] = cfg.database
+    return env
+
+
 def named_test_server(env: dict[str, str] | os._Environ[str] = os.environ) -> Neo4jConfig | None:
     """The server the test-only variables name, or None (start our own).
     ``NEO4J_*`` is deliberately not read."""

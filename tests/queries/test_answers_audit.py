@@ -28,7 +28,7 @@ from graphkit.stores.base import LineageReader
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import row, spawned, table
-from tests.neo4j_server import wipe
+from tests.neo4j_server import neo4j_env, wipe
 
 
 @pytest.fixture
@@ -37,14 +37,6 @@ def neo(neo4j_config: Neo4jConfig) -> Iterator[Neo4jStore]:
     with Neo4jStore(neo4j_config, batch_size=1000) as s:
         wipe(s)
         yield s
-
-
-def _env(config: Neo4jConfig) -> dict[str, str]:
-    env = {"NEO4J_URI": config.uri, "NEO4J_USERNAME": config.user,
-           "NEO4J_PASSWORD": config.password or ""}
-    if config.database:
-        env["NEO4J_DATABASE"] = config.database
-    return env
 
 
 def _three(rows: list[dict[str, Any]], tmp: Path,
@@ -60,7 +52,7 @@ def _three(rows: list[dict[str, Any]], tmp: Path,
 
 def _outputs(config: Neo4jConfig, snap: Path, args: list[str]) -> list[str]:
     """``graphkit ARGS`` over the snapshot and over Neo4j (each must succeed)."""
-    runner = CliRunner(env=_env(config))
+    runner = CliRunner(env=neo4j_env(config))
     out = []
     for where in (["--snapshot", str(snap)], ["--neo4j"]):
         got = runner.invoke(cli, [*args, *where])

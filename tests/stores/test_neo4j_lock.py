@@ -30,7 +30,7 @@ from graphkit.stores.neo4j.load import LOAD_MARKER
 from graphkit.stores.neo4j.lock import LOCK_LABEL, LoadLockTimeout
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.conftest import REPO
-from tests.neo4j_server import wipe
+from tests.neo4j_server import neo4j_env, wipe
 from tests.stores.neo4j.neo4j_test_graphs import chain_graph
 
 GRAPHKIT = [sys.executable, "-c", "from graphkit.cli import main; main()"]
@@ -46,11 +46,7 @@ def store(neo4j_config: Neo4jConfig) -> Iterator[Neo4jStore]:
 def cli_env(cfg: Neo4jConfig, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("NEO4J_") and k != "GRAPHKIT_LOAD_LOCK_WAIT"}
-    env |= {"PYTHONPATH": str(REPO), "NEO4J_URI": cfg.uri, "NEO4J_USERNAME": cfg.user,
-            "NEO4J_PASSWORD": cfg.password or "", **extra}
-    if cfg.database:
-        env["NEO4J_DATABASE"] = cfg.database
-    return env
+    return env | {"PYTHONPATH": str(REPO), **neo4j_env(cfg), **extra}
 
 
 def graphkit(env: dict[str, str], *args: object,

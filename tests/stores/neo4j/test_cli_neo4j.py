@@ -13,18 +13,11 @@ from click.testing import CliRunner, Result
 from graphkit.cli import cli
 from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.builders import CLAUDE, CODEX_CHILD, identity_cases, write_parquet
-
-
-def env_for(cfg: Neo4jConfig) -> dict[str, str]:
-    env = {"NEO4J_URI": cfg.uri, "NEO4J_USERNAME": cfg.user,
-           "NEO4J_PASSWORD": cfg.password or ""}
-    if cfg.database:
-        env["NEO4J_DATABASE"] = cfg.database
-    return env
+from tests.neo4j_server import neo4j_env
 
 
 def run(cfg: Neo4jConfig, *args: str | Path) -> Result:
-    return CliRunner(env=env_for(cfg)).invoke(cli, [str(a) for a in args])
+    return CliRunner(env=neo4j_env(cfg)).invoke(cli, [str(a) for a in args])
 
 
 def test_build_to_neo4j_then_same_answers_as_snapshot(

@@ -17,7 +17,7 @@ from graphkit.core.errors import StoreError
 from graphkit.snapshot import write_snapshot
 from graphkit.stores.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
 from tests.builders import identity_cases, write_parquet
-from tests.neo4j_server import named_test_server
+from tests.neo4j_server import named_test_server, neo4j_env
 from tests.stores.neo4j.neo4j_test_graphs import chain_graph
 
 REPO = Path(__file__).resolve().parents[3]
@@ -38,14 +38,6 @@ def graphkit(*args: object, env: dict[str, str] | None = None,
     base["PYTHONPATH"] = str(REPO)
     return subprocess.run([*GRAPHKIT, *map(str, args)], env={**base, **(env or {})}, cwd=REPO,
                           capture_output=True, text=True, timeout=timeout)
-
-
-def env_for(cfg: Neo4jConfig) -> dict[str, str]:
-    env = {"NEO4J_URI": cfg.uri, "NEO4J_USERNAME": cfg.user,
-           "NEO4J_PASSWORD": cfg.password or ""}
-    if cfg.database:
-        env["NEO4J_DATABASE"] = cfg.database
-    return env
 
 
 def assert_one_clean_line(done: subprocess.CompletedProcess[str], *secrets: str) -> str:
@@ -121,7 +113,7 @@ def test_missing_driver_is_one_line_naming_pip_install(tmp_path: Path) -> None:
 def test_queries_on_a_database_without_the_graph_print_no_driver_warnings(
     neo4j_config: Neo4jConfig, store: Neo4jStore
 ) -> None:
-    env = env_for(neo4j_config)
+    env = neo4j_env(neo4j_config)
     listed = graphkit("sessions", "--neo4j", env=env)
     assert listed.returncode == 0 and listed.stderr == "", listed.stderr
     missing = graphkit("lineage", "no-such-id", "--neo4j", env=env)
@@ -144,7 +136,7 @@ def test_replace_killed_midway_then_rerun_converges(
     write_snapshot(graph, snap)
     store.load(graph)  # the old graph, as a user would have it
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")},
-           **env_for(neo4j_config), "PYTHONPATH": str(REPO)}
+           **neo4j_env(neo4j_config), "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([*GRAPHKIT, "load", str(snap), "--if-exists", "replace",
                              "--batch-size", "200"], env=env, cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
