@@ -36,7 +36,7 @@ from graphkit.sources.read import (
     since_filter,
     source_kind,
 )
-from graphkit.sources.row_files import fingerprint, open_dataset, row_files
+from graphkit.sources.row_files import fingerprint, row_files
 
 # Rough bytes per row of non-Parquet inputs, to size partitions before reading.
 _BYTES_PER_ROW = 400
@@ -85,14 +85,12 @@ class ReadAccount:
 
 def _files(root: Path, listed: list[str] | None = None) -> list[Path]:
     """The row files of a folder in the order the in-memory build reads them (the
-    order it lists them in, into ``listed``). Files of one format must hold their
-    columns in types that unify, as the in-memory build requires of a folder."""
+    order it lists them in, into ``listed``). Each is read alone, so files whose
+    types do not unify need no check here: the in-memory build reads such a folder
+    file by file too, and refuses a file of a type the contract cannot take by name."""
     groups = row_files(root)
     if listed is not None:
         listed.extend(str(f) for fs in groups.values() for f in fs)
-    for fmt, fs in groups.items():
-        if fmt != "json" and len(fs) > 1:
-            open_dataset(fs, fmt, root)  # reads footers only; raises TypesDisagree
     return [f for _fmt, fs in sorted(groups.items()) for f in fs]
 
 
