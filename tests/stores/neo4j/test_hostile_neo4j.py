@@ -102,11 +102,11 @@ def test_loads_at_once_wait_for_each_other_and_write_the_graph_once(
     import time
 
     from tests.conftest import REPO
-    from tests.stores.neo4j.test_hardening import env_for
+    from tests.neo4j_server import neo4j_env
 
     snap = _sample_snapshot(tmp_path)
     graph = read_snapshot(snap)
-    env = {**os.environ, "PYTHONPATH": str(REPO), **env_for(neo4j_config)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), **neo4j_env(neo4j_config)}
     command = [sys.executable, "-m", "graphkit", "load", str(snap)]
 
     with store.load_lock():  # held here: a load waits for it
