@@ -122,8 +122,8 @@ def machine() -> dict[str, Any]:
 def check_same_graph(path: Path) -> dict[str, Any]:
     """graphkit and the naive baseline must build the same graph; fail loudly if not."""
     from bench.naive import compare, naive_build
-    from graphkit.pipeline import build
-    from graphkit.stores.networkx_store import to_networkx
+    from graphkit.builds.run import build
+    from graphkit.enrich.networkx_store import to_networkx
 
     G, _ = naive_build(path)
     ours = to_networkx(build([path], fingerprints=False).graph)
@@ -136,9 +136,9 @@ def check_lineage_truth(path: Path, n: int = 300) -> int:
 
     import pyarrow.parquet as pq
 
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
+    from graphkit.enrich.networkx_store import NetworkXStore
     from graphkit.queries.lineage import lineage
-    from graphkit.stores.networkx_store import NetworkXStore
 
     truth = pq.read_table(path / "_truth.parquet").to_pylist()
     parent = {t["thread_id"]: t["parent_id"] for t in truth}
@@ -158,9 +158,9 @@ def check_lineage_truth(path: Path, n: int = 300) -> int:
 def start_neo4j() -> tuple[Any, str]:
     """A throwaway local server via graphkit's helper, or (None, why not)."""
     try:
-        from graphkit.stores.neo4j.server import start_local_neo4j
+        from graphkit.enrich.neo4j.server import start_local_neo4j
     except ImportError as exc:
-        return None, f"graphkit.stores.neo4j.server is not available ({exc})"
+        return None, f"graphkit.enrich.neo4j.server is not available ({exc})"
     if shutil.which("java") is None:
         return None, "java is not on PATH"
     try:
@@ -258,7 +258,7 @@ COLUMN_NOTES = [
     "- **floor s**: `pyarrow.parquet.read_table(dir, columns=...)` of the 20 non-content "
     "input columns the contract reads, default read options (strings decoded to plain "
     "`string` arrays). The cost of getting the bytes into Arrow, nothing else.",
-    "- **graphkit s**: `graphkit.pipeline.build([dir], fingerprints=False)`: read the same "
+    "- **graphkit s**: `graphkit.builds.run.build([dir], fingerprints=False)`: read the same "
     "columns, conform, derive, reject, dedupe, order, group into node and edge tables "
     "with ids (rows → graph tables). No snapshot is written and no NetworkX graph built.",
     "- **naive s**: `bench/naive.py`: the same columns read with `read_table(...).to_pylist()`, "
@@ -284,7 +284,7 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
              f"({m['platform']}); load average at start {m['load_avg_at_start']}. "
              "The machine is shared: absolute times are noise, ratios are measured in the "
              "same run on the same data.", "",
-             "## Build (thread granularity; `graphkit.pipeline.build(fingerprints=False)`)", "",
+             "## Build (thread granularity; `graphkit.builds.run.build(fingerprints=False)`)", "",
              *COLUMN_NOTES, "",
              "| rows | threads | floor s | graphkit s | naive s | naive/graphkit | "
              "graphkit/floor | graphkit peak RSS MB | naive peak RSS MB |",

@@ -27,7 +27,7 @@ GRANULARITIES = ("thread", "message")
 
 
 def _tables(path: Path, granularity: str) -> tuple[dict[str, pa.Table], dict[str, Any]]:
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
 
     r = build([path], fingerprints=False, granularity=granularity)
     g = r.graph

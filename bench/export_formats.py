@@ -29,7 +29,7 @@ OUT_NAMES = {"node-link": "graph.json", "graphml": "graph.graphml", "gexf": "gra
 
 def snapshot_for(rows: int, root: Path) -> Path:
     """A snapshot of the generated rows, built once."""
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
     from graphkit.snapshot import write_snapshot
 
     rows_dir, _ = ensure_rows(rows, root)

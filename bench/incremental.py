@@ -158,7 +158,7 @@ class _Watcher:
 def _walk_cpu(src: Path, runs: int = 7) -> float:
     """CPU seconds of one stat walk of ``src`` (what a poll by graphkit's own no-op check
     costs), median of ``runs`` in this process."""
-    from graphkit.engine.reuse import input_state
+    from graphkit.builds.uptodate import input_state
 
     out = []
     for _ in range(runs):

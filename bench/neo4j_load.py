@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.enrich.neo4j.server import start_local_neo4j
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.snapshot import read_snapshot
-from graphkit.stores.neo4j.server import start_local_neo4j
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 
 
 def _cpu_of(pid: int) -> float:

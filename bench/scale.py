@@ -37,7 +37,7 @@ def _vmhwm_mb() -> float:
 
 def worker_local(path: str, snapshot: str, partitions: str = "auto") -> dict[str, Any]:
     """A partitioned local build, as ``graphkit build --partitions`` runs it."""
-    from graphkit.engine.local import build_local
+    from graphkit.builds.partitioned.local import build_local
 
     t0 = time.perf_counter()
     r = build_local([Path(path)], Path(snapshot), fingerprints=False,
@@ -51,7 +51,7 @@ def worker_local(path: str, snapshot: str, partitions: str = "auto") -> dict[str
 def worker_spark(path: str, snapshot: str, master: str = "local[2]",
                  partitions: str = "auto") -> dict[str, Any]:
     """The same build on Spark; Spark's start is timed apart from the build."""
-    from graphkit.engine.spark import build_spark, start_session
+    from graphkit.builds.partitioned.spark import build_spark, start_session
 
     t0 = time.perf_counter()
     spark = start_session(master)

@@ -32,9 +32,9 @@ def _times(f: Callable[[], object], n: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
+    from graphkit.enrich.snapshot_store import SnapshotReader
     from graphkit.snapshot import read_snapshot, write_snapshot
-    from graphkit.snapshot.reader import SnapshotReader
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", default="300k")

@@ -41,7 +41,7 @@ def snapshot_of(size: str, data: Path) -> Path:
     """The snapshot of ``rows-<size>`` (built with the in-memory build if missing)."""
     from bench.generate import parse_size
     from bench.scale_data import ensure_big_rows
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
     from graphkit.snapshot import write_snapshot
 
     snap = data / f"load-snapshot-{size}"
@@ -53,10 +53,10 @@ def snapshot_of(size: str, data: Path) -> Path:
 
 
 def one_run(snap: Path, how: str, spark: Any, partitions: int | None) -> dict[str, Any]:
-    from graphkit.engine.neo4j_spark import load_spark
+    from graphkit.enrich.neo4j.server import start_local_neo4j
+    from graphkit.enrich.neo4j.spark import load_spark
+    from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
     from graphkit.snapshot import read_snapshot
-    from graphkit.stores.neo4j.server import start_local_neo4j
-    from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 
     engine, mode = how.split("-")
     graph = read_snapshot(snap)
@@ -132,8 +132,8 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=HERE / ".data")
     ap.add_argument("--out", type=Path, default=HERE)
     args = ap.parse_args()
-    from graphkit.engine.neo4j_spark import CONNECTOR
-    from graphkit.engine.spark import start_session
+    from graphkit.builds.partitioned.spark import start_session
+    from graphkit.enrich.neo4j.spark import CONNECTOR
     from graphkit.snapshot import read_snapshot
 
     snap = snapshot_of(args.size, args.data)

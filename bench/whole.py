@@ -9,7 +9,7 @@ size's files read into the page cache before every timed run):
 - **build**: ``graphkit build DIR --snapshot OUT`` into a new folder (rows →
   graph → Parquet snapshot, manifest, rejects), the console script users run.
 - **rebuild**: the same command again into the snapshot it made (nothing
-  changed: the stat-based check of ``graphkit.engine.reuse`` keeps the snapshot).
+  changed: the stat-based check of ``graphkit.builds.uptodate`` keeps the snapshot).
 - **naive**: ``python -m bench.naive DIR`` (rows as dicts, a NetworkX graph one row
   at a time, the same graph; see ``bench/naive.py``). It writes no snapshot.
 

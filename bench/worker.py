@@ -52,7 +52,7 @@ def floor(path: str) -> dict[str, Any]:
 
 
 def graphkit_build(path: str) -> dict[str, Any]:
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
 
     t0 = time.perf_counter()
     r = build([Path(path)], fingerprints=False)
@@ -78,10 +78,10 @@ def _sample_ids(graph: Any, n: int, seed: int = 3) -> list[str]:
 
 def lineage_nx(path: str, snapshot: str = "", queries: str = "2000") -> dict[str, Any]:
     """Build, (optionally) write a snapshot, load NetworkX, time lineage per id."""
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
+    from graphkit.enrich.networkx_store import NetworkXStore
     from graphkit.queries.lineage import lineage
     from graphkit.snapshot import write_snapshot
-    from graphkit.stores.networkx_store import NetworkXStore
 
     r = build([Path(path)], fingerprints=False)
     out: dict[str, Any] = {"threads": r.graph.nodes["Thread"].table.num_rows}
@@ -142,9 +142,9 @@ def neo4j(path: str, uri: str, password: str, naive_sample: str = "3000",
     """graphkit's batched load vs per-statement MERGEs (a sample, extrapolated),
     then lineage latency against the loaded server."""
     from bench.naive import build_graph, neo4j_per_row, neo4j_statements, read_rows
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
+    from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
     from graphkit.queries.lineage import lineage
-    from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 
     r = build([Path(path)], fingerprints=False)
     cfg = Neo4jConfig(uri=uri, password=password)

@@ -18,28 +18,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from graphkit._version import __version__ as __version__
 from graphkit.core.lazy import lazy_exports
-
-__version__ = "0.2.0"
 
 # Public name -> module. Loaded on first use so that `graphkit --help` and a
 # query at the prompt do not pay for pyarrow compute, pydantic or networkx.
 _EXPORTS = {
-    "build": "graphkit.pipeline",
-    "build_snapshot": "graphkit.pipeline",
-    "check": "graphkit.pipeline",
-    "write_rows": "graphkit.pipeline",
-    "records_table": "graphkit.pipeline",
-    "BuildResult": "graphkit.pipeline",
+    "build": "graphkit.builds.run",
+    "build_snapshot": "graphkit.builds.run",
+    "check": "graphkit.builds.run",
+    "write_rows": "graphkit.builds.run",
+    "records_table": "graphkit.builds.run",
+    "BuildResult": "graphkit.builds.run",
     "load_contract": "graphkit.contract.loader",
-    "write_snapshot": "graphkit.snapshot.io",
-    "read_snapshot": "graphkit.snapshot.io",
-    "SnapshotReader": "graphkit.snapshot.reader",
-    "to_networkx": "graphkit.stores.networkx_store",
-    "from_networkx": "graphkit.stores.networkx_store",
-    "NetworkXStore": "graphkit.stores.networkx_store",
-    "Neo4jStore": "graphkit.stores.neo4j.store",
-    "Neo4jConfig": "graphkit.stores.neo4j.store",
+    "write_snapshot": "graphkit.snapshot.write",
+    "read_snapshot": "graphkit.snapshot.write",
+    "SnapshotReader": "graphkit.enrich.snapshot_store",
+    "to_networkx": "graphkit.enrich.networkx_store",
+    "from_networkx": "graphkit.enrich.networkx_store",
+    "NetworkXStore": "graphkit.enrich.networkx_store",
+    "Neo4jStore": "graphkit.enrich.neo4j.store",
+    "Neo4jConfig": "graphkit.enrich.neo4j.store",
     "lineage": "graphkit.queries.lineage",
     "ancestors": "graphkit.queries.lineage",
     "descendants": "graphkit.queries.lineage",
@@ -85,10 +84,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from graphkit.contract.loader import load_contract
-    from graphkit.core.errors import GraphkitError
-    from graphkit.core.graph import GraphTables, LineageVocabulary
-    from graphkit.pipeline import (
+    from graphkit.builds.run import (
         BuildResult,
         build,
         build_snapshot,
@@ -96,8 +92,12 @@ if TYPE_CHECKING:
         records_table,
         write_rows,
     )
+    from graphkit.contract.loader import load_contract
+    from graphkit.core.errors import GraphkitError
+    from graphkit.core.graph import GraphTables, LineageVocabulary
+    from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
+    from graphkit.enrich.networkx_store import NetworkXStore, from_networkx, to_networkx
+    from graphkit.enrich.snapshot_store import SnapshotReader
     from graphkit.queries.lineage import ancestors, descendants, lineage, session_tree, sessions
-    from graphkit.snapshot.io import read_snapshot, write_snapshot
-    from graphkit.snapshot.reader import SnapshotReader
-    from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
-    from graphkit.stores.networkx_store import NetworkXStore, from_networkx, to_networkx
+    from graphkit.snapshot.read import read_snapshot
+    from graphkit.snapshot.write import write_snapshot

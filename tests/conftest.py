@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graphkit.stores.neo4j.store import Neo4jConfig
+from graphkit.enrich.neo4j.store import Neo4jConfig
 from tests.neo4j_server import serve_for_tests
 
 REPO = Path(__file__).resolve().parent.parent

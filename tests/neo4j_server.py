@@ -20,8 +20,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphkit.stores.neo4j.server import LocalNeo4j, Neo4jLaunchError, start_local_neo4j
-from graphkit.stores.neo4j.store import TEST_DATABASE_MARKER, Neo4jConfig, Neo4jStore
+from graphkit.enrich.neo4j.server import LocalNeo4j, Neo4jLaunchError, start_local_neo4j
+from graphkit.enrich.neo4j.store import TEST_DATABASE_MARKER, Neo4jConfig, Neo4jStore
 
 # The label of the one node saying "a graphkit test database: may be cleared"; graphkit
 # never reads it back as part of a graph (snapshot --neo4j).

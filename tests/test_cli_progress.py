@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from graphkit.builds.run import build, check, write_rows
 from graphkit.cli import bars
 from graphkit.cli.app import progress, table_lines
 from graphkit.core.progress import as_progress
-from graphkit.pipeline import build, check, write_rows
 from graphkit.sources.transcripts.files import transcript_files
 from tests.recording import RecordingProgress
 

@@ -34,7 +34,7 @@ def test_quick_start_has_exactly_two_commands() -> None:
 
 
 def test_readme_contract_example_builds(tmp_path, sample_rows) -> None:  # type: ignore[no-untyped-def]
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
 
     section = README.split("## Writing a contract", 1)[1]
     (tmp_path / "repos.yaml").write_text(re.findall(r"```yaml\n(.*?)```", section, re.S)[0])

@@ -30,8 +30,8 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from graphkit.builds.run import build
 from graphkit.core.errors import GraphkitError
-from graphkit.pipeline import build
 
 ROOT = Path(__file__).resolve().parent / "fixtures" / "transcripts"
 # No explain phase: it only annotates failures, and writes .hypothesis/patches.

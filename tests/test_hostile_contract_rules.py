@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphkit.pipeline import build
+from graphkit.builds.run import build
 from tests.builders import identity_cases, table
 from tests.contract.hostile import refused, write_contract
 

@@ -120,7 +120,7 @@ def test_a_good_file_with_a_newline_in_its_name_builds(tmp_path: Path) -> None:
 
 def test_build_json_lists_the_skipped_lines_and_notes_go_to_stderr(tmp_path: Path) -> None:
     # The JSON summary carried only a count; notes and findings were never printed.
-    from graphkit.pipeline import SKIPPED_IN_SUMMARY
+    from graphkit.builds.run import SKIPPED_IN_SUMMARY
     from tests.sources.builders import user, write_jsonl
 
     sid = "11111111-1111-4111-8111-111111111111"
@@ -143,8 +143,8 @@ def test_build_json_lists_the_skipped_lines_and_notes_go_to_stderr(tmp_path: Pat
 def test_a_snapshot_every_reader_would_refuse_is_never_written(tmp_path: Path) -> None:
     # Was: `snapshot --neo4j --no-contract` wrote node tables without a key, which
     # every reader then refused as a malformed manifest.
+    from graphkit.builds.run import build
     from graphkit.core.graph import NodeTable
-    from graphkit.pipeline import build
     from graphkit.snapshot import write_snapshot
     from graphkit.snapshot.format import SnapshotError
 

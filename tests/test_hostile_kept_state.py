@@ -202,7 +202,7 @@ def test_a_state_edited_by_hand_is_rebuilt(tmp_path: Path, edit: object) -> None
     # was a ValueError, TypeError, IndexError or AttributeError traceback, every build.
     import msgspec
 
-    from graphkit.engine.splice_merged import zstd_pack, zstd_unpack
+    from graphkit.builds.incremental.merged import zstd_pack, zstd_unpack
 
     src, snap = _built(tmp_path)
     path = snap.with_name(".snap.cache") / "graph" / "graph-state.json.zst"
@@ -227,7 +227,7 @@ def test_a_state_naming_a_file_that_is_no_transcript_is_not_trusted(tmp_path: Pa
     import msgspec
     import numpy as np
 
-    from graphkit.engine.splice_merged import zstd_pack, zstd_unpack
+    from graphkit.builds.incremental.merged import zstd_pack, zstd_unpack
 
     src = tmp_path / "src"
     shutil.copytree(SHAPED, src)

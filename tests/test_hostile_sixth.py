@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphkit.contract.loader import load_contract
-from graphkit.contract.project import project
-from graphkit.contract.validate import conform_table
 from graphkit.core.errors import ContractError, GraphkitError
+from graphkit.projection.conform import conform_table
+from graphkit.projection.project import project
 from tests.builders import identity_cases, identity_cases_renamed, json_lines, table
 from tests.contract.test_sum_unnest import CONTRACT
 from tests.test_hostile_inputs import REPO, graphkit, one_line_error
@@ -341,8 +341,8 @@ def test_a_shared_nodes_total_that_would_wrap_across_partitions_is_one_error(
         tmp_path: Path) -> None:
     # Each partition's File total fits int64; merged (engine/merge.py), they wrapped to
     # a negative count without a word. The in-memory build refuses the same rows.
-    from graphkit.engine import build_local
-    from graphkit.engine.inputs import partition_of
+    from graphkit.builds.partitioned import build_local
+    from graphkit.builds.partitioned.inputs import partition_of
     from tests.builders import row
     from tests.test_hostile_inputs import _with_touched_files
 
@@ -360,7 +360,7 @@ def test_a_shared_nodes_total_that_would_wrap_across_partitions_is_one_error(
 
 def test_no_counts_reads_integers_of_every_width() -> None:
     # A uint64 count of 2^64 - 1 compared with an int64 bound was an ArrowInvalid.
-    from graphkit.contract.groups import LARGEST_COUNT, no_counts
+    from graphkit.projection.groups import LARGEST_COUNT, no_counts
 
     big = no_counts(pa.array([2**64 - 1, 5], pa.uint64()), whole=True)
     assert {k: m.to_pylist() for k, m in big.items()} == {"large": [True, False]}

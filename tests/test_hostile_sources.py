@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from graphkit.builds.run import build
 from graphkit.core.errors import SourceError
-from graphkit.pipeline import build
 
 CACHE = Path(__file__).resolve().parent / "fixtures" / "hypaware-cache" / "cache"
 CLAUDE = Path("datasets/ai_gateway_messages/source=claude/table")

@@ -269,7 +269,7 @@ def test_types_that_differ_only_in_case_are_refused(tmp_path: Path, twin: str, l
 def test_a_type_and_an_edge_type_of_one_name_still_build(tmp_path: Path) -> None:
     """Pins what held: a node type and an edge type may share a name (round two), and
     rules of one edge type may repeat: neither is a case twin."""
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
     from tests.builders import identity_cases, table
     from tests.contract.hostile import write_contract
 

@@ -27,11 +27,11 @@ import pyarrow as pa
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from graphkit.builds.run import graph_from_records
 from graphkit.contract.loader import load_contract
 from graphkit.core.graph import GraphTables
-from graphkit.pipeline import graph_from_records
+from graphkit.enrich.networkx_store import from_networkx, to_networkx
 from graphkit.snapshot import read_snapshot, write_snapshot
-from graphkit.stores.networkx_store import from_networkx, to_networkx
 from tests.builders import spawned
 
 CONTRACT = load_contract()

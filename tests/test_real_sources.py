@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.run import build
 from graphkit.cli import cli
 from graphkit.core.graph import GraphTables
-from graphkit.pipeline import build
 
 # What HypAware's backfill does not record, and so a graph from its cache
 # cannot hold (fixture README: "git_branch … null although the transcripts

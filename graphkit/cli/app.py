@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from graphkit.core.progress import Progress
-    from graphkit.stores.base import LineageReader
-    from graphkit.stores.neo4j.store import Neo4jStore
+    from graphkit.enrich.base import LineageReader
+    from graphkit.enrich.neo4j.store import Neo4jStore
 
 
 class UserError(click.ClickException):
@@ -609,7 +609,7 @@ def neo4j_store(ask_password: bool, **kwargs: Any) -> Neo4jStore:
 
     Use it in a ``with``: entering checks the connection, leaving closes it.
     """
-    from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
+    from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 
     password = click.prompt("Neo4j password", hide_input=True) if ask_password else None
     return Neo4jStore(Neo4jConfig.from_env(password=password), **kwargs)
@@ -632,7 +632,7 @@ def warn_unfinished_loads(neo: Neo4jStore) -> None:
     """A warning on stderr (even with --quiet: it is about the answer, not progress)
     while a load into the database has not finished: its graph is incomplete, and an
     answer read from it would otherwise look whole."""
-    from graphkit.stores.neo4j.lock import describe, running_loads
+    from graphkit.enrich.neo4j.lock import describe, running_loads
 
     unfinished = neo.unfinished_loads()
     if not unfinished:
@@ -660,7 +660,7 @@ def open_reader(snapshot_dir: Path | None, neo4j: bool,
         return
     if snapshot_dir is None:
         snapshot_dir = latest_own_snapshot()
-    from graphkit.snapshot.reader import SnapshotReader
+    from graphkit.enrich.snapshot_store import SnapshotReader
 
     # Straight from the Arrow tables, not through NetworkX: a user at the
     # prompt asking about one id should not wait for a whole graph to load.

@@ -101,8 +101,8 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
     # Passed only when given: a build without it keeps its incremental build key.
     hashing: dict[str, Any] = {"hash_inputs": True} if hash_inputs else {}
     if engine != "local" or partitions is not None or spark_master:
-        from graphkit.engine.command import engine_build
-        from graphkit.engine.reuse import skipped_lines_summary
+        from graphkit.builds.partitioned.command import engine_build
+        from graphkit.builds.uptodate import skipped_lines_summary
 
         # What the imports made lives as long as the process: kept out of the collector's
         # scans.
@@ -160,7 +160,7 @@ def _one_build(paths: list[Path], snapshot_dir: Path | None, lo: Any, hi: Any, *
     ``freeze``: move what exists now out of the cyclic collector's scans (once a process)."""
     inputs = None
     if store == "snapshot" and snapshot_dir is not None:
-        from graphkit.engine.reuse import input_state
+        from graphkit.builds.uptodate import input_state
 
         inputs = input_state(paths)  # walked once: the build below takes it
         kept = _kept(paths, inputs, snapshot_dir, cache_dir, contract, rejects_path,
@@ -168,7 +168,7 @@ def _one_build(paths: list[Path], snapshot_dir: Path | None, lo: Any, hi: Any, *
                      include_content=include_content, **hashing)
         if kept is not None:
             return kept[0], kept[1], []
-    from graphkit.pipeline import build_snapshot, source_messages
+    from graphkit.builds.run import build_snapshot, source_messages
 
     if freeze:
         # What the imports made lives as long as the process: kept out of the collector's
@@ -195,7 +195,7 @@ def _print_build(summary: dict[str, Any], skipped: list[dict[str, Any]], notes: 
                  *, as_json: bool, extra: dict[str, Any] | None = None) -> None:
     """What :func:`build` prints: notes on stderr, then the summary (``extra`` added to
     the JSON)."""
-    from graphkit.engine.reuse import skipped_lines_summary
+    from graphkit.builds.uptodate import skipped_lines_summary
 
     if summary.get("index_note"):
         err(summary["index_note"])
@@ -213,9 +213,10 @@ def _watch(paths: list[Path], snapshot_dir: Path | None, since: str | None,
            options: dict[str, Any]) -> None:
     """``--watch``: the first build as a plain one prints it, then one line (``--json``:
     one object) per rebuild; notes only when new. See :mod:`graphkit.cli.watch`."""
+    from graphkit.builds.run import default_rejects_path
+    from graphkit.builds.uptodate import default_cache_dir
     from graphkit.cli.watch import Rebuild, own_outputs, rebuild_line, watch_builds
-    from graphkit.engine.reuse import contract_candidates, default_cache_dir
-    from graphkit.pipeline import default_rejects_path
+    from graphkit.contract.search import contract_candidates
     from graphkit.snapshot.index import index_path
     from graphkit.snapshot.rejects import skipped_lines_path
 
@@ -282,7 +283,7 @@ def _kept(paths: list[Path], inputs: list[list[Any]], snapshot_dir: Path,
     """The summary of a rebuild that finds nothing changed since the last one, checked
     before the build's own imports (pyarrow, the contract model): then it is all the
     command costs. None: build (the build checks again, as library callers get it)."""
-    from graphkit.engine.reuse import build_key, default_cache_dir, kept_build
+    from graphkit.builds.uptodate import build_key, default_cache_dir, kept_build
 
     key = build_key(contract, paths, snapshot_dir, {**options, "rejects_path": rejects_path})
     return kept_build(cache_dir or default_cache_dir(snapshot_dir), key, paths, snapshot_dir,
@@ -392,7 +393,7 @@ def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: boo
 
     Example: graphkit rows ~/.claude/projects --out claude-rows.parquet
     """
-    from graphkit.pipeline import write_rows
+    from graphkit.builds.run import write_rows
 
     lo, hi = window(since, until)
     paths = list(sources) or default_sources()
@@ -424,9 +425,9 @@ def check(sources: tuple[Path, ...], contract: str, since: str | None, until: st
 
     Example: graphkit check samples/rows
     """
-    from graphkit.contract.checks import unchecked
+    from graphkit.builds.run import check as run_check
     from graphkit.contract.loader import load_contract
-    from graphkit.pipeline import check as run_check
+    from graphkit.projection.checks import unchecked
 
     lo, hi = window(since, until)
     c = load_contract(contract)

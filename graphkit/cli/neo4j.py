@@ -67,7 +67,7 @@ def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: in
     if spark_master and engine != "spark":
         raise UserError("--spark-master needs --engine spark")
     if engine == "spark":
-        from graphkit.engine.neo4j_spark import load_snapshot_spark
+        from graphkit.enrich.neo4j.spark import load_snapshot_spark
 
         with neo4j_store(ask_password) as neo, progress() as shown:
             report = load_snapshot_spark(snapshot_dir, neo, master=spark_master,
@@ -112,7 +112,7 @@ def neo4j_server(port: int, data_dir: Path | None, password_env: str | None) -> 
     import os
     import time
 
-    from graphkit.stores.neo4j.server import start_local_neo4j
+    from graphkit.enrich.neo4j.server import start_local_neo4j
 
     password = os.environ.get(password_env) if password_env else None
     if password_env and not password:

@@ -5,7 +5,7 @@ Checks run in two stages, both before any row is projected:
 1. :func:`load_contract` — the file against the contract schema and against
    itself (every column a rule uses is an input or a derived column; every
    edge end names a node type with a key of the same length).
-2. :func:`graphkit.contract.validate.check_input_schema` — the contract
+2. :func:`graphkit.projection.conform.check_input_schema` — the contract
    against each source's Arrow schema.
 """
 
@@ -19,6 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from graphkit.contract import cache
 from graphkit.contract.expr import Expr, parse_expr, validated_filter
+from graphkit.contract.search import (
+    available_contracts,
+    contract_candidates,
+    is_contract_path,
+)
 from graphkit.contract.spec import Contract, Filter, Unnest
 from graphkit.core.errors import ContractError
 from graphkit.core.files import open_regular
@@ -35,25 +40,10 @@ MAX_CONTRACT_BYTES = 1 << 20
 MAX_DEPTH = 64
 
 
-def contract_dirs() -> list[Path]:
-    """Folders searched for contracts by name: the wheel's copy, then the repo's."""
-    here = Path(__file__).resolve().parent.parent
-    return [here / "_contracts", here.parent / "contracts"]
-
-
-def available_contracts() -> list[str]:
-    """Names of the contracts shipped with graphkit."""
-    names: set[str] = set()
-    for d in contract_dirs():
-        if d.is_dir():
-            names.update(p.stem for p in d.glob("*.yaml"))
-    return sorted(names)
-
-
 def find_contract(name_or_path: str) -> Path:
     """The file of a contract given by shipped name or by path."""
     p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") or p.exists():
+    if is_contract_path(name_or_path):
         if not p.is_file():
             # A folder, a FIFO or a device is there but no file (it was "not found").
             what = "contract file not found" if not p.exists() else (
@@ -62,8 +52,7 @@ def find_contract(name_or_path: str) -> Path:
             raise ContractError(what, path=str(p),
                                 hint="give a path to a .yaml contract or a shipped name")
         return p
-    for d in contract_dirs():
-        cand = d / f"{name_or_path}.yaml"
+    for cand in contract_candidates(name_or_path)[1:]:
         if cand.is_file():
             return cand
     raise ContractError(

@@ -35,7 +35,7 @@ BERNSTEIN_RECIPE = 1
 # A unit separator between key parts, and a distinct marker for a null part so
 # that ("a", None) and ("a", "") get different ids. A key value may itself hold
 # either character; the projection then proves its groups apart another way
-# (see graphkit.contract.edges).
+# (see graphkit.projection.edges).
 KEY_SEP = "\x1f"
 NULL_MARKER = "\x00"
 

@@ -1,7 +1,7 @@
 """Package attributes imported on first use (PEP 562 ``__getattr__``).
 
 Why: ``graphkit build`` checks whether anything changed before it imports pyarrow, pydantic
-or the engine (:mod:`graphkit.engine.reuse`); a package whose ``__init__`` imported its
+or the engine (:mod:`graphkit.builds.uptodate`); a package whose ``__init__`` imported its
 modules eagerly would load them all for that check. Standard library only.
 """
 

@@ -4,7 +4,7 @@ script, and a flat edge list for dataframes.
 
 >>> import tempfile
 >>> from pathlib import Path
->>> from graphkit.pipeline import example_graph
+>>> from graphkit.builds.run import example_graph
 >>> out = Path(tempfile.mkdtemp()) / "graph.graphml"
 >>> export_graph(example_graph(), "graphml", out).nodes["Thread"]
 5

@@ -33,11 +33,11 @@ import pyarrow.compute as pc
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables
 from graphkit.core.progress import as_progress
+from graphkit.enrich.neo4j import cypher
+from graphkit.enrich.neo4j.convert import check_indexed
+from graphkit.enrich.neo4j.store import lookup_indexes
+from graphkit.enrich.networkx_store import BASE64, JSON, json_value, value_encoding
 from graphkit.export.registry import ExportError, ExportReport, Output, Progress, write_marker
-from graphkit.stores.neo4j import cypher
-from graphkit.stores.neo4j.convert import check_indexed
-from graphkit.stores.neo4j.store import lookup_indexes
-from graphkit.stores.networkx_store import BASE64, JSON, json_value, value_encoding
 
 # Arrow type -> neo4j-admin header type, for the scalar types Neo4j stores natively.
 _SCALARS: list[tuple[Callable[[pa.DataType], bool], str]] = [

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
-from graphkit.contract.project import project
-from graphkit.contract.validate import conform
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE
 from graphkit.core.schema import MESSAGES_SCHEMA
+from graphkit.projection.conform import conform
+from graphkit.projection.project import project
 
 if TYPE_CHECKING:
-    from graphkit.stores.neo4j.store import Neo4jStore
+    from graphkit.enrich.neo4j.store import Neo4jStore
 
 GRANULARITIES = ("thread", "message")
 

@@ -1,6 +1,6 @@
 """The graph networkx's writers take, made XML-safe for GraphML and GEXF.
 
-:func:`graphkit.stores.networkx_store.to_networkx` already holds every value
+:func:`graphkit.enrich.networkx_store.to_networkx` already holds every value
 as a str, int, float or bool (times as ISO-8601 text, lists/maps as JSON
 text, nulls left out) and names the encoded keys in ``G.graph["encoding"]``.
 XML 1.0 cannot carry some characters at all (NUL and most other C0 controls,
@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, GraphTables
-from graphkit.stores.networkx_store import (
+from graphkit.enrich.networkx_store import (
     ENCODING,
     JSON,
     TEXT,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from graphkit.enrich.base import ContinuationEdge, ContinuationEdgeReader, LineageReader
 from graphkit.queries.model import Continuation
-from graphkit.stores.base import ContinuationEdge, ContinuationEdgeReader, LineageReader
 
 Step = Callable[[list[str]], list[tuple[str, str, str | None]]]
 
@@ -78,7 +78,7 @@ def _walk(reader: LineageReader, session_id: str, *, up: bool) -> list[Continuat
 def walk_edges(reader: LineageReader, edges: list[ContinuationEdge], *,
                up: bool) -> list[Continuation]:
     """The walk of :func:`continues` (``up``) or :func:`continued_by` over the
-    edges a :class:`~graphkit.stores.base.ContinuationEdgeReader` fetched."""
+    edges a :class:`~graphkit.enrich.base.ContinuationEdgeReader` fetched."""
     level, step = _prefetched(edges, up)
     return _continuations(reader.vocabulary.session, _breadth_first(level, step),
                           {e.far: e.key for e in edges})

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from graphkit.enrich.base import LineageReader
 from graphkit.queries.window import Window
 from graphkit.sources.touched import DRIVE as _DRIVE
-from graphkit.stores.base import LineageReader
 
 TOUCHED = "TOUCHED"
 FILE = "File"

@@ -1,12 +1,12 @@
 """Subagent lineage: up to the session, down to every descendant, and whole
 session trees — the same answers from any store.
 
-Every function takes a :class:`~graphkit.stores.base.LineageReader` (the
+Every function takes a :class:`~graphkit.enrich.base.LineageReader` (the
 NetworkX store or the Neo4j store) and the id a user holds: an ``agent_id``,
 a thread id (``conversation_id``) or a ``session_id``.
 
->>> from graphkit.pipeline import example_graph
->>> from graphkit.stores.networkx_store import NetworkXStore
+>>> from graphkit.builds.run import example_graph
+>>> from graphkit.enrich.networkx_store import NetworkXStore
 >>> store = NetworkXStore()
 >>> _ = store.load(example_graph())
 >>> [r.id for r in ancestors(store, "ag-2")]
@@ -21,9 +21,7 @@ from collections.abc import Iterable
 
 from graphkit.core.errors import QueryError
 from graphkit.core.graph import LineageVocabulary
-from graphkit.queries.continuations import continues, walk_edges
-from graphkit.queries.model import Lineage, Ref, TreeNode
-from graphkit.stores.base import (
+from graphkit.enrich.base import (
     Hit,
     LineageReader,
     LineageWalkReader,
@@ -32,6 +30,8 @@ from graphkit.stores.base import (
     ThreadWalk,
     ThreadWalkReader,
 )
+from graphkit.queries.continuations import continues, walk_edges
+from graphkit.queries.model import Lineage, Ref, TreeNode
 
 
 def _describe(h: Hit) -> str:
@@ -67,8 +67,8 @@ def resolve(reader: LineageReader, user_id: str) -> Hit:
     thread wins, since it is what has ancestors and descendants. An id that
     names several threads is ambiguous and an error, as is an unknown id.
 
-    >>> from graphkit.pipeline import example_graph
-    >>> from graphkit.stores.networkx_store import NetworkXStore
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
     >>> store = NetworkXStore(); _ = store.load(example_graph())
     >>> resolve(store, "th-child").session_id
     'th-root'
@@ -181,8 +181,8 @@ def session_tree(reader: LineageReader, session_id: str) -> TreeNode:
     the session, the main thread first, then children by start time (then id).
     Threads whose parent links form a loop hang under the session, flagged.
 
-    >>> from graphkit.pipeline import example_graph
-    >>> from graphkit.stores.networkx_store import NetworkXStore
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
     >>> store = NetworkXStore(); _ = store.load(example_graph())
     >>> tree = session_tree(store, "sess-1")
     >>> [c.ref.id for c in tree.children], [c.ref.id for c in tree.children[0].children]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphkit.stores.base import ThreadInfo
+from graphkit.enrich.base import ThreadInfo
 
 
 @dataclass(frozen=True, order=True)

@@ -8,8 +8,8 @@ them up the session tree: a thread's *subtree* is itself and every thread below
 it; a session's *total* is all of its threads (orphans included), its *own* the
 threads that are no one's child and no subagent (the main loop, a Codex root).
 
->>> from graphkit.pipeline import build, records_table
->>> from graphkit.stores.networkx_store import NetworkXStore
+>>> from graphkit.builds.run import build, records_table
+>>> from graphkit.enrich.networkx_store import NetworkXStore
 >>> import json
 >>> rows = [{"session_id": "s", "message_id": "m1", "part_id": "p1", "role": "assistant",
 ...          "attributes": json.dumps({"usage": {"input_tokens": 3, "output_tokens": 5}})}]
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphkit.core.errors import QueryError
+from graphkit.enrich.base import LineageReader, ThreadTableReader
 from graphkit.queries.lineage import session_tree, sessions, twin_hint
 from graphkit.queries.model import TreeNode
 from graphkit.queries.window import Window
-from graphkit.stores.base import LineageReader, ThreadTableReader
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
                 "cache_read_input_tokens")

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphkit.core.times import TIMESTAMP, iso_texts
+from graphkit.enrich.base import ThreadInfo, ThreadTableReader, plain
 from graphkit.queries.lineage import thread_tree
 from graphkit.queries.usage import (
     MODEL,
@@ -34,7 +35,6 @@ from graphkit.queries.usage import (
     walk_steps,
 )
 from graphkit.queries.window import Window
-from graphkit.stores.base import ThreadInfo, ThreadTableReader, plain
 
 
 def table_orders(reader: ThreadTableReader, session_ids: Sequence[str],

@@ -7,7 +7,7 @@ match on ``(source, target)`` within their type. Matching is a hash lookup
 Arrow kernels over the matched rows; only rows that differ become Python
 objects, when records are asked for.
 
->>> from graphkit.pipeline import example_rows, graph_from_records
+>>> from graphkit.builds.run import example_rows, graph_from_records
 >>> old = graph_from_records(example_rows()[:3])
 >>> new = graph_from_records(example_rows())
 >>> d = diff_graphs(old, old)
@@ -132,7 +132,7 @@ def diff_snapshots(old: Path, new: Path, *, include_content: bool = False) -> Gr
     A snapshot built with ``--include-content`` holds message text; diffing it
     prints that text, so it needs ``include_content=True``.
     """
-    from graphkit.snapshot.io import read_manifest, read_snapshot
+    from graphkit.snapshot.read import read_manifest, read_snapshot
 
     for label, directory in (("OLD", old), ("NEW", new)):
         if read_manifest(directory).get("include_content") and not include_content:

@@ -1,5 +1,5 @@
 """What a snapshot folder is: its file names, format numbers and error type
-(shared by the writer, :mod:`.swap` and the reader, :mod:`.verify`)."""
+(shared by the writer, :mod:`.swap` and the reader, :mod:`.read`)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ FORMAT_VERSION = 2
 OLDEST_FORMAT = 1
 MARKER = "graphkit-snapshot"
 # Rows per Parquet row group of a snapshot table. Fixed (not Parquet's 1 Mi
-# default) so a writer that streams a table (graphkit.engine) holds at most
+# default) so a writer that streams a table (graphkit.builds.partitioned) holds at most
 # this many rows of it and still writes the same bytes as a whole-table write.
 ROW_GROUP_ROWS = 128 * 1024
-# The Parquet codec of every table a snapshot writer writes (graphkit.snapshot.io and the
+# The Parquet codec of every table a snapshot writer writes (graphkit.snapshot.write and the
 # partitioned/Spark engines' writers, whose bytes must equal it). Chosen by measurement
 # (1M-row thread snapshot, bench/PROFILE_NOTES.md): zstd 26.0 MB vs snappy 43.4 MB at the
 # same write time, and faster to read back. Readers take any codec: older (snappy)

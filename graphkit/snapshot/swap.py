@@ -1,6 +1,6 @@
 """Putting a finished snapshot folder in place, safely: the atomic swap, the
 lock writers take turns at, the refusal to replace folders graphkit did not
-write, and the clean-up of what killed writers left (see :mod:`.io`)."""
+write, and the clean-up of what killed writers left (see :mod:`.write`)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ A source is a row file or folder (:mod:`.row_files`), a HypAware Iceberg cache
 back as raw *pieces* (a label and an Arrow table, in the source's own types), plus the
 account of the reading: skipped lines, input fingerprints, notes. Shaping the pieces to a
 contract and joining them is the contract layer's job
-(:func:`graphkit.contract.validate.conform_sources`): sources know nothing of contracts,
+(:func:`graphkit.projection.conform.conform_sources`): sources know nothing of contracts,
 only the :class:`ReadSpec` they are given.
 """
 

@@ -4,9 +4,9 @@ shows its lineage up to the session).
 
 >>> import tempfile
 >>> from pathlib import Path
->>> from graphkit.pipeline import example_graph
+>>> from graphkit.builds.run import example_graph
 >>> from graphkit.snapshot import write_snapshot
->>> from graphkit.snapshot.reader import SnapshotReader
+>>> from graphkit.enrich.snapshot_store import SnapshotReader
 >>> d = Path(tempfile.mkdtemp()) / "snap"
 >>> _ = write_snapshot(example_graph(), d)
 >>> data = session_view(SnapshotReader(d), "sess-1")

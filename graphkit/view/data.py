@@ -19,14 +19,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-import graphkit
+from graphkit._version import __version__
 from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import LineageVocabulary
+from graphkit.enrich.base import LineageReader
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.lineage import session_tree
 from graphkit.queries.model import TreeNode
-from graphkit.snapshot.io import read_manifest
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.base import LineageReader
+from graphkit.snapshot.read import read_manifest
 
 VIEW_FORMAT = 1
 # Node properties the page shows in their own places, not in the property table.
@@ -73,7 +73,7 @@ def session_view(reader: LineageReader, session_id: str, *, include_content: boo
         })
     return {
         "format": VIEW_FORMAT,
-        "generated_by": f"graphkit {graphkit.__version__}",
+        "generated_by": f"graphkit {__version__}",
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "source": source,
         "include_content": include_content,

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import graphkit
+from graphkit._version import __version__
 from graphkit.core.files import output_file
 
 _ASSETS = resources.files("graphkit.view") / "assets"
@@ -63,7 +63,7 @@ def render_html(data: dict[str, Any]) -> str:
            "base-uri 'none'; form-action 'none'")
     session = str(data.get("session", {}).get("id", ""))
     values = {"CSP": html.escape(csp),
-              "GENERATOR": html.escape(f"graphkit {graphkit.__version__}"),
+              "GENERATOR": html.escape(f"graphkit {__version__}"),
               "TITLE": html.escape(f"graphkit view · session {session}"),
               "CSS": css, "JS": js, "DATA": embed_json(data)}
     # One pass over the template: inserted text (a session id, the data) is

@@ -12,8 +12,8 @@ from typing import Any
 import pyarrow as pa
 
 from graphkit.contract.loader import LoadedContract, load_contract
-from graphkit.contract.project import Projection, Shortcuts, project
-from graphkit.contract.validate import conform
+from graphkit.projection.conform import conform
+from graphkit.projection.project import Projection, Shortcuts, project
 from tests.builders import row, spawned
 
 #: Every combination of the projection's shortcuts, all on first.

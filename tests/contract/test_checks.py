@@ -1,4 +1,4 @@
-"""Identity checks (``graphkit.contract.checks``): what they find comes from the
+"""Identity checks (``graphkit.projection.checks``): what they find comes from the
 contract's reject rules and lineage section, not from built-in names."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from graphkit.contract.checks import check_rows, unchecked
 from graphkit.contract.loader import load_contract
-from graphkit.contract.validate import conform
+from graphkit.projection.checks import check_rows, unchecked
+from graphkit.projection.conform import conform
 from tests.builders import identity_cases, row, table
 from tests.contract.builders import contract_from
 

@@ -1,4 +1,4 @@
-"""Edge rules (``graphkit.contract.edges``) and node keys on their less-travelled
+"""Edge rules (``graphkit.projection.edges``) and node keys on their less-travelled
 paths: key values holding the id recipe's separator or null marker, the per-row
 fallback, joins with properties, chains, and the rows an edge drops."""
 
@@ -10,9 +10,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-import graphkit.contract.edges as edges_module
-from graphkit.contract.project import Projection, Shortcuts
+import graphkit.projection.edges as edges_module
 from graphkit.core.ids import KEY_SEP, NULL_MARKER, node_id
+from graphkit.projection.project import Projection, Shortcuts
 from tests.contract.builders import ALL_SHORTCUTS, assert_same, contract_from, run
 
 PER_ROW = Shortcuts(group_by_key_columns=False)

@@ -1,4 +1,4 @@
-"""Group-bys over dictionary-coded columns (``graphkit.contract.groups``): the
+"""Group-bys over dictionary-coded columns (``graphkit.projection.groups``): the
 same answers as over plain values."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from graphkit.contract.groups import (
+from graphkit.contract.model import Aggregation
+from graphkit.projection.groups import (
     aggregate,
     decode,
     decoded,
@@ -19,7 +20,6 @@ from graphkit.contract.groups import (
     key_codes,
     single,
 )
-from graphkit.contract.model import Aggregation
 
 KEYS = ["k2", "k1", "k2", None, "k1", "k3", "k2"]
 NAMES = ["b", "a", None, "c", "a", None, "d"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from graphkit.core.names import NAME_PATTERN, is_name
-from graphkit.stores.neo4j.cypher import quote_name
+from graphkit.enrich.neo4j.cypher import quote_name
 from tests.contract.hostile import refused, write_contract
 
 GOOD = """\
@@ -45,7 +45,7 @@ def test_one_name_pattern_for_contract_and_cypher(bad: str) -> None:
 
 def test_the_pattern_is_shared() -> None:
     from graphkit.contract import model
-    from graphkit.stores.neo4j import cypher
+    from graphkit.enrich.neo4j import cypher
 
     assert cypher.NAME_PATTERN is NAME_PATTERN
     assert model.is_name is is_name

@@ -9,10 +9,10 @@ import pyarrow as pa
 import pytest
 
 from graphkit.contract.loader import load_contract
-from graphkit.contract.project import Projection, project
-from graphkit.contract.validate import conform
 from graphkit.core.ids import node_id
 from graphkit.core.schema import tag_rows
+from graphkit.projection.conform import conform
+from graphkit.projection.project import Projection, project
 from tests.builders import CLAUDE, CODEX_CHILD, CODEX_ROOT, identity_cases, row, spawned, table
 
 
@@ -117,7 +117,7 @@ def test_rules_run_in_this_thread_for_small_tables_and_build_the_same_graph(
     thread (no executor threads started); the graph is the one the threads build."""
     import threading
 
-    import graphkit.contract.project as proj
+    import graphkit.projection.project as proj
 
     started: list[str] = []
     real_start = threading.Thread.start
@@ -143,7 +143,7 @@ def test_rules_run_in_this_thread_for_small_tables_and_build_the_same_graph(
 
 
 def test_in_this_thread_executor_keeps_order_and_raises_as_a_thread_would() -> None:
-    from graphkit.contract.project import _InThisThread
+    from graphkit.projection.project import _InThisThread
 
     with _InThisThread() as pool:
         assert list(pool.map(lambda a, b: a * b, [1, 2, 3], [4, 5, 6])) == [4, 10, 18]

@@ -1,5 +1,5 @@
 """Every shortcut of the projection gives the same tables as the plain way,
-wherever both apply (``graphkit.contract.project.Shortcuts``)."""
+wherever both apply (``graphkit.projection.project.Shortcuts``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from graphkit.contract.loader import load_contract
-from graphkit.contract.project import Shortcuts
+from graphkit.projection.project import Shortcuts
 from tests.builders import row, spawned, table
 from tests.contract.builders import (
     ALL_SHORTCUTS,
@@ -60,7 +60,7 @@ def test_rows_without_rejects_same_tables_every_way(granularity: str, coded: boo
 def test_early_encoding_is_the_later_one(monkeypatch: pytest.MonkeyPatch) -> None:
     # What encode_early hands _coded is what _coded would have made itself: the same
     # dictionaries in the same order (so every index the group-bys see is the same).
-    from graphkit.contract import project as proj
+    from graphkit.projection import project as proj
 
     c = load_contract()
     rows = table([r for r in session_rows(4) if r["session_id"] not in (None, "old")])
@@ -208,7 +208,7 @@ def test_rules_as_ready_on_threads_build_what_rules_in_turn_do(
     # Shortcuts.rules_as_ready on real threads (small tables run in the calling
     # thread): edge types start as their node types finish, joined rules are grouped
     # beside the node rules; one worker must not wait on a job queued behind it.
-    import graphkit.contract.project as proj
+    import graphkit.projection.project as proj
 
     monkeypatch.setattr(proj, "_THREADED_ROWS", 0)
     monkeypatch.setattr(proj.os, "cpu_count", lambda: workers)
@@ -225,7 +225,7 @@ def test_rules_as_ready_on_threads_build_what_rules_in_turn_do(
 
 
 def test_rules_as_ready_raise_the_first_failing_rule(monkeypatch: pytest.MonkeyPatch) -> None:
-    import graphkit.contract.project as proj
+    import graphkit.projection.project as proj
 
     monkeypatch.setattr(proj, "_THREADED_ROWS", 0)
     real = proj._project_nodes
@@ -336,7 +336,7 @@ def test_coded_makes_columns_without_values_without_a_take(
     # dictionary, length), but without reading it at every kept position.
     import pyarrow.compute as pc
 
-    from graphkit.contract import project as proj
+    from graphkit.projection import project as proj
 
     n = 3_000  # past _THREADED_ROWS: the columns go through the pool as in a large build
     blank = pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), pa.array(["", " "]))

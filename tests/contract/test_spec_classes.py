@@ -27,8 +27,8 @@ def exec_(source, *args, **kwargs):
         compiled.append(sys._getframe(1).f_globals.get("__name__"))
     return _exec(source, *args, **kwargs)
 builtins.exec = exec_
-import graphkit.contract.spec, graphkit.contract.expr, graphkit.engine.plan
-import graphkit.engine.partition, graphkit.contract.edges, graphkit.contract.verdict
+import graphkit.contract.spec, graphkit.contract.expr, graphkit.builds.partitioned.plan
+import graphkit.builds.partitioned.partition, graphkit.projection.edges, graphkit.projection.verdict
 print(json.dumps(compiled))
 """
 

@@ -11,10 +11,10 @@ import pytest
 
 from graphkit.contract.loader import load_contract
 from graphkit.contract.model import Unnest
-from graphkit.contract.project import Projection, project
-from graphkit.contract.unnest import unnest_rows
-from graphkit.contract.validate import conform_table
 from graphkit.core.errors import ContractError
+from graphkit.projection.conform import conform_table
+from graphkit.projection.project import Projection, project
+from graphkit.projection.unnest import unnest_rows
 
 CONTRACT = """
 contract: files
@@ -169,7 +169,7 @@ def test_unnest_of_no_rows() -> None:
     ["-3", "+4", " 6"],               # what Arrow's cast takes, or refuses, either way
 ])
 def test_sum_numbers_of_a_dictionary_equal_the_rows_values(values: list[str | None]) -> None:
-    from graphkit.contract.groups import numbers
+    from graphkit.projection.groups import numbers
 
     plain = pa.array(values, pa.string())
     coded = plain.dictionary_encode()
@@ -184,7 +184,7 @@ def test_sum_numbers_of_a_dictionary_equal_the_rows_values(values: list[str | No
 
 
 def test_sum_numbers_read_only_the_dictionary_entries_rows_use() -> None:
-    from graphkit.contract.groups import numbers
+    from graphkit.projection.groups import numbers
 
     # Entries no row uses (left by a filter) change neither the type nor the outcome.
     coded = pa.DictionaryArray.from_arrays(pa.array([0, 2, None], pa.int32()),
@@ -213,7 +213,7 @@ def test_file_elements_short_documents_match_the_bounded_pattern(
         docs: list[str | None], monkeypatch: pytest.MonkeyPatch) -> None:
     """The unbounded pattern (documents of at most 1000 bytes) accepts exactly what the
     bounded one does, and either way the elements are what json.loads reads."""
-    import graphkit.contract.unnest as u
+    import graphkit.projection.unnest as u
 
     arr = pa.array(docs, pa.string())
     keys = ["path", "reads", "writes", "other"]
@@ -242,7 +242,7 @@ def _files(rows: int) -> list[dict[str, object]]:
 
 def test_the_number_check_and_the_unnest_take_the_documents_apart_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import graphkit.contract.unnest as u
+    import graphkit.projection.unnest as u
 
     rows = _files(3_000)
     calls: list[bool] = []
@@ -269,7 +269,7 @@ def test_the_number_check_and_the_unnest_take_the_documents_apart_once(
 
 
 def test_parsed_documents_are_shared_only_for_the_same_buffers() -> None:
-    import graphkit.contract.unnest as u
+    import graphkit.projection.unnest as u
 
     docs = pa.array(['[{"path": "/a", "reads": 1, "writes": 0}]', None])
     parsed = u.Parsed()

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 from graphkit.contract.loader import load_contract
-from graphkit.contract.verdict import positions_of, reject_mask
+from graphkit.projection.verdict import positions_of, reject_mask
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -107,7 +107,7 @@ def test_reject_mask_names_the_first_rule_a_row_meets(rejected: bool) -> None:
 
 def test_a_started_sort_gives_the_same_positions() -> None:
     # start_order submits the sort ahead of other jobs; positions_of then takes it.
-    from graphkit.contract.verdict import start_order
+    from graphkit.projection.verdict import start_order
 
     rnd = random.Random(5)
     n = 4000
@@ -133,10 +133,10 @@ def test_a_started_sort_gives_the_same_positions() -> None:
 def test_the_sort_is_queued_before_the_early_encodes(monkeypatch: pytest.MonkeyPatch) -> None:
     # On the projection's first-in-first-out pool, a sort queued behind the early
     # encodes ran last and the dedupe (which waits for it) ended alone on one core.
-    import graphkit.contract.project as project_module
-    from graphkit.contract.groups import encode
-    from graphkit.contract.verdict import _order
-    from graphkit.pipeline import build, example_rows, records_table
+    import graphkit.projection.project as project_module
+    from graphkit.builds.run import build, example_rows, records_table
+    from graphkit.projection.groups import encode
+    from graphkit.projection.verdict import _order
 
     submitted: list[Any] = []
 
@@ -159,8 +159,8 @@ def test_columns_of_json_derived_ones_are_made_beside_the_dedupe(
     # the pool right after the paths (beside the dedupe), not on the calling thread after.
     import threading
 
+    from graphkit.builds.run import build, example_rows, records_table
     from graphkit.contract.expr import Coalesce
-    from graphkit.pipeline import build, example_rows, records_table
 
     on_main: dict[str, bool] = {}
     real = Coalesce.evaluate

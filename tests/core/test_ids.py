@@ -50,7 +50,7 @@ def test_batch_ids_match_single_ids() -> None:
 
 
 def test_projection_ids_match_recipe() -> None:
-    from graphkit.pipeline import example_graph
+    from graphkit.builds.run import example_graph
 
     g = example_graph()
     sessions = g.nodes["Session"].table.to_pylist()

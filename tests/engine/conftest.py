@@ -15,8 +15,8 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from graphkit.engine.neo4j_spark import CONNECTOR
-    from graphkit.engine.spark import start_session
+    from graphkit.builds.partitioned.spark import start_session
+    from graphkit.enrich.neo4j.spark import CONNECTOR
 
     session = start_session("local[2]", packages=[CONNECTOR])
     yield session

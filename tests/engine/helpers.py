@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.generate import generate_rows, write_rows
-from graphkit.pipeline import build
+from graphkit.builds.run import build
 from graphkit.snapshot import read_manifest, write_snapshot
 
 

@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import graphkit
-import graphkit.engine.reuse as reuse
+import graphkit.builds.uptodate as reuse
+from graphkit.builds.run import build_snapshot, skipped_lines_summary
 from graphkit.cli.app import cli
-from graphkit.pipeline import build_snapshot, skipped_lines_summary
 from tests.sources.builders import fixtures
 
 TRANSCRIPTS = fixtures() / "transcripts"
@@ -93,9 +92,10 @@ def test_a_changed_contract_file_is_built(work: Path, tmp_path: Path) -> None:
 def test_the_contract_candidates_follow_find_contract(tmp_path: Path,
                                                       monkeypatch: Any) -> None:
     from graphkit.contract.loader import find_contract
+    from graphkit.contract.search import contract_candidates
 
     def first_file(name: str) -> Path:
-        return next(p for p in reuse.contract_candidates(name) if p.is_file())
+        return next(p for p in contract_candidates(name) if p.is_file())
 
     assert first_file("ai-gateway-graph").resolve() == find_contract("ai-gateway-graph").resolve()
     other = tmp_path / "c.yaml"
@@ -132,7 +132,7 @@ def test_what_shapes_the_output_forces_a_build(work: Path, tmp_path: Path, chang
         shutil.copy(TRANSCRIPTS / "claude-code-transcripts" / "sample_session.jsonl", more)
         extra = [str(more)]
     elif change == "graphkit":
-        monkeypatch.setattr(graphkit, "__version__", graphkit.__version__ + ".post1")
+        monkeypatch.setattr(reuse, "__version__", reuse.__version__ + ".post1")
     else:
         monkeypatch.setattr(reuse, "PARSER_VERSION", reuse.PARSER_VERSION + 1)
     assert not _kept(_cli(*base, *extra))
@@ -165,7 +165,7 @@ def test_a_kept_rebuild_imports_nothing_heavy(work: Path, tmp_path: Path, given:
     probe = ("import json, sys\nsys.argv = ['graphkit', 'build', *sys.argv[2:], '--snapshot', "
              "sys.argv[1], '--json']\nfrom graphkit.cli import main\ntry:\n    main()\n"
              "except SystemExit:\n    pass\nheavy = ['pyarrow', 'pydantic', 'yaml', 'rich', "
-             "'networkx', 'numpy', 'graphkit.contract.model', 'graphkit.pipeline']\n"
+             "'networkx', 'numpy', 'graphkit.contract.model', 'graphkit.builds.run']\n"
              "print(json.dumps([m for m in heavy if m in sys.modules]), file=sys.stderr)\n")
     runs = [subprocess.run([sys.executable, "-c", probe, str(snap), *args], capture_output=True,
                            text=True, cwd=ROOT, timeout=300, env=env) for _ in range(2)]

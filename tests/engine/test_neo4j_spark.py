@@ -19,10 +19,12 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.run import build
 from graphkit.cli import cli
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
-from graphkit.engine.neo4j_spark import (
+from graphkit.enrich.neo4j import plan
+from graphkit.enrich.neo4j.spark import (
     load_snapshot_spark,
     load_spark,
     node_query,
@@ -30,10 +32,8 @@ from graphkit.engine.neo4j_spark import (
     require_connector,
     split_epochs,
 )
-from graphkit.pipeline import build
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.snapshot import read_snapshot, write_snapshot
-from graphkit.stores.neo4j import plan
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.engine.helpers import generated_rows
 from tests.neo4j_server import wipe
 

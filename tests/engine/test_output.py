@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graphkit.engine.output import TableWriter
-from graphkit.snapshot.io import COMPRESSION, ROW_GROUP_ROWS
+from graphkit.builds.partitioned.output import TableWriter
+from graphkit.snapshot.format import COMPRESSION, ROW_GROUP_ROWS
 
 
 def test_pieces_of_any_size_write_the_whole_table_bytes(tmp_path: Path) -> None:

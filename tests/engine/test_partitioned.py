@@ -11,11 +11,11 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.partitioned import PartitionError, build_local
+from graphkit.builds.partitioned.inputs import partition_of
 from graphkit.cli import cli
 from graphkit.contract.loader import load_contract
 from graphkit.core.errors import ContractError
-from graphkit.engine import PartitionError, build_local
-from graphkit.engine.inputs import partition_of
 from tests.builders import T0, identity_cases, row, write_parquet
 from tests.engine.helpers import (
     assert_same_snapshot,

@@ -16,10 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.partitioned import build_local
+from graphkit.builds.partitioned.spark import build_spark
 from graphkit.cli import cli
 from graphkit.core.errors import GraphkitError
-from graphkit.engine import build_local
-from graphkit.engine.spark import build_spark
 from tests.builders import identity_cases, table
 from tests.engine.helpers import (
     assert_same_snapshot,

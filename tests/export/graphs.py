@@ -98,7 +98,7 @@ def lineage_graph() -> GraphTables:
     """The default contract's graph of a few real-shaped sessions (Claude
     subagents nested two deep, a Codex child thread), with hostile strings in
     agent descriptions."""
-    from graphkit.pipeline import graph_from_records
+    from graphkit.builds.run import graph_from_records
     from tests.builders import identity_cases, row, spawned
 
     rows = identity_cases()

@@ -20,11 +20,11 @@ from click.testing import CliRunner
 from graphkit.cli import cli
 from graphkit.core.errors import QueryError
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.export import export_graph
 from graphkit.export.from_neo4j import read_neo4j_graph
 from graphkit.queries.lineage import lineage, session_tree, sessions
 from graphkit.snapshot import read_snapshot, write_snapshot
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.export.graphs import assert_same_graph, lineage_graph, typed_graph
 from tests.export.neo4j_admin import run_import
 from tests.neo4j_server import launch
@@ -183,7 +183,7 @@ def test_snapshot_neo4j_snapshot_round_trip(tmp_path: Path, store: Neo4jStore) -
 
 @pytest.mark.parametrize("include_content", [False, True])
 def test_round_trip_message_granularity(store: Neo4jStore, include_content: bool) -> None:
-    from graphkit.pipeline import build, records_table
+    from graphkit.builds.run import build, records_table
     from tests.builders import identity_cases
 
     rows = [dict(r, content_text=f"text of {r['message_id']}") for r in identity_cases()]
@@ -229,6 +229,6 @@ def test_cli_snapshot_neo4j(tmp_path: Path, store: Neo4jStore, config: Neo4jConf
     assert "snapshot of" in result.output
     assert_same_graph(read_snapshot(out), graph)
     # and a lineage question asked of it gives the MERGE-loaded server's answer
-    from graphkit.snapshot.reader import SnapshotReader
+    from graphkit.enrich.snapshot_store import SnapshotReader
 
     assert answers(SnapshotReader(out), graph) == answers(store, graph)

@@ -23,17 +23,17 @@ import networkx as nx
 import pyarrow as pa
 import pytest
 
+from graphkit.builds.run import graph_from_records
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
 from graphkit.core.ids import node_id
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
+from graphkit.enrich.networkx_store import NetworkXStore, from_networkx
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.export import ExportError, export_graph, get_format
 from graphkit.export.from_neo4j import read_neo4j_graph
-from graphkit.pipeline import graph_from_records
 from graphkit.queries.usage import session_usage
 from graphkit.snapshot import read_snapshot, write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
-from graphkit.stores.networkx_store import NetworkXStore, from_networkx
 from tests.builders import row, spawned
 from tests.export.neo4j_admin import run_import
 from tests.export.test_neo4j import answers
@@ -399,7 +399,7 @@ def test_a_property_named_type_is_refused_not_taken_for_the_label(tmp_path: Path
     """networkx graphs hold each node's label in the attribute ``type``: a contract
     property of that name replaced it, so the NetworkX store and the node-link, GraphML
     and GEXF files held Tool nodes of type "anthropic" (Neo4j kept both)."""
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
     from tests.builders import identity_cases, table
     from tests.conftest import REPO
 

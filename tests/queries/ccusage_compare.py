@@ -22,10 +22,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from graphkit.pipeline import build
+from graphkit.builds.run import build
+from graphkit.enrich.networkx_store import NetworkXStore
 from graphkit.queries.prices import load_prices, session_cost
 from graphkit.queries.usage import Tokens, require_sessions, session_usage
-from graphkit.stores.networkx_store import NetworkXStore
 from tests.queries.transcript_builders import generate
 
 CCUSAGE = "ccusage@20.0.24"

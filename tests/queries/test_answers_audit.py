@@ -17,16 +17,16 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.run import build
 from graphkit.cli import cli
 from graphkit.core.graph import GraphTables
-from graphkit.pipeline import build
+from graphkit.enrich.base import LineageReader
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
+from graphkit.enrich.networkx_store import NetworkXStore
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.files import touches
 from graphkit.queries.lineage import lineage
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.base import LineageReader
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
-from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import row, spawned, table
 from tests.neo4j_server import neo4j_env, wipe
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.run import build
 from graphkit.cli import cli
-from graphkit.pipeline import build
+from graphkit.enrich.base import LineageReader
+from graphkit.enrich.networkx_store import NetworkXStore
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.continuations import continued_by, continues
 from graphkit.queries.lineage import lineage, sessions
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.base import LineageReader
-from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import row, table
 from tests.queries.transcript_builders import generate as generate_transcripts
 from tests.queries.usage_builders import PLAN, claude_id, generate

@@ -10,13 +10,13 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.run import build
 from graphkit.cli import cli
-from graphkit.pipeline import build
+from graphkit.enrich.networkx_store import NetworkXStore
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.files import matches, touches
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
 from graphkit.sources.touched import normalise, touched, with_touched_files
-from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import row, table
 from tests.queries.transcript_builders import generate as generate_transcripts
 from tests.queries.usage_builders import generate
@@ -181,7 +181,7 @@ def test_real_transcript_fixtures(tmp_path: Path) -> None:
 def test_a_partitioned_build_adds_file_counts_across_partitions(tmp_path: Path) -> None:
     # One file touched by threads of several sessions: its File node's reads and writes
     # are sums over partitions, as the in-memory build counts them.
-    from graphkit.engine import build_local
+    from graphkit.builds.partitioned import build_local
     from graphkit.snapshot import read_snapshot
     from tests.builders import write_parquet
 

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
+from graphkit.builds.run import build
 from graphkit.cli.query import _tree_lines
 from graphkit.core.graph import GraphTables
-from graphkit.pipeline import build
+from graphkit.enrich.base import LineageReader, ThreadInfo
+from graphkit.enrich.networkx_store import NetworkXStore
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.lineage import lineage, session_tree
 from graphkit.queries.usage import session_usage
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.base import LineageReader, ThreadInfo
-from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import identity_cases, row, table
 from tests.test_hostile_inputs import graphkit, one_line_error
 

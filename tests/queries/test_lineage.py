@@ -6,8 +6,9 @@ import random
 
 import pytest
 
+from graphkit.builds.run import graph_from_records
 from graphkit.core.errors import QueryError
-from graphkit.pipeline import graph_from_records
+from graphkit.enrich.networkx_store import NetworkXStore
 from graphkit.queries.lineage import (
     ancestors,
     descendants,
@@ -17,7 +18,6 @@ from graphkit.queries.lineage import (
     sessions,
 )
 from graphkit.queries.model import Ref
-from graphkit.stores.networkx_store import NetworkXStore
 from samples.generate import generate
 from tests.builders import CLAUDE, CODEX_CHILD, CODEX_ROOT, identity_cases, row
 
@@ -125,9 +125,9 @@ def test_lineage_matches_truth_on_generated_data(seed: int) -> None:
     rows, truth = generate(60, seed=seed, max_depth=4, duplicate_rate=0.05)
     s = NetworkXStore()
     from graphkit.contract.loader import load_contract
-    from graphkit.contract.project import project
-    from graphkit.contract.validate import conform
     from graphkit.core.schema import tag_rows
+    from graphkit.projection.conform import conform
+    from graphkit.projection.project import project
 
     c = load_contract()
     s.load(project(c, tag_rows(conform(c, rows, "gen"), "gen")).graph)
@@ -149,12 +149,12 @@ def test_lineage_matches_truth_on_generated_data(seed: int) -> None:
 def test_snapshot_reader_answers_exactly_like_networkx(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The CLI's fast snapshot path and the NetworkX store give identical JSON."""
     from graphkit.contract.loader import load_contract
-    from graphkit.contract.project import project
-    from graphkit.contract.validate import conform
     from graphkit.core.schema import tag_rows
+    from graphkit.enrich.snapshot_store import SnapshotReader
+    from graphkit.projection.conform import conform
+    from graphkit.projection.project import project
     from graphkit.queries.lineage import lineage_many
     from graphkit.snapshot import write_snapshot
-    from graphkit.snapshot.reader import SnapshotReader
 
     rows, truth = generate(40, seed=5, max_depth=4)
     c = load_contract()

@@ -1,7 +1,7 @@
 """Skewed shapes (bench/shapes.py): the answers stay right on them.
 
 The snapshot reader answers a walk's first steps with vectorized scans and the
-rest from Python indexes built once (``graphkit.snapshot.reader._SCANS``);
+rest from Python indexes built once (``graphkit.enrich.snapshot_store._SCANS``);
 ``usage`` asks the store once for all sessions; continuations are walked from
 one read of their edge table. Each path must answer exactly as the other and
 as NetworkX. Speed itself is measured in ``bench/shapes.py``, not here.
@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.run import build
 from graphkit.cli import cli
-from graphkit.pipeline import build
+from graphkit.enrich import snapshot_store as reader_module
+from graphkit.enrich.base import LineageReader
+from graphkit.enrich.networkx_store import NetworkXStore
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.continuations import continued_by, continues
 from graphkit.queries.lineage import lineage_many, session_tree, sessions
 from graphkit.queries.prices import PriceTable, load_prices
 from graphkit.queries.usage import SessionUsage, Tokens, session_usage
-from graphkit.snapshot import reader as reader_module
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.base import LineageReader
-from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import row, table
 from tests.queries.usage_builders import generate
 

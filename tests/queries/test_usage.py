@@ -12,17 +12,17 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.run import build
 from graphkit.cli import cli
-from graphkit.pipeline import build
+from graphkit.enrich.base import LineageReader
+from graphkit.enrich.networkx_store import NetworkXStore
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.lineage import sessions
 from graphkit.queries.prices import Cost, load_prices, usage_groups
 from graphkit.queries.usage import TOKEN_FIELDS, Tokens, require_sessions, session_usage
 from graphkit.queries.window import Window
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
 from graphkit.sources.iceberg import read_iceberg
-from graphkit.stores.base import LineageReader
-from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import table
 from tests.queries.transcript_builders import Truth as TranscriptTruth
 from tests.queries.transcript_builders import generate as generate_transcripts

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
+from graphkit.builds.run import build
 from graphkit.core.graph import LineageVocabulary
-from graphkit.pipeline import build
+from graphkit.enrich import snapshot_store as reader_module
+from graphkit.enrich.base import Hit, LineageReader, SessionSummary, ThreadInfo
+from graphkit.enrich.networkx_store import NetworkXStore
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.usage import require_sessions, session_usage
 from graphkit.queries.window import Window
-from graphkit.snapshot import reader as reader_module
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.base import Hit, LineageReader, SessionSummary, ThreadInfo
-from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import row, table
 from tests.queries.usage_builders import PLAN, Gen, claude_id
 

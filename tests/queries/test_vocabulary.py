@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.run import build
 from graphkit.cli import cli
 from graphkit.core.errors import ContractError, QueryError
-from graphkit.pipeline import build
+from graphkit.enrich.networkx_store import NetworkXStore
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.lineage import ancestors, descendants, session_tree, sessions
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.networkx_store import NetworkXStore
 from tests.builders import row, write_parquet
 
 # Runs made of steps; a step names the step that started it. No Session, no

@@ -12,10 +12,10 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.run import graph_from_records
 from graphkit.cli import cli
 from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
-from graphkit.pipeline import graph_from_records
 from graphkit.snapshot import write_snapshot
 from graphkit.snapshot.diff import diff_graphs, diff_snapshots
 from tests.builders import CLAUDE, CODEX_ROOT, identity_cases, row, spawned

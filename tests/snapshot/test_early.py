@@ -1,4 +1,4 @@
-"""Tables written while the build runs (``graphkit.snapshot.early``) give the snapshot
+"""Tables written while the build runs (``graphkit.snapshot.write``) give the snapshot
 ``write_snapshot`` writes after it: the same files, byte for byte, and the same manifest."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-import graphkit.contract.project as proj
+import graphkit.projection.project as proj
+from graphkit.builds.run import build, build_snapshot
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
-from graphkit.pipeline import build, build_snapshot
 from graphkit.snapshot import read_snapshot, write_snapshot
-from graphkit.snapshot.early import EarlyTables
+from graphkit.snapshot.write import EarlyTables
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "rows"
 

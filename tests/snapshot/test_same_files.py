@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
 from graphkit.snapshot import read_snapshot, write_snapshot
-from graphkit.snapshot.io import SAME_FILES
+from graphkit.snapshot.write import SAME_FILES
 
 
 def _graph(names: list[str]) -> GraphTables:

@@ -8,9 +8,9 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from graphkit.pipeline import build, graph_from_records
+from graphkit.builds.run import build, graph_from_records
+from graphkit.enrich.networkx_store import from_networkx, to_networkx
 from graphkit.snapshot import SnapshotError, read_manifest, read_snapshot, write_snapshot
-from graphkit.stores.networkx_store import from_networkx, to_networkx
 from tests.builders import identity_cases, row
 
 
@@ -98,9 +98,9 @@ def test_content_is_left_out_unless_asked(tmp_path: Path) -> None:
                            granularity="message")
     assert "text" not in g.nodes["Message"].table.column_names
     from graphkit.contract.loader import load_contract
-    from graphkit.contract.project import project
-    from graphkit.contract.validate import conform
     from graphkit.core.schema import tag_rows
+    from graphkit.projection.conform import conform
+    from graphkit.projection.project import project
     from tests.builders import table
 
     c = load_contract()
@@ -125,7 +125,7 @@ def test_tables_are_zstd_and_a_snappy_snapshot_still_reads(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pyarrow.parquet as pq
 
-    import graphkit.snapshot.io as snapshot_io
+    import graphkit.snapshot.write as snapshot_io
 
     g = graph_from_records(identity_cases())
     write_snapshot(g, tmp_path / "new")
@@ -152,7 +152,7 @@ def test_tables_are_zstd_and_a_snappy_snapshot_still_reads(
     {},
 ])
 def test_manifest_bytes_are_jsons_indented_text(manifest: dict) -> None:
-    from graphkit.snapshot.io import manifest_bytes
+    from graphkit.snapshot.write import manifest_bytes
 
     assert manifest_bytes(manifest) == (json.dumps(manifest, indent=2) + "\n").encode()
 
@@ -189,7 +189,7 @@ class _Size(int):
 ])
 def test_manifest_bytes_of_many_inputs_are_jsons_indented_text(odd: dict[Any, Any] | None
                                                                ) -> None:
-    from graphkit.snapshot.io import manifest_bytes
+    from graphkit.snapshot.write import manifest_bytes
 
     manifest = {"kind": "graphkit-snapshot", "format": 3, "nodes": {"A": {"count": 1}},
                 "inputs": _inputs(400, odd), "summary": {"rows_read": 5, "nodes": {}}}
@@ -198,7 +198,7 @@ def test_manifest_bytes_of_many_inputs_are_jsons_indented_text(odd: dict[Any, An
 
 def test_manifest_bytes_of_plain_inputs_are_written_without_json(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import graphkit.snapshot.io as snapshot_io
+    import graphkit.snapshot.write as snapshot_io
 
     manifest = {"format": 3, "inputs": _inputs(300), "summary": {"nodes": {"A": 1}}}
     expected = (json.dumps(manifest, indent=2) + "\n").encode()

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from graphkit.builds.run import graph_from_records
 from graphkit.cli import cli
-from graphkit.pipeline import graph_from_records
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.snapshot import SnapshotError, read_manifest, read_snapshot, write_snapshot
 from graphkit.snapshot import format as snapformat
+from graphkit.snapshot import read as snapverify
 from graphkit.snapshot import swap as snapswap
-from graphkit.snapshot import verify as snapverify
-from graphkit.snapshot.reader import SnapshotReader
 from tests.builders import identity_cases, row, write_parquet
 
 REPO = Path(__file__).resolve().parents[2]
@@ -259,7 +259,7 @@ def test_manifest_cannot_point_outside_the_snapshot(snap: Path, tmp_path: Path) 
 WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from graphkit.pipeline import graph_from_records
+    from graphkit.builds.run import graph_from_records
     from graphkit.snapshot import write_snapshot
     from tests.builders import identity_cases, row
     target, tag, loops = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])

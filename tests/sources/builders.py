@@ -19,7 +19,7 @@ CACHE = fixtures() / "hypaware-cache" / "cache"
 
 def graph_of(*sources: Path) -> Any:
     """The graph ``graphkit build`` makes of ``sources`` (no input fingerprints)."""
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
 
     return build(list(sources), fingerprints=False).graph
 

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from graphkit.builds.run import build
 from graphkit.core.errors import SourceError
-from graphkit.pipeline import build
 from graphkit.sources.transcripts import read_transcripts, transcript_kind
 from tests.builders import identity_cases, row, table, write_parquet
 from tests.sources.builders import user, write_jsonl

@@ -173,7 +173,7 @@ def _export_with(tmp_path: Path, column: str, value: object) -> Path:
 
 
 def test_invalid_utf8_in_an_iceberg_text_column_is_repaired_and_said(tmp_path: Path) -> None:
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
 
     export = _export_with(tmp_path, "model", b"claude\xff\xfe")
     result = build(export, fingerprints=False)

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import graphkit.engine.reuse as reuse
+import graphkit.builds.uptodate as reuse
 import graphkit.sources.transcripts.index as index
+from graphkit.builds.run import build_snapshot
 from graphkit.cli.app import cli
-from graphkit.pipeline import build_snapshot
 from graphkit.snapshot import read_snapshot
 from tests.sources.builders import assistant, fixtures, resume_session_b, text
 

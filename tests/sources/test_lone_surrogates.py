@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graphkit.pipeline import build
+from graphkit.builds.run import build
 
 HALF = "\ud83d"  # the first half of 😀's pair, alone
 

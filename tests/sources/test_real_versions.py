@@ -170,7 +170,7 @@ def test_subagent_with_no_spawning_call_is_an_orphan_reported(tmp_path: Path) ->
 
 
 def test_check_reports_a_subagent_whose_session_file_is_missing() -> None:
-    from graphkit.pipeline import check
+    from graphkit.builds.run import check
 
     _, findings = check(SHAPED / "claude-missing-session")
     [missing] = [f for f in findings if f.check == "missing-session"]
@@ -178,7 +178,7 @@ def test_check_reports_a_subagent_whose_session_file_is_missing() -> None:
 
 
 def test_check_and_build_agree_about_malformed_lines() -> None:
-    from graphkit.pipeline import build, check
+    from graphkit.builds.run import build, check
 
     malformed = fixtures() / "transcripts" / "claude-code-log" / "codex" / "malformed"
     built = build(malformed, fingerprints=False)
@@ -252,7 +252,7 @@ def test_header_less_transcript_gives_one_answer_at_every_folder_level() -> None
 
 def test_header_less_codex_rollout_builds_at_every_folder_level(tmp_path: Path) -> None:
     # A rollout whose session_meta line was lost: the thread comes from the file name.
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
 
     parent = SHAPED / "codex-fork-ordinal" / "sessions" / "2026" / "02" / "10"
     source = next(parent.glob("rollout-*4c01.jsonl"))
@@ -278,7 +278,7 @@ def test_warmup_and_compaction_threads_show_their_kind_in_the_graph(tmp_path: Pa
     """The default contract takes the reader's agent_kind as the Thread's kind
     (what `tree` and the view show); their tokens still count in the session's
     total but not as its main loop's own."""
-    from graphkit.pipeline import build
+    from graphkit.builds.run import build
 
     graph = build([SHAPED / "claude-warmup", SHAPED / "claude-compaction"],
                   fingerprints=False).graph

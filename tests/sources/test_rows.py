@@ -10,10 +10,10 @@ import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
 
+from graphkit.builds.run import build
 from graphkit.contract.loader import load_contract
-from graphkit.contract.validate import conform_sources, read_spec
 from graphkit.core.errors import SourceError
-from graphkit.pipeline import build
+from graphkit.projection.conform import conform_sources, read_spec
 from graphkit.sources.read import read_sources
 from tests.builders import identity_cases, table, write_parquet
 
@@ -165,8 +165,8 @@ def test_pieces_conformed_on_threads_equal_one_after_another(
     # conforming them in turn gives, and of two bad pieces the first one's error is raised.
     import threading
 
-    import graphkit.contract.validate as validate
-    from graphkit.contract.validate import conform_table
+    import graphkit.projection.conform as validate
+    from graphkit.projection.conform import conform_table
     from graphkit.sources.read import SourceRows
 
     rows = identity_cases()[:-1]

@@ -1,7 +1,7 @@
-"""The spliced transcript build (:mod:`graphkit.engine.splice`): link groups read, linked and
-projected apart, unchanged groups' partial graphs kept. Whatever it keeps, the result
-equals a build of all rows at once (``GRAPHKIT_SPLICE=0``): tables, summary, skipped lines,
-manifest inputs."""
+"""The spliced transcript build (:mod:`graphkit.builds.incremental.splice`): link groups
+read, linked and projected apart, unchanged groups' partial graphs kept. Whatever it keeps,
+the result equals a build of all rows at once (``GRAPHKIT_SPLICE=0``): tables, summary,
+skipped lines, manifest inputs."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-import graphkit.engine.splice as splice
-from graphkit.pipeline import build_snapshot
+import graphkit.builds.incremental.splice as splice
+from graphkit.builds.run import build_snapshot
 from graphkit.snapshot import read_snapshot
 from tests.sources.builders import assistant, fixtures, text, user, write_jsonl
 
@@ -57,7 +57,7 @@ def _assert_same(snap: Path, mine: dict[str, Any], whole: Path, theirs: dict[str
 
 
 def _state(cache: Path) -> dict[str, Any]:
-    from graphkit.engine.splice_merged import zstd_unpack
+    from graphkit.builds.incremental.merged import zstd_unpack
 
     return json.loads(zstd_unpack((cache / "graph" / "graph-state.json.zst").read_bytes()))
 
@@ -227,7 +227,7 @@ def test_row_files_or_since_build_all_rows_at_once(tmp_path: Path) -> None:
 def test_the_files_from_the_no_op_walk_are_the_files_a_walk_lists(tmp_path: Path) -> None:
     """The spliced build takes its file list and stats from the no-op check's walk; it
     must list what :func:`transcript_files` lists, in the same order."""
-    from graphkit.engine.reuse import input_state
+    from graphkit.builds.uptodate import input_state
     from graphkit.sources.transcripts.files import transcript_files
 
     work = tmp_path / "t"
@@ -330,7 +330,7 @@ def test_changed_sessions_move_to_the_hot_group_and_cool_off(tmp_path: Path,
 
 def _streams(merged: Path) -> dict[tuple[str, str], bytes]:
     """Each table's stored stream in ``graph-merged.arrow`` (see engine/splice_merged.py)."""
-    from graphkit.engine.splice_merged import split_account
+    from graphkit.builds.incremental.merged import split_account
 
     info, body = split_account(merged.read_bytes(), merged.name)
     return {(k, t): body[at:at + n].to_pybytes() for k, t, at, n in info["tables"]}
@@ -369,7 +369,7 @@ def test_rows_one_group_holds_alone_are_replaced_not_merged(tmp_path: Path,
     Session and Thread rows) is last time's table with those rows replaced
     (engine/splice_merged.splice_type); a key other groups hold too (the Workspace both
     sessions share) is merged from every partial. Both equal a build of all rows."""
-    from graphkit.engine import splice_merged
+    from graphkit.builds.incremental import merged as splice_merged
 
     work = tmp_path / "t"
     first, _other = _two_groups(work)
@@ -383,7 +383,7 @@ def test_rows_one_group_holds_alone_are_replaced_not_merged(tmp_path: Path,
         calls.append((kind, got is not None))
         return got
 
-    monkeypatch.setattr("graphkit.engine.splice_parts.splice_type", spy)
+    monkeypatch.setattr("graphkit.builds.incremental.parts.splice_type", spy)
     parent = "a-4"
     for n in range(5, 8):
         with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
@@ -469,7 +469,7 @@ def test_appends_at_message_granularity_equal_a_build_of_all_rows(tmp_path: Path
 def test_a_damaged_zstd_frame_is_a_value_error(damage: str) -> None:
     """The accounts and the state are zstd frames behind their length; damage of any kind
     is a ValueError (the callers rebuild), never another exception or a wrong text."""
-    from graphkit.engine.splice_merged import zstd_pack, zstd_unpack
+    from graphkit.builds.incremental.merged import zstd_pack, zstd_unpack
 
     raw = json.dumps({"files": [f"/t/{i}.jsonl" for i in range(300)]}).encode()
     packed = zstd_pack(raw)
@@ -514,7 +514,7 @@ def test_bases_put_claude_rows_first_then_codex_each_in_file_order() -> None:
 
     import numpy as np
 
-    from graphkit.engine.splice_parts import _bases
+    from graphkit.builds.incremental.parts import _bases
 
     def reference(files: list[str], parts: dict[int, dict[str, Any]]) -> dict[int, list[int]]:
         rank = {p: i for i, p in enumerate(files)}

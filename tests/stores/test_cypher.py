@@ -8,7 +8,7 @@ import pytest
 
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import LineageVocabulary
-from graphkit.stores.neo4j import cypher
+from graphkit.enrich.neo4j import cypher
 
 BAD_NAMES = [
     "Thread`) DETACH DELETE n //",

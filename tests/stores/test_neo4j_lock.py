@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 
 from graphkit.core.graph import GraphTables
+from graphkit.enrich.neo4j.load import LOAD_MARKER
+from graphkit.enrich.neo4j.lock import LOCK_LABEL, LoadLockTimeout
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.export.from_neo4j import read_neo4j_graph
 from graphkit.snapshot import write_snapshot
-from graphkit.stores.neo4j.load import LOAD_MARKER
-from graphkit.stores.neo4j.lock import LOCK_LABEL, LoadLockTimeout
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.conftest import REPO
 from tests.neo4j_server import neo4j_env, wipe
 from tests.stores.neo4j.neo4j_test_graphs import chain_graph
@@ -263,8 +263,8 @@ def test_a_load_running_now_is_said_as_running(
 def spark() -> Iterator[Any]:
     """A local Spark with the Neo4j connector (the one running, if any: a JVM's
     classpath is fixed when it starts, so tests/engine's session is reused)."""
-    from graphkit.engine.neo4j_spark import CONNECTOR
-    from graphkit.engine.spark import active_session, start_session
+    from graphkit.builds.partitioned.spark import active_session, start_session
+    from graphkit.enrich.neo4j.spark import CONNECTOR
 
     running = active_session()
     session = running or start_session("local[2]", packages=[CONNECTOR])
@@ -275,7 +275,7 @@ def spark() -> Iterator[Any]:
 
 def test_a_spark_load_holds_the_load_lock(store: Neo4jStore, spark: Any) -> None:
     # Was: --engine spark took no lock: its executors wrote while another load held it.
-    from graphkit.engine.neo4j_spark import load_spark
+    from graphkit.enrich.neo4j.spark import load_spark
 
     graph = chain_graph(sessions=50, threads_per_session=3)
     with store.load_lock():

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphkit.pipeline import build
+from graphkit.builds.run import build
+from graphkit.enrich.networkx_store import TYPE, NetworkXStore
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.continuations import continues
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.networkx_store import TYPE, NetworkXStore
 from tests.builders import table
 from tests.queries.usage_builders import generate
 

@@ -13,10 +13,10 @@ from urllib.parse import quote
 import pytest
 from click.testing import CliRunner, Result
 
+from graphkit.builds.run import build, records_table
 from graphkit.cli import cli
-from graphkit.pipeline import build, records_table
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
 from graphkit.view import embed_json, render_html, session_view
 from tests.builders import row, spawned
 from tests.view.conftest import Browser, Dom

@@ -24,6 +24,7 @@ from typing import Any
 
 from graphkit.core.graph import GraphTables
 from graphkit.core.progress import as_progress
+from graphkit.enrich.neo4j import cypher
 from graphkit.export.bulk import (
     TEMPORAL,
     BulkTable,
@@ -34,7 +35,6 @@ from graphkit.export.bulk import (
     temporal_text,
 )
 from graphkit.export.registry import ExportReport, Format, Output, Progress
-from graphkit.stores.neo4j import cypher
 
 BATCH = 500  # rows per UNWIND statement: big enough to be quick, small to parse
 

@@ -27,9 +27,9 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables
+from graphkit.enrich.networkx_store import json_value, value_encoding
 from graphkit.export.bulk import scalar_type, temporal_text
 from graphkit.export.registry import ExportError, ExportReport, Format, Output, Progress
-from graphkit.stores.networkx_store import json_value, value_encoding
 
 FIXED = ("type", "source_type", "source_key", "target_type", "target_key")
 

@@ -23,9 +23,9 @@ import networkx as nx
 from networkx.readwrite.gexf import GEXFWriter
 
 from graphkit.core.graph import GraphTables
+from graphkit.enrich.networkx_store import TYPE, from_networkx
 from graphkit.export.portable import xml_networkx
 from graphkit.export.registry import ExportError, ExportReport, Format, Output, Progress
-from graphkit.stores.networkx_store import TYPE, from_networkx
 
 # Attribute names networkx's GEXF writer/reader treat as GEXF's own, not data.
 NODE_RESERVED = frozenset({"id", "label", "pid", "start", "end", "viz", "parents", "slices",

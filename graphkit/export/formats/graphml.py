@@ -18,9 +18,9 @@ from pathlib import Path
 import networkx as nx
 
 from graphkit.core.graph import GraphTables
+from graphkit.enrich.networkx_store import from_networkx
 from graphkit.export.portable import xml_networkx
 from graphkit.export.registry import ExportReport, Format, Output, Progress
-from graphkit.stores.networkx_store import from_networkx
 
 
 def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:

@@ -1,8 +1,8 @@
 """``node-link``: networkx's node-link JSON (``nx.node_link_data``), one file.
 
 Read it back with ``nx.node_link_graph(json.load(f), edges="edges")`` and, for
-graphkit's tables, :func:`graphkit.stores.networkx_store.from_networkx`.
-Values are held as :func:`~graphkit.stores.networkx_store.to_networkx` holds
+graphkit's tables, :func:`graphkit.enrich.networkx_store.from_networkx`.
+Values are held as :func:`~graphkit.enrich.networkx_store.to_networkx` holds
 them: times as ISO-8601 text, lists/maps as JSON text, nulls left out, and
 ``graph.encoding`` names those keys.
 """
@@ -17,9 +17,9 @@ from typing import Any, TextIO
 import networkx as nx
 
 from graphkit.core.graph import GraphTables
+from graphkit.enrich.networkx_store import from_networkx
 from graphkit.export.portable import json_networkx
 from graphkit.export.registry import ExportError, ExportReport, Format, Output, Progress
-from graphkit.stores.networkx_store import from_networkx
 
 # networkx 3.4 began warning that the default name of the edge list will change
 # from "links" to "edges"; naming it keeps files the same across versions.

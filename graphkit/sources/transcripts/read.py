@@ -75,8 +75,8 @@ class TranscriptRows:
     fingerprints: list[dict[str, Any]] = field(default_factory=list)
     agents: dict[str, int] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
-    # With ``closure=True`` (the spliced build, :mod:`graphkit.engine.splice`): the files
-    # that gave a parse, in order; each one's link keys (:func:`.links.closure_keys`);
+    # With ``closure=True`` (the spliced build, :mod:`graphkit.builds.incremental.splice`):
+    # the files that gave a parse, in order; each one's link keys (:func:`.links.closure_keys`);
     # each row's file (index into ``files``); the transcript file each fingerprint is
     # of; where the skipped lines of rows left out at conversion start.
     files: list[str] = field(default_factory=list)

@@ -1,5 +1,5 @@
 """The transcript parser's version, alone so that a rebuild's "nothing changed" check
-(:mod:`graphkit.engine.reuse`) reads it without importing the parser or pyarrow."""
+(:mod:`graphkit.builds.uptodate`) reads it without importing the parser or pyarrow."""
 
 # Bump when parsing changes what a file yields: older cache entries are then ignored.
 # 4: usage and continuation facts; 5: deep JSON lines are skipped lines; 6: one rows file;

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.neo4j_server import wipe
 
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphkit.cli import cli
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.builders import CLAUDE, CODEX_CHILD, identity_cases, write_parquet
 from tests.neo4j_server import neo4j_env
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from graphkit.core.errors import StoreError
-from graphkit.stores.neo4j.server import LocalNeo4j
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
+from graphkit.enrich.neo4j.server import LocalNeo4j
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from tests.neo4j_server import NotATestDatabase, launch, wipe
 from tests.stores.neo4j.neo4j_test_graphs import chain_graph
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from graphkit.core.errors import StoreError
+from graphkit.enrich.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
 from graphkit.snapshot import write_snapshot
-from graphkit.stores.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
 from tests.builders import identity_cases, write_parquet
 from tests.neo4j_server import named_test_server, neo4j_env
 from tests.stores.neo4j.neo4j_test_graphs import chain_graph

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from graphkit.builds.run import build
 from graphkit.cli import cli
+from graphkit.enrich.neo4j.load import LOCK_LABEL
+from graphkit.enrich.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
 from graphkit.export.from_neo4j import read_neo4j_graph
-from graphkit.pipeline import build
 from graphkit.snapshot import read_snapshot
-from graphkit.stores.neo4j.load import LOCK_LABEL
-from graphkit.stores.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
 from tests.builders import CLAUDE, identity_cases, table
 from tests.neo4j_server import TEST_MARKER, has_marker, wipe
 
@@ -51,9 +51,9 @@ def test_hostile_lineage_ids_get_the_answers_networkx_gives(store: Neo4jStore) -
     # encode" from the driver, where the other stores say no thread has the id; and
     # a session whose threads' parent links loop listed them in another order.
     from graphkit.core.errors import QueryError
+    from graphkit.enrich.networkx_store import NetworkXStore
     from graphkit.queries.lineage import lineage, session_tree
     from graphkit.queries.usage import session_usage
-    from graphkit.stores.networkx_store import NetworkXStore
     from tests.queries.test_hostile_lineage import loop_rows
 
     graph = build(table(identity_cases() + loop_rows()), fingerprints=False).graph
@@ -142,7 +142,7 @@ def test_a_relationship_not_written_fails_the_load_command() -> None:
 
     from graphkit.cli.app import UserError
     from graphkit.cli.neo4j import _no_edge_lost
-    from graphkit.stores.base import LoadReport
+    from graphkit.enrich.base import LoadReport
 
     _no_edge_lost(LoadReport())  # none lost: nothing said
     with pytest.raises(UserError, match=r"88 relationship\(s\) were not written: CALLED_TOOL"):

@@ -3,7 +3,7 @@ relationship type being written (against the real server)."""
 
 from __future__ import annotations
 
-from graphkit.stores.neo4j.store import Neo4jStore
+from graphkit.enrich.neo4j.store import Neo4jStore
 from tests.recording import RecordingProgress
 from tests.stores.neo4j.neo4j_test_graphs import lineage_graph
 

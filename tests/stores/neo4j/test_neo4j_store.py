@@ -9,8 +9,8 @@ import pytest
 
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
-from graphkit.stores.base import Hit, ThreadInfo
-from graphkit.stores.neo4j.store import Neo4jStore
+from graphkit.enrich.base import Hit, ThreadInfo
+from graphkit.enrich.neo4j.store import Neo4jStore
 from tests.stores.neo4j.neo4j_test_graphs import TS, cycle_graph, lineage_graph, nid, ts
 
 
@@ -403,7 +403,7 @@ def test_parent_chain_on_a_fork_takes_the_smallest_parent_id(store: Neo4jStore) 
 
 
 def test_same_answers_as_the_networkx_store(loaded: Neo4jStore) -> None:
-    from graphkit.stores.networkx_store import NetworkXStore
+    from graphkit.enrich.networkx_store import NetworkXStore
 
     nx_store = NetworkXStore()
     nx_store.load(lineage_graph())

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
-from graphkit.stores.neo4j import plan
-from graphkit.stores.neo4j.store import Neo4jStore
+from graphkit.enrich.neo4j import plan
+from graphkit.enrich.neo4j.store import Neo4jStore
 from tests.export.graphs import assert_same_graph
 from tests.recording import RecordingProgress
 from tests.stores.neo4j.neo4j_test_graphs import lineage_graph
@@ -141,7 +141,7 @@ def test_relationships_by_node_id_seek_by_id_not_by_index(store: Neo4jStore,
                                                            create: bool) -> None:
     """The point of sending internal ids: the plan seeks each end by id and
     takes no (locking) index seek; the id check stays a filter."""
-    from graphkit.stores.neo4j import cypher
+    from graphkit.enrich.neo4j import cypher
 
     store.ensure_schema(["Thread", "Tool"])
     query = cypher.relationships_by_node_id("CALLED_TOOL", "Thread", "Tool", ["calls"],

@@ -14,17 +14,17 @@ from typing import Any
 import pytest
 
 from graphkit.contract.loader import load_contract
-from graphkit.contract.project import project
-from graphkit.contract.validate import conform
 from graphkit.core.errors import QueryError
 from graphkit.core.graph import GraphTables
 from graphkit.core.schema import tag_rows
+from graphkit.enrich.base import LineageReader
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
+from graphkit.enrich.networkx_store import NetworkXStore
+from graphkit.enrich.snapshot_store import SnapshotReader
+from graphkit.projection.conform import conform
+from graphkit.projection.project import project
 from graphkit.queries.lineage import lineage, session_tree, sessions
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.base import LineageReader
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
-from graphkit.stores.networkx_store import NetworkXStore
 from samples.generate import Truth, generate
 from tests.builders import identity_cases, table
 

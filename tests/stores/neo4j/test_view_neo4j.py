@@ -6,11 +6,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from graphkit.builds.run import build
 from graphkit.cli import cli
-from graphkit.pipeline import build
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.snapshot import write_snapshot
-from graphkit.snapshot.reader import SnapshotReader
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.view import session_view
 
 DEEP = "8299ed6e-811c-4fa7-b124-c205cd625a7f"  # depth-4 Claude subagents

@@ -11,12 +11,12 @@ from neo4j.exceptions import CypherSyntaxError, ServiceUnavailable
 
 from graphkit.core.errors import QueryError
 from graphkit.core.graph import GraphTables, LineageVocabulary, NodeTable
+from graphkit.enrich.neo4j import cypher
+from graphkit.enrich.neo4j.connection import _retryable
+from graphkit.enrich.neo4j.store import Neo4jStore
+from graphkit.enrich.networkx_store import NetworkXStore
 from graphkit.queries.continuations import continued_by, continues
 from graphkit.queries.lineage import lineage
-from graphkit.stores.neo4j import cypher
-from graphkit.stores.neo4j.connection import _retryable
-from graphkit.stores.neo4j.store import Neo4jStore
-from graphkit.stores.networkx_store import NetworkXStore
 from tests.stores.neo4j.neo4j_test_graphs import _edges, nid
 
 LEVELS = 16  # 2**16 paths from the top to the bottom of each ladder

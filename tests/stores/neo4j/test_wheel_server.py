@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from graphkit.core.errors import StoreError
-from graphkit.stores.neo4j.store import Neo4jConfig, Neo4jStore
+from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 
 REPO = Path(__file__).resolve().parents[3]
 PASSWORD = "wheel-Test-pw-42"
