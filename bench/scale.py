@@ -51,7 +51,8 @@ def worker_local(path: str, snapshot: str, partitions: str = "auto") -> dict[str
 def worker_spark(path: str, snapshot: str, master: str = "local[2]",
                  partitions: str = "auto") -> dict[str, Any]:
     """The same build on Spark; Spark's start is timed apart from the build."""
-    from graphkit.builds.partitioned.spark import build_spark, start_session
+    from graphkit.builds.partitioned.spark import build_spark
+    from graphkit.core.spark import start_session
 
     t0 = time.perf_counter()
     spark = start_session(master)

@@ -132,7 +132,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=HERE / ".data")
     ap.add_argument("--out", type=Path, default=HERE)
     args = ap.parse_args()
-    from graphkit.builds.partitioned.spark import start_session
+    from graphkit.core.spark import start_session
     from graphkit.enrich.neo4j.spark import CONNECTOR
     from graphkit.snapshot import read_snapshot
 

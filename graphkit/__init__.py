@@ -32,7 +32,7 @@ _EXPORTS = {
     "BuildResult": "graphkit.builds.run",
     "load_contract": "graphkit.contract.loader",
     "write_snapshot": "graphkit.snapshot.write",
-    "read_snapshot": "graphkit.snapshot.write",
+    "read_snapshot": "graphkit.snapshot.read",
     "SnapshotReader": "graphkit.enrich.snapshot_store",
     "to_networkx": "graphkit.enrich.networkx_store",
     "from_networkx": "graphkit.enrich.networkx_store",

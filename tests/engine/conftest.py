@@ -15,7 +15,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from graphkit.builds.partitioned.spark import start_session
+    from graphkit.core.spark import start_session
     from graphkit.enrich.neo4j.spark import CONNECTOR
 
     session = start_session("local[2]", packages=[CONNECTOR])

@@ -263,7 +263,7 @@ def test_a_load_running_now_is_said_as_running(
 def spark() -> Iterator[Any]:
     """A local Spark with the Neo4j connector (the one running, if any: a JVM's
     classpath is fixed when it starts, so tests/engine's session is reused)."""
-    from graphkit.builds.partitioned.spark import active_session, start_session
+    from graphkit.core.spark import active_session, start_session
     from graphkit.enrich.neo4j.spark import CONNECTOR
 
     running = active_session()

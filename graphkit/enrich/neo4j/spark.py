@@ -307,7 +307,7 @@ def load_snapshot_spark(snapshot_dir: Path, store: Neo4jStore, *, master: str | 
     """Read ``snapshot_dir`` and :func:`load_spark` it, in the running Spark
     session (spark-submit), the one given, or one this call starts on ``master``
     with the connector (and stops at the end)."""
-    from graphkit.builds.partitioned.spark import active_session, start_session
+    from graphkit.core.spark import active_session, start_session
     from graphkit.snapshot import read_snapshot
 
     graph = read_snapshot(snapshot_dir)
