@@ -78,7 +78,7 @@ class BuildResult:
     def summary(self) -> dict[str, Any]:
         """Counts for the closing summary and the snapshot manifest."""
         p = self.projection
-        return {
+        out = {
             "rows_read": p.rows_read,
             "rows_used": p.rows_used,
             "rows_rejected": p.rows_rejected,
@@ -88,6 +88,9 @@ class BuildResult:
             "edges": self.graph.edge_counts(),
             "dropped_edges": {t: d for t, d in p.dropped_edges.items() if any(d.values())},
         }
+        if self.sources.captures:  # HypAware rows captured through OTEL were read
+            out["otel_capture"] = dict(self.sources.captures)
+        return out
 
 
 def source_messages(sources: SourceRows) -> list[str]:

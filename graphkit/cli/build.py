@@ -319,6 +319,11 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
         click.echo(f"transcripts: {tr['files_parsed']} files parsed, {tr['files_reused']} reused"
                    + groups + (" (nothing changed: the snapshot was kept)"
                                if summary.get("snapshot_reused") else ""))
+    otel = summary.get("otel_capture")
+    if otel and otel.get("unlinked_sessions"):
+        click.echo(f"OTEL capture: {otel['unlinked_rows']} subagent row(s) in "
+                   f"{otel['unlinked_sessions']} session(s) carry no spawn link; "
+                   f"{otel['what_to_do']} (see `graphkit check`)")
     for etype, d in summary.get("dropped_edges", {}).items():
         click.echo(f"note: {etype}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
                                                   for k, v in d.items() if v)

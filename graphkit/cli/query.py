@@ -15,6 +15,7 @@ from graphkit.cli.app import (
     echo_lines,
     echo_records,
     echo_table,
+    err,
     format_options,
     open_reader,
     output_format,
@@ -91,11 +92,15 @@ def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
 
     Example: graphkit lineage 818d8962058765a6 --snapshot out/graph --json
     """
-    from graphkit.queries.lineage import lineage_many
+    from graphkit.queries.lineage import capture_notes, lineage_many
 
     fmt = output_format(as_json, as_csv)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         answers = lineage_many(reader, ids)
+        notes = capture_notes(reader, [i for a in answers
+                                       for i in [a.id, *(r.id for r in a.descendants)]])
+    for note in notes:  # stderr: the answers on stdout keep their shape
+        err(f"note: {note}")
     if fmt == "json":
         echo_records({"record": "lineage", **a.to_json()} for a in answers)
         return
@@ -236,13 +241,17 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
     Example: graphkit tree 8299ed6e-811c-4fa7-b124-c205cd625a7f --snapshot out/graph
     """
     from graphkit.queries.continuations import continued_by, continues
-    from graphkit.queries.lineage import session_tree
+    from graphkit.queries.lineage import OTEL_KIND, capture_notes, session_tree
 
     fmt = output_format(as_json, as_csv)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         root = session_tree(reader, session_id)
         links = ([("continues", c) for c in continues(reader, session_id)]
                  + [("continued_by", c) for c in continued_by(reader, session_id)])
+        otel = [r["id"] for r in tree_records(root) if r["kind"] == OTEL_KIND]
+        notes = capture_notes(reader, otel) if otel else []
+    for note in notes:  # stderr: the tree on stdout keeps its shape
+        err(f"note: {note}")
     if fmt == "json":
         echo_records(tree_records(root))
         echo_records({"record": "continuation", "session_id": session_id, "direction": d,

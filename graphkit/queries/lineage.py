@@ -32,6 +32,7 @@ from graphkit.enrich.base import (
 )
 from graphkit.queries.continuations import continues, walk_edges
 from graphkit.queries.model import Lineage, Ref, TreeNode
+from graphkit.sources.captures import OTEL_KIND, WHAT_TO_DO
 
 
 def _describe(h: Hit) -> str:
@@ -262,3 +263,37 @@ def _sort(root: TreeNode) -> None:
 def sessions(reader: LineageReader) -> list[SessionSummary]:
     """One summary per session, oldest first."""
     return sorted(reader.sessions(), key=lambda s: (s.first_seen or "", s.session_id))
+
+
+def capture_notes(reader: LineageReader, thread_ids: Iterable[str]) -> list[str]:
+    """What a user must hear of the threads ``thread_ids`` (ids as typed or shown):
+    for each holding HypAware's OTEL rows of a subagent type (kind ``otel-agent-type``),
+    that they carry no spawn link, how many sessions hold such threads, and what to do.
+
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> capture_notes(store, ["ag-1"])
+    []
+    """
+    v = reader.vocabulary
+    wanted = set(thread_ids)
+    if not wanted:
+        return []
+    try:
+        rows = reader.node_rows(v.thread, [v.thread_key, v.thread_session],
+                                where=("kind", [OTEL_KIND]))
+    except QueryError:  # a graph without such a property: no such thread either
+        return []
+    sessions = {r.get(v.thread_session) for r in rows}
+    out = []
+    for r in rows:
+        name = r.get(v.thread_key)
+        if name in wanted:
+            out.append(
+                f"thread {name} (session {r.get(v.thread_session)}) holds the rows HypAware "
+                f"captured through OTEL for every {name!r} subagent run of its session: they "
+                "carry no spawn link (agent_id is the subagent's type), so its runs are not "
+                f"told apart and its parent is not known; {len(sessions)} session(s) of this "
+                f"graph hold such threads. To link them, {WHAT_TO_DO}, and build again")
+    return out
