@@ -174,6 +174,12 @@ def _is_otel(attrs: dict[str, Any] | None) -> bool:
     return isinstance(claude, dict) and isinstance(claude.get("query_source"), str)
 
 
+def _spawned(c: _Copy) -> bool:
+    """Whether a row names the call that spawned its subagent (proxy, backfill)."""
+    claude = (c.attrs or {}).get("claude")
+    return isinstance(claude, dict) and claude.get("spawned_by_tool_use_id") is not None
+
+
 def _loads(text: Any) -> dict[str, Any] | None:
     if not isinstance(text, str):
         return None
@@ -302,7 +308,14 @@ def reconcile_captures(pieces: list[tuple[str, pa.Table]], transcripts: int | No
 def _reconcile_session(session: str, copies: list[_Copy], transcripts: int | None,
                        changes: _Changes, report: CaptureReport) -> None:
     """One session's copies made one (module docstring)."""
-    if any(c.otel for c in copies):
+    # The thread of an OTEL row's type holds OTEL rows only: a row of it that names no
+    # spawn link is one too (not every OTEL row carries the label: query_source is on
+    # some rows of a response only).
+    types = {c.agent for c in copies if c.otel and c.agent}
+    for c in copies:
+        if not c.otel and c.agent in types and c.src != transcripts and not _spawned(c):
+            c.otel = True
+    if types or any(c.otel for c in copies):
         report.otel_sessions.add(session)
     told = [c for c in copies if c.src == transcripts]
     if told:
