@@ -90,6 +90,11 @@ class BuildResult:
         }
         if self.sources.captures:  # HypAware rows captured through OTEL were read
             out["otel_capture"] = dict(self.sources.captures)
+        from graphkit.sources.transcripts.drift import unknown_records
+
+        unknown = unknown_records(self.sources.skipped)
+        if unknown:  # record types no reader knows: the next format change, counted
+            out["unknown_records"] = unknown
         return out
 
 

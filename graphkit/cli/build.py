@@ -319,6 +319,12 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
         click.echo(f"transcripts: {tr['files_parsed']} files parsed, {tr['files_reused']} reused"
                    + groups + (" (nothing changed: the snapshot was kept)"
                                if summary.get("snapshot_reused") else ""))
+    unknown = summary.get("unknown_records") or {}
+    if unknown:
+        click.echo(f"unknown record types: {len(unknown)} (" + ", ".join(
+            f"{shown(k)} ×{v['count']} first at {shown(v['first'])}"
+            for k, v in list(unknown.items())[:5]) + (", …" if len(unknown) > 5 else "")
+            + "; see `graphkit check`)")
     otel = summary.get("otel_capture")
     if otel and otel.get("unlinked_sessions"):
         click.echo(f"OTEL capture: {otel['unlinked_rows']} subagent row(s) in "

@@ -33,6 +33,7 @@ from graphkit.core.schema import FILE_COL, ROW_COL
 from graphkit.projection.groups import decoded, single
 from graphkit.projection.project import Projection, derive, project
 from graphkit.sources.read import SourceRows
+from graphkit.sources.transcripts.drift import drift_finding, unknown_records
 
 SAMPLE = 5  # examples listed per finding
 
@@ -65,6 +66,10 @@ def reading_findings(rows: SourceRows) -> list[Finding]:
                                for s in rows.skipped[:SAMPLE]]))
     out.extend(Finding(f["check"], f["count"], f["message"], f["examples"])
                for f in rows.findings)
+    drift = drift_finding(unknown_records(rows.skipped))
+    if drift is not None:
+        out.append(Finding(drift["check"], drift["count"], drift["message"],
+                           drift["examples"]))
     return out
 
 
