@@ -55,6 +55,11 @@ from graphkit.sources.transcripts.buffer import (
     parse_timestamp,
     with_lone_surrogates,
 )
+from graphkit.sources.transcripts.claude_records import (
+    QUIET_RECORDS,
+    SESSION_RECORDS,
+    session_record,
+)
 from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
 from graphkit.sources.transcripts.files import holds_lone_surrogate, json_document
 from graphkit.sources.transcripts.sidechains import (
@@ -78,8 +83,8 @@ QUIET_TYPES = frozenset({
     "summary", "custom-title", "ai-title", "last-prompt", "task-summary", "tag",
     "agent-name", "agent-color", "agent-setting", "pr-link", "bridge-session",
     "file-history-snapshot", "attribution-snapshot", "queue-operation", "progress",
-    "speculation-accept", "mode", "permission-mode", "isolation-latch", "worktree-state",
-    "content-replacement", "fork-context-ref", "marble-origami-commit",
+    "speculation-accept", "mode", "permission-mode", "isolation-latch",
+    "content-replacement", "marble-origami-commit",
     "marble-origami-snapshot", "marble-origami-reset", "attachment",
 })
 _FLAT_KEYS = ("role", "model", "usage", "content", "id", "stop_reason")
@@ -317,7 +322,9 @@ class _ClaudeFile:
                 # of attachments (hook output, reminders, ...) only a queued prompt is one
                 if _queued_prompt(e) is not None:
                     self._add_queued(line, e)
-            elif etype not in QUIET_TYPES:  # a str here
+            elif etype in SESSION_RECORDS:  # 2.1.2xx: facts of the session (.claude_records)
+                self._session_record(line, e, etype)
+            elif etype not in QUIET_TYPES and etype not in QUIET_RECORDS:  # a str here
                 self.skipped.append((line, f"entry type {etype[:80]!r} is not read"))
             return
         raw_ts = e.get("timestamp")
@@ -427,6 +434,16 @@ class _ClaudeFile:
             prompt = _prompt_text(blocks) if etype == "user" else None
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
+
+    def _session_record(self, line: int, e: dict[str, Any], etype: str) -> None:
+        """A record saying something of the session, not a message (continued-in,
+        cost-state, fork-context-ref, relocated, worktree-state): into the facts."""
+        raw = e.get("sessionId")
+        session = self._session(raw) if isinstance(raw, str) and raw else (
+            self.layout.folder_session or self.layout.session_hint)
+        why = session_record(self.facts, line, e, etype, session)
+        if why is not None:
+            self.skipped.append((line, why))
 
     def _add_flat(self, line: int, e: dict[str, Any]) -> None:
         """A line of the "flat" shape (its message's fields at the top, no envelope
