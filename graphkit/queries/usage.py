@@ -40,7 +40,10 @@ MODEL_KEY = "model"
 UNKNOWN_MODEL = "(no model)"
 # Thread kinds that are someone's child even when the parent link is missing
 # (the last three: Claude subagents no tool call spawned, see claude_links).
-CHILD_KINDS = ("subagent", "child-thread", "warmup", "compaction", "orphan")
+CHILD_KINDS = ("subagent", "child-thread", "warmup", "compaction", "orphan",
+               # runs Claude Code starts itself, and HypAware's OTEL rows of a subagent
+               # type (claude_records.side_run_kind, sources.captures.OTEL_KIND)
+               "prompt-suggestion", "side-question", "otel-agent-type")
 
 
 def count(value: Any) -> int:

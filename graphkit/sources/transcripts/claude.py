@@ -58,6 +58,8 @@ from graphkit.sources.transcripts.buffer import (
 from graphkit.sources.transcripts.claude_records import (
     QUIET_RECORDS,
     SESSION_RECORDS,
+    is_job_state,
+    job_state_facts,
     session_record,
 )
 from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
@@ -673,6 +675,9 @@ def _entry_reader(path: Path, data: bytes) -> Callable[[int], dict[str, Any] | N
 
 def parse_claude(path: Path, data: bytes) -> FileParse:
     """Parse one Claude transcript into pre-rows plus the cross-file facts it holds."""
+    if is_job_state(path):  # ~/.claude/jobs/<id>/state.json: a fork's parent, no rows
+        facts, skipped = job_state_facts(data)
+        return FileParse("claude", [], facts, skipped)
     state = _ClaudeFile(claude_layout(path))
     state.entry_at = _entry_reader(path, data)
     state.data = data

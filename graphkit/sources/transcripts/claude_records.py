@@ -178,3 +178,27 @@ def side_run_kind(agent: str) -> str | None:
         if agent.startswith(prefix):
             return kind
     return None
+
+
+def is_job_state(path: Any) -> bool:
+    """Whether ``path`` is a background job's ``~/.claude/jobs/<id>/state.json``."""
+    return path.name == "state.json" and path.parent.parent.name == "jobs"
+
+
+def job_state_facts(data: bytes) -> tuple[dict[str, Any], list[tuple[int, str]]]:
+    """A background job's ``state.json`` as facts: ``forkSessionId`` continues
+    ``forkParentSessionId`` in background mode (the same edge as a ``continued-in``
+    record, for a fork whose old transcript holds none); no rows."""
+    import json
+
+    facts: dict[str, Any] = {"agent_id": None, "sessions": [], "job_state": True}
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return facts, [(1, "background job state.json is not valid JSON")]
+    if not isinstance(doc, dict):
+        return facts, [(1, "background job state.json is not a JSON object")]
+    parent, fork = _text(doc.get("forkParentSessionId")), _text(doc.get("forkSessionId"))
+    if parent and fork and parent != fork:
+        facts["continued_in"] = [[parent, fork]]
+    return facts, []

@@ -212,7 +212,9 @@ def default_transcript_roots() -> list[Path]:
     home = Path(os.environ.get("HOME") or Path.home())
     claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser()
     codex = Path(os.environ.get("CODEX_HOME") or home / ".codex").expanduser()
-    roots = [claude / "projects", codex / "sessions", codex / "archived_sessions"]
+    # claude/jobs: background jobs' state.json, which names a /fork's parent session.
+    roots = [claude / "projects", claude / "jobs", codex / "sessions",
+             codex / "archived_sessions"]
     return [r for r in roots if r.is_dir()]
 
 

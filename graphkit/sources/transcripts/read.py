@@ -163,7 +163,7 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
         for line, reason in parse.skipped:
             _skip(result, strict, SkippedLine(str(path), line, reason))
         rows = span[1] if span is not None else parse.num_rows
-        if not rows and not parse.skipped and not bad:
+        if not rows and not parse.skipped and not bad and not parse.facts.get("job_state"):
             _skip(result, strict, SkippedLine(str(path), 0, _no_messages(parse.kind)))
         meta = None
         if parse.kind == "claude" and claude_layout(path).agent_id:
