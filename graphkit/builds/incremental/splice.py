@@ -148,16 +148,23 @@ def _root_texts(roots: list[Path]) -> list[str]:
     return [str(Path(given).expanduser().resolve()) for given in roots]
 
 
+# A compressed Codex rollout (graphkit.sources.transcripts.files.ZSTD, named here so a
+# rebuild that changes nothing imports no reader).
+ZSTD = ".jsonl.zst"
+
+
 def _candidates(roots: list[Path], paths: list[str]) -> list[str]:
     """The transcript files among the walked ``paths`` below ``roots``, in order."""
     found: set[str] = set()
+    listed = set(paths)
     for root in _root_texts(roots):
         if not os.path.isdir(root):
             found.add(root)
             continue
         prefix = root.rstrip(os.sep) + os.sep
         for path in paths:
-            if path.startswith(prefix) and _candidate(root, path):
+            if path.startswith(prefix) and _candidate(root, path) and not (
+                    path.endswith(ZSTD) and path[:-4] in listed):  # the plain one wins
                 found.add(path)
     return sorted(found)
 
@@ -166,7 +173,7 @@ def _candidate(root: str, path: str) -> bool:
     """:func:`graphkit.sources.transcripts.files.candidates`' rule, on a path's text
     (``path`` lies below ``root``)."""
     folder, name = path.rsplit(os.sep, 1)
-    if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
+    if not name.endswith((".jsonl", ".json", ZSTD)) or name.endswith(".meta.json"):
         return False
     if name.startswith("agent-"):
         return True  # in subagents/ or not

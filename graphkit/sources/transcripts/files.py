@@ -143,11 +143,32 @@ def file_kind(path: Path) -> str | None:
     try:
         if path.suffix == ".json":
             return sniff_kind(path.name, path.read_bytes())
+        if path.name.endswith(ZSTD):
+            return sniff_kind(path.name, unzstd(read_file(path)[1]))
         with os.fdopen(open_regular(path), "rb") as fh:
             head = b"".join(fh.readline() for _ in range(_SNIFF_LINES))
         return sniff_kind(path.name, head)
     except OSError:
         return None
+
+
+# Codex's cold-rollout compression ([features] local_thread_store_compression) replaces an
+# idle rollout-*.jsonl by rollout-*.jsonl.zst; a plain .jsonl beside it is the newer copy.
+ZSTD = ".jsonl.zst"
+
+
+def unzstd(data: bytes) -> bytes:
+    """The bytes a zstd file holds (every frame); OSError for bytes that are not zstd."""
+    import io
+
+    import zstandard
+
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data),
+                                                        read_across_frames=True) as reader:
+            return reader.read()
+    except zstandard.ZstdError as exc:
+        raise OSError(0, f"not zstd data that can be decompressed ({exc})") from None
 
 
 def candidates(root: Path) -> Iterator[Path]:
@@ -168,8 +189,12 @@ def candidates(root: Path) -> Iterator[Path]:
         in_subagents = ("subagents" in dirpath[len(top):].split(os.sep)
                         or os.path.basename(dirpath) == "subagents")
         folder = None
+        names = set(filenames)
         for name in sorted(filenames):
-            if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
+            if name.endswith(ZSTD):
+                if name[:-4] in names:
+                    continue  # the plain rollout beside it wins
+            elif not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
                 continue
             if in_subagents and not name.startswith("agent-"):
                 continue

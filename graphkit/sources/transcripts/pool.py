@@ -36,7 +36,13 @@ from graphkit.sources.transcripts.buffer import (
 )
 from graphkit.sources.transcripts.claude import parse_claude
 from graphkit.sources.transcripts.codex import parse_codex
-from graphkit.sources.transcripts.files import not_a_transcript, read_file, sniff_kind
+from graphkit.sources.transcripts.files import (
+    ZSTD,
+    not_a_transcript,
+    read_file,
+    sniff_kind,
+    unzstd,
+)
 from graphkit.sources.transcripts.index import stat_key
 
 # Off by default (GRAPHKIT_PARSE_WORKERS=2 turns it on): on the shared, loaded 2-core
@@ -87,6 +93,12 @@ def read_one(path: Path) -> tuple[Parsed, bytes | None]:
         return out, None
     out.fingerprint = {"path": str(path), "size": len(data), "mtime_ns": st.st_mtime_ns,
                        "sha256": hashlib.sha256(data).hexdigest()}
+    if path.name.endswith(ZSTD):  # a compressed rollout: its lines, as a plain one's
+        try:
+            data = unzstd(data)
+        except OSError as exc:
+            out.error = f"cannot read file: {exc.strerror}"
+            return out, None
     return out, data
 
 

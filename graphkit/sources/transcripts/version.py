@@ -34,5 +34,7 @@
 # input); thread_rolled_back relinks the next message and counts rolled_back_turns.
 # 13 (formats, issue 30): Claude 2.1.2xx session records (continued-in, cost-state,
 # fork-context-ref, relocated, worktree-state) are facts, the other new records known (were
-# skipped lines); a jobs/<id>/state.json is read for its fork fields.
+# skipped lines); a jobs/<id>/state.json is read for its fork fields. Codex: item_completed
+# user turns are read; a history_base fork's records are its own; usage before the first
+# answer counts (not in a fork), and usage with no answer gets a row; .jsonl.zst read.
 PARSER_VERSION = 13
