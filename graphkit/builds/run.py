@@ -78,11 +78,14 @@ class BuildResult:
     def summary(self) -> dict[str, Any]:
         """Counts for the closing summary and the snapshot manifest."""
         p = self.projection
+        # A copy of a message part merged into another copy (HypAware's capture paths,
+        # transcripts beside their rows) was read, and is a duplicate.
+        merged = self.sources.merged_copies
         out = {
-            "rows_read": p.rows_read,
+            "rows_read": p.rows_read + merged,
             "rows_used": p.rows_used,
             "rows_rejected": p.rows_rejected,
-            "duplicate_rows": p.duplicates,
+            "duplicate_rows": p.duplicates + merged,
             "lines_skipped": len(self.sources.skipped),
             "nodes": self.graph.node_counts(),
             "edges": self.graph.edge_counts(),

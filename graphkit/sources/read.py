@@ -92,8 +92,10 @@ class SourceRows:
     transcripts: dict[str, int] = field(default_factory=dict)
     # Which of ``pieces`` holds the transcripts' rows (None: none was read).
     transcript_piece: int | None = None
-    # HypAware's capture paths (:mod:`.captures`): the build summary's ``otel_capture``.
+    # HypAware's capture paths (:mod:`.captures`): the build summary's ``otel_capture``,
+    # and how many row copies were merged into another copy of their message part.
     captures: dict[str, Any] = field(default_factory=dict)
+    merged_copies: int = 0
 
 
 def read_sources(
@@ -149,6 +151,7 @@ def reconcile(result: SourceRows) -> None:
     pieces, report = reconcile_captures(result.pieces, result.transcript_piece)
     result.pieces = pieces
     result.captures = report.summary()
+    result.merged_copies = report.merged
     result.notes.extend(report.notes())
     result.findings.extend(report.findings())
 
