@@ -24,6 +24,7 @@ from graphkit.sources.read import (
     SourceRows,
     gather_sources,
     note_repairs,
+    reconcile,
     since_filter,
 )
 from graphkit.sources.row_files import read_whole_files
@@ -143,6 +144,7 @@ def read_message_rows(
                    iceberg_columns=None, strict=strict, since=since, cache_dir=cache_dir,
                    progress=progress)
     note_repairs(read, repaired)
+    reconcile(read)  # one session of HypAware's copies, as a build reads it
     pieces, read.pieces = read.pieces, []
     if not pieces:
         raise SourceError("no sources given", hint="name at least one file or folder")

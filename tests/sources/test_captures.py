@@ -292,3 +292,14 @@ def test_a_copy_of_the_fixture_elsewhere_reads_the_same(tmp_path: Path) -> None:
     shutil.copytree(HERE / "home", home)
     graph = _graph(home / ".claude" / "projects", ROWS / "otel.parquet")
     assert _parents(graph) == TRUTH["parents"]
+
+
+def test_rows_written_by_graphkit_rows_hold_one_copy(tmp_path: Path) -> None:
+    """``graphkit rows`` of the OTEL rows and the transcripts writes the session once,
+    as a build reads it: a build of those rows gives the same tree."""
+    out = tmp_path / "rows.parquet"
+    r = CliRunner().invoke(cli, ["rows", str(ROWS / "otel.parquet"), str(PROJECTS),
+                                 "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert pq.read_metadata(out).num_rows == 25  # the transcripts' rows, nothing twice
+    assert _parents(_graph(out)) == TRUTH["parents"]
