@@ -70,8 +70,9 @@ def _examples() -> dict[str, str]:
 
 
 # Examples that need what a fresh clone lacks: a Neo4j server (load, snapshot,
-# neo4j-server) or the user's own ~/.claude history (rows).
-_NOT_ON_THE_SAMPLE = {"load", "snapshot", "neo4j-server", "rows"}
+# neo4j-server) or the user's own ~/.claude history (rows); or that serve until their
+# client leaves (mcp: tests/cli/test_mcp.py runs it under an MCP client).
+_NOT_ON_THE_SAMPLE = {"load", "snapshot", "neo4j-server", "rows", "mcp"}
 
 
 def test_help_examples_run_on_the_quick_start_snapshot(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

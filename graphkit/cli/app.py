@@ -116,6 +116,7 @@ COMMAND_MODULES = {
     "lineage": "query", "sessions": "query", "tree": "query",
     "files": "usage", "usage": "usage",
     "diff": "view", "view": "view",
+    "mcp": "mcp",
 }
 
 

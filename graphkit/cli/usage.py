@@ -185,8 +185,9 @@ def _thread_rows(answers: list[SessionUsage]) -> Iterator[dict[str, Any]]:
                                             *t.subtree.astuple()), strict=True))
 
 
-def _group_records(answers: list[SessionUsage], by: str,
-                   table: PriceTable) -> Iterator[dict[str, Any]]:
+def group_records(answers: list[SessionUsage], by: str,
+                  table: PriceTable) -> Iterator[dict[str, Any]]:
+    """``graphkit usage --by BY --json``'s records: one per session and group."""
     from graphkit.queries.prices import usage_groups
 
     for u in answers:
@@ -237,14 +238,14 @@ def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
         err("note: no thread of these sessions carries token usage (rows need "
             "attributes.usage; a snapshot built by an older graphkit has none: rebuild it)")
     if by is not None and fmt != "text":
-        groups = _group_records(answers, by, table)
+        groups = group_records(answers, by, table)
         echo_records(groups) if fmt == "json" else echo_csv(GROUP_COLUMNS, groups)
     elif fmt == "json":
         echo_records({"record": "usage", **u.to_json()} for u in answers)
     elif fmt == "csv":
         echo_csv(THREAD_COLUMNS, _thread_rows(answers))
     elif not sys.stdout.isatty():
-        rows = _group_records(answers, by, table) if by else _thread_rows(answers)
+        rows = group_records(answers, by, table) if by else _thread_rows(answers)
         cols = GROUP_COLUMNS if by else THREAD_COLUMNS
         click.echo("\n".join([tsv_line(cols), *(tsv_line([r.get(c) for c in cols]) for r in rows)]))
     else:

@@ -10,17 +10,20 @@ import click
 
 from graphkit.cli.app import (
     PATH,
+    UserError,
     cli,
     echo_csv,
     echo_records,
     format_options,
     open_reader,
     output_format,
+    progress,
     shown,
     store_options,
 )
 
 if TYPE_CHECKING:
+    from graphkit.enrich.base import LineageReader
     from graphkit.snapshot.diff import GraphDiff
 
 # How many changes of one type the text output lists before summarising the rest.
@@ -115,32 +118,55 @@ def _print_diff(d: GraphDiff) -> None:
 
 
 @cli.command()
-@click.argument("session_id")
+@click.argument("session_id", required=False)
 @store_options
 @click.option("--out", "out", required=True, type=PATH,
-              help="The HTML file to write (- for stdout).")
+              help="The HTML file to write (- for stdout); without SESSION_ID, the folder "
+                   "of the history site.")
 @click.option("--include-content", is_flag=True,
               help="Show message text (from a snapshot built with --granularity message "
                    "--include-content).")
-def view(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: bool,
+def view(session_id: str | None, snapshot_dir: Path | None, neo4j: bool, ask_password: bool,
          out: Path, include_content: bool) -> None:
     """Write one session as a self-contained HTML page: its threads and
     subagents as a collapsible tree beside a timeline (who spawned whom, agent
-    type, model, message and token counts, start and end times); clicking a
-    thread shows its lineage up to the session. The page works offline and
-    loads nothing; message text only with --include-content.
+    type, model, message and token counts, cost per thread and subtree, start
+    and end times); clicking a thread shows its lineage up to the session.
+    Without SESSION_ID, write the whole history as an offline site in the folder
+    OUT: index.html lists every session (start, workspace, threads, subagents,
+    tokens, cost; sort by any column, filter by workspace and time), each
+    linking to its own page. Pages work offline and load nothing; message text
+    only with --include-content.
 
     Example: graphkit view 8299ed6e-811c-4fa7-b124-c205cd625a7f --snapshot out/graph --out
     session.html
     """
+    from graphkit.queries.prices import load_prices
+    from graphkit.queries.usage import session_usage
     from graphkit.view import render_html, session_view, write_html
+    from graphkit.view.history import thread_costs, write_site
 
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         directory = getattr(reader, "directory", None)
         config = getattr(reader, "config", None)
         source = (f"snapshot {directory}" if directory is not None
                   else f"Neo4j {config.display_uri}" if config is not None else "")
-        data = session_view(reader, session_id, include_content=include_content, source=source)
+        table = load_prices()
+        if session_id is None:
+            if str(out) == "-":
+                raise UserError("the history site is a folder: give --out DIR (or a "
+                                "SESSION_ID for one page on stdout)")
+            with progress() as say:
+                site = write_site(reader, out, include_content=include_content,
+                                  source=source, table=table, progress=say)
+            click.echo(f"wrote {shown(out)}: {site.sessions} session"
+                       f"{'s' if site.sessions != 1 else ''}, {site.threads} threads; "
+                       f"open {shown(Path(out) / 'index.html')}")
+            return
+        (usage,) = session_usage(reader, [session_id]) if _is_session(reader, session_id) \
+            else (None,)
+        data = session_view(reader, session_id, include_content=include_content, source=source,
+                            costs=thread_costs(usage, table) if usage is not None else None)
     page = render_html(data)
     if str(out) == "-":
         click.echo(page, nl=False)
@@ -149,3 +175,8 @@ def view(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
     n = len(data["threads"])
     click.echo(f"wrote {shown(out)}: session {shown(session_id)}, "
                f"{n} thread{'s' if n != 1 else ''}")
+
+
+def _is_session(reader: LineageReader, session_id: str) -> bool:
+    """Whether ``session_id`` names a session (else session_view says what is wrong)."""
+    return any(h.type == reader.vocabulary.session for h in reader.resolve(session_id))

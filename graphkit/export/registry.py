@@ -50,12 +50,20 @@ class ExportReport:
     edges: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # what a user should know (skips, encodings)
+    # What was written in the format's own words ("3 traces, 40 spans"), where nodes
+    # and edges would misname it; None: "N nodes and M edges".
+    account: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for ``--json`` output."""
         return {"format": self.format, "out": self.out, "nodes": dict(self.nodes),
                 "edges": dict(self.edges), "seconds": round(self.seconds, 3),
                 "notes": list(self.notes)}
+
+    def said(self) -> str:
+        """What was written, in one phrase: the format's own account, else the counts."""
+        return self.account or (f"{sum(self.nodes.values())} nodes and "
+                                f"{sum(self.edges.values())} edges")
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,9 @@ class Format:
     # Reads a file written by ``write`` back into tables with the format's
     # owner tool (networkx); None where that takes a server (Neo4j).
     read: Callable[[Path], GraphTables] | None = None
+    # ``write`` with message content included (--include-content); None where the
+    # format writes what the snapshot holds, content or not.
+    write_content: Callable[[GraphTables, Output, Progress], ExportReport] | None = None
 
 
 def format_names() -> list[str]:
@@ -129,26 +140,37 @@ def get_format(name: str) -> Format:
 
 
 def export_graph(graph: GraphTables, fmt: str, out: Path | str | None, *,
-                 progress: Progress | None = None) -> ExportReport:
+                 progress: Progress | None = None,
+                 include_content: bool = False) -> ExportReport:
     """Write ``graph`` in format ``fmt`` to ``out`` (a path; ``"-"`` or None
-    for stdout where the format is one file) and say what was written."""
+    for stdout where the format is one file) and say what was written.
+    ``include_content``: message text too, for a format that leaves it out unless asked."""
     f = get_format(fmt)
+    write = f.write
+    if include_content:
+        if f.write_content is None:
+            raise ExportError(f"--include-content: the {fmt} format writes what the snapshot "
+                              "holds (message text only from a snapshot built with "
+                              "--include-content)", hint="leave out --include-content")
+        write = f.write_content
     target = Output(None if out is None or str(out) == "-" else Path(out))
     t0 = time.perf_counter()
-    report = f.write(graph, target, progress or (lambda _m: None))
+    report = write(graph, target, progress or (lambda _m: None))
     report.seconds = time.perf_counter() - t0
     return report
 
 
 def export_snapshot(snapshot_dir: Path | str, fmt: str, out: Path | str | None, *,
-                    progress: Progress | None = None) -> ExportReport:
+                    progress: Progress | None = None,
+                    include_content: bool = False) -> ExportReport:
     """Read the snapshot in ``snapshot_dir`` and export it (see :func:`export_graph`)."""
     from graphkit.snapshot import read_snapshot
 
     get_format(fmt)  # an unknown format fails before the snapshot is read
     if progress:
         progress(f"reading snapshot {snapshot_dir}")
-    return export_graph(read_snapshot(Path(snapshot_dir)), fmt, out, progress=progress)
+    return export_graph(read_snapshot(Path(snapshot_dir)), fmt, out, progress=progress,
+                        include_content=include_content)
 
 
 def write_marker(folder: Path, report: ExportReport, extra: dict[str, Any]) -> None:

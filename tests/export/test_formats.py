@@ -28,7 +28,7 @@ GRAPHS = {"typed": typed_graph, "lineage": lineage_graph}
 
 def test_every_format_module_is_found() -> None:
     assert format_names() == ["cypher", "edges", "gexf", "graphml", "neo4j-csv",
-                              "neo4j-parquet", "node-link"]
+                              "neo4j-parquet", "node-link", "otlp-json"]
     for name in format_names():
         assert get_format(name).name == name
 

@@ -52,6 +52,9 @@ class Browser:
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         cmd = [self.exe, "--headless", "--disable-gpu", "--no-first-run",
                "--no-default-browser-check", "--disable-extensions",
+               # No calls home: the machine may reach nothing but loopback.
+               "--disable-background-networking", "--disable-component-update",
+               "--disable-sync",
                f"--user-data-dir={self.profile}",
                # Root cannot use Chromium's sandbox; these are our own test pages.
                *(["--no-sandbox"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
