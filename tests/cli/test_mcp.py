@@ -27,7 +27,7 @@ PAGE = 7  # small, so the fixture's 50 sessions take several pages
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Sample rows with subagents and usage, real transcripts with touched files and a
-    continuation, and the shaped fixtures: 50 sessions."""
+    continuation, and the shaped fixtures: 50 sessions or more."""
     out = tmp_path_factory.mktemp("mcp") / "graph"
     res = CliRunner().invoke(cli, ["-q", "build", str(REPO / "samples" / "rows"),
                                    str(REPO / "tests/fixtures/transcripts/claude-code-log"),
@@ -145,7 +145,7 @@ def test_sessions_equal_the_cli(client: Client, snapshot: Path, args: dict[str, 
 def test_sessions_page_through_the_whole_history(client: Client, snapshot: Path) -> None:
     first = answer(client, "sessions", {})
     assert len(first["records"]) == PAGE and first["next_cursor"]
-    assert len(_all_pages(client, {})) == len(every_session(snapshot)) == 50
+    assert len(_all_pages(client, {})) == len(every_session(snapshot)) >= 50
 
 
 # A fork: the first continues the second (from tests/fixtures/shaped/codex-fork-*).
