@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from graphkit import __version__
 from graphkit.core.errors import GraphkitError, first_line, printable
 
 if TYPE_CHECKING:
@@ -182,7 +183,9 @@ def quiet_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.group(cls=_Group, commands=_Commands(dict(COMMAND_MODULES)))
-@click.version_option(package_name="graphkit")
+# The version from the package itself, not the installed distribution's metadata: the
+# distribution is `agent-graphkit`, and a checkout on PYTHONPATH has none.
+@click.version_option(version=__version__)
 @quiet_option
 def cli() -> None:
     """Build and query context graphs of AI agent sessions.
