@@ -303,7 +303,7 @@ def _is_program(caller: Any) -> bool:
 def _leave_now() -> None:
     """End a finished command's process with ``os._exit(0)``, skipping the rest of
     Python's finalization (freeing every module and object one by one; see
-    bench/PROFILE_NOTES.md, build pass 11, for what it costs a 1M-row build). What a
+    bench/PROFILE_NOTES.md at d9272aa, build pass 11, for what it costs a 1M-row build). What a
     normal exit does before that is done first, in its order: the threading module's
     shutdown (its exit callbacks, and a wait for any thread other than a daemon), the
     exit handlers, a flush of stdout and stderr. Where stdout or stderr cannot be
