@@ -185,3 +185,27 @@ def test_contributing_names_every_package() -> None:
     packages = sorted(p.parent.relative_to(REPO).as_posix()
                       for p in (REPO / "graphkit").glob("*/__init__.py"))
     assert packages and [p for p in packages if f"`{p}/`" not in text] == []
+
+
+def _section(name: str) -> str:
+    return README.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.mark.slow
+def test_readme_export_and_python_snippets_run(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The Export section's commands and the From Python snippet, after the quick start."""
+    import shlex
+
+    from click.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "samples").symlink_to(REPO / "samples")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", "samples/rows", "--snapshot", "out/graph"]).exit_code == 0
+    (block,) = re.findall(r"```sh\n(.*?)```", _section("Export"), re.S)
+    for line in block.splitlines():
+        argv = shlex.split(line, comments=True)
+        res = runner.invoke(cli, argv[1:])
+        assert res.exit_code == 0 and (tmp_path / argv[-1]).exists(), (line, res.output)
+    (code,) = re.findall(r"```python\n(.*?)```", _section("From Python"), re.S)
+    exec(compile(code, "README.md", "exec"), {})  # raises if the snippet does not run
