@@ -459,7 +459,7 @@ def test_editing_the_contract_rebuilds(src: Path, tmp_path: Path, poll: tuple[st
     def save_turn() -> None:
         # notify's polling watcher compares mtimes in whole seconds: a second change in
         # the second of the last one it saw goes unseen (a limitation of --poll, sources
-        # too; bench/PROFILE_NOTES.md "Watch mode, pass 11").
+        # too; bench/PROFILE_NOTES.md at d9272aa "Watch mode, pass 11").
         if poll:
             time.sleep(1.05 - time.time() % 1)
 

@@ -1,5 +1,6 @@
-"""README's "What graphkit promises" names the tests that hold each promise;
-every test it names must exist, so a renamed or deleted test breaks this."""
+"""docs/guarantees.md's "Promises and the tests that hold them" names the tests that
+hold each promise; every test it names must exist, so a renamed or deleted test breaks
+this."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from tests.conftest import REPO
 
 
 def test_every_promise_names_tests_that_exist() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## What graphkit promises", 1)[1].split("\n## ", 1)[0]
+    doc = (REPO / "docs" / "guarantees.md").read_text(encoding="utf-8")
+    section = doc.split("## Promises and the tests that hold them", 1)[1].split("\n## ", 1)[0]
     named, last = [], None
     for m in re.finditer(r"`(tests/[^`:]+)(?:::(\w+))?`|`::(\w+)`", section):
         path, test, more = m.groups()

@@ -138,7 +138,7 @@ def build(
 
     >>> result = build("samples/rows")
     >>> result.summary()["nodes"]["Session"]
-    12
+    14
     >>> from graphkit.builds.run import example_rows
     >>> build(records_table(example_rows())).graph.node_counts()["Thread"]
     5

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from graphkit import __version__
 from graphkit.core.errors import GraphkitError, first_line, printable
 
 if TYPE_CHECKING:
@@ -183,7 +184,9 @@ def quiet_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.group(cls=_Group, commands=_Commands(dict(COMMAND_MODULES)))
-@click.version_option(package_name="graphkit")
+# The version from the package itself, not the installed distribution's metadata: the
+# distribution is `agent-graphkit`, and a checkout on PYTHONPATH has none.
+@click.version_option(version=__version__)
 @quiet_option
 def cli() -> None:
     """Build and query context graphs of AI agent sessions.
@@ -301,7 +304,7 @@ def _is_program(caller: Any) -> bool:
 def _leave_now() -> None:
     """End a finished command's process with ``os._exit(0)``, skipping the rest of
     Python's finalization (freeing every module and object one by one; see
-    bench/PROFILE_NOTES.md, build pass 11, for what it costs a 1M-row build). What a
+    bench/PROFILE_NOTES.md at d9272aa, build pass 11, for what it costs a 1M-row build). What a
     normal exit does before that is done first, in its order: the threading module's
     shutdown (its exit callbacks, and a wait for any thread other than a daemon), the
     exit handlers, a flush of stdout and stderr. Where stdout or stderr cannot be

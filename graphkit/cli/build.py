@@ -58,7 +58,7 @@ from graphkit.cli.app import (
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @quiet_option
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
-              show_default=True, help="spark: build on Spark (graphkit[spark]).")
+              show_default=True, help="spark: build on Spark (agent-graphkit[spark]).")
 @click.option("--partitions", help="Build partition by partition, bounded in memory: "
                                    "a count, or auto.")
 @click.option("--spark-master", help="Spark master URL for --engine spark (spark://HOST:7077, "

@@ -32,7 +32,7 @@ from graphkit.cli.app import (
                    "nodes never run at the same time.")
 @click.option("--engine", type=click.Choice(["driver", "spark"]), default="driver",
               show_default=True, help="spark: Spark's executors write, through the Neo4j "
-                                      "Connector for Apache Spark (graphkit[spark]).")
+                                      "Connector for Apache Spark (agent-graphkit[spark]).")
 @click.option("--spark-master", help="Spark master URL for --engine spark (default: the "
                                      "spark-submit session, else local[*]).")
 @click.option("--lock-wait", type=click.FloatRange(min=0), metavar="SECONDS",

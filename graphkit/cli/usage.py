@@ -276,7 +276,7 @@ def files(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     "reads", "writes"} line per (thread, file); --csv the same with first and
     last time.
 
-    Example: graphkit files --path src/routes/auth.ts --snapshot out/graph
+    Example: graphkit files --path src/handlers.py --snapshot out/graph
     """
     from graphkit.queries.files import touches
     from graphkit.queries.usage import require_sessions

@@ -3,7 +3,7 @@ change, until Ctrl-C or SIGTERM.
 
 Why a resident process: after one appended line, a transcript rebuild's own work is a
 fraction of what a new ``graphkit build`` process pays to start (the interpreter, numpy
-and pyarrow's imports: about half of an append, bench/PROFILE_NOTES.md "Incremental pass
+and pyarrow's imports: about half of an append, bench/PROFILE_NOTES.md at d9272aa "Incremental pass
 9"). Here the imports, the contract and the caches stay warm between rebuilds.
 
 Changes come from the OS's file events through ``watchfiles`` (Rust ``notify``: inotify,
@@ -46,7 +46,7 @@ DEBOUNCE_MS = 1600
 # While nothing changes, the folders above (the contract's, the sources' parents) are
 # asked every this many of the tree's steps (~200 ms; a contract saved is a person's
 # edit): asked every step they cost ~40% more idle CPU (0.16 against 0.11 CPU-s a minute,
-# bench/PROFILE_NOTES.md "Watch mode, pass 11"). With the tree's changes they are asked
+# bench/PROFILE_NOTES.md at d9272aa "Watch mode, pass 11"). With the tree's changes they are asked
 # at once, so that a source deleted is one batch with what the tree saw of it.
 ABOVE_EVERY = 4
 # notify's polling watcher compares mtimes in whole seconds, so a file changed again within

@@ -1,4 +1,4 @@
-"""Spark sessions (``graphkit[spark]``): found or started the one way, for the partitioned
+"""Spark sessions (``agent-graphkit[spark]``): found or started the one way, for the partitioned
 build on Spark and the Neo4j load through Spark alike. PySpark is imported only here,
 only when called."""
 
@@ -26,7 +26,7 @@ def start_session(master: str | None, app_name: str = "graphkit build",
         from pyspark.sql import SparkSession
     except ImportError:
         raise SparkEngineError("--engine spark needs PySpark",
-                               hint="pip install 'graphkit[spark]' (PySpark 4 and Java 17)"
+                               hint="pip install 'agent-graphkit[spark]' (PySpark 4 and Java 17)"
                                ) from None
     builder = SparkSession.builder.appName(app_name)
     if master:

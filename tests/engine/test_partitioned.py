@@ -19,6 +19,7 @@ from graphkit.core.errors import ContractError
 from tests.builders import T0, identity_cases, row, write_parquet
 from tests.engine.helpers import (
     assert_same_snapshot,
+    digests,
     generated_rows,
     reference,
     same_summary,
@@ -61,8 +62,21 @@ def test_transcripts_and_rows_together_with_content(fixtures: Path, sample_rows:
                         cache_dir=tmp_path / "cache")
     r = build_local(sources, tmp_path / "p3", partitions=3, include_content=True,
                     cache_dir=tmp_path / "cache", fingerprints=False)
-    assert same_summary(r.summary, summary)
-    assert_same_snapshot(tmp_path / "ref", tmp_path / "p3")
+    # The sample's two continuations (a resume and a fork) tie sessions that fall in
+    # different partitions. The partitioned engine finds an edge's ends only within a
+    # partition (docs/scale.md, "Limits of exactness"), so it drops them as
+    # missing_target, counted; every other table is the in-memory build's.
+    got = {k: v for k, v in r.summary.items() if k != "engine"}
+    lost = got["dropped_edges"].pop("CONTINUES")
+    assert lost["missing_target"] > 0 and lost["missing_source"] == 0  # counted in rows
+    assert got["edges"].pop("CONTINUES") == 0
+    want = dict(summary, edges={k: v for k, v in summary["edges"].items() if k != "CONTINUES"})
+    assert got == want
+    same = {"edges/CONTINUES.parquet"}
+    ref, p3 = digests(tmp_path / "ref"), digests(tmp_path / "p3")
+    assert sorted(ref) == sorted(p3)
+    assert {k: v for k, v in p3.items() if k not in same} == \
+        {k: v for k, v in ref.items() if k not in same}
 
 
 def _shared_rows() -> list[dict[str, object]]:

@@ -5,7 +5,7 @@ Each case builds the same sources three ways through ``graphkit build`` — the 
 in-memory build, ``--engine local --partitions 3`` and ``--engine spark --partitions 3``
 (on the folder's one local Spark, tests/engine/conftest.py) — and holds all three to the
 same exit code, the same snapshot bytes, manifest, summary and rejects file, or the
-same one-line error. The cases are the differences the audit of tests/HOSTILE.md
+same one-line error. The cases are the differences the audit of tests/HOSTILE.md at d9272aa
 ("Spark parity and newcomer review") found; the ones that agreed from the start are
 listed there.
 """

@@ -1,4 +1,4 @@
-"""Graphs that travel, with hostile values (issue 10, issue 3; tests/HOSTILE.md
+"""Graphs that travel, with hostile values (issue 10, issue 3; tests/HOSTILE.md at d9272aa
 "Round trips (trips12)"): a snapshot → every export format → read back by
 graphkit, by networkx's own readers and by Neo4j (online load, and the
 offline importer for the neo4j-csv/neo4j-parquet folders) must give the same

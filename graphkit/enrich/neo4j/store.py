@@ -68,7 +68,7 @@ __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_WORKERS", "IF_EXISTS_CHOICES", "LOAD_M
 # 765 rows/s (33x slower than 5000). Flat from 500 to 5000 within the noise,
 # worse above: bigger transactions cost heap and GC in the 1 GiB launcher.
 DEFAULT_BATCH_SIZE = 5000
-# Sessions writing at once. bench/NEO4J_LOAD.md's sweep (1M-row snapshot,
+# Sessions writing at once. bench/NEO4J_LOAD.md at d9272aa's sweep (1M-row snapshot,
 # server CPU s on a 2-core machine): 1 worker 63.8, 2 workers 71-77, 4
 # workers 77.8; no retries. Every extra session costs server CPU (GC, JIT of
 # concurrent paths), so the default fills 2 server cores and no more; a

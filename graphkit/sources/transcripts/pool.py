@@ -47,7 +47,7 @@ from graphkit.sources.transcripts.index import stat_key
 
 # Off by default (GRAPHKIT_PARSE_WORKERS=2 turns it on): on the shared, loaded 2-core
 # benchmark machine a second process only adds CPU; with a core to spare it takes ~20% of
-# the instructions off this process (bench/PROFILE_NOTES.md, parsing passes 3 and 7).
+# the instructions off this process (bench/PROFILE_NOTES.md at d9272aa, parsing passes 3 and 7).
 WORKERS = 1
 # Below this many bytes to parse, starting interpreters costs more than it saves.
 MIN_BYTES = 16 * 1024 * 1024

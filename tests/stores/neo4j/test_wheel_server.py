@@ -27,7 +27,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
                            str(out), str(REPO)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    (whl,) = out.glob("graphkit-*.whl")
+    (whl,) = out.glob("agent_graphkit-*.whl")
     return whl
 
 
