@@ -56,10 +56,10 @@ class BuildOutputs:
     so never removed as stale. ``cache``: the incremental build's folder (None: no
     snapshot and none named). ``index``: graphkit's snapshot index.
 
-    >>> out = BuildOutputs.of(Path("out/graph"), BuildOptions())
+    >>> out = BuildOutputs.of(Path("/t/out/graph"), BuildOptions())
     >>> [p.as_posix() for p in (out.rejects, out.skipped_lines, out.cache)]
-    ['out/graph.rejects.jsonl', 'out/graph.skipped.jsonl', 'out/.graph.cache']
-    >>> out.owns()("out/.graph.cache/record"), out.owns()("out/other")
+    ['/t/out/graph.rejects.jsonl', '/t/out/graph.skipped.jsonl', '/t/out/.graph.cache']
+    >>> out.owns()("/t/out/.graph.cache/record"), out.owns()("/t/out/other")
     (True, False)
     """
 
@@ -90,7 +90,7 @@ class BuildOutputs:
         return [self.rejects, self.skipped_lines]
 
     def owns(self) -> Callable[[str], bool]:
-        """A test of whether a path is one of these outputs, inside one, or one's
+        """A test of whether an absolute path is one of these outputs, inside one, or one's
         temporary sibling (a snapshot inside a watched folder starts no rebuild)."""
         return own_outputs([self.snapshot, self.cache, *self.side_files(), self.index])
 
