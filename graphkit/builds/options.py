@@ -12,6 +12,7 @@ asks whether anything changed, before the build's own imports.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
@@ -36,6 +37,17 @@ Engine = Literal["local", "spark"]
 # A field that decides the snapshot's bytes (with the contract, the inputs and the
 # versions): the build key holds it, so changing it rebuilds.
 SHAPES = {"shapes": True}
+
+
+def is_table(sources: object) -> bool:
+    """Whether ``sources`` are rows in memory: an Arrow table, which exists only once
+    pyarrow is loaded (so asking costs a rebuild that keeps its snapshot no import).
+
+    >>> is_table("samples/rows")
+    False
+    """
+    pa = sys.modules.get("pyarrow")
+    return pa is not None and isinstance(sources, pa.Table)
 
 
 def as_paths(sources: str | Path | Sequence[str | Path]) -> list[Path]:

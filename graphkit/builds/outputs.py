@@ -12,8 +12,8 @@ build's own imports.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from graphkit.builds.options import BuildOptions
 from graphkit.core.files import own_outputs
@@ -47,14 +47,13 @@ def history_snapshot() -> Path:
     return index_path().parent / "history"
 
 
-@dataclass(frozen=True)
-class BuildOutputs:
-    """The files and folders one build writes.
+class BuildOutputs(NamedTuple):
+    """The files and folders one build writes (a record: it cannot change once made).
 
     ``snapshot``: the snapshot folder (None: the graph goes only to Neo4j).
     ``rejects``: unusable rows; ``rejects_given``: named by the caller (``--rejects``),
     so never removed as stale. ``cache``: the incremental build's folder (None: no
-    snapshot and none named). ``index``: graphkit's snapshot index.
+    snapshot and none named). ``index_file``: graphkit's snapshot index.
 
     >>> out = BuildOutputs.of(Path("/t/out/graph"), BuildOptions())
     >>> [p.as_posix() for p in (out.rejects, out.skipped_lines, out.cache)]
@@ -67,7 +66,7 @@ class BuildOutputs:
     rejects: Path
     rejects_given: bool
     cache: Path | None
-    index: Path
+    index_file: Path
 
     @classmethod
     def of(cls, snapshot_dir: Path | None, options: BuildOptions) -> BuildOutputs:
@@ -92,7 +91,7 @@ class BuildOutputs:
     def owns(self) -> Callable[[str], bool]:
         """A test of whether an absolute path is one of these outputs, inside one, or one's
         temporary sibling (a snapshot inside a watched folder starts no rebuild)."""
-        return own_outputs([self.snapshot, self.cache, *self.side_files(), self.index])
+        return own_outputs([self.snapshot, self.cache, *self.side_files(), self.index_file])
 
     def record_in_index(self, sources: Sequence[Path], contract_name: str,
                         contract_version: int, granularity: str) -> dict[str, str]:
@@ -103,8 +102,8 @@ class BuildOutputs:
         assert self.snapshot is not None
         try:
             idx = record_snapshot(self.snapshot, sources, contract_name, contract_version,
-                                  granularity, path=self.index)
+                                  granularity, path=self.index_file)
         except OSError as exc:
-            return {"index_note": f"{self.index}: could not record the snapshot in the "
+            return {"index_note": f"{self.index_file}: could not record the snapshot in the "
                                   f"index: {exc.strerror or exc}"}
         return {"index": str(idx.path), **({"index_note": idx.problem} if idx.problem else {})}

@@ -21,7 +21,7 @@ def test_the_outputs_are_named_beside_the_snapshot_unless_given(tmp_path: Path) 
     assert out.rejects == tmp_path / "out" / "graph.rejects.jsonl"
     assert out.skipped_lines == tmp_path / "out" / "graph.skipped.jsonl"
     assert out.cache == tmp_path / "out" / ".graph.cache"
-    assert out.index == index_path() and not out.rejects_given
+    assert out.index_file == index_path() and not out.rejects_given
     given = BuildOutputs.of(snap, BuildOptions(rejects_path=tmp_path / "r.rejects.jsonl",
                                                cache_dir=tmp_path / "c"))
     assert given.rejects_given and given.skipped_lines == tmp_path / "r.skipped.jsonl"
@@ -51,7 +51,7 @@ def test_the_build_writes_what_the_outputs_name(tmp_path: Path) -> None:
     assert summary["rejects_file"] == str(out.rejects) and out.rejects.is_file()
     assert summary["skipped_lines_file"] == str(out.skipped_lines)
     assert out.skipped_lines.is_file() and out.cache is not None and out.cache.is_dir()
-    assert summary["index"] == str(out.index)
-    assert json.loads(out.index.read_text())["snapshots"]
+    assert summary["index"] == str(out.index_file)
+    assert json.loads(out.index_file.read_text())["snapshots"]
     written = {p for p in tmp_path.joinpath("out").iterdir()}
     assert written == {snap, out.rejects, out.skipped_lines, out.cache}
