@@ -6,6 +6,7 @@ makes one call to the public API and renders what it returns.
 
 from __future__ import annotations
 
+import gc
 import sys
 from contextlib import ExitStack
 from dataclasses import replace
@@ -120,11 +121,20 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, since: str | Non
         all_written()
 
 
+# Whether this process has frozen what its first build imported (see WhenBuilding).
+_frozen: list[bool] = []
+
+
 class WhenBuilding(Progress):
     """The progress display (:func:`graphkit.cli.app.progress`), started at the build's
     first report rather than before the call: a rebuild that keeps its snapshot reports
     nothing, and so never loads rich on a terminal. A context manager: leaving it ends
-    the display."""
+    the display.
+
+    The first report of the process's first build comes after the build's imports, and
+    what they made lives as long as the process: it is frozen then, out of the cyclic
+    collector's scans (bench/PROFILE_NOTES.md, "the cyclic GC"; once: freezing at every
+    rebuild of a watch would park its uncollected garbage for good)."""
 
     def __init__(self) -> None:
         self._stack = ExitStack()
@@ -132,6 +142,9 @@ class WhenBuilding(Progress):
 
     def _started(self) -> Progress:
         if self._shown is None:
+            if not _frozen:
+                gc.freeze()
+                _frozen.append(True)
             self._shown = self._stack.enter_context(progress())
         return self._shown
 
