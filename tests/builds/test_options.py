@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from graphkit.builds.options import BuildOptions
+from graphkit.builds.options import CHOICES, BuildOptions
 from graphkit.builds.run import build
 from graphkit.builds.uptodate import build_key
 from graphkit.cli.app import cli
@@ -31,6 +31,12 @@ def test_every_build_flag_is_a_field_of_the_options() -> None:
     names = {f.name for f in dataclasses.fields(BuildOptions)}
     assert flags <= names
     assert names - flags == {"since", "until", "fingerprints"}  # since/until: parsed first
+
+
+def test_the_choices_are_the_flags_choices() -> None:
+    params = {p.name: p for p in cli.commands["build"].params}
+    for name, allowed in CHOICES.items():
+        assert tuple(params[name].type.choices) == allowed, name  # type: ignore[attr-defined]
 
 
 def test_the_options_are_frozen_and_made_anew_with_changes() -> None:
