@@ -12,6 +12,14 @@ nothing a user calls needs a private module.
 >>> store = graphkit.NetworkXStore(); _ = store.load(result.graph)
 >>> [r.type for r in graphkit.ancestors(store, "818d8962058765a6")][-1]
 'Session'
+
+Every build option is one checked value, :class:`BuildOptions`; keywords make one too:
+
+>>> options = graphkit.BuildOptions(granularity="message")
+>>> graphkit.build("samples/rows", options).graph.node_counts()["Message"] > 0
+True
+>>> graphkit.build("samples/rows", granularity="message").graph.granularity
+'message'
 """
 
 from __future__ import annotations
@@ -25,11 +33,17 @@ from graphkit.core.lazy import lazy_exports
 # query at the prompt do not pay for pyarrow compute, pydantic or networkx.
 _EXPORTS = {
     "build": "graphkit.builds.run",
-    "build_snapshot": "graphkit.builds.run",
+    "build_snapshot": "graphkit.builds.snapshot",
     "check": "graphkit.builds.run",
     "write_rows": "graphkit.builds.run",
     "records_table": "graphkit.builds.run",
-    "BuildResult": "graphkit.builds.run",
+    "BuildOptions": "graphkit.builds.options",
+    "BuildResult": "graphkit.builds.result",
+    "skipped_lines_summary": "graphkit.builds.result",
+    "history_snapshot": "graphkit.builds.outputs",
+    "watch_builds": "graphkit.builds.watch",
+    "Rebuild": "graphkit.builds.watch",
+    "unchecked": "graphkit.projection.checks",
     "load_contract": "graphkit.contract.loader",
     "write_snapshot": "graphkit.snapshot.write",
     "read_snapshot": "graphkit.snapshot.read",
@@ -50,6 +64,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "BuildOptions",
     "BuildResult",
     "GraphTables",
     "GraphkitError",
@@ -57,6 +72,7 @@ __all__ = [
     "Neo4jConfig",
     "Neo4jStore",
     "NetworkXStore",
+    "Rebuild",
     "SnapshotReader",
     "ancestors",
     "build",
@@ -64,13 +80,17 @@ __all__ = [
     "check",
     "descendants",
     "from_networkx",
+    "history_snapshot",
     "lineage",
     "load_contract",
     "read_snapshot",
     "records_table",
     "session_tree",
     "sessions",
+    "skipped_lines_summary",
     "to_networkx",
+    "unchecked",
+    "watch_builds",
     "write_rows",
     "write_snapshot",
 ]
@@ -84,20 +104,19 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from graphkit.builds.run import (
-        BuildResult,
-        build,
-        build_snapshot,
-        check,
-        records_table,
-        write_rows,
-    )
+    from graphkit.builds.options import BuildOptions
+    from graphkit.builds.outputs import history_snapshot
+    from graphkit.builds.result import BuildResult, skipped_lines_summary
+    from graphkit.builds.run import build, check, records_table, write_rows
+    from graphkit.builds.snapshot import build_snapshot
+    from graphkit.builds.watch import Rebuild, watch_builds
     from graphkit.contract.loader import load_contract
     from graphkit.core.errors import GraphkitError
     from graphkit.core.graph import GraphTables, LineageVocabulary
     from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
     from graphkit.enrich.networkx_store import NetworkXStore, from_networkx, to_networkx
     from graphkit.enrich.snapshot_store import SnapshotReader
+    from graphkit.projection.checks import unchecked
     from graphkit.queries.lineage import ancestors, descendants, lineage, session_tree, sessions
     from graphkit.snapshot.read import read_snapshot
     from graphkit.snapshot.write import write_snapshot

@@ -9,7 +9,7 @@ import hashlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -85,6 +85,31 @@ def temp_prefix(path: Path | str) -> str:
         return f".{name}."
     cut = os.fsdecode(raw[:180].decode("utf-8", "ignore").encode())
     return f".{cut}~{hashlib.sha256(raw).hexdigest()[:8]}."
+
+
+def own_outputs(paths: Sequence[Path | None]) -> Callable[[str], bool]:
+    """A test of whether a path is one of ``paths``, inside one, or one's hidden or
+    temporary sibling (``.NAME.…``, :func:`temp_prefix`): something graphkit writes
+    itself, which a watch of the folder around it must not take for a change.
+
+    >>> mine = own_outputs([Path("/t/out/graph")])
+    >>> [mine(p) for p in ("/t/out/graph/nodes/x.parquet", "/t/out/.graph.cache/s",
+    ...                    "/t/out/graphs.jsonl", "/t/out/.graph.graphkit-tmp-1/m")]
+    [True, True, False, True]
+    """
+    outs = [os.path.abspath(p) for p in paths if p is not None]
+
+    def mine(path: str) -> bool:
+        for out in outs:
+            if path == out or path.startswith(out + os.sep):
+                return True
+            parent, name = os.path.split(out)
+            if path.startswith((os.path.join(parent, f".{name}."),
+                                os.path.join(parent, temp_prefix(name)))):
+                return True
+        return False
+
+    return mine
 
 
 def name_max(folder: Path) -> int:

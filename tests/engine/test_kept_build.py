@@ -1,6 +1,6 @@
-"""The command line's "nothing changed" check, run before the build's imports: it prints
-what the build's own no-op path prints, and anything that shapes the output (contract,
-graphkit or parser version, options, the list of sources) still forces a build."""
+"""The one "nothing changed" decision, run before the build's imports: the command line
+prints what the library's kept rebuild returns, and anything that shapes the output
+(contract, graphkit or parser version, options, the list of sources) still forces a build."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 import graphkit.builds.uptodate as reuse
-from graphkit.builds.run import build_snapshot, skipped_lines_summary
+from graphkit.builds.result import skipped_lines_summary
+from graphkit.builds.snapshot import build_snapshot
 from graphkit.cli.app import cli
 from tests.sources.builders import fixtures
 
@@ -42,25 +43,22 @@ def _kept(summary: dict[str, Any]) -> bool:
     return summary.get("snapshot_reused") is True
 
 
-def test_the_early_check_prints_what_the_build_would(work: Path, tmp_path: Path,
-                                                     monkeypatch: Any) -> None:
+def test_the_command_and_the_library_keep_the_snapshot_alike(work: Path, tmp_path: Path) -> None:
+    # One decision (graphkit.builds.uptodate.UpToDate) for both: the command line's kept
+    # rebuild prints what the library's kept rebuild returns.
     snap = tmp_path / "snap"
     first = _cli(str(work), "--snapshot", str(snap))
     assert not _kept(first)
     quick = _cli(str(work), "--snapshot", str(snap))
-    # The same rebuild with the early check off: the library's own no-op path.
-    monkeypatch.setattr("graphkit.cli.build._kept", lambda *_a, **_k: None)
-    slow = _cli(str(work), "--snapshot", str(snap))
-    assert _kept(quick) and quick == slow
+    assert _kept(quick)
     result, lib = build_snapshot([work], snap)  # the library call keeps it too
     assert quick == json.loads(json.dumps(
         {**lib, "skipped_lines": skipped_lines_summary(result.sources.skipped)}))
+    assert result.skipped == result.sources.skipped and result.notes == []
+    assert result.graph.node_counts() == first["nodes"]  # read from the kept snapshot
     assert quick["transcripts"] == {"files_parsed": 0, "files_reused":
                                     first["transcripts"]["files_parsed"]}
-    # The text summary too, line for line.
     text = CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap)]).output
-    monkeypatch.undo()
-    assert CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap)]).output == text
     assert "files parsed" in text and "nothing changed" in text
     assert "snapshot kept" in text and "snapshot written" not in text
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import graphkit.builds.uptodate as reuse
 import graphkit.sources.transcripts.index as index
-from graphkit.builds.run import build_snapshot
+from graphkit.builds.snapshot import build_snapshot
 from graphkit.cli.app import cli
 from graphkit.snapshot import read_snapshot
 from tests.sources.builders import assistant, fixtures, resume_session_b, text

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import graphkit.builds.incremental.splice as splice
-from graphkit.builds.run import build_snapshot
+from graphkit.builds.snapshot import build_snapshot
 from graphkit.snapshot import read_snapshot
 from tests.sources.builders import assistant, fixtures, text, user, write_jsonl
 

@@ -51,6 +51,7 @@ from graphkit.core.progress import Task, as_progress
 READING = "reading transcripts"  # the task read_transcripts starts
 
 if TYPE_CHECKING:
+    from graphkit.builds.options import BuildOptions
     from graphkit.contract.loader import LoadedContract
     from graphkit.projection.project import Projection
     from graphkit.sources.read import Progress, SourceRows
@@ -404,26 +405,27 @@ def transcript_roots(paths: list[Path], inputs: list[list[Any]] | None = None
     return [Path(p).expanduser() for p in paths]
 
 
-def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path,
-                 granularity: str, include_content: bool, progress: Progress | None,
-                 inputs: list[list[Any]] | None = None
+def splice_build(roots: list[Path], contract: LoadedContract, options: BuildOptions, *,
+                 progress: Progress | None, inputs: list[list[Any]] | None = None
                  ) -> tuple[Projection, SourceRows]:
-    """Build the transcripts under ``roots`` group by group, keeping unchanged groups'
-    partial graphs (see the module doc). Raises :class:`SpliceUnusable` when the contract
-    cannot be merged from parts (a distinct count over rows of several sessions, an
-    ``order_by`` of derived columns): that is remembered, and such builds go whole."""
+    """Build the transcripts under ``roots`` group by group in ``options.cache_dir``,
+    keeping unchanged groups' partial graphs (see the module doc). Raises
+    :class:`SpliceUnusable` when the contract cannot be merged from parts (a distinct
+    count over rows of several sessions, an ``order_by`` of derived columns): that is
+    remembered, and such builds go whole."""
     from graphkit.builds.partitioned.plan import PartitionError
 
-    marker = Path(cache_dir) / "graph" / "graph-unusable"
-    key = project_key(contract, granularity, include_content)
+    assert options.cache_dir is not None
+    cache_dir = Path(options.cache_dir)
+    marker = cache_dir / "graph" / "graph-unusable"
+    key = project_key(contract, options.granularity, options.include_content)
     try:
         if marker.read_text() == key:
             raise SpliceUnusable("the contract cannot be merged from parts")
     except OSError:
         pass
     try:
-        return _splice(roots, contract, Path(cache_dir), key, granularity, include_content,
-                       progress, inputs)
+        return _splice(roots, contract, cache_dir, key, options, progress, inputs)
     except PartitionError as exc:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(key)
@@ -431,7 +433,7 @@ def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path
 
 
 def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: str,
-            granularity: str, include_content: bool, progress: Progress | None,
+            options: BuildOptions, progress: Progress | None,
             inputs: list[list[Any]] | None) -> tuple[Projection, SourceRows]:
     from graphkit.builds.incremental.merged import Merged
     from graphkit.builds.incremental.parts import (
@@ -487,14 +489,14 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
                 g = groups[b] = _read_group(g.members, progress)
                 store.parsed.update(g.rows.parsed)  # type: ignore[union-attr]
             assert g.rows is not None
-            out, info = project_group(plan, contract, g.rows, label, granularity,
-                                      include_content)
+            out, info = project_group(plan, contract, g.rows, label, options.granularity,
+                                      options.include_content)
             info["key"] = key
             parts[b] = save_part(store.dir, b, out, info)
         try:
-            projection, sources, agents = assemble(plan, contract, files, parts, granularity,
-                                                   store.dir, Merged(store.dir, key, before),
-                                                   notes)
+            projection, sources, agents = assemble(plan, contract, files, parts,
+                                                   options.granularity, store.dir,
+                                                   Merged(store.dir, key, before), notes)
             break
         except PartUnreadable as exc:
             notes.append(f"stored graph part of link group {exc.bucket} unreadable "

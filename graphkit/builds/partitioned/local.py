@@ -20,7 +20,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from graphkit.builds.options import BuildOptions
 from graphkit.builds.partitioned.inputs import (
     ReadAccount,
     auto_partitions,
@@ -41,7 +41,7 @@ from graphkit.builds.partitioned.merge import merge_parts, unify
 from graphkit.builds.partitioned.output import SnapshotFolder
 from graphkit.builds.partitioned.partition import PartOutput, project_partition, split_buckets
 from graphkit.builds.partitioned.plan import ORD, Plan, describe, make_plan
-from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
+from graphkit.contract.loader import LoadedContract, load_contract
 from graphkit.snapshot.format import COMPRESSION
 from graphkit.snapshot.rejects import skipped_lines_path, write_rejects, write_skipped_lines
 from graphkit.sources.read import Progress
@@ -104,7 +104,7 @@ class EngineResult:
 
 def summarize(totals: Totals, counts: dict[str, dict[str, int]], skipped: int,
               engine: dict[str, Any]) -> dict[str, Any]:
-    """The build summary, with the keys :meth:`graphkit.builds.run.BuildResult.summary` has."""
+    """The build summary, with the keys :meth:`graphkit.builds.result.BuildResult.summary` has."""
     return {
         "rows_read": totals.rows_read,
         "rows_used": totals.rows_used,
@@ -232,33 +232,30 @@ def merge_into(plan: Plan, partials: _Partials, folder: SnapshotFolder,
 def build_local(
     sources: Sequence[Path],
     snapshot_dir: Path,
+    options: BuildOptions | None = None,
     *,
-    contract: str | LoadedContract = DEFAULT_CONTRACT,
-    partitions: int | None = None,
     partition_key: str | None = None,
-    granularity: str = "thread",
-    strict: bool = False,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    cache_dir: Path | None = None,
     progress: Progress | None = None,
-    fingerprints: bool = True,
-    include_content: bool = False,
     work_dir: Path | None = None,
     rejects_file: Path | None = None,
+    **keywords: Any,
 ) -> EngineResult:
     """Build ``sources`` partition by partition into the snapshot ``snapshot_dir``.
 
-    Rejected rows are written to ``rejects_file`` when given (and named in the
-    summary), as ``graphkit build`` does.
+    ``options`` (or the ``keywords`` that make them): the contract, ``partitions`` (a
+    count; ``auto`` or none: sized from the input) and what shapes the graph, as for
+    :func:`graphkit.builds.run.build`. Rejected rows are written to ``rejects_file``
+    when given (and named in the summary), as ``graphkit build`` does.
     """
+    options = BuildOptions.of(options, **keywords)
+    contract = options.contract
     say = progress or (lambda _m: None)
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     plan = make_plan(c, partition_key)
     listed: list[str] = []
     pieces = plan_sources(sources, listed)
     estimate = estimate_rows(pieces)
-    n_parts = partitions or auto_partitions(estimate)
+    n_parts = partition_count(options, estimate)
     n_buckets = buckets_for(estimate)
     timings: dict[str, float] = {}
     snapshot_dir = Path(snapshot_dir)
@@ -270,10 +267,7 @@ def build_local(
         t0 = time.perf_counter()
         shuffle = _Shuffle(tmp, n_parts)
         try:
-            for table in read_pieces(pieces, c, account, strict=strict, since=since, until=until,
-                                     cache_dir=cache_dir, progress=progress,
-                                     fingerprints=fingerprints,
-                                     include_content=include_content):
+            for table in read_pieces(pieces, c, account, options, progress):
                 shuffle.add(table, plan.partition_key)
                 del table
         finally:
@@ -290,8 +284,8 @@ def build_local(
             if not path.exists() and p > 0:
                 continue
             rows = shuffle.read(p) if path.exists() else empty
-            out = project_partition(plan, rows, granularity=granularity,
-                                    include_content=include_content)
+            out = project_partition(plan, rows, granularity=options.granularity,
+                                    include_content=options.include_content)
             del rows
             path.unlink(missing_ok=True)
             totals.add(out.counts, out.rejects)
@@ -306,9 +300,8 @@ def build_local(
                       **describe(plan)}
             summary = summarize(totals, counts, len(account.skipped), engine)
             rejects = totals.rejects_table()
-            side_files(summary, rejects, account.skipped, rejects_file, include_content)
-            manifest = finish(folder, plan, totals, summary, account, granularity,
-                              include_content)
+            side_files(summary, rejects, account.skipped, rejects_file, options)
+            manifest = finish(folder, plan, totals, summary, account, options)
         except BaseException:
             folder.abandon()
             raise
@@ -316,15 +309,21 @@ def build_local(
     return EngineResult(summary, account.skipped, rejects, manifest, timings)
 
 
+def partition_count(options: BuildOptions, rows: int) -> int:
+    """The partitions of a build of about ``rows`` rows: the count asked for, else sized
+    from the input."""
+    return options.partitions if isinstance(options.partitions, int) else auto_partitions(rows)
+
+
 def side_files(summary: dict[str, Any], rejects: pa.Table | None,
                skipped: list[dict[str, Any]], rejects_file: Path | None,
-               include_content: bool) -> None:
+               options: BuildOptions) -> None:
     """Write the rejects and skipped-lines files beside the snapshot (when a
     rejects file is named) and name them in the summary, as the in-memory build does."""
     if rejects_file is None:
         return
     if rejects is not None:
-        write_rejects(rejects_file, rejects, include_content=include_content)
+        write_rejects(rejects_file, rejects, include_content=options.include_content)
         summary["rejects_file"] = str(rejects_file)
     if skipped:
         path = skipped_lines_path(rejects_file)
@@ -333,7 +332,7 @@ def side_files(summary: dict[str, Any], rejects: pa.Table | None,
 
 
 def finish(folder: SnapshotFolder, plan: Plan, totals: Totals, summary: dict[str, Any],
-           account: ReadAccount, granularity: str, include_content: bool) -> dict[str, Any]:
+           account: ReadAccount, options: BuildOptions) -> dict[str, Any]:
     """Fill the manifest's per-type entries and write it."""
     spec = plan.contract.spec
     indexes = {r.type: list(r.index) for r in spec.nodes}
@@ -347,6 +346,6 @@ def finish(folder: SnapshotFolder, plan: Plan, totals: Totals, summary: dict[str
         folder.edges[t] = {"file": f"edges/{t}.parquet", "count": n, "source_type": src,
                            "target_type": dst}
     meta = {"contract": plan.contract.name, "version": plan.contract.version,
-            "granularity": granularity, "lineage": totals.meta.get("lineage")}
+            "granularity": options.granularity, "lineage": totals.meta.get("lineage")}
     return folder.finish(meta, inputs=account.listed_order(), summary=summary,
-                         include_content=include_content)
+                         include_content=options.include_content)
