@@ -231,6 +231,14 @@ def test_partition_key_and_order_are_checked(tmp_path: Path, sample_rows: Path) 
     (tmp_path / "c.yaml").write_text(text)
     with pytest.raises(PartitionError, match="order_by column 'thread_id' is derived"):
         build_local([sample_rows], tmp_path / "x", contract=str(tmp_path / "c.yaml"))
+    # A join across sessions would miss the rows other partitions hold.
+    text = load_contract().path.read_text().replace("same: [session_id]", "same: []")
+    (tmp_path / "j.yaml").write_text(text)
+    with pytest.raises(PartitionError, match="PARENT_THREAD joins spawned_by to tool_call_id "
+                                             "across session_ids") as err:
+        build_local([sample_rows], tmp_path / "x", contract=str(tmp_path / "j.yaml"))
+    assert err.value.line is not None  # the join's first line
+    assert text.splitlines()[err.value.line - 1].strip() == "column: spawned_by"
 
 
 def test_auto_partitions_and_cli_option_errors(sample_rows: Path, tmp_path: Path) -> None:

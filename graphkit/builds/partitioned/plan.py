@@ -143,7 +143,15 @@ def make_plan(contract: LoadedContract, partition_key: str | None = None) -> Pla
         nodes.append(rule.model_copy(update={"properties": props}))
         plan_types[("node", rule.type)] = TypePlan("node", rule.type, plans, span)
     edges = []
-    for erule in spec.edges:
+    for i, erule in enumerate(spec.edges):
+        if erule.join is not None and pk not in erule.join.same:
+            # A partition holds one partition key's rows whole, and only those: a join
+            # across keys would miss the rows another partition holds.
+            raise PartitionError(
+                f"edge {erule.type} joins {erule.join.column} to {erule.join.matches} across "
+                f"{pk}s; a partitioned build matches rows within one {pk}",
+                path=str(contract.path), line=contract.line_of("edges", i, "join"),
+                hint=f"add {pk} to the join's `same:`, or build without --partitions")
         props, plans, span = _widen(erule.properties, pk, derived)
         edges.append(erule.model_copy(update={"properties": props}))
         key = ("edge", erule.type)
