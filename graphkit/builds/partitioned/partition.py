@@ -91,8 +91,8 @@ def project_partition(plan: Plan, rows: pa.Table, *, granularity: str = "thread"
 
     ``unresolved``: an edge an end of which is no node of these rows is kept (marked
     :data:`UNRESOLVED`) for the merge to look up among all partitions' nodes, its
-    end ids listed in ``counts["unresolved_ends"]``; otherwise it is counted as
-    dropped here (right where the partitions are closed under edges: the
+    end ids listed in ``counts["unresolved_ends"]``. Otherwise it is counted as
+    dropped here, which is right only where no edge leaves a partition (the
     incremental build's link groups).
     """
     rows = in_input_order(rows)
