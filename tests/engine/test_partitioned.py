@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -19,7 +20,7 @@ from graphkit.core.errors import ContractError
 from tests.builders import T0, identity_cases, row, write_parquet
 from tests.engine.helpers import (
     assert_same_snapshot,
-    digests,
+    continuation_rows,
     generated_rows,
     reference,
     same_summary,
@@ -55,28 +56,107 @@ def test_hypaware_cache_fixture(fixtures: Path, tmp_path: Path) -> None:
         assert_same_snapshot(tmp_path / "ref", tmp_path / f"p{n}")
 
 
+def _crossing(snapshot: Path, etype: str, n: int) -> int:
+    """How many ``etype`` edges (Session to Session) of a snapshot join two sessions
+    of different partitions at ``n`` partitions."""
+    sessions = pq.read_table(snapshot / "nodes" / "Session.parquet", columns=["id", "session_id"])
+    edges = pq.read_table(snapshot / "edges" / f"{etype}.parquet")
+    ids = dict(zip(sessions.column("id").to_pylist(), sessions.column("session_id").to_pylist(),
+                   strict=True))
+    src = pa.array([ids[i] for i in edges.column("source").to_pylist()])
+    dst = pa.array([ids[i] for i in edges.column("target").to_pylist()])
+    return int((partition_of(src, n) != partition_of(dst, n)).sum())
+
+
 def test_transcripts_and_rows_together_with_content(fixtures: Path, sample_rows: Path,
                                                    tmp_path: Path) -> None:
     sources = [fixtures / "hypaware-cache" / "home" / ".claude" / "projects", sample_rows]
     summary = reference(sources, tmp_path / "ref", include_content=True,
                         cache_dir=tmp_path / "cache")
-    r = build_local(sources, tmp_path / "p3", partitions=3, include_content=True,
-                    cache_dir=tmp_path / "cache", fingerprints=False)
     # The sample's two continuations (a resume and a fork) tie sessions that fall in
-    # different partitions. The partitioned engine finds an edge's ends only within a
-    # partition (docs/scale.md, "Limits of exactness"), so it drops them as
-    # missing_target, counted; every other table is the in-memory build's.
-    got = {k: v for k, v in r.summary.items() if k != "engine"}
-    lost = got["dropped_edges"].pop("CONTINUES")
-    assert lost["missing_target"] > 0 and lost["missing_source"] == 0  # counted in rows
-    assert got["edges"].pop("CONTINUES") == 0
-    want = dict(summary, edges={k: v for k, v in summary["edges"].items() if k != "CONTINUES"})
-    assert got == want
-    same = {"edges/CONTINUES.parquet"}
-    ref, p3 = digests(tmp_path / "ref"), digests(tmp_path / "p3")
-    assert sorted(ref) == sorted(p3)
-    assert {k: v for k, v in p3.items() if k not in same} == \
-        {k: v for k, v in ref.items() if k not in same}
+    # different partitions: the merge finds their ends among all partitions' nodes.
+    assert summary["edges"]["CONTINUES"] == 2
+    assert _crossing(tmp_path / "ref", "CONTINUES", 3) == 2
+    for n in (1, 2, 3, None):
+        out = tmp_path / f"p{n or 'auto'}"
+        r = build_local(sources, out, partitions=n, include_content=True,
+                        cache_dir=tmp_path / "cache", fingerprints=False)
+        assert r.summary["engine"]["partitions"] == (n or 1)
+        assert same_summary(r.summary, summary), n
+        assert_same_snapshot(tmp_path / "ref", out)
+
+
+@pytest.fixture(scope="module")
+def continuations(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rows, _pairs = continuation_rows()
+    return write_parquet(rows, tmp_path_factory.mktemp("cont") / "rows.parquet")
+
+
+@pytest.mark.parametrize("granularity", ["thread", "message"])
+def test_continuations_across_partitions(continuations: Path, tmp_path: Path,
+                                         granularity: str) -> None:
+    # Sessions continuing sessions that fall in other partitions, Codex child threads
+    # whose parent is another session's, and what the in-memory build drops: every
+    # partition count gives its edges, its drop counts and its bytes.
+    summary = reference([continuations], tmp_path / "ref", granularity=granularity)
+    _rows, pairs = continuation_rows()
+    assert summary["edges"]["CONTINUES"] == len(set(pairs)) > 50
+    assert summary["dropped_edges"]["CONTINUES"]["missing_target"] > 0
+    assert summary["dropped_edges"]["CONTINUES"]["self_loop"] > 0
+    assert summary["dropped_edges"]["PARENT_THREAD"]["missing_target"] > 0
+    for n in (2, 3, 7):
+        assert _crossing(tmp_path / "ref", "CONTINUES", n) > len(pairs) // 3
+    for n in (1, 2, 3, 7, None):
+        out = tmp_path / f"p{n or 'auto'}"
+        r = build_local([continuations], out, partitions=n, granularity=granularity,
+                        fingerprints=False)
+        assert same_summary(r.summary, summary), n
+        assert_same_snapshot(tmp_path / "ref", out)
+
+
+def test_an_end_only_other_partitions_hold_is_found_and_counted(tmp_path: Path) -> None:
+    # A contract whose Tool nodes come from tool calls only, with edges from a Tool
+    # to each session naming it and from a Tool to itself: a partition whose rows
+    # name a tool only in results holds neither end; the merge finds the tool among
+    # other partitions' nodes (or counts missing_source, or a self_loop, as the
+    # in-memory build does).
+    text = load_contract().path.read_text().replace(
+        """    key: [tool_name]
+    where: {not_null: [tool_name]}""", """    key: [tool_name]
+    where: {not_null: [tool_name], equals: {part_type: tool_call}}""")
+    text += """
+  - type: NAMED_IN
+    from: {type: Tool, key: [tool_name]}
+    to: {type: Session, key: [session_id]}
+    properties:
+      first_named: {first: part_type}
+
+  - type: SAME_TOOL
+    from: {type: Tool, key: [tool_name]}
+    to: {type: Tool, key: [tool_name]}
+"""
+    contract = tmp_path / "c.yaml"
+    contract.write_text(text)
+    rows = []
+    for s in range(16):
+        sid = f"sess-{s:02d}"
+        # Sessions 0-3 call tool-0..3; the others only name one in a result, and
+        # sessions 12-15 a tool no one calls.
+        name = f"tool-{s % 4}" if s < 12 else "ghost"
+        rows.append(row(sid, message_id=f"{sid}-a", part_type="tool_result", tool_name=name))
+        if s < 4:
+            rows.append(row(sid, message_id=f"{sid}-b", part_type="tool_call", tool_name=name,
+                            tool_call_id=f"c{s}"))
+    src = write_parquet(rows, tmp_path / "rows" / "part-0.parquet")
+    summary = reference([src.parent], tmp_path / "ref", contract=str(contract))
+    assert summary["edges"]["NAMED_IN"] > 0 and summary["edges"]["SAME_TOOL"] == 0
+    assert summary["dropped_edges"]["NAMED_IN"]["missing_source"] > 0
+    assert summary["dropped_edges"]["SAME_TOOL"]["self_loop"] > 0
+    for n in (1, 3, 7):
+        r = build_local([src.parent], tmp_path / f"p{n}", partitions=n, contract=str(contract),
+                        fingerprints=False)
+        assert same_summary(r.summary, summary), n
+        assert_same_snapshot(tmp_path / "ref", tmp_path / f"p{n}")
 
 
 def _shared_rows() -> list[dict[str, object]]:
@@ -151,6 +231,14 @@ def test_partition_key_and_order_are_checked(tmp_path: Path, sample_rows: Path) 
     (tmp_path / "c.yaml").write_text(text)
     with pytest.raises(PartitionError, match="order_by column 'thread_id' is derived"):
         build_local([sample_rows], tmp_path / "x", contract=str(tmp_path / "c.yaml"))
+    # A join across sessions would miss the rows other partitions hold.
+    text = load_contract().path.read_text().replace("same: [session_id]", "same: []")
+    (tmp_path / "j.yaml").write_text(text)
+    with pytest.raises(PartitionError, match="PARENT_THREAD joins spawned_by to tool_call_id "
+                                             "across session_ids") as err:
+        build_local([sample_rows], tmp_path / "x", contract=str(tmp_path / "j.yaml"))
+    assert err.value.line is not None  # the join's first line
+    assert text.splitlines()[err.value.line - 1].strip() == "column: spawned_by"
 
 
 def test_auto_partitions_and_cli_option_errors(sample_rows: Path, tmp_path: Path) -> None:

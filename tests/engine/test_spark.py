@@ -20,9 +20,10 @@ from graphkit.builds.partitioned import build_local
 from graphkit.builds.partitioned.spark import build_spark
 from graphkit.cli import cli
 from graphkit.core.errors import GraphkitError
-from tests.builders import identity_cases, table
+from tests.builders import identity_cases, table, write_parquet
 from tests.engine.helpers import (
     assert_same_snapshot,
+    continuation_rows,
     digests,
     generated_rows,
     reference,
@@ -90,3 +91,24 @@ def test_cli_engine_spark(spark: Any, sample_rows: Path, tmp_path: Path) -> None
     assert digests(tmp_path / "s") == digests(tmp_path / "memory")
     assert len(json.loads((tmp_path / "s" / "manifest.json").read_text())["inputs"]) == 4
     assert spark.sparkContext._jsc is not None  # still running
+
+
+@pytest.mark.slow
+def test_continuations_across_partitions(spark: Any, sample_rows: Path, tmp_path: Path) -> None:
+    # Sessions continuing sessions of other Spark partitions (the sample's resume and
+    # fork, and generated ones): the merged edges, drop counts and bytes of the
+    # in-memory build.
+    from pyspark.sql import functions as F
+
+    rows, pairs = continuation_rows()
+    gen = write_parquet(rows, tmp_path / "gen" / "rows.parquet")
+    part = [F.pmod(F.xxhash64(c), F.lit(3)) for c in ("s", "o")]  # as _project_stage keys
+    crossing = spark.createDataFrame(pairs, ["s", "o"]).filter(part[0] != part[1]).count()
+    assert crossing > len(pairs) // 3
+    sources = [sample_rows, gen.parent]
+    summary = reference(sources, tmp_path / "memory")
+    assert summary["edges"]["CONTINUES"] == len(set(pairs)) + 2
+    assert summary["dropped_edges"]["CONTINUES"]["missing_target"] > 0
+    r = build_spark(sources, tmp_path / "spark", partitions=3, spark=spark, fingerprints=False)
+    assert same_summary(r.summary, summary)
+    assert_same_snapshot(tmp_path / "memory", tmp_path / "spark")

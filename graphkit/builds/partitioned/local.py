@@ -6,9 +6,10 @@
 2. *Project*: each partition file is read back and projected on its own
    (:func:`graphkit.builds.partitioned.partition.project_partition`); its partial tables are
    cut into id-range buckets and spilled, one row group per bucket.
-3. *Merge*: type by type, bucket by bucket, the partitions' row groups of one
-   bucket are merged (:mod:`graphkit.builds.partitioned.merge`) and appended to the
-   snapshot file (:mod:`graphkit.builds.partitioned.output`).
+3. *Merge*: type by type (node types first), bucket by bucket, the partitions' row
+   groups of one bucket are merged (:mod:`graphkit.builds.partitioned.merge`) and
+   appended to the snapshot file (:mod:`graphkit.builds.partitioned.output`); an edge
+   a partition could not resolve is looked up among the merged nodes then.
 
 Peak memory is one piece, one partition's projection, or one bucket — not the input.
 """
@@ -37,7 +38,7 @@ from graphkit.builds.partitioned.inputs import (
     read_pieces,
     rows_schema,
 )
-from graphkit.builds.partitioned.merge import merge_parts, unify
+from graphkit.builds.partitioned.merge import Resolver, final_schema, merge_parts, unify
 from graphkit.builds.partitioned.output import SnapshotFolder
 from graphkit.builds.partitioned.partition import PartOutput, project_partition, split_buckets
 from graphkit.builds.partitioned.plan import ORD, Plan, describe, make_plan
@@ -67,20 +68,27 @@ class Totals:
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     rejects: list[pa.Table] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    # The edges partitions could not resolve, looked up at the merge.
+    resolver: Resolver = field(default_factory=Resolver)
 
     def add(self, counts: dict[str, Any], rejects: pa.Table) -> None:
         """Add one partition's counts and rejects."""
         self.rows_read += counts["rows_read"]
         self.rows_used += counts["rows_used"]
         self.duplicates += counts["duplicates"]
-        for etype, d in counts["dropped_edges"].items():
-            mine = self.dropped.setdefault(etype, {})
-            for k, v in d.items():
-                mine[k] = mine.get(k, 0) + v
+        self.add_dropped(counts["dropped_edges"])
+        self.resolver.need(counts.get("unresolved_ends", {}))
         if rejects.num_rows:
             self.rejects.append(rejects)
         self.meta = {k: counts[k] for k in ("content_properties", "edge_ends", "keys",
                                             "lineage")}
+
+    def add_dropped(self, dropped: dict[str, dict[str, int]]) -> None:
+        """Add edge rows dropped, by edge type and reason."""
+        for etype, d in dropped.items():
+            mine = self.dropped.setdefault(etype, {})
+            for k, v in d.items():
+                mine[k] = mine.get(k, 0) + v
 
     def rejects_table(self) -> pa.Table | None:
         """All rejects in input order (as the unpartitioned build lists them)."""
@@ -210,22 +218,33 @@ class _Partials:
         return out
 
 
+def merge_order(key: tuple[str, str]) -> tuple[bool, str, str]:
+    """Node types before edge types: an edge is resolved against merged nodes."""
+    return (key[0] != "node", *key)
+
+
 def merge_into(plan: Plan, partials: _Partials, folder: SnapshotFolder,
-               say: Progress) -> dict[str, dict[str, int]]:
-    """Merge every type bucket by bucket into the snapshot folder; counts by kind."""
+               say: Progress, totals: Totals) -> dict[str, dict[str, int]]:
+    """Merge every type bucket by bucket into the snapshot folder; counts by kind.
+    Edges partitions could not resolve are resolved (their drops added to ``totals``)."""
     counts: dict[str, dict[str, int]] = {"node": {}, "edge": {}}
-    for key in sorted(partials.schemas):
+    resolver = totals.resolver
+    for key in sorted(partials.schemas, key=merge_order):
         kind, type_ = key
         schema = unify(partials.schemas[key])
         tp = plan.types[key]
-        out_names = [f for f in schema if not f.name.startswith("__gk_")]
-        writer = folder.writer(kind, type_, pa.schema(out_names))
+        writer = folder.writer(kind, type_, final_schema(schema))
         for b in range(partials.buckets):
             merged = merge_parts(plan, tp, partials.bucket(key, b), schema)
+            if kind == "node":
+                resolver.see(type_, merged)
+            else:
+                merged = resolver.resolve(tp, merged)
             writer.add(merged)
         writer.close()
         counts[kind][type_] = writer.rows
         say(f"merged {kind} {type_}: {writer.rows} rows")
+    totals.add_dropped(resolver.dropped)
     return {k: dict(sorted(v.items())) for k, v in counts.items()}
 
 
@@ -295,7 +314,7 @@ def build_local(
         timings["project"] = time.perf_counter() - t0 - timings["read"]
         folder = SnapshotFolder(snapshot_dir)
         try:
-            counts = merge_into(plan, partials, folder, say)
+            counts = merge_into(plan, partials, folder, say, totals)
             engine = {"name": "local", "partitions": n_parts, "buckets": n_buckets,
                       **describe(plan)}
             summary = summarize(totals, counts, len(account.skipped), engine)

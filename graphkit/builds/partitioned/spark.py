@@ -12,7 +12,9 @@
 - ``groupBy(kind, type, bucket).applyInArrow`` runs
   :func:`graphkit.builds.partitioned.merge.merge_parts` on each bucket.
 - The driver streams the merged buckets in order into the snapshot files
-  (``toLocalIterator``: one Spark partition at a time).
+  (``toLocalIterator``: one Spark partition at a time), node types first, so
+  that an edge a partition could not resolve is looked up among the merged
+  nodes (:class:`graphkit.builds.partitioned.merge.Resolver`) before it is written.
 
 Executors need graphkit and its dependencies importable: with a cluster master
 graphkit ships itself as a zip (``addPyFile``); pyarrow, numpy, pydantic and
@@ -305,20 +307,29 @@ def _collect_meta(stage: Any, totals: Totals) -> dict[tuple[str, str], pa.Schema
     return {k: unify(v) for k, v in schemas.items()}
 
 
-def _write_merged(merged: Any, schemas: dict[tuple[str, str], pa.Schema],
-                  folder: SnapshotFolder, say: Progress) -> dict[str, dict[str, int]]:
+def _write_merged(merged: Any, plan: Plan, schemas: dict[tuple[str, str], pa.Schema],
+                  folder: SnapshotFolder, say: Progress,
+                  totals: Totals) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {"node": {}, "edge": {}}
     writers: dict[tuple[str, str], TableWriter] = {}
+    resolver = totals.resolver
     # Persisted first: the range sort samples its input before sorting, which
     # would otherwise run every merge twice. toLocalIterator then holds one sorted
-    # partition at a time on the driver.
+    # partition at a time on the driver. Nodes ("node" > "edge") come first: the
+    # edges partitions could not resolve are looked up among them.
     merged = merged.persist()
-    for row in merged.orderBy("kind", "type", "bucket").toLocalIterator():
+    for row in merged.orderBy(merged["kind"].desc(), "type", "bucket").toLocalIterator():
         key = (row["kind"], row["type"])
         if key not in writers:
             writers[key] = folder.writer(*key, final_schema(schemas[key]))
-        writers[key].add(_from_ipc(row["payload"]))
+        table = _from_ipc(row["payload"])
+        if key[0] == "node":
+            resolver.see(key[1], table)
+        else:
+            table = resolver.resolve(plan.types[key], table)
+        writers[key].add(table)
     merged.unpersist()
+    totals.add_dropped(resolver.dropped)
     for key, schema in schemas.items():
         w = writers.get(key) or folder.writer(*key, final_schema(schema))
         w.close()
@@ -384,7 +395,8 @@ def build_spark(
         account.rows = totals.rows_read
         timings["read_project"] = time.perf_counter() - t1
         folder = SnapshotFolder(Path(snapshot_dir))
-        counts = _write_merged(_merge_stage(stage, plan, schemas), schemas, folder, say)
+        counts = _write_merged(_merge_stage(stage, plan, schemas), plan, schemas, folder, say,
+                               totals)
         timings["merge"] = time.perf_counter() - t1 - timings["read_project"]
         engine = {"name": "spark", "master": session.sparkContext.master,
                   "partitions": n_parts, "buckets": n_buckets, **describe(plan)}
