@@ -20,7 +20,7 @@ from rich.console import Console
 
 from graphkit.builds.run import build, check, write_rows
 from graphkit.cli import bars
-from graphkit.cli.app import progress, table_lines
+from graphkit.cli.render import progress, table_lines
 from graphkit.core.progress import as_progress
 from graphkit.sources.transcripts.files import transcript_files
 from tests.recording import RecordingProgress

@@ -10,23 +10,13 @@ from typing import Any
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    UserError,
-    all_written,
-    cli,
-    default_sources,
-    echo_json,
-    err,
-    neo4j_store,
-    password_option,
-    progress,
-    quiet,
-    quiet_option,
-    shown,
-    time_options,
-    window,
-)
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH, password_option, quiet, quiet_option, time_options
+from graphkit.cli.process import all_written
+from graphkit.cli.render import echo_json, err, progress, shown
+from graphkit.cli.stores import default_sources, neo4j_store
+from graphkit.core.when import parse_window
 
 
 @cli.command()
@@ -90,7 +80,7 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     Example: graphkit build samples/rows --snapshot out/graph
     """
-    lo, hi = window(since, until)
+    lo, hi = parse_window(since, until)
     if watch:
         _refuse_watch(store, engine, partitions, spark_master)
     elif poll is not None:
@@ -227,7 +217,7 @@ def _watch(paths: list[Path], snapshot_dir: Path | None, since: str | None,
     builds = [0]
 
     def build_once() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        lo, hi = window(since, until)  # "2 hours ago" is now's, as a new build's would be
+        lo, hi = parse_window(since, until)  # "2 hours ago" is now's, as a new build's would be
         summary, skipped, notes = _one_build(paths, snapshot_dir, lo, hi,
                                              freeze=not builds[0], **options)
         builds[0] += 1
@@ -395,7 +385,7 @@ def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: boo
     """
     from graphkit.builds.run import write_rows
 
-    lo, hi = window(since, until)
+    lo, hi = parse_window(since, until)
     paths = list(sources) or default_sources()
     with progress() as say:
         result = write_rows(paths, Path(out) if out != "-" else out, progress=say,
@@ -429,7 +419,7 @@ def check(sources: tuple[Path, ...], contract: str, since: str | None, until: st
     from graphkit.contract.loader import load_contract
     from graphkit.projection.checks import unchecked
 
-    lo, hi = window(since, until)
+    lo, hi = parse_window(since, until)
     c = load_contract(contract)
     with progress() as bars:
         n_rows, findings = run_check(list(sources), contract=c, since=lo, until=hi,

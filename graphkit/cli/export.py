@@ -7,19 +7,11 @@ from pathlib import Path
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    UserError,
-    cli,
-    echo_json,
-    err,
-    neo4j_store,
-    password_option,
-    progress,
-    quiet_option,
-    shown,
-    warn_unfinished_loads,
-)
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH, password_option, quiet_option
+from graphkit.cli.render import echo_json, err, progress, shown
+from graphkit.cli.stores import neo4j_store, warn_unfinished_loads
 from graphkit.export.registry import format_names
 
 

@@ -7,17 +7,11 @@ from typing import Any
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    UserError,
-    cli,
-    echo_json,
-    err,
-    neo4j_store,
-    password_option,
-    progress,
-    quiet_option,
-)
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH, password_option, quiet_option
+from graphkit.cli.render import echo_json, err, progress
+from graphkit.cli.stores import neo4j_store
 
 
 @cli.command()

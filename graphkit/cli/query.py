@@ -9,21 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.cli.app import (
-    cli,
-    echo_csv,
-    echo_lines,
-    echo_records,
-    echo_table,
-    format_options,
-    open_reader,
-    output_format,
-    shown,
-    store_options,
-    time_options,
-    tsv_line,
-    window,
-)
+from graphkit.cli.app import cli
+from graphkit.cli.options import format_options, output_format, store_options, time_options
+from graphkit.cli.render import echo_csv, echo_lines, echo_records, echo_table, shown, tsv_line
+from graphkit.cli.stores import open_reader
+from graphkit.core.when import parse_window
 
 if TYPE_CHECKING:  # imported when a query command runs, not by every command
     from graphkit.queries.model import Continuation, Lineage, TreeNode
@@ -54,7 +44,7 @@ def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: 
     from graphkit.queries.window import Window
 
     fmt = output_format(as_json, as_csv)
-    w = Window(*window(since, until))
+    w = Window(*parse_window(since, until))
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         rows = [s for s in list_sessions(reader) if w.overlaps(s.first_seen, s.last_seen)]
     if limit is not None:

@@ -9,22 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    cli,
-    echo_csv,
-    echo_records,
-    echo_table,
-    err,
-    format_options,
-    open_reader,
-    output_format,
-    shown,
-    store_options,
-    time_options,
-    tsv_line,
-    window,
-)
+from graphkit.cli.app import cli
+from graphkit.cli.options import PATH, format_options, output_format, store_options, time_options
+from graphkit.cli.render import echo_csv, echo_records, echo_table, err, shown, tsv_line
+from graphkit.cli.stores import open_reader
+from graphkit.core.when import parse_window
 
 if TYPE_CHECKING:  # imported when a usage command runs, not by every command
     from rich.table import Table
@@ -227,7 +216,7 @@ def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     from graphkit.queries.window import Window
 
     fmt = output_format(as_json, as_csv)
-    lo, hi = window(since, until)
+    lo, hi = parse_window(since, until)
     table = load_prices(prices_path)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         w = Window(lo, hi)
@@ -282,7 +271,7 @@ def files(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     from graphkit.queries.window import Window
 
     fmt = output_format(as_json, as_csv)
-    lo, hi = window(since, until)
+    lo, hi = parse_window(since, until)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         ids = require_sessions(reader, session_ids) if session_ids else None
         found = touches(reader, ids, pattern, Window(lo, hi))

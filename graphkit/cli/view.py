@@ -8,17 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    cli,
-    echo_csv,
-    echo_records,
-    format_options,
-    open_reader,
-    output_format,
-    shown,
-    store_options,
-)
+from graphkit.cli.app import cli
+from graphkit.cli.options import PATH, format_options, output_format, store_options
+from graphkit.cli.render import echo_csv, echo_records, shown
+from graphkit.cli.stores import open_reader
 
 if TYPE_CHECKING:
     from graphkit.snapshot.diff import GraphDiff

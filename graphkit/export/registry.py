@@ -29,7 +29,7 @@ from graphkit.core.files import output_file, temp_prefix, utf8_path, write_error
 if TYPE_CHECKING:  # only named: `graphkit --help` and a kept rebuild need no pyarrow
     from graphkit.core.graph import GraphTables
 
-# A status line on a terminal (see graphkit.cli.app.progress); a no-op when piped.
+# A status line on a terminal (see graphkit.cli.render.progress); a no-op when piped.
 Progress = Callable[[str], None]
 
 # The file a folder export writes first, so a rerun may replace the folder.
