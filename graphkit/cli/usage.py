@@ -29,46 +29,6 @@ def _usd(cost: Cost) -> str:
     return f"{priced}unpriced"
 
 
-def _thread_cost(t: ThreadUsage, table: PriceTable) -> Cost:
-    from graphkit.queries.prices import Cost
-
-    cost = Cost()
-    for model, tokens in t.by_model.items():
-        cost.add(table, model, tokens)
-    return cost
-
-
-def _subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
-    """Each thread's subtree cost (threads come depth first, as in :attr:`threads`).
-
-    One pass from the last thread, as :func:`graphkit.queries.usage._subtrees`
-    does for tokens: a thread's subtree is it and its children's subtrees, which
-    lie on the stack above anything shallower. Adding up every thread after each
-    took minutes on a chain of subagents 20k deep. The dollars are summed exactly
-    (as fractions) and rounded once, so no order of adding changes a digit."""
-    from fractions import Fraction
-
-    from graphkit.queries.prices import Cost
-    from graphkit.queries.usage import Tokens
-
-    limit = Fraction(sys.float_info.max)
-    out: list[Cost] = []
-    done: list[tuple[int, Fraction, dict[str, Tokens]]] = []
-    for t in reversed(u.threads):
-        own = _thread_cost(t, table)
-        usd, unpriced = Fraction(own.usd), dict(own.unpriced)
-        while done and done[-1][0] > t.depth:
-            _, below_usd, below = done.pop()
-            usd += below_usd
-            for m, tok in below.items():
-                unpriced[m] = unpriced.get(m, Tokens()) + tok
-        if usd > limit:  # each thread's cost finite, a subtree's sum not
-            raise table.too_large("a subagent tree")
-        done.append((t.depth, usd, unpriced))
-        out.append(Cost(float(usd), unpriced))
-    return out[::-1]
-
-
 def _label(t: ThreadUsage) -> str:
     what = t.agent_type or t.kind or "thread"
     return _plain(f"{t.id} ({what})")
@@ -98,9 +58,9 @@ def usage_indent(depth: int) -> str:
 def _print_session(u: SessionUsage, table: PriceTable) -> None:
     from rich.table import Table
 
-    from graphkit.queries.prices import session_cost
+    from graphkit.queries.prices import session_cost, subtree_costs
 
-    costs = _subtree_costs(u, table)
+    costs = subtree_costs(u, table)
     cost = session_cost(u, table)
     title = (f"session {_plain(u.session_id)}: total {u.total.total():,} tokens, "
              f"{_usd(cost)}" + (f" (no price for {_plain(', '.join(sorted(cost.unpriced)))})"

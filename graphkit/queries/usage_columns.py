@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from graphkit.core.times import TIMESTAMP, iso_texts
 from graphkit.enrich.base import ThreadInfo, ThreadTableReader, plain
 from graphkit.queries.lineage import thread_tree
-from graphkit.queries.usage import (
+from graphkit.queries.tokens import (
     MODEL,
     MODEL_KEY,
     TOKEN_FIELDS,
@@ -85,7 +85,7 @@ def _tree_orders(reader: ThreadTableReader, session_ids: Sequence[str], rows: pa
 
 
 def counts(col: pa.ChunkedArray | pa.Array) -> list[int]:
-    """A token column as :func:`.usage.count` reads each value: integers as they are,
+    """A token column as :func:`.tokens.count` reads each value: integers as they are,
     null as 0; any other type value by value."""
     if pa.types.is_integer(col.type):
         return pc.fill_null(col, 0).to_pylist()
