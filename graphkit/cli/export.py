@@ -7,17 +7,17 @@ from pathlib import Path
 
 import click
 
+import graphkit
 from graphkit.cli.app import cli
 from graphkit.cli.errors import UserError
 from graphkit.cli.options import PATH, password_option, quiet_option
 from graphkit.cli.render import echo_json, err, progress, shown
-from graphkit.cli.stores import neo4j_store, warn_unfinished_loads
-from graphkit.export.registry import format_names
+from graphkit.cli.stores import neo4j_store
 
 
 @cli.command("export")
 @click.argument("snapshot_dir", type=PATH)
-@click.option("--format", "fmt", required=True, type=click.Choice(format_names()),
+@click.option("--format", "fmt", required=True, type=click.Choice(graphkit.export_formats()),
               help="node-link, graphml, gexf: one file; neo4j-csv, neo4j-parquet: a folder "
                    "for neo4j-admin import; cypher: a script; edges: one row per edge "
                    "(.parquet or .csv).")
@@ -30,12 +30,10 @@ def export(snapshot_dir: Path, fmt: str, out: str, as_json: bool) -> None:
 
     Example: graphkit export out/graph --format gexf graph.gexf
     """
-    from graphkit.export import export_snapshot
-
     if as_json and out == "-":
         raise UserError("--json prints to stdout, where OUT - writes the graph; give a file")
     with progress() as say:
-        report = export_snapshot(snapshot_dir, fmt, out, progress=say)
+        report = graphkit.export_snapshot(snapshot_dir, fmt, out, progress=say)
     if as_json:
         echo_json(report.to_json())
         return
@@ -70,16 +68,14 @@ def snapshot(snapshot_dir: Path, neo4j: bool, contract: str, no_contract: bool,
 
     Example: NEO4J_URI=bolt://127.0.0.1:7687 graphkit snapshot --neo4j out/from-neo4j
     """
-    from graphkit.export.from_neo4j import snapshot_neo4j
-
-    with neo4j_store(ask_password) as neo:
-        warn_unfinished_loads(neo)  # before the progress display, which would hide it
-        with progress() as say:
-            say(f"reading the graph in {neo.config.display_uri}")
-            manifest = snapshot_neo4j(neo, snapshot_dir,
-                                      contract=None if no_contract else contract,
-                                      granularity=granularity,
-                                      include_content=include_content)
+    # The warning of an unfinished load comes before the progress display, which
+    # would hide it.
+    with neo4j_store(ask_password, warn=True) as neo, progress() as say:
+        say(f"reading the graph in {neo.config.display_uri}")
+        manifest = graphkit.snapshot_neo4j(neo, snapshot_dir,
+                                           contract=None if no_contract else contract,
+                                           granularity=granularity,
+                                           include_content=include_content)
     counts = manifest["counts"]
     if as_json:
         echo_json({"snapshot": str(snapshot_dir), **counts})

@@ -17,6 +17,7 @@ from graphkit.core.errors import printable
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from graphkit import Cost
     from graphkit.core.progress import Progress
 
 
@@ -73,6 +74,15 @@ def shown(value: object) -> str:
     (``\\x1b``, ``\\n``), so an id or path holding ESC cannot drive the terminal
     (set its title, clear it, recolour what follows) nor a newline split a line."""
     return printable(str(value))
+
+
+def usd(cost: Cost) -> str:
+    """A cost for a person: ``$1.2345``; ``$1.2345 + unpriced`` where some models have
+    no price (what is priced, and that more is unknown); ``unpriced``."""
+    if cost.known is not None:
+        return f"${cost.known:,.4f}"
+    priced = f"${cost.usd:,.4f} + " if cost.usd else ""
+    return f"{priced}unpriced"
 
 
 def tsv_line(cells: Sequence[object]) -> str:

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+import graphkit
 from graphkit.cli.app import cli
 from graphkit.cli.options import PATH, format_options, output_format, store_options
 from graphkit.cli.render import echo_csv, echo_records, shown
 from graphkit.cli.stores import open_reader
 
 if TYPE_CHECKING:
-    from graphkit.snapshot.diff import GraphDiff
+    from graphkit import GraphDiff
 
 # How many changes of one type the text output lists before summarising the rest.
 _TEXT_LIMIT = 20
@@ -40,10 +41,8 @@ def diff(old: Path, new: Path, include_content: bool, as_json: bool, as_csv: boo
 
     Example: graphkit diff out/graph-last-week out/graph --json
     """
-    from graphkit.snapshot.diff import diff_snapshots
-
     fmt = output_format(as_json, as_csv)
-    d = diff_snapshots(old, new, include_content=include_content)
+    d = graphkit.diff_snapshots(old, new, include_content=include_content)
     if fmt == "json":
         echo_records(d.records())
         echo_records([d.summary()])
@@ -126,19 +125,12 @@ def view(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
     Example: graphkit view 8299ed6e-811c-4fa7-b124-c205cd625a7f --snapshot out/graph --out
     session.html
     """
-    from graphkit.view import render_html, session_view, write_html
-
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
-        directory = getattr(reader, "directory", None)
-        config = getattr(reader, "config", None)
-        source = (f"snapshot {directory}" if directory is not None
-                  else f"Neo4j {config.display_uri}" if config is not None else "")
-        data = session_view(reader, session_id, include_content=include_content, source=source)
-    page = render_html(data)
+        page = graphkit.session_page(reader, session_id, include_content=include_content)
     if str(out) == "-":
-        click.echo(page, nl=False)
+        click.echo(page.html, nl=False)
         return
-    write_html(page, out)
-    n = len(data["threads"])
+    graphkit.write_html(page.html, out)
+    n = page.threads
     click.echo(f"wrote {shown(out)}: session {shown(session_id)}, "
                f"{n} thread{'s' if n != 1 else ''}")

@@ -157,3 +157,18 @@ def parse_window(since: str | None, until: str | None,
     if lo is not None and hi is not None and lo > hi:
         raise GraphkitError(f"--since {since!r} is after --until {until!r}")
     return lo, hi
+
+
+def utc_text(value: str | datetime | None) -> str | None:
+    """Return a time as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC: one shape for every time a
+    table shows, whichever store gave it (with or without a fraction, any offset; text
+    without a zone is UTC). None stays None.
+
+    >>> utc_text("2025-11-19T22:53:34.908000+00:00"), utc_text("2026-01-03T05:05:07+01:00")
+    ('2025-11-19T22:53:34Z', '2026-01-03T04:05:07Z')
+    """
+    if value is None:
+        return None
+    when = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -115,6 +115,10 @@ def format_names() -> list[str]:
                   if not m.name.startswith("_"))
 
 
+# The front door's name for it (graphkit.export_formats()).
+export_formats = format_names
+
+
 def get_format(name: str) -> Format:
     """The format called ``name``; :class:`ExportError` listing the names if none is."""
     names = format_names()

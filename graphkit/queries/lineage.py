@@ -30,8 +30,8 @@ from graphkit.enrich.base import (
     ThreadWalk,
     ThreadWalkReader,
 )
-from graphkit.queries.continuations import continues, walk_edges
-from graphkit.queries.model import Lineage, Ref, TreeNode
+from graphkit.queries.continuations import continued_by, continues, walk_edges
+from graphkit.queries.model import Lineage, Ref, SessionTree, TreeNode
 
 
 def _describe(h: Hit) -> str:
@@ -197,6 +197,40 @@ def session_tree(reader: LineageReader, session_id: str) -> TreeNode:
                 or "list sessions with `graphkit sessions`")
         raise QueryError(f"no session has the id {session_id!r}", hint=hint)
     return thread_tree(v, session_id, reader.session_threads(session_id))
+
+
+def tree(reader: LineageReader, session_id: str) -> SessionTree:
+    """Return a session's tree (:func:`session_tree`) with the sessions it continues
+    and those that continue it.
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph.
+    session_id : str
+        The session's id.
+
+    Returns
+    -------
+    SessionTree
+
+    Raises
+    ------
+    QueryError
+        ``session_id`` names no session (the message says if it names a thread).
+
+    Examples
+    --------
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> t = tree(store, "sess-1")
+    >>> t.root.ref.id, len(t.root.children), t.continues, t.continued_by
+    ('sess-1', 1, [], [])
+    """
+    root = session_tree(reader, session_id)
+    return SessionTree(session_id, root, continues(reader, session_id),
+                       continued_by(reader, session_id))
 
 
 def thread_tree(v: LineageVocabulary, session_id: str, threads: list[ThreadInfo]) -> TreeNode:

@@ -89,3 +89,14 @@ class TreeNode:
             out["children"] = [{} for _ in node.children]
             stack.extend(zip(node.children, out["children"], strict=True))
         return top
+
+
+@dataclass
+class SessionTree:
+    """The answer of ``graphkit tree``: a session's threads as a tree, and the sessions
+    it continues and that continue it (nearest first)."""
+
+    session_id: str
+    root: TreeNode
+    continues: list[Continuation] = field(default_factory=list)
+    continued_by: list[Continuation] = field(default_factory=list)

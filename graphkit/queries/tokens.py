@@ -115,3 +115,24 @@ def add_model(models: dict[str, dict[str, Tokens]], thread: str, name: Any,
     key = str(name or UNKNOWN_MODEL)
     had = per.get(key)
     per[key] = tokens if had is None else had + tokens
+
+
+def model_remainder(own: Tokens, models: dict[str, Tokens] | None) -> dict[str, Tokens]:
+    """A thread's usage by model: its ``USED_MODEL`` counts (sorted by name), and what
+    its own usage holds beyond them (rows naming no model) as :data:`UNKNOWN_MODEL`.
+
+    >>> [(m, t.astuple()) for m, t in model_remainder(Tokens(5, 1), {"m": Tokens(3, 1)}).items()]
+    [('m', (3, 1, 0, 0)), ('(no model)', (2, 0, 0, 0))]
+    """
+    if not models:  # the common cases first, without sorting or adding one thing up
+        per, rest = {}, own
+    elif len(models) == 1:
+        per = dict(models)
+        rest = own - next(iter(models.values()))
+    else:
+        per = dict(sorted(models.items()))
+        rest = own - add_all(per.values())
+    if rest.input_tokens or rest.output_tokens or rest.cache_creation_input_tokens \
+            or rest.cache_read_input_tokens:  # usage on rows naming no model
+        per[UNKNOWN_MODEL] = rest
+    return per

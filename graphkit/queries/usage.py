@@ -31,12 +31,12 @@ from graphkit.queries.tokens import (
     MODEL,
     MODEL_KEY,
     TOKEN_FIELDS,
-    UNKNOWN_MODEL,
     USED_MODEL,
     Step,
     Tokens,
     add_all,
     add_model,
+    model_remainder,
     walk_steps,
 )
 from graphkit.queries.window import Window
@@ -133,18 +133,7 @@ def _usages(order: list[Step], own: dict[str, Tokens],
     zero = Tokens()
     for node_id, thread_id, kind, agent_type, parent, depth in order:
         mine = own.get(node_id, zero)
-        got = models.get(node_id)
-        if not got:  # the common cases first, without sorting or adding one thing up
-            per, rest = {}, mine
-        elif len(got) == 1:
-            per = dict(got)
-            rest = mine - next(iter(got.values()))
-        else:
-            per = dict(sorted(got.items()))
-            rest = mine - add_all(per.values())
-        if rest.input_tokens or rest.output_tokens or rest.cache_creation_input_tokens \
-                or rest.cache_read_input_tokens:  # usage on rows naming no model
-            per[UNKNOWN_MODEL] = rest
+        per = model_remainder(mine, models.get(node_id))
         # subtree: filled by _subtrees; given here, not made by the default factory.
         out.append(ThreadUsage(thread_id, node_id, parent, kind, agent_type, depth, mine,
                                mine, per))
