@@ -18,6 +18,9 @@ into the JSON-able records ``graphkit … --json`` prints: ``sessions`` /
 >>> store = graphkit.NetworkXStore(); _ = store.load(result.graph)
 >>> [r.type for r in graphkit.ancestors(store, "818d8962058765a6")][-1]
 'Session'
+>>> rows = graphkit.sessions(store, limit=1)          # the answer, typed
+>>> [r["record"] for r in graphkit.session_records(rows)]  # what --json prints
+['session']
 """
 
 from __future__ import annotations

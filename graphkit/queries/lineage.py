@@ -154,7 +154,32 @@ def lineage(reader: LineageReader, user_id: str) -> Lineage:
 
 
 def lineage_many(reader: LineageReader, user_ids: Iterable[str]) -> list[Lineage]:
-    """:func:`lineage` for each id, in order."""
+    """Return :func:`lineage` of each id, in order (``graphkit lineage ID...``).
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph.
+    user_ids : iterable of str
+        Agent ids, thread ids or session ids.
+
+    Returns
+    -------
+    list of Lineage
+
+    Raises
+    ------
+    QueryError
+        An id names nothing, or several threads.
+
+    Examples
+    --------
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> [a.session_id for a in lineage_many(store, ["ag-2", "th-child"])]
+    ['sess-1', 'th-root']
+    """
     return [lineage(reader, u) for u in user_ids]
 
 

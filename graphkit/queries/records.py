@@ -41,6 +41,15 @@ def session_records(rows: Sequence[SessionRow]) -> list[Record]:
     "last_seen", "workspaces", "models", "tokens": {<four counts>}, "total_tokens",
     "cost_usd", "cost_note", "unpriced_models"}``.
 
+    Parameters
+    ----------
+    rows : sequence of SessionRow
+        :func:`graphkit.queries.sessions.sessions`' answer.
+
+    Returns
+    -------
+    list of dict
+
     Examples
     --------
     >>> from graphkit.queries.sessions import SessionRow
@@ -58,6 +67,15 @@ def lineage_records(answers: Sequence[Lineage]) -> list[Record]:
     """Return ``graphkit lineage --json``'s records, one per id asked: ``{"record":
     "lineage", "id", "session_id", "ancestors", "descendants", "continues"}``.
 
+    Parameters
+    ----------
+    answers : sequence of Lineage
+        :func:`graphkit.queries.lineage.lineage_many`'s answer.
+
+    Returns
+    -------
+    list of dict
+
     Examples
     --------
     >>> from graphkit.queries.model import Lineage, Ref
@@ -74,6 +92,15 @@ def tree_records(tree: SessionTree) -> list[Record]:
     depth 0), then one ``{"record": "continuation", "session_id", "direction", "type",
     "id", "how", "depth"}`` per session it continues (``continues``) or that continues
     it (``continued_by``).
+
+    Parameters
+    ----------
+    tree : SessionTree
+        :func:`graphkit.queries.lineage.tree`'s answer.
+
+    Returns
+    -------
+    list of dict
 
     Examples
     --------
@@ -122,6 +149,15 @@ def usage_records(report: UsageReport) -> list[Record]:
     "cost_note", "sessions"}`` (``session_id``: the session the group lies in, None
     for a group across sessions).
 
+    Parameters
+    ----------
+    report : UsageReport
+        :func:`graphkit.queries.usage_report.usage`'s answer.
+
+    Returns
+    -------
+    list of dict
+
     Examples
     --------
     >>> from graphkit.builds.run import example_graph
@@ -161,6 +197,15 @@ def group_record(g: UsageGroup, by: str) -> Record:
 def file_records(found: Sequence[FileTouch]) -> list[Record]:
     """Return ``graphkit files --json``'s records, one per (thread, file): ``{"record":
     "file", "session_id", "thread", "path", "reads", "writes"}``.
+
+    Parameters
+    ----------
+    found : sequence of FileTouch
+        :func:`graphkit.queries.files.files`' answer.
+
+    Returns
+    -------
+    list of dict
 
     Examples
     --------

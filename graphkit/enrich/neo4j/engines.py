@@ -47,6 +47,13 @@ def load_snapshot(snapshot_dir: str | Path, *, engine: str = "driver",
     GraphkitError
         The snapshot cannot be read, the engine or its options are wrong, the server
         cannot be reached, or it refuses the load.
+
+    Examples
+    --------
+    Needs a server, so not a doctest::
+
+        report = load_snapshot("out/graph", if_exists="replace")
+        print(report.target, sum(report.nodes.values()))
     """
     if engine not in ENGINES:
         raise GraphkitError(f"unknown engine {engine!r}", hint=f"use one of {ENGINES}")
