@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import GraphkitError
+from graphkit.core.files import read_file
 from graphkit.queries.tokens import UNKNOWN_MODEL, Tokens
 from graphkit.queries.usage import SessionUsage, ThreadUsage
 
@@ -197,8 +198,6 @@ def _known_keys(obj: dict[str, Any], known: tuple[str, ...], model: str | None, 
 def load_prices(path: Path | None = None) -> PriceTable:
     """The shipped table, or the one at ``path``; a malformed file is a
     :class:`GraphkitError` naming it."""
-    from graphkit.sources.transcripts.files import read_file
-
     where = path or DEFAULT_PRICES
     try:
         # Only a regular file: a FIFO given as --prices waited for a writer forever,
@@ -332,7 +331,8 @@ def thread_cost(t: ThreadUsage, table: PriceTable) -> Cost:
     return cost
 
 
-def subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
+def subtree_costs(u: SessionUsage, table: PriceTable,
+                  own: list[Cost] | None = None) -> list[Cost]:
     """Each thread's subtree cost, in :attr:`SessionUsage.threads`' order (depth first).
 
     One pass from the last thread, as :func:`graphkit.queries.usage.session_usage`
@@ -341,6 +341,7 @@ def subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
     on a chain of subagents 20k deep. The dollars are summed exactly (as fractions) and
     rounded once, so no order of adding changes a digit.
 
+    ``own``: each thread's :func:`thread_cost`, where the caller has them already.
     Raises :class:`GraphkitError` where a subtree's sum is past a float's range (each
     thread's cost finite, their sum not).
     """
@@ -349,13 +350,14 @@ def subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
     limit = Fraction(sys.float_info.max)
     out: list[Cost] = []
     done: list[tuple[int, float | Fraction, dict[str, Tokens]]] = []
-    for t in reversed(u.threads):
-        own = thread_cost(t, table)
+    for i in range(len(u.threads) - 1, -1, -1):
+        t = u.threads[i]
+        mine = own[i] if own is not None else thread_cost(t, table)
         if not done or done[-1][0] <= t.depth:  # nothing below it: its own cost
-            done.append((t.depth, own.usd, own.unpriced))
-            out.append(Cost(own.usd, dict(own.unpriced)))
+            done.append((t.depth, mine.usd, mine.unpriced))
+            out.append(Cost(mine.usd, dict(mine.unpriced)))
             continue
-        usd, unpriced = Fraction(own.usd), dict(own.unpriced)
+        usd, unpriced = Fraction(mine.usd), dict(mine.unpriced)
         while done and done[-1][0] > t.depth:
             _, below_usd, below = done.pop()
             usd += Fraction(below_usd)  # a leaf's float, exactly

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphkit.enrich.base import LineageReader, SessionSummary
+from graphkit.enrich.base import LineageReader, SessionSummary, ThreadTableReader
 from graphkit.queries.lineage import sessions as session_summaries
 from graphkit.queries.prices import Cost, PriceTable, load_prices
 from graphkit.queries.tokens import (
@@ -116,8 +116,25 @@ def _add_usage(store: LineageReader, rows: list[SessionRow], window: Window,
     """Each session's tokens, models and cost from its threads' own usage and
     ``USED_MODEL`` edges, with :mod:`.usage`'s rules (usage naming no model counted
     under :data:`~graphkit.queries.tokens.UNKNOWN_MODEL`)."""
-    v = store.vocabulary
     wanted = [r.session_id for r in rows]
+    if isinstance(store, ThreadTableReader):
+        from graphkit.queries.usage_columns import session_totals
+
+        totals, by_session = session_totals(store, wanted, window)
+    else:
+        totals, by_session = _session_totals(store, wanted, window)
+    for r in rows:
+        models = by_session.get(r.session_id, {})
+        r.tokens = totals.get(r.session_id, Tokens())
+        r.models = sorted((m for m, t in models.items() if t.total()),
+                          key=lambda m: (-models[m].total(), m))
+        r.cost = Cost.of(table, models)
+
+
+def _session_totals(store: LineageReader, wanted: list[str], window: Window
+                    ) -> tuple[dict[str, Tokens], dict[str, dict[str, Tokens]]]:
+    """Each session's whole usage and usage by model, from the store's rows."""
+    v = store.vocabulary
     times = [] if window.open else ["first_seen", "last_seen"]
     threads = store.node_rows(v.thread, [v.thread_session, *TOKEN_FIELDS, *times],
                               where=(v.thread_session, wanted))
@@ -142,12 +159,7 @@ def _add_usage(store: LineageReader, rows: list[SessionRow], window: Window,
         models = by_session.setdefault(sid, {})
         for model, used in model_remainder(tokens, per_thread.get(node)).items():
             models[model] = models.get(model, Tokens()) + used
-    for r in rows:
-        models = by_session.get(r.session_id, {})
-        r.tokens = totals.get(r.session_id, Tokens())
-        r.models = sorted((m for m, t in models.items() if t.total()),
-                          key=lambda m: (-models[m].total(), m))
-        r.cost = Cost.of(table, models)
+    return totals, by_session
 
 
 def _add_workspaces(store: LineageReader, rows: list[SessionRow]) -> None:

@@ -127,8 +127,10 @@ def usage(store: LineageReader, session_ids: Sequence[str] = (), *, since: When 
     table = prices if isinstance(prices, PriceTable) else load_prices(
         Path(prices) if prices is not None else None)
     answers = session_usage(store, require_sessions(store, session_ids, window), window)
-    costs = [SessionCosts(session_cost(u, table), [thread_cost(t, table) for t in u.threads],
-                          subtree_costs(u, table)) for u in answers]
+    costs = []
+    for u in answers:
+        own = [thread_cost(t, table) for t in u.threads]
+        costs.append(SessionCosts(session_cost(u, table), own, subtree_costs(u, table, own)))
     report = UsageReport(answers, costs, table, by)
     if by is not None:
         days = _thread_days(store, answers) if by == "day" else None
