@@ -65,7 +65,7 @@ def one_run(snap: Path, how: str, spark: Any, partitions: int | None) -> dict[st
             labels = sorted(graph.nodes)
             if mode == "merge":
                 store.ensure_schema(labels)
-                store._run_auto(f"CREATE (:`{labels[0]}` {{id: '__bench_not_in_graph__'}})")
+                store.execute(f"CREATE (:`{labels[0]}` {{id: '__bench_not_in_graph__'}})")
             jvm = spark.sparkContext._gateway.proc.pid if engine == "spark" else None
             before = (own_cpu(), cpu_of(jvm) if jvm else 0.0, cpu_of(server.process.pid))
             load_avg = os.getloadavg()[0]

@@ -17,7 +17,7 @@ PACKAGE = REPO / "graphkit"
 # ``_version`` is the leaf under everything: inner modules read ``__version__`` there, never
 # from the package root.
 LAYERS = ["_version", "core", "sources", "contract", "projection", "snapshot", "enrich",
-          "queries", "builds", "export", "view", "cli"]
+          "queries", "builds", "export", "view", "serve", "cli"]
 MAX_FUNCTION_LINES = 100
 
 
@@ -96,3 +96,130 @@ def test_the_front_door_names_the_public_api(name: str) -> None:
     import graphkit
 
     assert name in graphkit.__all__ and callable(getattr(graphkit, name))
+
+
+def _module_names() -> set[str]:
+    return {name for name, _, _ in _modules()}
+
+
+def _targets(module: str, names: list[str], known: set[str]) -> list[str]:
+    """The graphkit modules an import reaches: ``from a.b import c`` is ``a.b.c`` where
+    that is a module (a submodule, not the package's ``__init__``), else ``a.b``."""
+    if not names:
+        return [module] if module in known else []
+    subs = [f"{module}.{n}" for n in names if f"{module}.{n}" in known]
+    rest = [n for n in names if f"{module}.{n}" not in known]
+    return subs + ([module] if rest and module in known else [])
+
+
+def test_no_import_cycle() -> None:
+    # Every import counts, also those inside functions and under TYPE_CHECKING: a cycle
+    # there is still two modules that cannot be read (or moved) one without the other.
+    known = _module_names()
+    graph: dict[str, set[str]] = {n: set() for n in known}
+    for name, _, tree in _modules():
+        for _, module, names in _imports(tree):
+            graph[name].update(t for t in _targets(module, names, known) if t != name)
+    cycles = _strongly_connected(graph)
+    assert cycles == [], "import cycles: " + "; ".join(" ↔ ".join(c) for c in cycles)
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The components of more than one module (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    comp = []
+                    while True:
+                        m = stack.pop()
+                        on.discard(m)
+                        comp.append(m)
+                        if m == node:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+    return out
+
+
+# The command line is a thin layer over the public API: it may import the package root
+# (graphkit), its own modules and the leaf graphkit.core, nothing inside the library.
+CLI_MAY_IMPORT = ("graphkit.cli", "graphkit.core")
+
+
+def test_the_cli_imports_only_the_public_api_and_core() -> None:
+    wrong = []
+    for name, path, tree in _modules():
+        rel = str(path.relative_to(REPO))
+        if _layer(name) != "cli":
+            continue
+        for line, module, _ in _imports(tree):
+            if not module.startswith("graphkit"):
+                continue
+            if module not in ("graphkit", "graphkit._version") and not any(
+                    module == ok or module.startswith(ok + ".") for ok in CLI_MAY_IMPORT):
+                wrong.append(f"{rel}:{line} imports {module}")
+    assert wrong == []
+
+
+def _defined(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """The underscore names a module defines as functions or methods, and every name it
+    defines or assigns (functions, classes, attributes, variables)."""
+    private, own = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own.add(node.name)
+            if node.name.startswith("_") and not node.name.startswith("__"):
+                private.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            own.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            own.add(node.id)
+    return private, own
+
+
+# A named tuple's public API, underscored only so as not to clash with its fields.
+NAMEDTUPLE_API = {"_asdict", "_field_defaults", "_fields", "_make", "_replace"}
+
+
+def test_no_module_calls_another_modules_private_functions() -> None:
+    # `x._name` where _name is a function or method another graphkit module defines and
+    # this one does not: reaching past a module's (or an object's) public face.
+    mods = _modules()
+    defined = {name: _defined(tree) for name, _, tree in mods}
+    private_somewhere = {n for p, _ in defined.values() for n in p} - NAMEDTUPLE_API
+    wrong = []
+    for name, path, tree in mods:
+        own = defined[name][1]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or node.attr not in private_somewhere:
+                continue
+            if node.attr in own or (isinstance(node.value, ast.Name)
+                                    and node.value.id in ("self", "cls")):
+                continue
+            wrong.append(f"{path.relative_to(REPO)}:{node.lineno} uses .{node.attr}")
+    assert wrong == []

@@ -135,7 +135,7 @@ def test_a_failed_build_still_says_why_and_exits_2(tmp_path: Path) -> None:
 
 _THREAD = """
 import os, sys, threading, time
-from graphkit.cli import app
+from graphkit.cli import process
 
 def late():
     time.sleep(0.3)
@@ -143,7 +143,7 @@ def late():
 
 threading.Thread(target=late).start()  # not a daemon: a normal exit waits for it
 print("leaving", flush=True)
-app._leave_now()
+process.leave_now()
 print("not reached")
 """
 
@@ -157,10 +157,10 @@ def test_leaving_waits_for_a_running_thread_and_runs_the_exit_handlers(tmp_path:
 
 _UNFLUSHED = """
 import sys
-from graphkit.cli import app
+from graphkit.cli import process
 
 sys.stdout.write("held in the buffer")  # no newline, no flush
-app._leave_now()
+process.leave_now()
 """
 
 

@@ -20,7 +20,7 @@ from rich.console import Console
 
 from graphkit.builds.run import build, check, write_rows
 from graphkit.cli import bars
-from graphkit.cli.app import progress, table_lines
+from graphkit.cli.render import progress, table_lines
 from graphkit.core.progress import as_progress
 from graphkit.sources.transcripts.files import transcript_files
 from tests.recording import RecordingProgress
@@ -208,12 +208,16 @@ def test_the_sessions_table_on_a_terminal_lists_what_json_lists(sample_rows: Pat
     assert code == 0
     sessions = [json.loads(line) for line in js.splitlines()]
     lines = ANSI.sub("", out).replace("\r", "").splitlines()
-    assert lines[0].split() == ["session_id", "threads", "agents", "messages", "first_seen",
-                                "last_seen"]
+    assert lines[0].split() == ["session_id", "workspace", "threads", "agents", "messages",
+                                "models", "tokens", "cost", "first_seen", "last_seen"]
     assert "\x1b[1m" in out  # a bold header on a terminal
     body = lines[2:]
     assert [ln.split()[0] for ln in body] == [s["session_id"] for s in sessions]
-    assert [int(ln.split()[3]) for ln in body] == [s["messages"] for s in sessions]
+    assert [ln.split()[1] for ln in body] == [s["workspaces"][0] for s in sessions]
+    assert [int(ln.split()[4]) for ln in body] == [s["messages"] for s in sessions]
+    # Times in one shape, whatever fraction or offset the store gave.
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", t)
+               for ln in body for t in ln.split()[-2:])
     ends = {len(ln.rstrip()) for ln in body}  # aligned: every row ends where the last does
     assert len(ends) == 1
 

@@ -17,25 +17,15 @@ from typing import Any
 import click
 
 import graphkit
-from graphkit.cli.app import (
-    PATH,
-    UserError,
-    all_written,
-    cli,
-    default_sources,
-    echo_json,
-    err,
-    neo4j_store,
-    password_option,
-    progress,
-    quiet,
-    quiet_option,
-    shown,
-    time_options,
-    window,
-)
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH, password_option, quiet, quiet_option, time_options
+from graphkit.cli.process import all_written
+from graphkit.cli.render import echo_json, err, progress, shown
+from graphkit.cli.stores import default_sources, neo4j_store
 from graphkit.core.errors import GraphkitError
 from graphkit.core.progress import Progress, Task
+from graphkit.core.when import parse_window
 
 
 @cli.command()
@@ -95,7 +85,7 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, since: str | Non
 
     Example: graphkit build samples/rows --snapshot out/graph
     """
-    lo, hi = window(since, until)
+    lo, hi = parse_window(since, until)
     # Every other option is a BuildOptions field of the same name.
     options = graphkit.BuildOptions(since=lo, until=hi, **given)
     paths = list(sources) or default_sources()
@@ -186,7 +176,7 @@ def _watch(paths: list[Path], snapshot_dir: Path | None, options: graphkit.Build
 
     def options_now() -> graphkit.BuildOptions:
         try:
-            lo, hi = window(since, until)  # "2 hours ago" is now's, as a new build's would be
+            lo, hi = parse_window(since, until)  # "2 hours ago" is now's, as a new build's would be
         except UserError as exc:  # a rebuild's failure, reported: the watch goes on
             raise GraphkitError(exc.message) from None
         return replace(options, since=lo, until=hi)
@@ -331,7 +321,7 @@ def rows(sources: tuple[Path, ...], out: str, since: str | None, until: str | No
 
     Example: graphkit rows ~/.claude/projects --out claude-rows.parquet
     """
-    lo, hi = window(since, until)
+    lo, hi = parse_window(since, until)
     options = graphkit.BuildOptions(since=lo, until=hi, **given)
     paths = list(sources) or default_sources()
     with progress() as say:
@@ -361,7 +351,7 @@ def check(sources: tuple[Path, ...], contract: str, since: str | None, until: st
 
     Example: graphkit check samples/rows
     """
-    lo, hi = window(since, until)
+    lo, hi = parse_window(since, until)
     c = graphkit.load_contract(contract)
     with progress() as bars:
         n_rows, findings = graphkit.check(list(sources), contract=c, since=lo, until=hi,

@@ -7,25 +7,17 @@ from pathlib import Path
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    UserError,
-    cli,
-    echo_json,
-    err,
-    neo4j_store,
-    password_option,
-    progress,
-    quiet_option,
-    shown,
-    warn_unfinished_loads,
-)
-from graphkit.export.registry import format_names
+import graphkit
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH, password_option, quiet_option
+from graphkit.cli.render import echo_json, err, progress, shown
+from graphkit.cli.stores import neo4j_store
 
 
 @cli.command("export")
 @click.argument("snapshot_dir", type=PATH)
-@click.option("--format", "fmt", type=click.Choice(format_names()),
+@click.option("--format", "fmt", type=click.Choice(graphkit.export_formats()),
               help="node-link, graphml, gexf: one file; neo4j-csv, neo4j-parquet: a folder "
                    "for neo4j-admin import; cypher: a script; edges: one row per edge "
                    "(.parquet or .csv); otlp-json: OpenTelemetry traces (OTLP/JSON), a "
@@ -51,21 +43,18 @@ def export(snapshot_dir: Path, fmt: str | None, out: str | None, endpoint: str |
     if endpoint is not None:
         if fmt is not None or out is not None:
             raise UserError("--otlp-endpoint sends the traces; give no --format or OUT")
-        from graphkit.export.otlp import send_snapshot
-
         with progress() as say:
-            report = send_snapshot(snapshot_dir, endpoint, include_content=include_content,
+            report = graphkit.send_traces(snapshot_dir, endpoint,
+                                          include_content=include_content,
                                    progress=say)
     else:
         if fmt is None or out is None:
             raise UserError("give --format FORMAT and OUT (or --otlp-endpoint URL)")
-        from graphkit.export import export_snapshot
-
         if as_json and out == "-":
             raise UserError("--json prints to stdout, where OUT - writes the graph; give a "
                             "file")
         with progress() as say:
-            report = export_snapshot(snapshot_dir, fmt, out, progress=say,
+            report = graphkit.export_snapshot(snapshot_dir, fmt, out, progress=say,
                                      include_content=include_content)
     if as_json:
         echo_json(report.to_json())
@@ -102,16 +91,14 @@ def snapshot(snapshot_dir: Path, neo4j: bool, contract: str, no_contract: bool,
 
     Example: NEO4J_URI=bolt://127.0.0.1:7687 graphkit snapshot --neo4j out/from-neo4j
     """
-    from graphkit.export.from_neo4j import snapshot_neo4j
-
-    with neo4j_store(ask_password) as neo:
-        warn_unfinished_loads(neo)  # before the progress display, which would hide it
-        with progress() as say:
-            say(f"reading the graph in {neo.config.display_uri}")
-            manifest = snapshot_neo4j(neo, snapshot_dir,
-                                      contract=None if no_contract else contract,
-                                      granularity=granularity,
-                                      include_content=include_content)
+    # The warning of an unfinished load comes before the progress display, which
+    # would hide it.
+    with neo4j_store(ask_password, warn=True) as neo, progress() as say:
+        say(f"reading the graph in {neo.config.display_uri}")
+        manifest = graphkit.snapshot_neo4j(neo, snapshot_dir,
+                                           contract=None if no_contract else contract,
+                                           granularity=granularity,
+                                           include_content=include_content)
     counts = manifest["counts"]
     if as_json:
         echo_json({"snapshot": str(snapshot_dir), **counts})

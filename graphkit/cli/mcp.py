@@ -1,418 +1,25 @@
-"""``graphkit mcp``: the graph for agents, as an MCP server over stdio.
-
-Each tool asks one question the command line answers (``sessions``, ``lineage``,
-``tree``, ``usage``, ``files``) and returns, as ``structuredContent``, the records
-that command prints with ``--json``: ``lineage`` the one record, the others
-``{"records": [...]}`` (``sessions`` also a ``next_cursor``). The records come
-from the functions the commands' ``--json`` paths call, so the two cannot drift
-apart (tests/cli/test_mcp.py compares them over one snapshot). A bad argument or
-an unknown id is a tool error carrying the command's one-line message.
-
-Built on the official MCP Python SDK's low-level ``Server`` (the ``mcp`` extra):
-the tools' input and output schemas are written here, not inferred from Python
-types, so ``structuredContent`` is the record exactly.
-"""
+"""``graphkit mcp``: serve the graph to agents over MCP (stdio); the server is
+:mod:`graphkit.serve.mcp`."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from graphkit._version import __version__
-from graphkit.cli.app import PATH, UserError, cli, open_reader, window
-from graphkit.core.errors import GraphkitError, printable
+import graphkit
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH
+from graphkit.cli.stores import open_reader
 
 if TYPE_CHECKING:
-    import mcp_types
-    from mcp.server import Server
-
-    from graphkit.enrich.base import LineageReader
-
-# Sessions a page of the ``sessions`` tool holds by default; a cursor picks up after it.
-PAGE = 500
-# One encoder for the records, as ``--json`` prints them (values JSON lacks as text).
-_ENCODE = json.JSONEncoder(default=str).encode
-MANIFEST_URI = "graphkit://snapshot/manifest.json"
-CONTRACT_URI = "graphkit://snapshot/contract.yaml"
-
-INSTRUCTIONS = (
-    "graphkit answers questions about AI coding-agent sessions (Claude Code, Codex) from a "
-    "built graph: who spawned whom (lineage, tree), what a thread and every subagent below "
-    "it spent (usage: tokens and cost per thread, its subtree and the session) and which "
-    "thread read or wrote a file (files). Ids are session ids, thread ids or subagent "
-    "(agent) ids as the transcripts write them. Every tool is read-only.")
-
-
-class ToolArgumentError(GraphkitError):
-    """A tool was called with arguments its input schema refuses."""
-
-
-def json_ready(record: dict[str, Any]) -> Any:
-    """``record`` as ``--json`` prints it, read back: what ``structuredContent`` holds."""
-    return json.loads(_ENCODE(record))
-
-
-# --- the questions: each the records the matching command prints with --json -------------
-
-def session_records(reader: LineageReader, since: str | None, until: str | None,
-                    limit: int | None) -> list[dict[str, Any]]:
-    """``graphkit sessions --json [--since] [--until] [--limit]``'s records."""
-    from graphkit.queries.lineage import sessions as list_sessions
-    from graphkit.queries.window import Window
-
-    w = Window(*window(since, until))
-    rows = [s for s in list_sessions(reader) if w.overlaps(s.first_seen, s.last_seen)]
-    if limit is not None:
-        rows = rows[-limit:]
-    return [{"record": "session", **s.to_json()} for s in rows]
-
-
-def lineage_record(reader: LineageReader, user_id: str) -> dict[str, Any]:
-    """``graphkit lineage ID --json``'s record."""
-    from graphkit.queries.lineage import lineage_many
-
-    (answer,) = lineage_many(reader, [user_id])
-    return {"record": "lineage", **answer.to_json()}
-
-
-def tree_records_of(reader: LineageReader, session_id: str) -> list[dict[str, Any]]:
-    """``graphkit tree SESSION_ID --json``'s records: the nodes, then the continuations."""
-    from graphkit.cli.query import tree_records
-    from graphkit.queries.continuations import continued_by, continues
-    from graphkit.queries.lineage import session_tree
-
-    root = session_tree(reader, session_id)
-    links = ([("continues", c) for c in continues(reader, session_id)]
-             + [("continued_by", c) for c in continued_by(reader, session_id)])
-    return [*tree_records(root),
-            *({"record": "continuation", "session_id": session_id, "direction": d,
-               **c.to_json(), "depth": c.depth} for d, c in links)]
-
-
-def usage_records(reader: LineageReader, session_id: str | None,
-                  by: str | None) -> list[dict[str, Any]]:
-    """``graphkit usage [SESSION_ID] [--by BY] --json``'s records."""
-    from graphkit.cli.usage import group_records
-    from graphkit.queries.prices import load_prices
-    from graphkit.queries.usage import require_sessions, session_usage
-    from graphkit.queries.window import Window
-
-    w = Window()
-    ids = [session_id] if session_id is not None else []
-    answers = session_usage(reader, require_sessions(reader, ids, w), w)
-    if by is not None:
-        return list(group_records(answers, by, load_prices(None)))
-    return [{"record": "usage", **u.to_json()} for u in answers]
-
-
-def file_records(reader: LineageReader, session_id: str | None,
-                 path: str | None) -> list[dict[str, Any]]:
-    """``graphkit files [SESSION_ID] [--path PATH] --json``'s records."""
-    from graphkit.queries.files import touches
-    from graphkit.queries.usage import require_sessions
-    from graphkit.queries.window import Window
-
-    ids = require_sessions(reader, [session_id]) if session_id is not None else None
-    return [{"record": "file", **f.to_json()} for f in touches(reader, ids, path, Window())]
-
-
-# --- the tools' schemas ----------------------------------------------------------------
-
-_TEXT = {"type": "string"}
-_MAYBE_TEXT = {"type": ["string", "null"]}
-_REF = {"type": "object", "required": ["type", "id"],
-        "properties": {"type": _TEXT, "id": _TEXT}}
-_TOKENS = {"type": "object", "required": ["input_tokens", "output_tokens"],
-           "properties": {k: {"type": "integer"} for k in (
-               "input_tokens", "output_tokens", "cache_creation_input_tokens",
-               "cache_read_input_tokens")}}
-
-
-def _record(kind: str, required: list[str], /, **props: Any) -> dict[str, Any]:
-    """A record's schema: its ``record`` field, the fields every one has; more may follow
-    (a later graphkit may add columns, which a client should pass over)."""
-    return {"type": "object", "required": ["record", *required],
-            "properties": {"record": {"const": kind}, **props}}
-
-
-def _records(*kinds: dict[str, Any], **more: Any) -> dict[str, Any]:
-    item = kinds[0] if len(kinds) == 1 else {"oneOf": list(kinds)}
-    return {"type": "object", "required": ["records", *more],
-            "properties": {"records": {"type": "array", "items": item}, **more}}
-
-
-def _args(required: list[str] | None = None, **props: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": required or [],
-            "additionalProperties": False}
-
-
-_SESSION = _record("session", ["session_id", "threads", "agents", "messages"],
-                   session_id=_TEXT, threads={"type": "integer"},
-                   agents={"type": "integer"}, messages={"type": "integer"},
-                   first_seen=_MAYBE_TEXT, last_seen=_MAYBE_TEXT)
-_LINEAGE = _record("lineage", ["id", "session_id", "ancestors", "descendants", "continues"],
-                   id=_TEXT, session_id=_TEXT,
-                   ancestors={"type": "array", "items": _REF},
-                   descendants={"type": "array", "items": _REF},
-                   continues={"type": "array", "items": {
-                       "type": "object", "required": ["type", "id", "how"],
-                       "properties": {"type": _TEXT, "id": _TEXT, "how": _MAYBE_TEXT}}})
-_TREE = _record("tree", ["type", "id", "depth", "parent_type", "parent_id"],
-                type=_TEXT, id=_TEXT, depth={"type": "integer"}, parent_type=_MAYBE_TEXT,
-                parent_id=_MAYBE_TEXT, kind=_MAYBE_TEXT, agent_type=_MAYBE_TEXT,
-                messages={"type": ["integer", "null"]}, cycle={"type": "boolean"})
-_CONTINUATION = _record("continuation", ["session_id", "direction", "type", "id", "how",
-                                         "depth"],
-                        session_id=_TEXT, direction={"enum": ["continues", "continued_by"]},
-                        type=_TEXT, id=_TEXT, how=_MAYBE_TEXT, depth={"type": "integer"})
-_USAGE = _record("usage", ["session_id", "own", "total", "threads"], session_id=_TEXT,
-                 own=_TOKENS, total=_TOKENS, threads={"type": "array", "items": {
-                     "type": "object", "required": ["id", "own", "subtree"],
-                     "properties": {"id": _TEXT, "parent": _MAYBE_TEXT, "own": _TOKENS,
-                                    "subtree": _TOKENS}}})
-_USAGE_GROUP = _record("usage_group", ["session_id", "by", "key", "cost_usd",
-                                       "unpriced_models"],
-                       session_id=_TEXT, by=_TEXT, key=_MAYBE_TEXT,
-                       cost_usd={"type": ["number", "null"]},
-                       unpriced_models={"type": "array", "items": _TEXT})
-_FILE = _record("file", ["session_id", "thread", "path", "reads", "writes"],
-                session_id=_TEXT, thread=_TEXT, path=_TEXT, reads={"type": "integer"},
-                writes={"type": "integer"})
-_WHEN = ("YYYY-MM-DD, an ISO timestamp (an offset or an IANA zone after it), today, "
-         "yesterday or '7 days ago' (UTC)")
-
-
-def _by_choices() -> list[str]:
-    """What ``graphkit usage --by`` takes, read from the command itself."""
-    command = cli.commands["usage"]
-    option = next(p for p in command.params if p.name == "by")
-    assert isinstance(option.type, click.Choice)
-    return [str(c) for c in option.type.choices]
-
-
-@dataclass(frozen=True)
-class Tool:
-    """One tool: its schemas, and the call that answers it from a store."""
-
-    name: str
-    title: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any]
-    answer: Callable[[LineageReader, dict[str, Any]], dict[str, Any]]
-
-
-def _page(records: list[dict[str, Any]], cursor: str | None, size: int) -> dict[str, Any]:
-    start = _offset(cursor) if cursor is not None else 0
-    end = start + size
-    return {"records": records[start:end],
-            "next_cursor": _cursor(end) if end < len(records) else None}
-
-
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"after": offset}).encode()).decode()
-
-
-def _offset(cursor: str) -> int:
-    try:
-        value = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))["after"]
-    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeEncodeError):
-        value = None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ToolArgumentError(f"cursor {cursor!r} is not one this server gave",
-                                hint="pass the next_cursor of the previous page, or none")
-    return value
-
-
-def tools(page: int = PAGE) -> list[Tool]:
-    """The server's tools, in the order it lists them; ``sessions`` answers ``page``
-    sessions at a time."""
-    return [
-        Tool("sessions", "Sessions",
-             "Sessions with their thread, agent and message counts, oldest first, as "
-             "`graphkit sessions --json` lists them (limit: only the N most recent). "
-             f"Pages of {page}: pass next_cursor back as cursor for the next.",
-             _args(since={"type": "string", "description": f"Only sessions active at or "
-                                                           f"after this time: {_WHEN}."},
-                   until={"type": "string", "description": f"Only sessions active at or "
-                                                           f"before this time: {_WHEN}."},
-                   limit={"type": "integer", "minimum": 1,
-                          "description": "Only the N most recent sessions."},
-                   cursor={"type": "string", "description": "next_cursor of the page "
-                                                            "before."}),
-             _records(_SESSION, next_cursor=_MAYBE_TEXT),
-             lambda r, a: _page(session_records(r, a.get("since"), a.get("until"),
-                                                a.get("limit")), a.get("cursor"), page)),
-        Tool("lineage", "Lineage",
-             "Who spawned a thread or subagent, up to its session (ancestors, nearest "
-             "first), everything it spawned (descendants), and the sessions its session "
-             "continues (resume, fork, branch, compaction, teammate). The id is a subagent "
-             "(agent) id, a thread id or a session id. Answers 'who spawned me'.",
-             _args(["id"], id={"type": "string", "description": "An agent, thread or "
-                                                                "session id."}),
-             _LINEAGE,
-             lambda r, a: lineage_record(r, a["id"])),
-        Tool("tree", "Session tree",
-             "A session's threads and subagents in drawing order (main thread first, "
-             "children by start time) with depth and parent, then the sessions it "
-             "continues and that continue it.",
-             _args(["session_id"], session_id={"type": "string"}),
-             _records(_TREE, _CONTINUATION),
-             lambda r, a: {"records": tree_records_of(r, a["session_id"])}),
-        Tool("usage", "Token usage and cost",
-             "Tokens per thread: its own and its subtree's (itself and every subagent "
-             "below it), and the session's total; with `by`, tokens and cost in USD per "
-             "group (a model without a price is unpriced, never zero). Without session_id: "
-             "every session. Answers 'what did my subtree cost'.",
-             _args(session_id={"type": "string"},
-                   by={"enum": _by_choices(), "description": "Group by this, with cost."}),
-             _records(_USAGE, _USAGE_GROUP),
-             lambda r, a: {"records": usage_records(r, a.get("session_id"), a.get("by"))}),
-        Tool("files", "Files read and written",
-             "The files each thread read or wrote (reads, writes), paths absolute. `path` "
-             "is a glob over the whole path (*/src/*.py) or a path ending (src/app.py): "
-             "without session_id it asks which agents changed that file in any session.",
-             _args(session_id={"type": "string"}, path={"type": "string"}),
-             _records(_FILE),
-             lambda r, a: {"records": file_records(r, a.get("session_id"), a.get("path"))}),
-    ]
-
-
-def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
-    """Refuse arguments ``tool``'s input schema does not allow, in one line naming the
-    argument (:class:`ToolArgumentError`)."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
-
-    error = best_match(Draft202012Validator(tool.input_schema).iter_errors(arguments))
-    if error is None:
-        return
-    where = ".".join(str(p) for p in error.absolute_path)
-    raise ToolArgumentError(f"{tool.name}: {where + ': ' if where else ''}{error.message}",
-                            hint="the tool's inputSchema lists what it takes")
-
-
-# --- the server ------------------------------------------------------------------------
-
-def _snapshot_texts(snapshot: Path | None) -> dict[str, tuple[str, str, str]]:
-    """The resources: uri → (name, mime type, text) for the snapshot's manifest and the
-    contract it was built with (when that contract, at that version, is still found)."""
-    if snapshot is None:
-        return {}
-    from graphkit.contract.loader import find_contract, load_contract
-    from graphkit.snapshot.read import read_manifest
-
-    manifest = read_manifest(snapshot)
-    out = {MANIFEST_URI: ("manifest.json", "application/json",
-                          json.dumps(manifest, indent=2, default=str))}
-    named = manifest.get("contract") or {}
-    try:
-        path = find_contract(str(named.get("name")))
-        if load_contract(str(path)).version == named.get("version"):
-            out[CONTRACT_URI] = (path.name, "application/yaml",
-                                 path.read_text(encoding="utf-8"))
-    except (GraphkitError, OSError, UnicodeDecodeError):
-        pass  # a contract of the user's own, moved or edited since: only the manifest
-    return out
-
-
-def error_text(exc: BaseException) -> str:
-    """The one line the command line would print for ``exc`` (without ``Error: ``)."""
-    if isinstance(exc, click.ClickException):
-        return printable(exc.format_message())
-    return printable(str(exc))
-
-
-def make_server(open_store: Callable[[], Any], snapshot: Path | None, *,
-                page: int = PAGE) -> Server[Any]:
-    """The MCP server: ``open_store()`` is a context manager giving the store each call
-    asks (a snapshot read in place per call, so a rebuilt snapshot is seen); ``snapshot``
-    the folder whose manifest and contract are its resources (None for Neo4j)."""
-    import mcp_types as types
-    from mcp.server import Server
-
-    known = {t.name: t for t in tools(page)}
-    texts = _snapshot_texts(snapshot)
-    annotations = types.ToolAnnotations(read_only_hint=True, destructive_hint=False,
-                                        idempotent_hint=True, open_world_hint=False)
-
-    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[
-            types.Tool(name=t.name, title=t.title, description=t.description,
-                       input_schema=t.input_schema, output_schema=t.output_schema,
-                       annotations=annotations) for t in known.values()])
-
-    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        tool = known.get(params.name)
-        try:
-            if tool is None:
-                raise ToolArgumentError(f"no tool named {params.name!r}",
-                                        hint="tools: " + ", ".join(known))
-            arguments = dict(params.arguments or {})
-            check_arguments(tool, arguments)
-            with open_store() as reader:
-                answer = json_ready(tool.answer(reader, arguments))
-        except (GraphkitError, click.ClickException) as exc:
-            return _failed(types, error_text(exc))
-        except Exception as exc:  # a bug: said, and the server goes on
-            logging.getLogger("graphkit.mcp").exception("tool %s failed", params.name)
-            return _failed(types, f"graphkit failed inside (a bug, please report it): "
-                                  f"{error_text(exc)}")
-        lines = answer.get("records", [answer])
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text="\n".join(map(_ENCODE, lines)))],
-            structured_content=answer)
-
-    async def list_resources(_ctx: Any, _params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[
-            types.Resource(uri=uri, name=name, mime_type=mime,
-                           description=f"The snapshot's {name}")
-            for uri, (name, mime, _) in texts.items()])
-
-    async def read_resource(_ctx: Any,
-                            params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        from mcp import MCPError
-
-        found = texts.get(str(params.uri))
-        if found is None:
-            raise MCPError(code=types.INVALID_PARAMS,
-                           message=f"no resource {str(params.uri)!r}; resources: "
-                                   + (", ".join(texts) or "none (a Neo4j store has none)"))
-        _, mime, text = found
-        return types.ReadResourceResult(contents=[
-            types.TextResourceContents(uri=params.uri, mime_type=mime, text=text)])
-
-    return Server("graphkit", version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool,
-                  on_list_resources=list_resources, on_read_resource=read_resource)
-
-
-def _failed(types: Any, message: str) -> mcp_types.CallToolResult:
-    result: mcp_types.CallToolResult = types.CallToolResult(
-        content=[types.TextContent(type="text", text=message)], is_error=True)
-    return result
-
-
-def serve_stdio(server: Server[Any]) -> None:
-    """Serve ``server`` on stdin and stdout until the client closes stdin."""
-    import anyio
-    from mcp.server.stdio import stdio_server
-
-    async def run() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
-    anyio.run(run)
+    from graphkit import LineageReader
 
 
 @cli.command("mcp")
@@ -422,7 +29,7 @@ def serve_stdio(server: Server[Any]) -> None:
 @click.option("--neo4j", is_flag=True,
               help="Answer from the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
                    "NEO4J_PASSWORD/NEO4J_DATABASE instead of a snapshot.")
-@click.option("--page", type=click.IntRange(min=1), default=PAGE, show_default=True,
+@click.option("--page", type=click.IntRange(min=1), default=graphkit.MCP_PAGE, show_default=True,
               help="Sessions per page of the sessions tool (a cursor asks for the next).")
 def mcp_command(snapshot_dir: Path | None, neo4j: bool, page: int) -> None:
     """Serve the graph to agents over MCP (stdio): tools sessions, lineage, tree,
@@ -439,17 +46,18 @@ def mcp_command(snapshot_dir: Path | None, neo4j: bool, page: int) -> None:
     if neo4j and snapshot_dir is not None:
         raise UserError("give --snapshot DIR or --neo4j, not both")
     if not neo4j:
-        from graphkit.cli.app import latest_own_snapshot
-        from graphkit.snapshot.read import read_manifest
-
-        snapshot_dir = snapshot_dir if snapshot_dir is not None else latest_own_snapshot()
-        read_manifest(snapshot_dir)  # a folder that is no snapshot fails now, not per call
+        snapshot_dir = (snapshot_dir if snapshot_dir is not None
+                        else graphkit.latest_own_snapshot())
+        graphkit.read_manifest(snapshot_dir)  # a folder that is no snapshot fails now, not per call
     # stdout carries the protocol: what the SDK logs goes to stderr, warnings only.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
 
     @contextmanager
     def open_store() -> Iterator[LineageReader]:
-        with open_reader(snapshot_dir, neo4j) as reader:
-            yield reader
+        try:
+            with open_reader(snapshot_dir, neo4j) as reader:
+                yield reader
+        except click.ClickException as exc:  # a store that cannot be opened: a tool error
+            raise graphkit.GraphkitError(exc.format_message()) from None
 
-    serve_stdio(make_server(open_store, None if neo4j else snapshot_dir, page=page))
+    graphkit.serve_mcp(open_store, None if neo4j else snapshot_dir, page=page)

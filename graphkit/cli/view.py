@@ -8,23 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    UserError,
-    cli,
-    echo_csv,
-    echo_records,
-    format_options,
-    open_reader,
-    output_format,
-    progress,
-    shown,
-    store_options,
-)
+import graphkit
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH, format_options, output_format, store_options
+from graphkit.cli.render import echo_csv, echo_records, progress, shown
+from graphkit.cli.stores import open_reader
 
 if TYPE_CHECKING:
-    from graphkit.enrich.base import LineageReader
-    from graphkit.snapshot.diff import GraphDiff
+    from graphkit import GraphDiff
 
 # How many changes of one type the text output lists before summarising the rest.
 _TEXT_LIMIT = 20
@@ -50,10 +42,8 @@ def diff(old: Path, new: Path, include_content: bool, as_json: bool, as_csv: boo
 
     Example: graphkit diff out/graph-last-week out/graph --json
     """
-    from graphkit.snapshot.diff import diff_snapshots
-
     fmt = output_format(as_json, as_csv)
-    d = diff_snapshots(old, new, include_content=include_content)
+    d = graphkit.diff_snapshots(old, new, include_content=include_content)
     if fmt == "json":
         echo_records(d.records())
         echo_records([d.summary()])
@@ -141,42 +131,24 @@ def view(session_id: str | None, snapshot_dir: Path | None, neo4j: bool, ask_pas
     Example: graphkit view 8299ed6e-811c-4fa7-b124-c205cd625a7f --snapshot out/graph --out
     session.html
     """
-    from graphkit.queries.prices import load_prices
-    from graphkit.queries.usage import session_usage
-    from graphkit.view import render_html, session_view, write_html
-    from graphkit.view.history import thread_costs, write_site
-
-    with open_reader(snapshot_dir, neo4j, ask_password) as reader:
-        directory = getattr(reader, "directory", None)
-        config = getattr(reader, "config", None)
-        source = (f"snapshot {directory}" if directory is not None
-                  else f"Neo4j {config.display_uri}" if config is not None else "")
-        table = load_prices()
-        if session_id is None:
-            if str(out) == "-":
-                raise UserError("the history site is a folder: give --out DIR (or a "
-                                "SESSION_ID for one page on stdout)")
-            with progress() as say:
-                site = write_site(reader, out, include_content=include_content,
-                                  source=source, table=table, progress=say)
-            click.echo(f"wrote {shown(out)}: {site.sessions} session"
-                       f"{'s' if site.sessions != 1 else ''}, {site.threads} threads; "
-                       f"open {shown(Path(out) / 'index.html')}")
-            return
-        (usage,) = session_usage(reader, [session_id]) if _is_session(reader, session_id) \
-            else (None,)
-        data = session_view(reader, session_id, include_content=include_content, source=source,
-                            costs=thread_costs(usage, table) if usage is not None else None)
-    page = render_html(data)
-    if str(out) == "-":
-        click.echo(page, nl=False)
+    if session_id is None:
+        if str(out) == "-":
+            raise UserError("the history site is a folder: give --out DIR (or a SESSION_ID "
+                            "for one page on stdout)")
+        with open_reader(snapshot_dir, neo4j, ask_password) as reader, progress() as say:
+            site = graphkit.write_site(reader, out, include_content=include_content,
+                                       progress=say)
+        click.echo(f"wrote {shown(out)}: {site.sessions} session"
+                   f"{'s' if site.sessions != 1 else ''}, {site.threads} threads; "
+                   f"open {shown(Path(out) / 'index.html')}")
         return
-    write_html(page, out)
-    n = len(data["threads"])
+    with open_reader(snapshot_dir, neo4j, ask_password) as reader:
+        page = graphkit.session_page(reader, session_id, include_content=include_content)
+    if str(out) == "-":
+        click.echo(page.html, nl=False)
+        return
+    graphkit.write_html(page.html, out)
+    n = page.threads
     click.echo(f"wrote {shown(out)}: session {shown(session_id)}, "
                f"{n} thread{'s' if n != 1 else ''}")
 
-
-def _is_session(reader: LineageReader, session_id: str) -> bool:
-    """Whether ``session_id`` names a session (else session_view says what is wrong)."""
-    return any(h.type == reader.vocabulary.session for h in reader.resolve(session_id))

@@ -71,6 +71,27 @@ def open_regular(path: Path | str, dir_fd: int | None = None) -> int:
 _WHOLE_NAME_BYTES = 200
 
 
+_ONE_READ = 0x7FFF0000  # Linux reads at most ~2 GiB in one call
+
+
+def read_file(path: Path | str) -> tuple[os.stat_result, bytes]:
+    """A file's stat (of the open file) and its bytes, by one open, one fstat and one
+    read: half the CPU of ``stat`` + ``read_bytes`` over thousands of small transcripts.
+    Raises OSError as ``open``/``read`` do, and for what is not a regular file."""
+    fd, st = opened_regular(path)
+    try:
+        want = st.st_size + 1  # one byte more: a short read then means the end
+        data = os.read(fd, want)
+        if len(data) == want or want > _ONE_READ:
+            chunks = [data]
+            while chunks[-1]:  # grown since the fstat (or /proc's size 0): to the end
+                chunks.append(os.read(fd, 1 << 20))
+            data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    return st, data
+
+
 def temp_prefix(path: Path | str) -> str:
     """The prefix of ``path``'s temporary siblings: ``.NAME.``, or for a name of more than
     200 bytes its first 180 and a digest (a 250-byte ``--snapshot`` or ``--out`` name

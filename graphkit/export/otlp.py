@@ -697,10 +697,31 @@ def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Non
                         hint="is the receiver running and reachable?") from None
 
 
-def send_snapshot(snapshot_dir: Any, endpoint: str, *, include_content: bool = False,
-                  progress: Any = None, headers: dict[str, str] | None = None) -> Any:
-    """Read the snapshot in ``snapshot_dir`` and send it to ``endpoint`` over OTLP/HTTP
-    (headers from the environment unless given); an ``ExportReport`` of what was sent."""
+def send_traces(snapshot_dir: Any, endpoint: str, *, include_content: bool = False,
+                progress: Any = None, headers: dict[str, str] | None = None) -> Any:
+    """Send the snapshot in ``snapshot_dir`` to an OTLP/HTTP receiver as traces, a trace
+    per session (what ``graphkit export --otlp-endpoint`` runs).
+
+    Parameters
+    ----------
+    snapshot_dir : path of a snapshot folder.
+    endpoint : the receiver's URL; one without a path gets ``/v1/traces``.
+    include_content : add message text (a snapshot built with it) and descriptions.
+    progress : called with a line for each step, if given.
+    headers : HTTP headers; by default those of ``OTEL_EXPORTER_OTLP_TRACES_HEADERS``
+        or ``OTEL_EXPORTER_OTLP_HEADERS``, as the OpenTelemetry specification says.
+
+    Returns
+    -------
+    ExportReport
+        What was sent: traces, spans and links, and the time it took.
+
+    Raises
+    ------
+    GraphkitError
+        A bad URL or header, an unreadable snapshot, or a receiver that refused or
+        could not be reached (one line; header values are never shown).
+    """
     import time
     from pathlib import Path
 

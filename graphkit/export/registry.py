@@ -29,7 +29,7 @@ from graphkit.core.files import output_file, temp_prefix, utf8_path, write_error
 if TYPE_CHECKING:  # only named: `graphkit --help` and a kept rebuild need no pyarrow
     from graphkit.core.graph import GraphTables
 
-# A status line on a terminal (see graphkit.cli.app.progress); a no-op when piped.
+# A status line on a terminal (see graphkit.cli.render.progress); a no-op when piped.
 Progress = Callable[[str], None]
 
 # The file a folder export writes first, so a rerun may replace the folder.
@@ -124,6 +124,10 @@ def format_names() -> list[str]:
 
     return sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(pkg.__path__)
                   if not m.name.startswith("_"))
+
+
+# The front door's name for it (graphkit.export_formats()).
+export_formats = format_names
 
 
 def get_format(name: str) -> Format:

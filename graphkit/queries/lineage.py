@@ -30,8 +30,8 @@ from graphkit.enrich.base import (
     ThreadWalk,
     ThreadWalkReader,
 )
-from graphkit.queries.continuations import continues, walk_edges
-from graphkit.queries.model import Lineage, Ref, TreeNode
+from graphkit.queries.continuations import continued_by, continues, walk_edges
+from graphkit.queries.model import Lineage, Ref, SessionTree, TreeNode
 from graphkit.sources.captures import OTEL_KIND, WHAT_TO_DO
 
 
@@ -155,8 +155,36 @@ def lineage(reader: LineageReader, user_id: str) -> Lineage:
 
 
 def lineage_many(reader: LineageReader, user_ids: Iterable[str]) -> list[Lineage]:
-    """:func:`lineage` for each id, in order."""
-    return [lineage(reader, u) for u in user_ids]
+    """Return :func:`lineage` of each id, in order (``graphkit lineage ID...``).
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph.
+    user_ids : iterable of str
+        Agent ids, thread ids or session ids.
+
+    Returns
+    -------
+    list of Lineage
+
+    Raises
+    ------
+    QueryError
+        An id names nothing, or several threads.
+
+    Examples
+    --------
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> [a.session_id for a in lineage_many(store, ["ag-2", "th-child"])]
+    ['sess-1', 'th-root']
+    """
+    answers = [lineage(reader, u) for u in user_ids]
+    for a in answers:
+        a.notes = capture_notes(reader, [a.id, *(r.id for r in a.descendants)])
+    return answers
 
 
 def _depths(threads: list[ThreadInfo]) -> dict[str, int]:
@@ -198,6 +226,47 @@ def session_tree(reader: LineageReader, session_id: str) -> TreeNode:
                 or "list sessions with `graphkit sessions`")
         raise QueryError(f"no session has the id {session_id!r}", hint=hint)
     return thread_tree(v, session_id, reader.session_threads(session_id))
+
+
+def tree(reader: LineageReader, session_id: str) -> SessionTree:
+    """Return a session's tree (:func:`session_tree`) with the sessions it continues
+    and those that continue it.
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph.
+    session_id : str
+        The session's id.
+
+    Returns
+    -------
+    SessionTree
+
+    Raises
+    ------
+    QueryError
+        ``session_id`` names no session (the message says if it names a thread).
+
+    Examples
+    --------
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> t = tree(store, "sess-1")
+    >>> t.root.ref.id, len(t.root.children), t.continues, t.continued_by
+    ('sess-1', 1, [], [])
+    """
+    root = session_tree(reader, session_id)
+    otel, stack = [], [root]
+    while stack:  # no recursion: a tree may be thousands of threads deep
+        node = stack.pop()
+        if node.info is not None and node.info.kind == OTEL_KIND:
+            otel.append(node.ref.id)
+        stack.extend(node.children)
+    return SessionTree(session_id, root, continues(reader, session_id),
+                       continued_by(reader, session_id),
+                       notes=capture_notes(reader, otel) if otel else [])
 
 
 def thread_tree(v: LineageVocabulary, session_id: str, threads: list[ThreadInfo]) -> TreeNode:

@@ -33,7 +33,14 @@ import pyarrow.parquet as pq
 from graphkit._version import __version__
 from graphkit.enrich.base import LineageReader
 from graphkit.queries.lineage import sessions as list_sessions
-from graphkit.queries.prices import Cost, PriceTable, load_prices, session_cost
+from graphkit.queries.prices import (
+    Cost,
+    PriceTable,
+    load_prices,
+    session_cost,
+    subtree_costs,
+    thread_cost,
+)
 from graphkit.queries.usage import SessionUsage, Tokens, session_usage
 from graphkit.snapshot.read import read_manifest
 from graphkit.view.data import VIEW_FORMAT, session_view
@@ -56,24 +63,10 @@ class SiteReport:
 def thread_costs(u: SessionUsage, table: PriceTable) -> dict[str, tuple[float | None,
                                                                          float | None]]:
     """Each thread's own cost and its subtree's in USD, by thread node id; None where a
-    model in it has no price (unknown, never zero). Threads come depth first, so a
-    thread's subtree is it and its children's subtrees, on the stack above anything
-    shallower (one pass, from the last thread)."""
-    out: dict[str, tuple[float | None, float | None]] = {}
-    done: list[tuple[int, Cost]] = []
-    for t in reversed(u.threads):
-        own = Cost()
-        for model, tokens in t.by_model.items():
-            own.add(table, model, tokens)
-        tree = Cost(own.usd, dict(own.unpriced))
-        while done and done[-1][0] > t.depth:
-            below = done.pop()[1]
-            tree.usd += below.usd
-            for m, tok in below.unpriced.items():
-                tree.unpriced[m] = tree.unpriced.get(m, Tokens()) + tok
-        done.append((t.depth, tree))
-        out[t.node_id] = (own.known, tree.known)
-    return out
+    model in it has no price (unknown, never zero): the sums ``graphkit usage`` makes."""
+    own = [thread_cost(t, table) for t in u.threads]
+    tree = subtree_costs(u, table, own)
+    return {t.node_id: (o.known, s.known) for t, o, s in zip(u.threads, own, tree, strict=True)}
 
 
 def page_name(session_id: str, taken: set[str]) -> str:

@@ -13,13 +13,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import mcp  # the `mcp` extra, installed by `.[dev]`: its absence fails, never skips
 import pytest
 from click.testing import CliRunner
 
 from graphkit.cli import cli
 from tests.conftest import REPO
-
-mcp = pytest.importorskip("mcp")  # the `mcp` extra; installed by `.[dev]`
 
 PAGE = 7  # small, so the fixture's 50 sessions take several pages
 

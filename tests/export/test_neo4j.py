@@ -136,8 +136,8 @@ def test_bulk_import_folder_gives_the_merge_loads_graph(
     try:
         with Neo4jStore(Neo4jConfig(uri=server.uri, password=server.password)) as neo:
             for statement in (folder / "schema.cypher").read_text().splitlines():
-                neo._run_auto(statement.rstrip(";"))
-            constraints = neo._read("SHOW CONSTRAINTS YIELD labelsOrTypes RETURN labelsOrTypes")
+                neo.execute(statement.rstrip(";"))
+            constraints = neo.read("SHOW CONSTRAINTS YIELD labelsOrTypes RETURN labelsOrTypes")
             assert sorted(c["labelsOrTypes"][0] for c in constraints) == sorted(graph.nodes)
             assert answers(neo, graph) == merge_answers
             content = neo.read_graph()
@@ -162,12 +162,12 @@ def test_cypher_script_recreates_the_graph(
     run = [s for s in statements if s and not s.startswith("//")]
     assert all(s.endswith(";") for s in run)
     for s in run:
-        store._run_auto(s[:-1])
+        store.execute(s[:-1])
     assert answers(store, graph) == merge_answers
     assert_same_graph(store.read_graph(), merge_content)
     # The script is rerunnable: it MERGEs, so a second run changes nothing.
     for s in run:
-        store._run_auto(s[:-1])
+        store.execute(s[:-1])
     assert_same_graph(store.read_graph(), merge_content)
 
 

@@ -245,9 +245,9 @@ def test_the_terminal_table_never_cuts_a_count(
     # its total, and the thread column squeezed to nothing (rich fits a table to the
     # terminal by cutting no_wrap cells). A session of 12 billion cache reads is large,
     # not absurd.
-    from graphkit.cli.usage import _print_groups, _print_session
-    from graphkit.queries.prices import load_prices, usage_groups
-    from graphkit.queries.usage import session_usage
+    from graphkit.cli.usage import print_groups, print_threads
+    from graphkit.queries.prices import load_prices
+    from graphkit.queries.usage_report import usage as usage_report
 
     def usage(i: int, o: int, cc: int, cr: int, **claude: str) -> str:
         return json.dumps({"usage": {"input_tokens": i, "output_tokens": o,
@@ -269,13 +269,12 @@ def test_the_terminal_table_never_cuts_a_count(
             "2,345", "34,567", "456,789", "12,345,678", "12,839,379",  # the subagent
             "12,348,023", "234,602,457", "3,457,245,801", "12,358,024,579"]  # the total
     for reader in stores:
-        (u,) = session_usage(reader, [sid])
-        _print_session(u, prices)
+        print_threads(usage_report(reader, [sid], prices=prices))
         out = capsys.readouterr().out
         assert "…" not in out and "thread" in out and "(main)" in out
         for n in want:
             assert f" {n} " in out, n
-        _print_groups(sid, "model", usage_groups(u, "model", prices))
+        print_groups(usage_report(reader, [sid], by="model", prices=prices))
         out = capsys.readouterr().out
         assert "…" not in out and "model" in out
         for n in ("12,345,678", "234,567,890", "3,456,789,012", "12,345,678,901", "2,345",

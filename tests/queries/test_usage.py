@@ -150,12 +150,14 @@ def test_cli_json_has_the_issue_shape(fixture_snapshot: Path) -> None:
     lines = [json.loads(x) for x in r.output.splitlines()]
     assert len(lines) == 4
     for obj in lines:  # the issue's shape, after the record kind every read command names
-        assert list(obj) == ["record", "session_id", "own", "total", "threads"]
+        assert list(obj) == ["record", "session_id", "own", "total", "cost_usd", "cost_note",
+                             "unpriced_models", "threads"]
         assert obj["record"] == "usage"
         for t in (obj["own"], obj["total"]):
             assert list(t) == list(TOKEN_FIELDS)
         for th in obj["threads"]:
-            assert list(th) == ["id", "parent", "own", "subtree"]
+            assert list(th) == ["id", "parent", "own", "subtree", "depth", "kind",
+                                "agent_type", "own_cost_usd", "subtree_cost_usd", "cost_note"]
     one = _run(["usage", "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "--snapshot",
                 str(fixture_snapshot), "--json"])
     assert [json.loads(x)["session_id"] for x in one.output.splitlines()] == [
@@ -171,22 +173,32 @@ def test_unknown_session_is_one_line_exit_2(fixture_snapshot: Path) -> None:
 
 def test_by_model_costs_from_the_shipped_table_and_unknown_models_are_unpriced(
         fixture_snapshot: Path) -> None:
-    r = _run(["usage", "--snapshot", str(fixture_snapshot), "--by", "model", "--json"])
-    assert r.exit_code == 0, r.output
     by: dict[str, list[dict[str, Any]]] = {}
-    for o in map(json.loads, r.output.splitlines()):
-        assert o["record"] == "usage_group" and o["by"] == "model"
-        by.setdefault(o["session_id"], []).append(o)
+    for sid in ("5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01", "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01"):
+        r = _run(["usage", sid, "--snapshot", str(fixture_snapshot), "--by", "model", "--json"])
+        assert r.exit_code == 0, r.output
+        for o in map(json.loads, r.output.splitlines()):
+            assert o["record"] == "usage_group" and o["by"] == "model"
+            assert o["session_id"] == sid and o["sessions"] == 1  # one session asked
+            by.setdefault(o["session_id"], []).append(o)
     prices = load_prices()
     for g in by["5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01"]:
         p = prices.models[g["key"]]
         cost = sum(g[f] * rate for f, rate in zip(TOKEN_FIELDS, p, strict=True)) / 1e6
         assert g["cost_usd"] == pytest.approx(cost) and g["unpriced_models"] == []
+        assert g["cost_note"] is None
     codex = {g["key"]: g for g in by["019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01"]}
     mini = codex["gpt-5-codex-mini"]
     assert mini["cost_usd"] is None and mini["input_tokens"] == 1052  # unpriced, not zero
     assert mini["unpriced_models"] == ["gpt-5-codex-mini"]
+    assert mini["cost_note"] == "no price for gpt-5-codex-mini"
     assert codex["gpt-5-codex"]["cost_usd"] > 0
+    # Every session: one group per model across them, adding the sessions' groups up.
+    every = [json.loads(x) for x in _run(["usage", "--snapshot", str(fixture_snapshot), "--by",
+                                          "model", "--json"]).output.splitlines()]
+    assert all(g["session_id"] is None for g in every)
+    sonnet = next(g for g in every if g["key"] == "claude-sonnet-4-5")
+    assert sonnet["sessions"] == 3 and sonnet["output_tokens"] == 835
     csv_out = _run(["usage", "--snapshot", str(fixture_snapshot), "--by", "model", "--csv"])
     assert csv_out.output.splitlines()[0].startswith("session_id,by,key,input_tokens")
 

@@ -84,7 +84,7 @@ def assert_whole(store: Neo4jStore, graph: GraphTables) -> None:
     assert store.node_counts(sorted(graph.nodes)) == graph.node_counts()
     assert store.relationship_counts(sorted(graph.edges)) == graph.edge_counts()
     assert not store.interrupted_load()
-    assert store._read(f"MATCH (l:{LOCK_LABEL}) RETURN count(l) AS c")[0]["c"] == 0
+    assert store.read(f"MATCH (l:{LOCK_LABEL}) RETURN count(l) AS c")[0]["c"] == 0
 
 
 # --- 1. a bounded wait behind a hung load ----------------------------------------------
@@ -172,7 +172,7 @@ def test_the_lock_leaves_only_its_constraint_and_reads_never_show_it(
     assert_whole(store, graph)
     # What stays: one uniqueness constraint (named graphkit_load_lock unless an
     # equal one was there) and the label token; no node.
-    constraints = store._read("SHOW CONSTRAINTS YIELD type, labelsOrTypes, properties")
+    constraints = store.read("SHOW CONSTRAINTS YIELD type, labelsOrTypes, properties")
     mine = [c for c in constraints if LOCK_LABEL in (c["labelsOrTypes"] or [])]
     assert mine == [{"type": "UNIQUENESS", "labelsOrTypes": [LOCK_LABEL],
                      "properties": ["name"]}]

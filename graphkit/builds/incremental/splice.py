@@ -76,7 +76,7 @@ class _Group(msgspec.Struct):
 
 def project_key(c: LoadedContract, granularity: str, include_content: bool) -> str:
     """What the stored partial graphs depend on besides the transcripts."""
-    from graphkit import __version__
+    from graphkit._version import __version__
 
     doc = [c.spec.model_dump_json(), c.name, c.version, granularity, include_content,
            __version__, parser_version(), BUCKETS, FORMAT]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import SourceError
-from graphkit.core.files import open_regular, opened_regular
+from graphkit.core.files import open_regular, read_file
 from graphkit.core.text import is_text
 from graphkit.core.text import storable_json as whole_text
 
@@ -241,27 +241,6 @@ def default_transcript_roots() -> list[Path]:
     roots = [claude / "projects", claude / "jobs", codex / "sessions",
              codex / "archived_sessions"]
     return [r for r in roots if r.is_dir()]
-
-
-_ONE_READ = 0x7FFF0000  # Linux reads at most ~2 GiB in one call
-
-
-def read_file(path: Path | str) -> tuple[os.stat_result, bytes]:
-    """A file's stat (of the open file) and its bytes, by one open, one fstat and one
-    read: half the CPU of ``stat`` + ``read_bytes`` over thousands of small transcripts.
-    Raises OSError as ``open``/``read`` do, and for what is not a regular file."""
-    fd, st = opened_regular(path)
-    try:
-        want = st.st_size + 1  # one byte more: a short read then means the end
-        data = os.read(fd, want)
-        if len(data) == want or want > _ONE_READ:
-            chunks = [data]
-            while chunks[-1]:  # grown since the fstat (or /proc's size 0): to the end
-                chunks.append(os.read(fd, 1 << 20))
-            data = b"".join(chunks)
-    finally:
-        os.close(fd)
-    return st, data
 
 
 def read_meta(agent_file: Path

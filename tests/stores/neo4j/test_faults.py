@@ -111,7 +111,7 @@ def test_wipe_refuses_a_database_the_tests_did_not_mark(own_server: LocalNeo4j) 
     """The users-database case: no marker node, so the test helper deletes nothing."""
     config = Neo4jConfig(uri=own_server.uri, password=PASSWORD)
     with Neo4jStore(config) as store:
-        store._write("CREATE (n:UsersOwnData {x: 1}) RETURN count(n)")
+        store.write("CREATE (n:UsersOwnData {x: 1}) RETURN count(n)")
         with pytest.raises(NotATestDatabase, match="refusing to clear"):
             wipe(store)
         assert store.node_counts(["UsersOwnData"]) == {"UsersOwnData": 1}
@@ -164,7 +164,7 @@ def test_kill_mid_load_then_reload_converges(own_server: LocalNeo4j, own_home: P
             assert report.nodes == want_nodes and report.edges == want_edges
             assert store.node_counts(sorted(want_nodes)) == want_nodes
             assert store.relationship_counts(sorted(want_edges)) == want_edges
-            (row,) = store._read("MATCH (n) RETURN count(n) AS n, count(DISTINCT n.id) AS ids")
+            (row,) = store.read("MATCH (n) RETURN count(n) AS n, count(DISTINCT n.id) AS ids")
             assert row["n"] == row["ids"] == sum(want_nodes.values())
     finally:
         # The module fixture's server is dead; hand it the live one to stop.

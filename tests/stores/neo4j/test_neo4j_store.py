@@ -52,7 +52,7 @@ def test_rerun_converges(store: Neo4jStore) -> None:
 
 def test_properties_round_trip_with_types(store: Neo4jStore) -> None:
     store.load(lineage_graph())
-    rows = store._read(
+    rows = store.read(
         "MATCH (s:Session {session_id: 's-claude'}) RETURN s.first_seen AS f, s.messages AS m,"
         " s.title AS t, keys(s) AS k"
     )
@@ -62,7 +62,7 @@ def test_properties_round_trip_with_types(store: Neo4jStore) -> None:
     assert row["t"] == "fix the parser"
     # Key columns are stored as properties too; the node key is `id`.
     assert {"id", "session_id", "first_seen", "last_seen", "messages", "rows"} <= set(row["k"])
-    rel = store._read(
+    rel = store.read(
         "MATCH (:Thread {thread_id: 's-claude'})-[r:USED_MODEL]->() RETURN r.calls AS c,"
         " r.first_used AS f"
     )
@@ -72,9 +72,9 @@ def test_properties_round_trip_with_types(store: Neo4jStore) -> None:
 
 def test_null_properties_are_not_stored(store: Neo4jStore) -> None:
     store.load(lineage_graph())
-    (row,) = store._read("MATCH (s:Session {session_id: 'codex-root'}) RETURN keys(s) AS k")
+    (row,) = store.read("MATCH (s:Session {session_id: 'codex-root'}) RETURN keys(s) AS k")
     assert "title" not in row["k"]
-    (row,) = store._read("MATCH (t:Thread {thread_id: 's-claude'}) RETURN keys(t) AS k")
+    (row,) = store.read("MATCH (t:Thread {thread_id: 's-claude'}) RETURN keys(t) AS k")
     assert "agent_id" not in row["k"]
 
 
@@ -86,7 +86,7 @@ def test_merge_updates_changed_values_and_removes_new_nulls(store: Neo4jStore) -
     changed = sessions.set_column(sessions.column_names.index("title"), "title", titles)
     g.nodes["Session"] = NodeTable("Session", ("session_id",), changed)
     store.load(g)
-    rows = store._read("MATCH (s:Session) RETURN s.session_id AS s, s.title AS t ORDER BY s")
+    rows = store.read("MATCH (s:Session) RETURN s.session_id AS s, s.title AS t ORDER BY s")
     assert rows == [{"s": "codex-root", "t": "now titled"}, {"s": "s-claude", "t": None}]
 
 
@@ -101,7 +101,7 @@ def test_replace_deletes_what_the_new_graph_lacks(store: Neo4jStore) -> None:
 
 
 def test_replace_leaves_other_labels_alone(store: Neo4jStore) -> None:
-    store._write("CREATE (:Unrelated {id: 'u'}) RETURN 1")
+    store.write("CREATE (:Unrelated {id: 'u'}) RETURN 1")
     store.load(lineage_graph(), if_exists="replace")
     assert store.node_counts(["Unrelated"]) == {"Unrelated": 1}
 
@@ -123,10 +123,10 @@ def test_unknown_policy_is_refused(store: Neo4jStore) -> None:
 def test_constraints_and_indexes_exist(store: Neo4jStore) -> None:
     g = lineage_graph()
     store.load(g)
-    rows = store._read("SHOW CONSTRAINTS YIELD labelsOrTypes, properties, type")
+    rows = store.read("SHOW CONSTRAINTS YIELD labelsOrTypes, properties, type")
     unique = {(r["labelsOrTypes"][0], r["properties"][0]) for r in rows if "UNIQUE" in r["type"]}
     assert {(label, "id") for label in g.nodes} <= unique
-    rows = store._read("SHOW INDEXES YIELD labelsOrTypes, properties, state")
+    rows = store.read("SHOW INDEXES YIELD labelsOrTypes, properties, state")
     indexed = {(r["labelsOrTypes"][0], r["properties"][0]) for r in rows if r["labelsOrTypes"]}
     assert {("Thread", "thread_id"), ("Thread", "agent_id"), ("Session", "session_id")} <= indexed
     assert all(r["state"] == "ONLINE" for r in rows)
@@ -223,7 +223,7 @@ def test_graph_with_other_labels_and_timestamps_list(store: Neo4jStore) -> None:
     )
     report = store.load(g)
     assert report.nodes == {"Message": 2} and report.edges == {"NEXT": 1}
-    (row,) = store._read("MATCH (m:Message {id: 'm1'}) RETURN m.tags AS t, m.ok AS ok")
+    (row,) = store.read("MATCH (m:Message {id: 'm1'}) RETURN m.tags AS t, m.ok AS ok")
     assert row == {"t": ["a", "b"], "ok": True}
 
 

@@ -79,11 +79,11 @@ def test_created_graph_equals_a_merged_one(store: Neo4jStore) -> None:
     g = lineage_graph()
     assert store.load(g, workers=2).write_mode == "create"
     created = store.read_graph()
-    store._run_auto("MATCH (n) WHERE NOT n:GraphkitTestDatabase DETACH DELETE n")
+    store.execute("MATCH (n) WHERE NOT n:GraphkitTestDatabase DETACH DELETE n")
     # One node of an unrelated label the graph uses makes the target non-empty.
-    store._run_auto("CREATE (:Session {id: 'elsewhere'})")
+    store.execute("CREATE (:Session {id: 'elsewhere'})")
     assert store.load(g, workers=1).write_mode == "merge"
-    store._run_auto("MATCH (n:Session {id: 'elsewhere'}) DELETE n")
+    store.execute("MATCH (n:Session {id: 'elsewhere'}) DELETE n")
     assert_same_graph(store.read_graph(), created)
 
 
@@ -116,7 +116,7 @@ def test_an_end_outside_the_graph_is_found_in_the_database_by_its_id(
     """Relationships between nodes of this load go by the nodes' internal ids;
     one whose end is not among the graph's nodes still finds it by label and id
     in a database that has it, and is counted skipped where nothing has it."""
-    store._run_auto("CREATE (:Session {id: 's-elsewhere', session_id: 's-elsewhere'})")
+    store.execute("CREATE (:Session {id: 's-elsewhere', session_id: 's-elsewhere'})")
     g = sessions_graph(sessions=4, threads=2)
     has = g.edges["HAS_THREAD"].table
     g.edges["HAS_THREAD"] = EdgeTable("HAS_THREAD", "Session", "Thread", pa.concat_tables([
@@ -128,9 +128,9 @@ def test_an_end_outside_the_graph_is_found_in_the_database_by_its_id(
     assert report.skipped_edges == {"HAS_THREAD": 1}
     rows = store.edge_rows("HAS_THREAD", "Session", "Thread", [], sources=["s-elsewhere"])
     assert [(r["source"], r["target"]) for r in rows] == [("s-elsewhere", "t-00001-000")]
-    store._run_auto("MATCH (n:Session {id: 's-elsewhere'}) DETACH DELETE n")
+    store.execute("MATCH (n:Session {id: 's-elsewhere'}) DETACH DELETE n")
     loaded = store.read_graph(sorted(g.nodes), sorted(g.edges))
-    store._run_auto("MATCH (n) WHERE NOT n:GraphkitTestDatabase DETACH DELETE n")
+    store.execute("MATCH (n) WHERE NOT n:GraphkitTestDatabase DETACH DELETE n")
     g.edges["HAS_THREAD"] = EdgeTable("HAS_THREAD", "Session", "Thread", has)
     assert store.load(g, batch_size=3, workers=2).write_mode == "create"
     assert_same_graph(store.read_graph(sorted(g.nodes), sorted(g.edges)), loaded)
@@ -146,7 +146,7 @@ def test_relationships_by_node_id_seek_by_id_not_by_index(store: Neo4jStore,
     store.ensure_schema(["Thread", "Tool"])
     query = cypher.relationships_by_node_id("CALLED_TOOL", "Thread", "Tool", ["calls"],
                                             create=create)
-    with store._session() as session:
+    with store.driver_session() as session:
         plan_ = session.run("EXPLAIN " + query, s=[0], t=[1], sources=["a"], targets=["b"],
                             c0=[1]).consume().plan
 
@@ -171,7 +171,7 @@ def test_a_batch_the_server_refuses_fails_the_load_with_one_line(store: Neo4jSto
     calls[len(calls) // 2] = calls[0]
     g.edges["CALLED_TOOL"] = EdgeTable("CALLED_TOOL", "Thread", "Tool", called.set_column(
         2, "calls", pa.array(calls, pa.int64())))
-    with store._session() as session:
+    with store.driver_session() as session:
         session.run("CREATE CONSTRAINT gk_test_calls_unique IF NOT EXISTS "
                     "FOR ()-[r:CALLED_TOOL]-() REQUIRE r.calls IS UNIQUE").consume()
     try:
@@ -179,7 +179,7 @@ def test_a_batch_the_server_refuses_fails_the_load_with_one_line(store: Neo4jSto
             store.load(g, batch_size=10, workers=3)
         assert "\n" not in str(err.value)
     finally:
-        with store._session() as session:
+        with store.driver_session() as session:
             session.run("DROP CONSTRAINT gk_test_calls_unique IF EXISTS").consume()
 
 
@@ -298,7 +298,7 @@ def test_utc_timestamps_sent_as_integers_store_what_the_driver_stores(
     store.load(g)
     by_driver = column.to_pylist()  # what the driver packs itself (ZoneInfo UTC)
     for node_id, value in zip(["a", "b", "c"], by_driver, strict=True):
-        (row,) = store._read("MATCH (d:Doc {id: $id}) RETURN d.when AS w, toString(d.when) AS s,"
+        (row,) = store.read("MATCH (d:Doc {id: $id}) RETURN d.when AS w, toString(d.when) AS s,"
                              " toString($v) AS expected, d.when = $v AS same",
                              id=node_id, v=value)
         if value is None:

@@ -101,7 +101,7 @@ def test_walks_visit_each_node_once(loaded: tuple[Neo4jStore, NetworkXStore],
              "continues": cypher.continuation_edges(v, "CONTINUES", up=True),
              "continued_by": cypher.continuation_edges(v, "CONTINUES", up=False),
              "thread_walk": cypher.thread_walk(v), "lineage_walk": cypher.lineage_walk(v)}[which]
-    with store._session() as session:
+    with store.driver_session() as session:
         plan = session.run("EXPLAIN " + query, id="x", session="y").consume().plan
     expands = [o for o in _operators(plan) if o.startswith("VarLengthExpand")]
     assert expands and all("Pruning" in o for o in expands), _operators(plan)
@@ -143,7 +143,7 @@ def test_one_round_trip_resolves_and_walks_as_two_do(
     thread, :meth:`thread_walk`'s answer; for any other id no walk."""
     store, _ = loaded
     # "twice" names one thread by two of its ids; "tb9" becomes ambiguous.
-    store._run_auto(
+    store.execute(
         "MATCH (p:Thread {thread_id: 'ta2'}) "
         "CREATE (:Thread {id: 'twice-node', thread_id: 'twice', agent_id: 'twice', "
         "session_id: 'ladder'})-[:PARENT_THREAD]->(p), "
@@ -173,7 +173,7 @@ def test_a_chain_through_another_label_is_not_walked(
     another label is fetched by the one query but never walked, as a store
     walking a level at a time would not reach past it either."""
     store, nx = loaded
-    store._run_auto(
+    store.execute(
         "MATCH (s:Session {session_id: 'lone'}) "
         "CREATE (s)-[:CONTINUES {how: 'resume'}]->(:Decoy {id: 'decoy'})"
         "-[:CONTINUES {how: 'fork'}]->(:Session {id: 'hidden-node', session_id: 'hidden'})")
@@ -184,6 +184,6 @@ def test_a_chain_through_another_label_is_not_walked(
 def test_only_transient_failures_are_read_again(store: Neo4jStore) -> None:
     assert _retryable(ServiceUnavailable("the server went away"))
     assert not _retryable(ValueError("not the driver's"))
-    with store._session() as session, pytest.raises(CypherSyntaxError) as err:
+    with store.driver_session() as session, pytest.raises(CypherSyntaxError) as err:
         session.run("MATCH (n RETURN n").consume()
     assert not _retryable(err.value)
