@@ -17,6 +17,7 @@ import mcp  # the `mcp` extra, installed by `.[dev]`: its absence fails, never s
 import pytest
 from click.testing import CliRunner
 
+import graphkit
 from graphkit.cli import cli
 from tests.conftest import REPO
 
@@ -110,9 +111,11 @@ def test_tools_are_read_only_and_say_their_output(client: Client) -> None:
         assert t.input_schema["additionalProperties"] is False, t.name
     assert tools["lineage"].input_schema["required"] == ["id"]
     assert tools["tree"].input_schema["required"] == ["session_id"]
-    # usage's `by` takes what `graphkit usage --by` takes.
+    # usage's `by` takes every grouping `graphkit usage --by` takes (not `thread`: the
+    # tool without `by` already answers per thread, as `usage --json` does).
     by = next(p for p in cli.commands["usage"].params if p.name == "by")
-    assert tools["usage"].input_schema["properties"]["by"]["enum"] == list(by.type.choices)
+    enum = tools["usage"].input_schema["properties"]["by"]["enum"]
+    assert enum == list(graphkit.GROUPINGS) and set(enum) == set(by.type.choices) - {"thread"}
 
 
 def _all_pages(client: Client, args: dict[str, Any]) -> list[Any]:
