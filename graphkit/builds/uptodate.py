@@ -308,6 +308,9 @@ def kept_build(cache_dir: Path, key: str, sources: Sequence[Path], snapshot_dir:
     snapshot index, as a build's is); else None. ``inputs``: :func:`input_state` of
     ``sources`` when the caller has it already (asked twice with the same list, and the
     record and snapshot unchanged, the second answer is the first's)."""
+    from graphkit.snapshot.swap import tidy
+
+    tidy(snapshot_dir)  # a killed build's folders go, even when the snapshot is kept
     asked = _asked(cache_dir, key, snapshot_dir, inputs)
     if _MISSED and _same(_MISSED, asked):
         return None

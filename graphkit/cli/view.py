@@ -145,7 +145,8 @@ def view(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
     if str(out) == "-":
         click.echo(page, nl=False)
         return
-    write_html(page, out)
+    write_html(page, out, sources=[directory] if directory is not None else [],
+               private=include_content)
     n = len(data["threads"])
     click.echo(f"wrote {shown(out)}: session {shown(session_id)}, "
                f"{n} thread{'s' if n != 1 else ''}")

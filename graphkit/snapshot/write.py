@@ -70,6 +70,7 @@ from graphkit.snapshot.swap import (
     os_error,
     recover,
     swap_into_place,
+    tidy,
     write_file,
 )
 
@@ -271,6 +272,7 @@ def check_snapshot_target(directory: Path | str, *, probe: bool = True) -> Path:
             raise SnapshotError("is a symlink to something that is not a folder",
                                 path=str(path), hint="give a folder path for the snapshot")
         path = path.resolve()
+    tidy(path)  # first, whatever this build then decides
     if path.exists():
         if not path.is_dir():
             raise SnapshotError("exists and is not a folder", path=str(path),

@@ -24,7 +24,6 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -59,6 +58,7 @@ from graphkit.builds.partitioned.partition import project_partition, split_bucke
 from graphkit.builds.partitioned.plan import ORD, Plan, describe, make_plan
 from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
 from graphkit.core.errors import GraphkitError, SourceError
+from graphkit.core.files import work_folder
 from graphkit.core.schema import FILE_COL, ROW_COL
 from graphkit.core.spark import active_session, ship_graphkit, start_session
 from graphkit.projection.conform import check_schema, conform, read_spec
@@ -365,8 +365,10 @@ def build_spark(
     opts = {"strict": strict, "since": since, "until": until, "cache_dir": cache_dir,
             "progress": progress, "fingerprints": fingerprints,
             "include_content": include_content}
-    work = Path(tempfile.mkdtemp(prefix=".graphkit-spark-", dir=Path(snapshot_dir).parent
-                                 if Path(snapshot_dir).parent.exists() else None))
+    # Named after the snapshot and this process, beside it: the next build deletes it
+    # if a kill left it.
+    Path(snapshot_dir).parent.mkdir(parents=True, exist_ok=True)
+    work = work_folder(Path(snapshot_dir))
     folder: SnapshotFolder | None = None
     stage = None
     try:

@@ -18,14 +18,10 @@ from graphkit.core.errors import SourceError
 from graphkit.core.files import open_regular, opened_regular
 from graphkit.core.text import is_text
 from graphkit.core.text import storable_json as whole_text
+from graphkit.core.transcript_kinds import CLAUDE_KEYS as _CLAUDE_KEYS
+from graphkit.core.transcript_kinds import CODEX_TYPES as _CODEX_TYPES
+from graphkit.core.transcript_kinds import kind_of_object as _kind_of_object
 
-_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
-                          "compacted"})
-_CLAUDE_KEYS = ("sessionId", "parentUuid", "isSidechain", "leafUuid")
-# Line types only Claude Code writes; files often open with many file-history-snapshot
-# lines, which carry none of the keys above.
-_CLAUDE_TYPES = frozenset({"file-history-snapshot", "summary", "custom-title", "ai-title",
-                           "queue-operation"})
 _SNIFF_LINES = 20
 
 
@@ -63,21 +59,6 @@ def holds_lone_surrogate(value: Any) -> bool:
     (only asked of the rare lines whose bytes may hold one: a pair, ``\\ud83d\\ude00``,
     matches the same pattern and is whole text)."""
     return not is_text(json.dumps(value, ensure_ascii=False))
-
-
-def _kind_of_object(obj: Any) -> str | None:
-    if not isinstance(obj, dict):
-        return None
-    if isinstance(obj.get("loglines"), list):
-        return "claude"
-    kind = obj.get("type") if isinstance(obj.get("type"), str) else None
-    if kind in _CODEX_TYPES and "payload" in obj:
-        return "codex"
-    if "type" not in obj and "id" in obj and "timestamp" in obj and len(obj) <= 4:
-        return "codex"  # the bare {id, timestamp} header of very old rollouts
-    if any(k in obj for k in _CLAUDE_KEYS) or kind in _CLAUDE_TYPES:
-        return "claude"
-    return None
 
 
 def _kind_of_deep_line(raw: bytes) -> str | None:

@@ -28,6 +28,7 @@ import msgspec
 import pyarrow as pa
 
 from graphkit.core.errors import SourceError
+from graphkit.core.files import work_folder
 from graphkit.sources.transcripts.buffer import (
     LINE_AT,
     FileParse,
@@ -203,7 +204,9 @@ def parse_in_workers(paths: Sequence[Path], sizes: Sequence[int]) -> Iterator[Pa
     re-import the caller's main script (or fork its threads mid-lock). If the child fails,
     its runs are parsed here."""
     runs = _runs(paths, sizes)
-    folder = tempfile.mkdtemp(prefix="graphkit-parse-")
+    # Named for this process (and the dead ones' deleted first): a killed build's
+    # hand-over folder does not pile up in the temporary folder.
+    folder = str(work_folder(Path(tempfile.gettempdir(), "graphkit-parse")))
     claims = _Claims(folder)
     child = None
     try:
