@@ -30,6 +30,7 @@ from typing import Any
 
 from graphkit._version import __version__
 from graphkit.contract.search import contract_candidates
+from graphkit.core.content import CONTENT_PATHS
 from graphkit.core.files import open_regular
 from graphkit.snapshot.format import MANIFEST
 from graphkit.sources.transcripts.version import PARSER_VERSION
@@ -96,6 +97,9 @@ def build_key(contract: Any, sources: Sequence[Path], snapshot_dir: Path,
     shaping = {**_SHAPING_DEFAULTS, **options}
     doc = {
         "record": _RECORD_VERSION, "graphkit": __version__, "parser": PARSER_VERSION,
+        # What is content (left out without --include-content): a snapshot built under
+        # another rule is not kept.
+        "content": {k: [list(p) for p in v] for k, v in sorted(CONTENT_PATHS.items())},
         "contract": contract_state(contract),
         "sources": [str(Path(p).expanduser().resolve()) for p in sources],
         "snapshot": str(Path(snapshot_dir).expanduser().resolve()),
