@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from graphkit.core.errors import excerpt
 from graphkit.sources.transcripts.buffer import (
     LINE_AT,
     MESSAGE_COLUMNS,
@@ -318,7 +319,7 @@ class _ClaudeFile:
                 if _queued_prompt(e) is not None:
                     self._add_queued(line, e)
             elif etype not in QUIET_TYPES:  # a str here
-                self.skipped.append((line, f"entry type {etype[:80]!r} is not read"))
+                self.skipped.append((line, f"entry type {excerpt(etype)} is not read"))
             return
         raw_ts = e.get("timestamp")
         if raw_ts is None:
@@ -476,8 +477,8 @@ class _ClaudeFile:
         if first is None or first == line:
             return
         if _said(self.entry_at(first)) != _said(e):
-            self.skipped.append((line, f"uuid {uuid} written again with other content than "
-                                       f"line {first}; the first is kept"))
+            self.skipped.append((line, f"uuid {excerpt(uuid, 36)} written again with other "
+                                       f"content than line {first}; the first is kept"))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
                  agent: str | None, uuid: str | None, role: str, model: str | None

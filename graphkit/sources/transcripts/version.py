@@ -32,4 +32,6 @@
 # inter_agent_communication lines (and such a message wrapped as an assistant one) are
 # user messages; token_count's cache_write_input_tokens are cache writes (taken out of
 # input); thread_rolled_back relinks the next message and counts rolled_back_turns.
-PARSER_VERSION = 12
+# 13 (safety31): an unknown record type or a repeated uuid named in a skipped line's
+# reason is escaped and cut (cached reasons echoed it as written).
+PARSER_VERSION = 13
