@@ -80,3 +80,20 @@ def json_loads(doc: str | bytes) -> Any:
         if "integer string conversion" not in str(e):
             raise
         return json.loads(doc, parse_int=_int)
+
+
+# What a spreadsheet takes for a formula when a cell starts with it (OWASP, "CSV
+# Injection"): =, +, -, @, tab and carriage return.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet shows as text: one that starts like a formula
+    gets a leading single quote, as OWASP's CSV-injection guidance says (a session id,
+    tool name or file path is text a transcript chose; ``=HYPERLINK(...)`` ran when the
+    CSV was opened). Only text cells: numbers are written as numbers.
+
+    >>> csv_cell("=HYPERLINK(1)"), csv_cell("-rf"), csv_cell("ok")
+    ("'=HYPERLINK(1)", "'-rf", 'ok')
+    """
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
