@@ -120,15 +120,39 @@ def sniff_kind(name: str, data: bytes) -> str | None:
     return None
 
 
+# At most this much of a file is read to tell what it is: a file with no newline in its
+# first gigabyte was read whole (twice over: 2.2 GB for 1 GiB) just to be told apart.
+_SNIFF_BYTES = 4 << 20
+
+
 def file_kind(path: Path) -> str | None:
+    """"claude", "codex" or None for the file at ``path``, from at most its first
+    ``_SNIFF_BYTES``: whole lines are parsed; a first line longer than that (or a
+    ``.json`` document) is judged by the keys it names, as a line too deep to parse is."""
     try:
-        if path.suffix == ".json":
-            return sniff_kind(path.name, path.read_bytes())
         with os.fdopen(open_regular(path), "rb") as fh:
-            head = b"".join(fh.readline() for _ in range(_SNIFF_LINES))
-        return sniff_kind(path.name, head)
+            head = fh.read(_SNIFF_BYTES + 1)
     except OSError:
         return None
+    whole = len(head) <= _SNIFF_BYTES
+    head = _utf8_head(head, whole)
+    if whole:
+        return sniff_kind(path.name, head)
+    complete = head[:head.rfind(b"\n") + 1]
+    if complete and path.suffix != ".json":
+        return sniff_kind(path.name, complete)
+    return _kind_of_deep_line(head) or ("claude" if b'"loglines"' in head else None)
+
+
+def _utf8_head(head: bytes, whole: bool) -> bytes:
+    """:func:`as_utf8` of a file's first bytes (cut anywhere: a UTF-16/32 character may
+    be split at the end); unchanged if they are no text in their encoding."""
+    for cut in range(1 if whole else 4):
+        try:
+            return as_utf8(head[:len(head) - cut])
+        except UnicodeError:
+            continue
+    return head
 
 
 def candidates(root: Path) -> Iterator[Path]:
@@ -216,6 +240,39 @@ def read_file(path: Path | str) -> tuple[os.stat_result, bytes]:
     finally:
         os.close(fd)
     return st, data
+
+
+# How a file's first bytes say it is not plain UTF-8: a byte-order mark, or the zero
+# bytes of UTF-16/32 text that starts with "{" (json.detect_encoding's rules).
+_MAYBE_ENCODED = frozenset(b"\xef\xff\xfe\x00")
+
+
+def as_utf8(data: bytes) -> bytes:
+    """A transcript's bytes as UTF-8 without a byte-order mark: a UTF-8 BOM is dropped
+    (it made the first line "not valid JSON"), UTF-16 and UTF-32 text (by its BOM, or
+    its zero bytes) is decoded and written as UTF-8 (it was read as one garbled line).
+    Unpaired UTF-16 halves stay as encoded surrogates, which the line parser makes
+    U+FFFD and counts. :class:`UnicodeError` naming the encoding if the bytes are not
+    whole text in it.
+
+    >>> import codecs
+    >>> as_utf8(codecs.BOM_UTF8 + b"{}"), as_utf8('{"a": 1}'.encode("utf-16"))
+    (b'{}', b'{"a": 1}')
+    """
+    if not data or (data[0] not in _MAYBE_ENCODED and data[1:2] != b"\x00"):
+        return data  # plain UTF-8: nearly every file, one look at two bytes
+    encoding = json.detect_encoding(data[:4])
+    if encoding == "utf-8":
+        return data
+    if encoding == "utf-8-sig":
+        return data[3:]
+    try:
+        text = data.decode(encoding, "surrogatepass")
+    except UnicodeDecodeError as exc:
+        name = encoding.upper().replace("-BE", " big-endian").replace("-LE", " little-endian")
+        raise UnicodeError(f"a {name} file that is not whole {name} text (at byte "
+                           f"{exc.start}); file skipped") from None
+    return text.lstrip("\ufeff").encode("utf-8", "surrogatepass")
 
 
 def read_meta(agent_file: Path

@@ -37,7 +37,12 @@ from graphkit.sources.transcripts.buffer import (
 )
 from graphkit.sources.transcripts.claude import parse_claude
 from graphkit.sources.transcripts.codex import parse_codex
-from graphkit.sources.transcripts.files import not_a_transcript, read_file, sniff_kind
+from graphkit.sources.transcripts.files import (
+    as_utf8,
+    not_a_transcript,
+    read_file,
+    sniff_kind,
+)
 from graphkit.sources.transcripts.index import stat_key
 
 # Off by default (GRAPHKIT_PARSE_WORKERS=2 turns it on): on the shared, loaded 2-core
@@ -88,6 +93,11 @@ def read_one(path: Path) -> tuple[Parsed, bytes | None]:
         return out, None
     out.fingerprint = {"path": str(path), "size": len(data), "mtime_ns": st.st_mtime_ns,
                        "sha256": hashlib.sha256(data).hexdigest()}
+    try:
+        data = as_utf8(data)  # a BOM, UTF-16 or UTF-32: read as the UTF-8 it says
+    except UnicodeError as exc:
+        out.error = str(exc)
+        return out, None
     return out, data
 
 
