@@ -14,7 +14,7 @@ import socket
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
@@ -226,6 +226,45 @@ def older_than(entry: os.DirEntry[str], seconds: float) -> bool:
         return time.time() - entry.stat(follow_symlinks=False).st_mtime > seconds
     except OSError:
         return False
+
+
+# --- walking folders ---------------------------------------------------------------
+
+def walk_folders(top: Path | str, onerror: Callable[[OSError], None] | None = None
+                 ) -> Iterator[tuple[str, list[str], list[str]]]:
+    """What ``os.walk(top, onerror=onerror)`` yields, top-down and in the same order
+    (a caller may sort or prune ``dirnames`` in place), links to folders listed but not
+    entered; without recursion: Python 3.11's ``os.walk`` calls itself once per level,
+    and a folder tree 1,500 levels deep ended in a RecursionError traceback.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "a" / "b").mkdir(parents=True)
+    >>> [(os.path.relpath(d, root), dirs) for d, dirs, _ in walk_folders(root)]
+    [('.', ['a']), ('a', ['b']), ('a/b', [])]
+    """
+    stack = [os.fspath(top)]
+    while stack:
+        here = stack.pop()
+        try:
+            with os.scandir(here) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            if onerror is not None:
+                onerror(exc)
+            continue
+        dirnames, filenames = [], []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else filenames).append(entry.name)
+        yield here, dirnames, filenames
+        for name in reversed(dirnames):
+            path = os.path.join(here, name)
+            if not os.path.islink(path):
+                stack.append(path)
 
 
 # --- what an output may not replace -------------------------------------------------

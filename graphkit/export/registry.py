@@ -29,6 +29,7 @@ from graphkit.core.files import (
     clean_leftovers,
     output_file,
     utf8_path,
+    walk_folders,
     write_error,
     writer_prefix,
 )
@@ -248,7 +249,7 @@ def _atomic_folder(given: Path, sources: Sequence[Path], private: bool) -> Itera
 
 def _make_private(folder: Path) -> None:
     """Folders 0700 and files 0600 below and at ``folder``: a snapshot's own modes."""
-    for dirpath, _dirs, files in os.walk(folder):
+    for dirpath, _dirs, files in walk_folders(folder):
         os.chmod(dirpath, 0o700)
         for name in files:
             os.chmod(os.path.join(dirpath, name), 0o600)

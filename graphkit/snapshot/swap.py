@@ -22,6 +22,7 @@ from graphkit.core.files import (
     leftovers,
     older_than,
     open_regular,
+    walk_folders,
     writer_prefix,
 )
 from graphkit.snapshot.format import MANIFEST, MARKER, MAX_MANIFEST_BYTES, SnapshotError
@@ -181,11 +182,17 @@ def manifest_head(data: bytes) -> Any:
 
 
 def walk(directory: Path) -> Iterator[str]:
-    """Relative paths of everything in ``directory``; symlinks are never followed."""
-    for entry in os.scandir(directory):
-        yield entry.name
-        if entry.is_dir(follow_symlinks=False):
-            yield from (f"{entry.name}/{n}" for n in walk(Path(entry.path)))
+    """Relative paths of everything in ``directory``; symlinks are never followed.
+    Without recursion: a folder nested 1,500 deep in the target was a RecursionError."""
+    for here, dirs, files in walk_folders(directory, onerror=_raise):
+        rel = os.path.relpath(here, directory)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        for name in sorted(dirs + files):
+            yield prefix + name
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
 
 
 def looks_like_ours(raw: Any) -> bool:

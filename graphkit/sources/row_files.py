@@ -21,7 +21,7 @@ import pyarrow.dataset as ds
 import pyarrow.json as pajson
 
 from graphkit.core.errors import SourceError, first_line
-from graphkit.core.files import open_regular
+from graphkit.core.files import open_regular, walk_folders
 from graphkit.core.text import is_text, storable_json
 from graphkit.sources.json_places import column_error
 
@@ -106,7 +106,7 @@ def row_files(root: Path, own: list[Path] | None = None) -> dict[str, list[Path]
     """The row files below ``root`` by format, sorted; hidden and ``_`` names skipped,
     and graphkit's own outputs (:func:`graphkit_output`), which go to ``own``."""
     by_format: dict[str, list[Path]] = {}
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable_folder):
+    for dirpath, dirnames, filenames in walk_folders(root, onerror=unreadable_folder):
         if graphkit_output_folder(dirpath, dirnames, filenames):
             dirnames[:] = []
             if own is not None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import SourceError
-from graphkit.core.files import open_regular, opened_regular
+from graphkit.core.files import open_regular, opened_regular, walk_folders
 from graphkit.core.text import is_text
 from graphkit.core.text import storable_json as whole_text
 from graphkit.core.transcript_kinds import CLAUDE_KEYS as _CLAUDE_KEYS
@@ -166,7 +166,7 @@ def candidates(root: Path) -> Iterator[Path]:
     from graphkit.sources.row_files import unreadable_folder
 
     top = os.fspath(root)
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable_folder):
+    for dirpath, dirnames, filenames in walk_folders(root, onerror=unreadable_folder):
         dirnames.sort()
         # os.walk's dirpath is ``top`` joined with the folders below it: their names by
         # string (a Path per folder cost more than the walk itself).
