@@ -253,7 +253,8 @@ def walk_folders(top: Path | str, onerror: Callable[[OSError], None] | None = No
             if onerror is not None:
                 onerror(exc)
             continue
-        dirnames, filenames = [], []
+        dirnames: list[str] = []
+        filenames: list[str] = []
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
