@@ -60,7 +60,13 @@ from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_cont
 from graphkit.core.errors import GraphkitError, SourceError
 from graphkit.core.files import work_folder
 from graphkit.core.schema import FILE_COL, ROW_COL
-from graphkit.core.spark import active_session, ship_graphkit, start_session
+from graphkit.core.spark import (
+    active_session,
+    ship_graphkit,
+    spark_failure,
+    start_session,
+    use_worker_python,
+)
 from graphkit.projection.conform import check_schema, conform, read_spec
 from graphkit.sources.read import Progress, computed_columns
 from graphkit.sources.row_files import fingerprint
@@ -358,6 +364,8 @@ def build_spark(
     # found running (spark-submit, a notebook), is left as it was.
     owned = spark is None and active_session() is None
     session = spark or start_session(master)
+    if session.sparkContext.master.startswith("local"):
+        use_worker_python(session)  # a session found running too: its workers are ours
     timings = {"spark_start": time.perf_counter() - t0}
     session.conf.set("spark.sql.shuffle.partitions", str(n_parts))
     session.conf.set("spark.sql.session.timeZone", "UTC")
@@ -404,7 +412,7 @@ def build_spark(
     except Exception as exc:
         if folder is not None:
             folder.abandon()
-        user = _user_error(exc)
+        user = _user_error(exc) or spark_failure(exc, session)
         if user is not None:
             raise user from None
         raise
