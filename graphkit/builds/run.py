@@ -216,6 +216,12 @@ def _check_cache_writable(cache_dir: Path | None) -> None:
     if cache_dir is None:
         return
     path = Path(os.path.abspath(cache_dir))
+    from graphkit.core.files import snapshot_around
+
+    around = snapshot_around(path)
+    if around is not None:  # its files there: that snapshot could not be replaced
+        raise GraphkitError(f"refusing to keep the build cache inside the snapshot {around}",
+                            path=str(cache_dir), hint="give --cache-dir a folder outside it")
     existing = next((p for p in (path, *path.parents) if p.exists()), None)
     if existing is None or not existing.is_dir():
         return  # a file in the way is the build's own one-line refusal (_cache_errors)

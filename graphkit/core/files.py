@@ -331,6 +331,15 @@ def snapshot_folder(folder: Path) -> bool:
             and (folder / "edges").is_dir())
 
 
+def snapshot_around(path: Path) -> Path | None:
+    """The snapshot folder ``path`` is, or lies in (a table lies two levels down), if
+    any: nothing but graphkit's writer may put a file there."""
+    for up in (path, path.parent, path.parent.parent):
+        if up.is_dir() and snapshot_folder(up):
+            return up
+    return None
+
+
 def _graphkit_side_file(path: Path) -> bool:
     """A rejects or skipped-lines file graphkit wrote (its first line says so)."""
     if not path.name.endswith(_SIDE_FILES):
@@ -373,13 +382,13 @@ def check_output(path: Path | str, *, sources: Sequence[Path | str] = (),
                             hint="remove the link or point it at a file")
     via = "" if target == given.absolute() else f" (a link to {printable(str(target))})"
     clean_leftovers(target)  # what a killed writer left, whatever this run decides
-    for up in (target, target.parent, target.parent.parent):
-        if up.is_dir() and snapshot_folder(up):
-            inner = "is" if up == target else "is inside"
-            raise GraphkitError(
-                f"refusing to write the {what} into a snapshot: it{via} {inner} the "
-                f"snapshot {printable(str(up))}", path=shown,
-                hint=f"give the {what} a path outside the snapshot folder")
+    up = snapshot_around(target)
+    if up is not None:
+        inner = "is" if up == target else "is inside"
+        raise GraphkitError(
+            f"refusing to write the {what} into a snapshot: it{via} {inner} the "
+            f"snapshot {printable(str(up))}", path=shown,
+            hint=f"give the {what} a path outside the snapshot folder")
     real = str(target)
     for source in sources:
         src = os.path.realpath(source)
