@@ -55,3 +55,19 @@ def test_a_gigabyte_without_a_newline_is_one_line_in_bounded_memory(
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err and "rows.jsonl" in lines[0], err
     assert peak < 400, f"{peak} MiB to refuse a 1 GiB file"
+
+
+@pytest.mark.parametrize("first", [
+    {"type": "file-history-snapshot", "messageId": "m", "snapshot": {}},
+    {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {}},
+])
+def test_a_first_line_past_the_bound_is_known_by_its_type(tmp_path: Path,
+                                                          first: dict[str, object]) -> None:
+    """A Claude file may open with a file-history-snapshot of megabytes; only its head is
+    read, and the type it names says whose it is."""
+    import json
+
+    line = json.dumps({**first, "pad": "x" * (6 << 20)})
+    path = tmp_path / "t.jsonl"
+    path.write_text(line + "\n")
+    assert file_kind(path) == ("codex" if first["type"] == "session_meta" else "claude")

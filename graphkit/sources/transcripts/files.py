@@ -19,6 +19,7 @@ from graphkit.core.files import open_regular, opened_regular, walk_folders
 from graphkit.core.text import is_text
 from graphkit.core.text import storable_json as whole_text
 from graphkit.core.transcript_kinds import CLAUDE_KEYS as _CLAUDE_KEYS
+from graphkit.core.transcript_kinds import CLAUDE_TYPES as _CLAUDE_TYPES
 from graphkit.core.transcript_kinds import CODEX_TYPES as _CODEX_TYPES
 from graphkit.core.transcript_kinds import kind_of_object as _kind_of_object
 
@@ -141,7 +142,24 @@ def file_kind(path: Path) -> str | None:
     complete = head[:head.rfind(b"\n") + 1]
     if complete and path.suffix != ".json":
         return sniff_kind(path.name, complete)
-    return _kind_of_deep_line(head) or ("claude" if b'"loglines"' in head else None)
+    return _kind_of_deep_line(head) or _kind_of_cut_line(head)
+
+
+_TYPE_KEY = re.compile(rb'"type"\s*:\s*"([^"\\]{1,64})"')
+
+
+def _kind_of_cut_line(head: bytes) -> str | None:
+    """The kind of a first line cut at the sniffing bound that names none of the keys
+    :func:`_kind_of_deep_line` looks for: by the record ``type`` it starts with (a
+    Claude file may open with a ``file-history-snapshot`` of megabytes), or a Claude
+    export's ``loglines``."""
+    m = _TYPE_KEY.search(head, 0, 4096)
+    kind = m.group(1).decode("utf-8", "replace") if m else None
+    if kind in _CLAUDE_TYPES:
+        return "claude"
+    if kind in _CODEX_TYPES and b'"payload"' in head:
+        return "codex"
+    return "claude" if b'"loglines"' in head else None
 
 
 def _utf8_head(head: bytes, whole: bool) -> bytes:
