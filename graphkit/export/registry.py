@@ -217,6 +217,12 @@ def _atomic_folder(given: Path, sources: Sequence[Path], private: bool) -> Itera
     if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
         raise ExportError("refusing to replace a folder that is not a graphkit export",
                           path=str(given), hint="choose an empty or new folder")
+    foreign = _foreign_entry(path) if path.is_dir() else None
+    if foreign is not None:
+        # The whole folder is replaced: a user's file put beside the export's went too.
+        raise ExportError(f"refusing to replace a graphkit export that holds {foreign!r}, "
+                          "which the export did not write", path=str(given),
+                          hint="move that file away, or export to another folder")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         clean_leftovers(path)  # what a killed export left here
@@ -245,6 +251,29 @@ def _atomic_folder(given: Path, sources: Sequence[Path], private: bool) -> Itera
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+# What a folder export writes: these at its top, and tables in its folders (and the
+# report its README's neo4j-admin command leaves where it is run).
+_EXPORT_TOP = frozenset({MARKER, "README.md", "schema.cypher", "nodes", "relationships",
+                         "skipped", "import.report"})
+_EXPORT_TABLES = (".csv", ".parquet")
+
+
+def _foreign_entry(folder: Path) -> str | None:
+    """The first entry of an existing export ``folder`` that an export does not write
+    (None: every entry is the export's)."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name not in _EXPORT_TOP:
+            return entry.name
+        if entry.is_dir(follow_symlinks=False):
+            for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
+                if not inner.is_file(follow_symlinks=False) or \
+                        not inner.name.endswith(_EXPORT_TABLES):
+                    return f"{entry.name}/{inner.name}"
+        elif entry.name in ("nodes", "relationships", "skipped"):
+            return entry.name  # a file where the export keeps a folder
+    return None
 
 
 def _make_private(folder: Path) -> None:

@@ -191,3 +191,20 @@ def test_rows_refuses_a_suffix_it_does_not_write(tmp_path: Path, claude: Path) -
     refused(invoke("rows", claude, "--out", tmp_path / "r.csv"), "r.csv", ".parquet",
             ".jsonl")
     assert not (tmp_path / "r.csv").exists()
+
+
+# --- a folder export replaces only what an export wrote ------------------------------
+
+@pytest.mark.parametrize("fmt", ["neo4j-csv", "neo4j-parquet"])
+def test_a_users_file_in_an_export_folder_is_not_deleted(tmp_path: Path, snap: Path,
+                                                         fmt: str) -> None:
+    out = tmp_path / "export"
+    assert invoke("export", snap, "--format", fmt, out).exit_code == 0
+    assert invoke("export", snap, "--format", fmt, out).exit_code == 0  # its own: replaced
+    notes = out / "my-notes.txt"
+    notes.write_text("mine")
+    refused(invoke("export", snap, "--format", fmt, out), out, "my-notes.txt")
+    assert notes.read_text() == "mine"
+    notes.unlink()
+    (out / "nodes" / "extra.txt").write_text("mine")
+    refused(invoke("export", snap, "--format", fmt, out), "nodes/extra.txt")
