@@ -333,7 +333,8 @@ def snapshot_folder(folder: Path) -> bool:
 
 def snapshot_around(path: Path) -> Path | None:
     """The snapshot folder ``path`` is, or lies in (a table lies two levels down), if
-    any: nothing but graphkit's writer may put a file there."""
+    any: nothing but graphkit's writer may put a file there. Links are followed."""
+    path = Path(os.path.realpath(path))
     for up in (path, path.parent, path.parent.parent):
         if up.is_dir() and snapshot_folder(up):
             return up
