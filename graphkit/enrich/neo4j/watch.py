@@ -30,24 +30,36 @@ TIMEOUT_ENV = "GRAPHKIT_NEO4J_TIMEOUT"
 DEFAULT_TIMEOUT = 60.0
 
 
-def timeout_from_env(env: dict[str, str] | os._Environ[str] = os.environ) -> float:
-    """``GRAPHKIT_NEO4J_TIMEOUT`` (seconds; ``inf``: never give up), else
-    :data:`DEFAULT_TIMEOUT`; a bad value is a one-line :class:`StoreError`.
+def seconds_from_env(name: str, default: float, *, zero: bool, hint: str,
+                     env: dict[str, str] | os._Environ[str] = os.environ) -> float:
+    """The seconds environment variable ``name`` says (``inf`` allowed; 0 only if
+    ``zero``), else ``default``; a bad value is a one-line :class:`StoreError`.
 
-    >>> timeout_from_env({}), timeout_from_env({TIMEOUT_ENV: "inf"})
-    (60.0, inf)
+    >>> seconds_from_env("X", 5.0, zero=False, hint="", env={"X": "inf"})
+    inf
     """
-    raw = env.get(TIMEOUT_ENV, "").strip()
+    raw = env.get(name, "").strip()
     if not raw:
-        return DEFAULT_TIMEOUT
+        return default
     try:
         value = float(raw)
     except ValueError:
         value = -1.0
-    if not value > 0:  # also NaN
-        raise StoreError(f"{TIMEOUT_ENV}={raw!r} is not a positive number of seconds",
-                         hint="e.g. 60, or inf to wait for ever")
+    if not (value >= 0 if zero else value > 0):  # also NaN
+        what = "a number of seconds" if zero else "a positive number of seconds"
+        raise StoreError(f"{name}={raw!r} is not {what}", hint=hint)
     return value
+
+
+def timeout_from_env(env: dict[str, str] | os._Environ[str] = os.environ) -> float:
+    """``GRAPHKIT_NEO4J_TIMEOUT`` (seconds; ``inf``: never give up), else
+    :data:`DEFAULT_TIMEOUT`.
+
+    >>> timeout_from_env({}), timeout_from_env({TIMEOUT_ENV: "inf"})
+    (60.0, inf)
+    """
+    return seconds_from_env(TIMEOUT_ENV, DEFAULT_TIMEOUT, zero=False,
+                            hint="e.g. 60, or inf to wait for ever", env=env)
 
 
 class AnswerWatch:
