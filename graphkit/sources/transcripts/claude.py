@@ -477,7 +477,7 @@ class _ClaudeFile:
         if first is None or first == line:
             return
         if _said(self.entry_at(first)) != _said(e):
-            self.skipped.append((line, f"uuid {excerpt(uuid, 36)} written again with other "
+            self.skipped.append((line, f"uuid {excerpt(uuid, 36, quote=False)} written again with other "
                                        f"content than line {first}; the first is kept"))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
