@@ -477,8 +477,9 @@ class _ClaudeFile:
         if first is None or first == line:
             return
         if _said(self.entry_at(first)) != _said(e):
-            self.skipped.append((line, f"uuid {excerpt(uuid, 36, quote=False)} written again with other "
-                                       f"content than line {first}; the first is kept"))
+            said = excerpt(uuid, 36, quote=False)
+            self.skipped.append((line, f"uuid {said} written again with other content "
+                                       f"than line {first}; the first is kept"))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
                  agent: str | None, uuid: str | None, role: str, model: str | None
