@@ -80,7 +80,8 @@ def deep_transcripts(tmp_path: Path, deep_dirs: list[Path]) -> Path:
     return top
 
 
-@pytest.mark.parametrize("extra", [[], ["--partitions", "2"]])
+@pytest.mark.parametrize("extra", [[], pytest.param(["--partitions", "2"],
+                                                    marks=pytest.mark.slow)])
 def test_a_transcript_folder_1500_deep_builds(tmp_path: Path, deep_transcripts: Path,
                                              extra: list[str]) -> None:
     r = invoke("build", deep_transcripts, "--snapshot", tmp_path / "snap", *extra)
