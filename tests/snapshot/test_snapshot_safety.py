@@ -414,7 +414,7 @@ def test_a_kill_between_the_two_renames_is_recovered(tmp_path: Path,
     trash = [p for p in tmp_path.iterdir() if ".graphkit-old-" in p.name]
     assert len(trash) == 1
     # The trash carries our pid, which is alive: pretend the writer is gone.
-    monkeypatch.setattr(snapswap, "alive", lambda pid: False)
+    monkeypatch.setattr("graphkit.core.files.alive", lambda pid: False)
     got = read_snapshot(snap)
     assert got.nodes["Session"].table.column("session_id").to_pylist() == ["old"]
     assert only_entries(tmp_path) == ["snap"]
