@@ -1,5 +1,5 @@
 """Shared fixtures: the repo's paths, the real-world data under tests/fixtures, and
-the one Neo4j server every Neo4j test shares (tests/neo4j_server.py)."""
+the one Neo4j server every Neo4j test shares (tests/helpers/neo4j_server.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,9 @@ from pathlib import Path
 import pytest
 
 from graphkit.enrich.neo4j.store import Neo4jConfig
-from tests.neo4j_server import serve_for_tests
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-FIXTURES = REPO / "tests" / "fixtures"
+from tests.helpers.browser import browser, chromium  # noqa: F401 (fixtures for every test)
+from tests.helpers.neo4j_server import serve_for_tests
+from tests.helpers.paths import FIXTURES, SAMPLE_ROWS
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +32,7 @@ def fixtures() -> Path:
 @pytest.fixture(scope="session")
 def sample_rows() -> Path:
     """The bundled quick-start rows."""
-    return REPO / "samples" / "rows"
+    return SAMPLE_ROWS
 
 
 @pytest.fixture(scope="session")
@@ -47,8 +44,8 @@ def neo4j_config() -> Iterator[Neo4jConfig]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # A test is a Neo4j test if it uses the server, wherever it lives; the pure
-    # Cypher builders' tests (tests/stores/test_cypher.py) need none.
+    # Cypher builders' tests (tests/enrich/neo4j/test_cypher.py) need none.
     for item in items:
         path = item.nodeid.replace(os.sep, "/")
-        if "tests/stores/neo4j/" in path or "neo4j_config" in getattr(item, "fixturenames", ()):
+        if "tests/e2e/neo4j/" in path or "neo4j_config" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.neo4j)

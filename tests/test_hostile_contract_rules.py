@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from graphkit.builds.run import build
-from tests.builders import identity_cases, table
-from tests.contract.hostile import refused, write_contract
+from tests.helpers.contracts import refused, write_contract
+from tests.helpers.rows import identity_cases, table
 
 GOOD = """\
 contract: tiny

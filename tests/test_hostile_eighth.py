@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.builders import (
+from tests.helpers.rows import (
     identity_cases,
     identity_cases_renamed,
     json_lines,

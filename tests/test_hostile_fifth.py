@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.helpers.paths import REPO
 from tests.test_hostile_inputs import built_samples, graphkit, one_line_error
 
-REPO = Path(__file__).resolve().parents[1]
 SESSION = "8299ed6e-811c-4fa7-b124-c205cd625a7f"
 
 

@@ -14,9 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.builders import identity_cases, table
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO
+from tests.helpers.rows import identity_cases, table
 
 
 def graphkit(*args: object, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -121,7 +120,7 @@ def test_a_good_file_with_a_newline_in_its_name_builds(tmp_path: Path) -> None:
 def test_build_json_lists_the_skipped_lines_and_notes_go_to_stderr(tmp_path: Path) -> None:
     # The JSON summary carried only a count; notes and findings were never printed.
     from graphkit.builds.run import SKIPPED_IN_SUMMARY
-    from tests.sources.builders import user, write_jsonl
+    from tests.helpers.transcripts import user, write_jsonl
 
     sid = "11111111-1111-4111-8111-111111111111"
     path = write_jsonl(tmp_path / "projects" / "-w" / f"{sid}.jsonl",

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.sources.builders import (
+from tests.helpers.paths import SAMPLE_ROWS
+from tests.helpers.transcripts import (
     assistant,
     codex_message,
     codex_meta,
@@ -108,7 +109,7 @@ def test_a_transcript_without_lone_surrogates_keeps_its_facts_as_they_were(
 
 # --- 2. names as long as the file system takes ------------------------------------------
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "rows"
+SAMPLES = SAMPLE_ROWS
 LONG = "n" * 250  # a legal name (255 bytes at most), too long for "." + NAME + ".xxx.tmp…"
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.builders import (
+from tests.helpers.rows import (
     identity_cases,
     identity_cases_renamed,
     json_lines,
@@ -22,8 +22,8 @@ from tests.builders import (
     table,
     write_parquet,
 )
+from tests.helpers.unprivileged import graphkit_as_nobody, world_dir
 from tests.test_hostile_inputs import REPO, graphkit, one_line_error
-from tests.unprivileged import graphkit_as_nobody, world_dir
 
 SESSION = "8299ed6e-811c-4fa7-b124-c205cd625a7f"
 

@@ -15,8 +15,8 @@ from graphkit.contract.loader import load_contract
 from graphkit.core.errors import ContractError, GraphkitError
 from graphkit.projection.conform import conform_table
 from graphkit.projection.project import project
-from tests.builders import identity_cases, identity_cases_renamed, json_lines, table
-from tests.contract.test_sum_unnest import CONTRACT
+from tests.helpers.rows import identity_cases, identity_cases_renamed, json_lines, table
+from tests.projection.test_unnest import CONTRACT
 from tests.test_hostile_inputs import REPO, graphkit, one_line_error
 
 CLAUDE_MAIN = "c1a0de00-0000-4000-8000-000000000001"
@@ -234,7 +234,7 @@ def test_ids_holding_terminal_escapes_are_shown_never_obeyed(
     # sequences (set the window title, ring the bell) and `\x1b[2J` raw; on a terminal
     # click kept every escape, and rich took `[link=…]` in an agent id as markup; an
     # id's newline split `tree` and `lineage` lines in two.
-    from tests.test_cli_progress import _graphkit
+    from tests.cli.test_progress import _graphkit
 
     src, snap = evil_snapshot
     good = snap.parent / "good"
@@ -343,7 +343,7 @@ def test_a_shared_nodes_total_that_would_wrap_across_partitions_is_one_error(
     # a negative count without a word. The in-memory build refuses the same rows.
     from graphkit.builds.partitioned import build_local
     from graphkit.builds.partitioned.inputs import partition_of
-    from tests.builders import row
+    from tests.helpers.rows import row
     from tests.test_hostile_inputs import _with_touched_files
 
     doc = json.dumps([{"path": "/a", "reads": 2**53 - 1}])

@@ -13,8 +13,9 @@ import pytest
 
 from graphkit.builds.run import build
 from graphkit.core.errors import SourceError
+from tests.helpers.paths import FIXTURES
 
-CACHE = Path(__file__).resolve().parent / "fixtures" / "hypaware-cache" / "cache"
+CACHE = FIXTURES / "hypaware-cache" / "cache"
 CLAUDE = Path("datasets/ai_gateway_messages/source=claude/table")
 
 
@@ -96,7 +97,7 @@ def test_a_hive_folder_key_that_is_also_a_column_is_one_error(tmp_path: Path) ->
     # types") for rows/session_id=zzz/r.parquet holding its own session_id column.
     import pyarrow.parquet as pq
 
-    from tests.builders import identity_cases, table
+    from tests.helpers.rows import identity_cases, table
 
     folder = tmp_path / "rows" / "session_id=zzz"
     folder.mkdir(parents=True)

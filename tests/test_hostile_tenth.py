@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.sources.builders import assistant, tool_use, user, write_jsonl
+from tests.helpers.paths import SAMPLE_ROWS
+from tests.helpers.transcripts import assistant, tool_use, user, write_jsonl
 from tests.test_hostile_inputs import built_samples, graphkit, one_line_error
 
 # --- 1. a subagent's sidecar's lone surrogate is counted and named ----------------------
@@ -87,7 +88,7 @@ def test_a_whole_sidecar_says_nothing(tmp_path: Path) -> None:
 
 # --- 2. row files of one folder whose types drift -----------------------------------------
 
-SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "rows" / "date=2026-11-20" \
+SAMPLE = SAMPLE_ROWS / "date=2026-11-20" \
     / "part-0.parquet"
 
 
@@ -259,7 +260,7 @@ def test_types_that_differ_only_in_case_are_refused(tmp_path: Path, twin: str, l
     # Was: built, writing nodes/Tool.parquet beside nodes/tool.parquet (edges/USED and
     # edges/used): one file where names ignore case (macOS, Windows), so a snapshot or
     # export copied there lost a table without a word.
-    from tests.contract.hostile import refused
+    from tests.helpers.contracts import refused
 
     doc = TINY.replace("edges:\n", twin + "edges:\n") if kind == "node" else TINY + twin
     err = refused(tmp_path, doc, line)
@@ -270,8 +271,8 @@ def test_a_type_and_an_edge_type_of_one_name_still_build(tmp_path: Path) -> None
     """Pins what held: a node type and an edge type may share a name (round two), and
     rules of one edge type may repeat: neither is a case twin."""
     from graphkit.builds.run import build
-    from tests.builders import identity_cases, table
-    from tests.contract.hostile import write_contract
+    from tests.helpers.contracts import write_contract
+    from tests.helpers.rows import identity_cases, table
 
     doc = TINY.replace("  - type: USED\n", "  - type: Tool\n") + (
         "  - type: Tool\n    from: {type: Session, key: [session_id]}\n"

@@ -12,7 +12,7 @@ import pytest
 
 from graphkit.core.names import NAME_PATTERN, is_name
 from graphkit.enrich.neo4j.cypher import quote_name
-from tests.contract.hostile import refused, write_contract
+from tests.helpers.contracts import refused, write_contract
 
 GOOD = """\
 contract: tiny

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from graphkit.core.files import open_regular, opened_regular
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 
 
 def test_a_regular_file_is_opened_and_read(tmp_path: Path) -> None:

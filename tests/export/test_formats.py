@@ -21,7 +21,13 @@ from graphkit.enrich.networkx_store import from_networkx, to_networkx
 from graphkit.export import ExportError, export_graph, format_names, get_format
 from graphkit.export.formats.cypher import float_literal, string_literal
 from graphkit.snapshot import read_snapshot, write_snapshot
-from tests.export.graphs import CONTROL, HOSTILE, assert_same_graph, lineage_graph, typed_graph
+from tests.helpers.typed_graphs import (
+    CONTROL,
+    HOSTILE,
+    assert_same_graph,
+    lineage_graph,
+    typed_graph,
+)
 
 GRAPHS = {"typed": typed_graph, "lineage": lineage_graph}
 

@@ -17,9 +17,10 @@ from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.continuations import continued_by, continues
 from graphkit.queries.lineage import lineage, sessions
 from graphkit.snapshot import write_snapshot
-from tests.builders import row, table
-from tests.queries.transcript_builders import generate as generate_transcripts
-from tests.queries.usage_builders import PLAN, claude_id, generate
+from tests.helpers.generated_transcripts import generate as generate_transcripts
+from tests.helpers.paths import FIXTURES
+from tests.helpers.rows import row, table
+from tests.helpers.usage_rows import PLAN, claude_id, generate
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +108,7 @@ def test_plan_covers_every_claude_kind() -> None:
 
 # --- from transcripts -------------------------------------------------------------------
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
+TRANSCRIPTS = FIXTURES / "transcripts"
 
 
 def test_transcript_continuations_of_every_kind(tmp_path: Path) -> None:
@@ -127,7 +128,7 @@ def test_transcript_continuations_of_every_kind(tmp_path: Path) -> None:
 def test_real_fixtures_continue_nothing(tmp_path: Path) -> None:
     # A plain copy of a session (same uuids, adds nothing), an in-session compaction,
     # and a Codex subagent forked from its parent thread are no continuations.
-    log = FIXTURES / "claude-code-log"
+    log = TRANSCRIPTS / "claude-code-log"
     graph = build([log / "dag_compact_after_rewind.jsonl",
                    log / "dag_compact_after_rewind_preserved.jsonl", log / "codex"],
                   fingerprints=False).graph

@@ -17,11 +17,12 @@ from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.files import matches, touches
 from graphkit.snapshot import write_snapshot
 from graphkit.sources.touched import normalise, touched, with_touched_files
-from tests.builders import row, table
-from tests.queries.transcript_builders import generate as generate_transcripts
-from tests.queries.usage_builders import generate
+from tests.helpers.generated_transcripts import generate as generate_transcripts
+from tests.helpers.paths import FIXTURES
+from tests.helpers.rows import row, table
+from tests.helpers.usage_rows import generate
 
-FIXTURE_CACHE = Path(__file__).parents[1] / "fixtures" / "hypaware-cache" / "cache"
+FIXTURE_CACHE = FIXTURES / "hypaware-cache" / "cache"
 
 
 @pytest.mark.parametrize(("tool", "args", "cwd", "expected"), [
@@ -151,7 +152,7 @@ def test_matches() -> None:
 
 # --- from transcripts -------------------------------------------------------------------
 
-TRANSCRIPTS = Path(__file__).parents[1] / "fixtures" / "transcripts"
+TRANSCRIPTS = FIXTURES / "transcripts"
 
 
 def test_transcript_files_are_exact(tmp_path: Path) -> None:
@@ -183,7 +184,7 @@ def test_a_partitioned_build_adds_file_counts_across_partitions(tmp_path: Path) 
     # are sums over partitions, as the in-memory build counts them.
     from graphkit.builds.partitioned import build_local
     from graphkit.snapshot import read_snapshot
-    from tests.builders import write_parquet
+    from tests.helpers.rows import write_parquet
 
     rows, _ = generate()
     src = write_parquet(rows, tmp_path / "in" / "rows.parquet")

@@ -1,7 +1,7 @@
 """Hostile lineage questions, fourth round (the table is tests/HOSTILE.md): ids that
 are not UTF-8, parent links that loop, chains thousands deep. Every store gives the
 same answer or the same one-line error; the Neo4j side is in
-tests/stores/neo4j/test_hostile_neo4j.py."""
+tests/e2e/neo4j/test_hostile.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.lineage import lineage, session_tree
 from graphkit.queries.usage import session_usage
 from graphkit.snapshot import write_snapshot
-from tests.builders import identity_cases, row, table
+from tests.helpers.rows import identity_cases, row, table
 from tests.test_hostile_inputs import graphkit, one_line_error
 
 

@@ -26,8 +26,8 @@ from graphkit.queries.lineage import lineage_many, session_tree, sessions
 from graphkit.queries.prices import PriceTable, load_prices
 from graphkit.queries.usage import SessionUsage, Tokens, session_usage
 from graphkit.snapshot import write_snapshot
-from tests.builders import row, table
-from tests.queries.usage_builders import generate
+from tests.helpers.rows import row, table
+from tests.helpers.usage_rows import generate
 
 
 def _answers(store: LineageReader, ids: list[str], sids: list[str]) -> dict[str, object]:

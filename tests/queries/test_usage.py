@@ -23,12 +23,13 @@ from graphkit.queries.usage import TOKEN_FIELDS, Tokens, require_sessions, sessi
 from graphkit.queries.window import Window
 from graphkit.snapshot import write_snapshot
 from graphkit.sources.iceberg import read_iceberg
-from tests.builders import table
-from tests.queries.transcript_builders import Truth as TranscriptTruth
-from tests.queries.transcript_builders import generate as generate_transcripts
-from tests.queries.usage_builders import FIELDS, Truth, generate
+from tests.helpers.generated_transcripts import Truth as TranscriptTruth
+from tests.helpers.generated_transcripts import generate as generate_transcripts
+from tests.helpers.paths import FIXTURES
+from tests.helpers.rows import table
+from tests.helpers.usage_rows import FIELDS, Truth, generate
 
-FIXTURE_CACHE = Path(__file__).parents[1] / "fixtures" / "hypaware-cache" / "cache"
+FIXTURE_CACHE = FIXTURES / "hypaware-cache" / "cache"
 
 
 def _stores(graph: Any, tmp: Path) -> Iterator[LineageReader]:

@@ -15,7 +15,7 @@ from graphkit.enrich.networkx_store import NetworkXStore
 from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.lineage import ancestors, descendants, session_tree, sessions
 from graphkit.snapshot import write_snapshot
-from tests.builders import row, write_parquet
+from tests.helpers.rows import row, write_parquet
 
 # Runs made of steps; a step names the step that started it. No Session, no
 # Thread, no PARENT_THREAD anywhere: only the vocabulary says what is what.

@@ -18,7 +18,7 @@ from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
 from graphkit.snapshot import write_snapshot
 from graphkit.snapshot.diff import diff_graphs, diff_snapshots
-from tests.builders import CLAUDE, CODEX_ROOT, identity_cases, row, spawned
+from tests.helpers.rows import CLAUDE, CODEX_ROOT, identity_cases, row, spawned
 
 
 def _rows_without(rows: list[dict[str, Any]], message_ids: set[str]) -> list[dict[str, Any]]:

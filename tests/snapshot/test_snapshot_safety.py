@@ -24,9 +24,9 @@ from graphkit.snapshot import SnapshotError, read_manifest, read_snapshot, write
 from graphkit.snapshot import format as snapformat
 from graphkit.snapshot import read as snapverify
 from graphkit.snapshot import swap as snapswap
-from tests.builders import identity_cases, row, write_parquet
+from tests.helpers.paths import REPO
+from tests.helpers.rows import identity_cases, row, write_parquet
 
-REPO = Path(__file__).resolve().parents[2]
 # The console script, run the way the entry point runs it.
 GRAPHKIT = [sys.executable, "-c", "from graphkit.cli import main; main()"]
 
@@ -261,7 +261,7 @@ WRITER = textwrap.dedent("""
     from pathlib import Path
     from graphkit.builds.run import graph_from_records
     from graphkit.snapshot import write_snapshot
-    from tests.builders import identity_cases, row
+    from tests.helpers.rows import identity_cases, row
     target, tag, loops = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     rows = identity_cases() + [row(f"writer-{tag}-{i}", message_id=f"{tag}-{i}")
                                for i in range(int(sys.argv[4]))]

@@ -18,9 +18,9 @@ import pytest
 
 from graphkit.core.graph import GraphTables as Graph
 from graphkit.sources.touched import touched
-from tests.sources.builders import CACHE, SHAPED
-from tests.sources.builders import graph_of as _graph
-from tests.sources.builders import node_rows as _rows
+from tests.helpers.transcripts import CACHE, SHAPED
+from tests.helpers.transcripts import graph_of as _graph
+from tests.helpers.transcripts import node_rows as _rows
 
 
 # -- Codex: where a patch's files are -----------------------------------------------------
@@ -223,7 +223,7 @@ def test_legacy_rollout_takes_its_cwd_from_the_environment_context() -> None:
 def test_codex_token_count_with_only_the_last_usage_counts_it(tmp_path: Path) -> None:
     # token_count events whose info holds last_token_usage and no total (other
     # readers' tests carry them): each is its response's usage; they gave none.
-    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+    from tests.helpers.transcripts import codex_line, codex_message, codex_meta, write_jsonl
 
     thread = "019a7c00-3333-7444-8555-666677778803"
     def last(ts: str, i: int, c: int, o: int) -> dict[str, Any]:

@@ -19,9 +19,9 @@ import pytest
 from graphkit.core.errors import SourceError
 from graphkit.core.graph import GraphTables as Graph
 from graphkit.sources.touched import touched
-from tests.sources.builders import CACHE, SHAPED
-from tests.sources.builders import graph_of as _graph
-from tests.sources.builders import node_rows as _rows
+from tests.helpers.transcripts import CACHE, SHAPED
+from tests.helpers.transcripts import graph_of as _graph
+from tests.helpers.transcripts import node_rows as _rows
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +256,7 @@ def test_a_forks_own_tool_call_is_no_copy_of_its_sources(tmp_path: Path) -> None
     role and text, and every tool call has no text, so the fork's own call "matched" the
     source's call and was dropped as copied, with the file it wrote. Calls are now told
     apart by their call id (a copy keeps the source's)."""
-    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+    from tests.helpers.transcripts import codex_line, codex_message, codex_meta, write_jsonl
 
     source, fork = "019b1111-0000-7000-8000-00000000000a", "019b1111-0000-7000-8000-00000000000b"
     patch = "*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch"
@@ -293,7 +293,7 @@ def test_a_replay_stamped_at_increasing_times_is_counted_once(tmp_path: Path,
     token_count totals) before its own turn; public readers report the copy stamped with
     the original times (codeburn #1383) or at the child's creation (ccusage #950). Each
     way the parent's usage counts once, in the parent; the child's is its own delta."""
-    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+    from tests.helpers.transcripts import codex_line, codex_message, codex_meta, write_jsonl
 
     parent, child = "019b2222-0000-7000-8000-000000000001", "019b2222-0000-7000-8000-000000000002"
 

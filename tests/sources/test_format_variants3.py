@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from graphkit.sources.transcripts.codex_links import _asks_for_history
-from tests.sources.builders import SHAPED
-from tests.sources.builders import graph_of as _graph
-from tests.sources.builders import node_rows as _rows
+from tests.helpers.transcripts import SHAPED
+from tests.helpers.transcripts import graph_of as _graph
+from tests.helpers.transcripts import node_rows as _rows
 
 PARENT = "019d7a00-1111-7222-8333-444455556601"
 FRESH = "019d7a00-2222-7333-8444-555566667702"
@@ -24,7 +24,7 @@ FORKED = "019d7a00-3333-7444-8555-666677778803"
 
 def _total(ts: str, i: int, o: int) -> dict[str, Any]:
     """A Codex ``token_count`` event whose running total and last turn are both ``i``/``o``."""
-    from tests.sources.builders import codex_line
+    from tests.helpers.transcripts import codex_line
 
     use = {"input_tokens": i, "cached_input_tokens": 0, "output_tokens": o,
            "reasoning_output_tokens": 0, "total_tokens": i + o}
@@ -88,7 +88,7 @@ def test_the_spawning_call_is_found_by_its_output_or_its_event(tmp_path: Path,
     thread the call made; newer writers say it by a ``sub_agent_activity`` event whose
     ``event_id`` is the call's id (``kind: "started"``; inspect_swe's rollout models). Each
     way a call that asked for no history keeps the child's repeated first message."""
-    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+    from tests.helpers.transcripts import codex_line, codex_message, codex_meta, write_jsonl
 
     parent, child = ("019c0000-0000-7000-8000-0000000000a1",
                      "019c0000-0000-7000-8000-0000000000a2")
@@ -162,7 +162,7 @@ def test_a_v2_subagent_rollout_with_its_parents_meta_and_no_replay(tmp_path: Pat
     the parent's ``session_meta`` (its own earlier time), then only the child's own turns,
     no copied token_count. The child hangs under its parent, keeps every message of its
     own and counts only its own usage; the parent's meta is no message."""
-    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+    from tests.helpers.transcripts import codex_line, codex_message, codex_meta, write_jsonl
 
     parent, child = ("019f0000-0000-7000-8000-0000000000b1",
                      "019f0000-0000-7000-8000-0000000000b2")
@@ -230,7 +230,7 @@ def test_an_early_shell_output_with_a_nonzero_exit_code_is_an_error(tmp_path: Pa
     when N != 0 (codex-rs ``format_exec_output``, ``success: Some(exit_code == 0)``), but
     the flag is not written: the exit code is the only trace. graphkit marked every such
     output a success; now a nonzero exit code is an error. The text stays as written."""
-    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+    from tests.helpers.transcripts import codex_line, codex_message, codex_meta, write_jsonl
 
     thread = "0198a000-0000-7000-8000-0000000000c1"
 
@@ -275,7 +275,7 @@ def test_a_namespaced_call_is_named_as_the_model_called_it(tmp_path: Path,
     ``mcp__weather__get_forecast``; some write the namespace without the trailing
     ``__``). graphkit kept only ``name``: every server's ``search`` or ``get`` was one
     Tool. The call and its output are named by namespace and name."""
-    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+    from tests.helpers.transcripts import codex_line, codex_message, codex_meta, write_jsonl
 
     thread = "019e0000-0000-7000-8000-0000000000d1"
     call: dict[str, Any] = {"type": "function_call", "call_id": "call_mcp1",
@@ -325,7 +325,7 @@ def test_an_output_object_with_content_items_keeps_their_text(tmp_path: Path) ->
     "success": false}``, the FunctionCallOutputBody wrapper inspect_swe's rollout reader
     meets) was kept as the whole object's JSON, image data included; now its text items,
     as for a bare list, and ``success: false`` still makes it an error."""
-    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+    from tests.helpers.transcripts import codex_line, codex_message, codex_meta, write_jsonl
 
     thread = "019e0000-0000-7000-8000-0000000000e1"
     image = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg"
@@ -354,7 +354,7 @@ def test_a_fork_copy_without_the_parents_calls_and_reasoning_is_found(tmp_path: 
     calls and outputs are left out. The copy was matched against the parent in step, so
     it ended at the first item left out and the rest of it (a final answer, the second
     prompt) counted as the child's own. Items a fork leaves out are now stepped over."""
-    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+    from tests.helpers.transcripts import codex_line, codex_message, codex_meta, write_jsonl
 
     parent, child = ("019e0000-0000-7000-8000-0000000000f1",
                      "019e0000-0000-7000-8000-0000000000f2")
@@ -418,7 +418,7 @@ def test_a_fork_copy_with_totals_but_no_answers_sets_only_the_baseline(
     700). A total with no answer of the file before it only sets the baseline now: every
     response writes an assistant-role item (reasoning, call or message) before its
     token_count."""
-    from tests.sources.builders import codex_line, codex_message, codex_meta, write_jsonl
+    from tests.helpers.transcripts import codex_line, codex_message, codex_meta, write_jsonl
 
     parent, child = ("019e0000-0000-7000-8000-0000000000f3",
                      "019e0000-0000-7000-8000-0000000000f4")

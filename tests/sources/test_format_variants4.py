@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from graphkit.sources.transcripts import read_transcripts
-from tests.sources.builders import SHAPED, codex_line, codex_message, codex_meta, write_jsonl
-from tests.sources.builders import graph_of as _graph
-from tests.sources.builders import node_rows as _rows
+from tests.helpers.transcripts import SHAPED, codex_line, codex_message, codex_meta, write_jsonl
+from tests.helpers.transcripts import graph_of as _graph
+from tests.helpers.transcripts import node_rows as _rows
 
 FLAT_SESSION = "f1a70000-7777-4e8f-9a0b-000000000007"
 ROLLED = "019e0000-1111-7222-8333-444455556612"
@@ -261,7 +261,7 @@ def test_an_mcp_connector_call_is_a_tool_call_named_as_claude_code_names_mcp_too
     call: no Tool node, its result unnamed. Now the call of ``mcp__<server>__<tool>``, the
     name Claude Code gives the tools of MCP servers it runs itself, so both are one Tool;
     its ``mcp_tool_result`` keeps its text and error flag."""
-    from tests.sources.builders import assistant, user
+    from tests.helpers.transcripts import assistant, user
 
     write_jsonl(tmp_path / "-w" / "s.jsonl", [
         user("u1", "s", "2026-11-30T09:00:00Z", "who am I on the hub?"),

@@ -15,7 +15,7 @@ from graphkit.contract.loader import load_contract
 from graphkit.core.errors import SourceError
 from graphkit.projection.conform import conform_sources, read_spec
 from graphkit.sources.read import read_sources
-from tests.builders import identity_cases, table, write_parquet
+from tests.helpers.rows import identity_cases, table, write_parquet
 
 
 def test_parquet_file_feather_and_jsonl_give_the_same_graph(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ from graphkit.cli import cli
 from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.snapshot import write_snapshot
 from graphkit.view import embed_json, render_html, session_view
-from tests.builders import row, spawned
-from tests.view.conftest import Browser, Dom
+from tests.helpers.browser import Browser, Dom
+from tests.helpers.rows import row, spawned
 
 DEEP = "8299ed6e-811c-4fa7-b124-c205cd625a7f"  # the sample session with depth-4 subagents
 DEEPEST = "818d8962058765a6"

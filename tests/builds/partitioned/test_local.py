@@ -1,0 +1,154 @@
+"""The partitioned local build writes the in-memory build's snapshot, byte for byte,
+whatever the number of partitions."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from click.testing import CliRunner
+
+from graphkit.builds.partitioned import PartitionError, build_local
+from graphkit.builds.partitioned.inputs import partition_of
+from graphkit.cli import cli
+from graphkit.contract.loader import load_contract
+from graphkit.core.errors import ContractError
+from tests.helpers.rows import T0, identity_cases, row, write_parquet
+from tests.helpers.same_build import (
+    assert_same_snapshot,
+    generated_rows,
+    reference,
+    same_summary,
+)
+
+PARTITIONS = (1, 3, 7)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generated_rows(tmp_path_factory.mktemp("gen") / "rows")
+
+
+@pytest.mark.parametrize("granularity", ["thread", "message"])
+def test_generated_rows_any_partition_count(generated: Path, tmp_path: Path,
+                                            granularity: str) -> None:
+    summary = reference([generated], tmp_path / "ref", granularity=granularity)
+    assert summary["nodes"]["Workspace"] > 1 and summary["duplicate_rows"] > 0
+    for n in PARTITIONS:
+        r = build_local([generated], tmp_path / f"p{n}", partitions=n,
+                        granularity=granularity, fingerprints=False)
+        assert r.summary["engine"]["partitions"] == n
+        assert same_summary(r.summary, summary), n
+        assert_same_snapshot(tmp_path / "ref", tmp_path / f"p{n}")
+
+
+def test_hypaware_cache_fixture(fixtures: Path, tmp_path: Path) -> None:
+    cache = fixtures / "hypaware-cache" / "cache"
+    summary = reference([cache], tmp_path / "ref")
+    for n in PARTITIONS:
+        r = build_local([cache], tmp_path / f"p{n}", partitions=n, fingerprints=False)
+        assert same_summary(r.summary, summary)
+        assert_same_snapshot(tmp_path / "ref", tmp_path / f"p{n}")
+
+
+def test_transcripts_and_rows_together_with_content(fixtures: Path, sample_rows: Path,
+                                                   tmp_path: Path) -> None:
+    sources = [fixtures / "hypaware-cache" / "home" / ".claude" / "projects", sample_rows]
+    summary = reference(sources, tmp_path / "ref", include_content=True,
+                        cache_dir=tmp_path / "cache")
+    r = build_local(sources, tmp_path / "p3", partitions=3, include_content=True,
+                    cache_dir=tmp_path / "cache", fingerprints=False)
+    assert same_summary(r.summary, summary)
+    assert_same_snapshot(tmp_path / "ref", tmp_path / "p3")
+
+
+def _shared_rows() -> list[dict[str, object]]:
+    """Sessions sharing a workspace, a model and a tool, whose first/last values
+    sit in different sessions and around nulls, with ties in time."""
+    rows = []
+    for s in range(12):
+        sid = f"sess-{s:02d}"
+        at = T0 + timedelta(seconds=(11 - s) * 3)  # later sessions come first in time
+        rows.append(row(sid, message_id=f"m{s}a", message_created_at=at,
+                        cwd="/w/shared", repo_root=None if s % 3 else "/w/shared",
+                        git_branch=None if s % 4 == 1 else f"b{s}",
+                        model="m-1", provider=None if s in (11, 10) else f"p{s}",
+                        part_type="tool_call", tool_name="Read", tool_call_id=f"c{s}"))
+        # A tie: same time as the row above, an earlier part id.
+        rows.append(row(sid, message_id=f"m{s}b", part_id=f"m{s}_0", message_created_at=at,
+                        cwd="/w/shared", git_branch=f"t{s}", model="m-1", provider=f"q{s}"))
+    rows.append(row("sess-late", message_id="late", message_created_at=None,
+                    cwd="/w/shared", git_branch="no-time"))
+    return rows
+
+
+def test_shared_nodes_merge_first_last_min_max_count(tmp_path: Path) -> None:
+    src = write_parquet(_shared_rows(), tmp_path / "rows" / "part-0.parquet")
+    reference([src.parent], tmp_path / "ref")
+    sessions = pa.array([f"sess-{s:02d}" for s in range(12)])
+    for n in PARTITIONS[1:]:
+        assert len(set(partition_of(sessions, n))) > 1  # the sessions really are split
+    for n in PARTITIONS:
+        build_local([src.parent], tmp_path / f"p{n}", partitions=n, fingerprints=False)
+        assert_same_snapshot(tmp_path / "ref", tmp_path / f"p{n}")
+
+
+def test_rejects_and_duplicates_match(tmp_path: Path) -> None:
+    rows = [*identity_cases(), row(None, message_id="orphan-2"), row("s-x", message_id=None)]
+    src = write_parquet(rows, tmp_path / "in" / "rows.parquet")
+    runner = CliRunner()
+    ref = runner.invoke(cli, ["build", str(src), "--snapshot", str(tmp_path / "ref"),
+                              "--json"])
+    got = runner.invoke(cli, ["build", str(src), "--snapshot", str(tmp_path / "p3"),
+                              "--partitions", "3", "--json"])
+    assert ref.exit_code == 0 and got.exit_code == 0, got.output
+    a, b = json.loads(ref.output), json.loads(got.output)
+    assert b["engine"]["name"] == "local" and b["engine"]["partitions"] == 3
+    assert a["rows_rejected"] == b["rows_rejected"] == 3
+    assert a["duplicate_rows"] == b["duplicate_rows"] == 1
+    assert (tmp_path / "p3.rejects.jsonl").read_text() == \
+        (tmp_path / "ref.rejects.jsonl").read_text()
+    assert_same_snapshot(tmp_path / "ref", tmp_path / "p3")
+
+
+def test_distinct_count_over_two_sessions_is_refused_at_any_partition_count(
+        tmp_path: Path) -> None:
+    # One thread id under two sessions: its `messages` count_distinct cannot be
+    # merged from partial counts, so the partitioned build refuses it — with
+    # one partition too, so the answer never depends on the count.
+    rows = [row("s-1", conversation_id="thread-x", message_id="a"),
+            row("s-2", conversation_id="thread-x", message_id="b")]
+    src = write_parquet(rows, tmp_path / "rows.parquet")
+    refused = r"thread-x.*distinct values \(messages\).*session_id"
+    for n in (1, 2):
+        with pytest.raises(PartitionError, match=refused):
+            build_local([src], tmp_path / f"p{n}", partitions=n, fingerprints=False)
+        assert not (tmp_path / f"p{n}").exists()
+
+
+def test_partition_key_and_order_are_checked(tmp_path: Path, sample_rows: Path) -> None:
+    with pytest.raises(ContractError, match="partition key 'nope'"):
+        build_local([sample_rows], tmp_path / "x", partition_key="nope")
+    text = (load_contract().path).read_text().replace(
+        "order_by: [message_created_at, part_id]", "order_by: [thread_id]")
+    (tmp_path / "c.yaml").write_text(text)
+    with pytest.raises(PartitionError, match="order_by column 'thread_id' is derived"):
+        build_local([sample_rows], tmp_path / "x", contract=str(tmp_path / "c.yaml"))
+
+
+def test_auto_partitions_and_cli_option_errors(sample_rows: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(cli, ["build", str(sample_rows), "--snapshot", str(tmp_path / "a"),
+                             "--partitions", "auto", "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["engine"]["partitions"] == 1
+    for args, message in [(["--partitions", "0"], "not a positive number"),
+                          (["--spark-master", "local[2]"], "needs --engine spark"),
+                          (["--partitions", "2", "--store", "neo4j"], "graphkit load")]:
+        bad = runner.invoke(cli, ["build", str(sample_rows), "--snapshot",
+                                  str(tmp_path / "b"), *args])
+        assert bad.exit_code == 2, (args, bad.output)
+        assert message in bad.output and "Traceback" not in bad.output

@@ -1,0 +1,124 @@
+"""Small builders for transcript files in tests (Claude entries, Codex rollout lines)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.helpers.paths import FIXTURES
+
+
+def fixtures() -> Path:
+    """``tests/fixtures`` of this repository: the real-world transcripts and cache."""
+    return FIXTURES
+
+
+
+SHAPED = fixtures() / "shaped"
+CACHE = fixtures() / "hypaware-cache" / "cache"
+
+
+def graph_of(*sources: Path) -> Any:
+    """The graph ``graphkit build`` makes of ``sources`` (no input fingerprints)."""
+    from graphkit.builds.run import build
+
+    return build(list(sources), fingerprints=False).graph
+
+
+def node_rows(graph: Any, kind: str, columns: list[str]) -> list[tuple[Any, ...]]:
+    """The ``columns`` of every ``kind`` node, sorted."""
+    table = graph.nodes[kind].table
+    return sorted(zip(*(table.column(c).to_pylist() for c in columns), strict=True))
+
+def write_jsonl(path: Path, entries: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    return path
+
+
+def user(uuid: str, session: str, ts: str, content: Any, parent: str | None = None,
+         **extra: Any) -> dict[str, Any]:
+    """A Claude ``user`` entry; ``content`` is a string or a list of blocks."""
+    return {"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": session,
+            "timestamp": ts, "isSidechain": False, "cwd": "/work/app", "version": "2.1.0",
+            "message": {"role": "user", "content": content}, **extra}
+
+
+def assistant(uuid: str, session: str, ts: str, blocks: list[dict[str, Any]],
+              parent: str | None = None, msg_id: str | None = None,
+              **extra: Any) -> dict[str, Any]:
+    """A Claude ``assistant`` entry with the given content blocks."""
+    return {"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": session,
+            "timestamp": ts, "isSidechain": False, "cwd": "/work/app", "version": "2.1.0",
+            "message": {"id": msg_id or f"msg_{uuid}", "role": "assistant",
+                        "model": "claude-sonnet-4-5", "content": blocks}, **extra}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def tool_use(call_id: str, name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": args}
+
+
+def tool_result(call_id: str, content: Any) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": content}
+
+
+def codex_line(ts: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": ts, "type": kind, "payload": payload}
+
+
+def codex_meta(ts: str, thread: str, **payload: Any) -> dict[str, Any]:
+    return codex_line(ts, "session_meta", {"id": thread, "timestamp": ts, "cwd": "/w",
+                                           "cli_version": "0.50.0", **payload})
+
+
+def codex_message(ts: str, role: str, value: str, item_id: str | None = None) -> dict[str, Any]:
+    kind = "input_text" if role == "user" else "output_text"
+    payload: dict[str, Any] = {"type": "message", "role": role,
+                               "content": [{"type": kind, "text": value}]}
+    if item_id:
+        payload["id"] = item_id
+    return codex_line(ts, "response_item", payload)
+
+
+def synthetic_claude_tree(root: Path, sessions: int, lines_per_session: int) -> int:
+    """Write ``sessions`` Claude sessions of about ``lines_per_session`` lines; return lines."""
+    total = 0
+    filler = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 6
+    for s in range(sessions):
+        sid = f"00000000-0000-4000-8000-{s:012d}"
+        entries: list[dict[str, Any]] = []
+        parent = None
+        for i in range(lines_per_session):
+            ts = f"2026-01-01T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}.000Z"
+            uid = f"{s:08d}-{i:04d}-4000-8000-000000000000"
+            if i % 4 == 0:
+                entries.append(user(uid, sid, ts, filler, parent))
+            elif i % 4 == 1:
+                entries.append(assistant(uid, sid, ts, [text(filler)], parent, f"m{s}_{i}"))
+            elif i % 4 == 2:
+                entries.append(assistant(uid, sid, ts, [tool_use(f"t{s}_{i}", "Bash",
+                                                                 command="ls -la")],
+                                         parent, f"m{s}_{i - 1}"))
+            else:
+                entries.append(user(uid, sid, ts, [tool_result(f"t{s}_{i - 1}", filler)], parent))
+            parent = uid
+        write_jsonl(root / "-work-app" / f"{sid}.jsonl", entries)
+        total += len(entries)
+    return total
+
+
+def resume_session_b(folder: Path) -> Path:
+    """Write a resume of the fixture project's session B into ``folder`` (which holds
+    B's file): a new session id replaying B's messages, then one new user message."""
+    b = folder / "7c2d9e14-3a6b-4f1e-8d20-5e6f7a8b9c02.jsonl"
+    resumed = [dict(json.loads(line), sessionId="bbbbbbbb-0000-4000-8000-00000000000b")
+               for line in b.read_text().splitlines()]
+    resumed.append(user("c0000002-new", "bbbbbbbb-0000-4000-8000-00000000000b",
+                        "2026-11-21T15:00:00Z", "and the tests?",
+                        "c0000002-0000-4000-8000-000000000004"))
+    return write_jsonl(folder / "bbbbbbbb-0000-4000-8000-00000000000b.jsonl", resumed)
