@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.helpers.cli import built_samples, graphkit, one_line_error
 from tests.helpers.paths import REPO
-from tests.test_hostile_inputs import built_samples, graphkit, one_line_error
 
 SESSION = "8299ed6e-811c-4fa7-b124-c205cd625a7f"
 

@@ -6,51 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.helpers.paths import REPO
-from tests.helpers.rows import identity_cases, table
-
-
-def graphkit(*args: object, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """The ``graphkit`` command as a user runs it, in a process of its own."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "graphkit", *map(str, args)], env=env,
-                          capture_output=True, text=True, errors="replace", input=stdin,
-                          timeout=300, check=False)
-
-
-def one_line_error(proc: subprocess.CompletedProcess[str], *names: str) -> str:
-    """The single stderr line of an exit-2 refusal, checked to name each of ``names``."""
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1, lines
-    for name in names:
-        assert name in lines[0], lines[0]
-    return lines[0]
-
-
-def built_samples(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
-    """The bundled sample rows built by the command into a new folder: a module's
-    known-good snapshot to damage or query."""
-    snap = tmp_path_factory.mktemp(name) / "snap"
-    proc = graphkit("build", REPO / "samples" / "rows", "--snapshot", snap)
-    assert proc.returncode == 0, proc.stderr
-    return snap
-
-
-def _with_touched_files(rows: list[dict[str, object]]) -> pa.Table:
-    """``rows`` with the ai_gateway_messages schema plus the ``touched_files`` column."""
-    t = table([{k: v for k, v in r.items() if k != "touched_files"} for r in rows])
-    return t.append_column("touched_files", pa.array([r.get("touched_files") for r in rows],
-                                                     pa.string()))
+from tests.helpers.cli import graphkit, one_line_error
+from tests.helpers.rows import identity_cases, table, with_touched_files
 
 
 def _with_times(tmp_path: Path, micros: list[int]) -> Path:
@@ -225,7 +188,7 @@ def test_numbers_past_a_floats_range_keep_the_rest_of_their_document(tmp_path: P
     rows[2]["attributes"] = rows[2]["attributes"][:-1] + f', "usage": {{"input_tokens": {huge}}}}}'
     rows[3]["touched_files"] = '[{"path": "/a", "reads": 1' + "0" * 999 + ', "writes": 2}]'
     src = tmp_path / "rows.parquet"
-    pq.write_table(_with_touched_files(rows), src)
+    pq.write_table(with_touched_files(rows), src)
     assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
     lineage = graphkit("lineage", "agentA", "--snapshot", tmp_path / "snap", "--json")
     assert lineage.returncode == 0, lineage.stderr
@@ -246,7 +209,7 @@ def test_an_unnested_value_that_is_no_number_rejects_its_row_naming_file_and_row
     rows[0]["touched_files"] = '[{"path": "/b", "reads": 1, "writes": 0}]'
     rows[2]["touched_files"] = json.dumps([{"path": "/a", "reads": "x", "writes": 0}])
     src = tmp_path / "rows.parquet"
-    pq.write_table(_with_touched_files(rows), src)
+    pq.write_table(with_touched_files(rows), src)
     proc = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["rows_rejected"] == 1

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import graphkit, one_line_error
 from tests.helpers.paths import SAMPLE_ROWS
 from tests.helpers.transcripts import (
     assistant,
@@ -19,7 +20,6 @@ from tests.helpers.transcripts import (
     user,
     write_jsonl,
 )
-from tests.test_hostile_inputs import graphkit, one_line_error
 
 # --- 1. transcripts' lone surrogates are counted and named -----------------------------
 
@@ -109,7 +109,6 @@ def test_a_transcript_without_lone_surrogates_keeps_its_facts_as_they_were(
 
 # --- 2. names as long as the file system takes ------------------------------------------
 
-SAMPLES = SAMPLE_ROWS
 LONG = "n" * 250  # a legal name (255 bytes at most), too long for "." + NAME + ".xxx.tmp…"
 
 
@@ -120,13 +119,13 @@ def test_a_name_of_250_bytes_is_written_by_every_writer(tmp_path: Path,
     # system takes. Temporary names now cut a long name and add a digest of it.
     monkeypatch.chdir(tmp_path)
     snap = tmp_path / LONG
-    built = graphkit("build", SAMPLES, "--snapshot", snap, "--rejects", "r.jsonl",
+    built = graphkit("build", SAMPLE_ROWS, "--snapshot", snap, "--rejects", "r.jsonl",
                      "--cache-dir", "cache")
     assert built.returncode == 0, built.stderr
     assert (snap / "manifest.json").is_file()
     sid = graphkit("sessions", "--snapshot", snap, "--json").stdout.splitlines()[0]
     session = json.loads(sid)["session_id"]
-    for args in (["rows", SAMPLES, "--out", tmp_path / "o" / LONG],
+    for args in (["rows", SAMPLE_ROWS, "--out", tmp_path / "o" / LONG],
                  ["view", session, "--snapshot", snap, "--out", tmp_path / "v" / LONG],
                  ["export", snap, "--format", "graphml", tmp_path / "g" / LONG],
                  ["export", snap, "--format", "neo4j-csv", tmp_path / "c" / LONG]):
@@ -141,11 +140,11 @@ def test_a_snapshot_name_too_long_for_its_rejects_file_is_refused_before_the_bui
     # Was: the build ran, then "cannot write the snapshot: File name too long (NAME's
     # temporary folder)"; with that fixed, the rejects file NAME.rejects.jsonl (264
     # bytes) would fail only the day a row is first rejected. Now refused up front.
-    proc = graphkit("build", SAMPLES, "--snapshot", tmp_path / LONG)
+    proc = graphkit("build", SAMPLE_ROWS, "--snapshot", tmp_path / LONG)
     line = one_line_error(proc, f"{LONG}.rejects.jsonl", "264 bytes", "--rejects")
     assert "choose a shorter --snapshot name" in line
     assert list(tmp_path.iterdir()) == []
-    given = graphkit("build", SAMPLES, "--snapshot", tmp_path / "s", "--rejects",
+    given = graphkit("build", SAMPLE_ROWS, "--snapshot", tmp_path / "s", "--rejects",
                      tmp_path / LONG)
     one_line_error(given, f"{LONG[:-10]}", "skipped-lines file")
 
@@ -158,13 +157,13 @@ def test_a_path_past_what_the_file_system_takes_is_one_line(tmp_path: Path,
     # Path.exists() and is_dir() raise it) from build, rows and the option checks.
     too = str(tmp_path / ("x" * 300))
     args = {"source": ["build", too, "--snapshot", tmp_path / "s"],
-            "snapshot": ["build", SAMPLES, "--snapshot", too],
-            "contract": ["build", SAMPLES, "--snapshot", tmp_path / "s", "--contract",
+            "snapshot": ["build", SAMPLE_ROWS, "--snapshot", too],
+            "contract": ["build", SAMPLE_ROWS, "--snapshot", tmp_path / "s", "--contract",
                          too + ".yaml"],
-            "out": ["rows", SAMPLES, "--out", too],
-            "rejects": ["build", SAMPLES, "--snapshot", tmp_path / "s", "--rejects", too],
+            "out": ["rows", SAMPLE_ROWS, "--out", too],
+            "rejects": ["build", SAMPLE_ROWS, "--snapshot", tmp_path / "s", "--rejects", too],
             "prices": ["usage", "--snapshot", tmp_path / "s", "--prices", too],  # held
-            "middle": ["build", SAMPLES, "--snapshot", too + "/snap"]}[where]
+            "middle": ["build", SAMPLE_ROWS, "--snapshot", too + "/snap"]}[where]
     proc = graphkit(*args)
     one_line_error(proc, "too long")
     assert not (tmp_path / "s").exists()
@@ -194,7 +193,7 @@ def test_a_snapshot_built_into_its_source_folder_is_not_read_back_as_rows(
     import shutil
 
     src = tmp_path / "src"
-    shutil.copytree(SAMPLES, src)
+    shutil.copytree(SAMPLE_ROWS, src)
     write_jsonl(src / "bad.jsonl", [{"session_id": None, "message_id": "m-lost"}])
     first = graphkit("build", src, "--snapshot", src / "graph", "--json")
     assert first.returncode == 0, first.stderr
@@ -220,7 +219,7 @@ def test_a_snapshot_export_or_rejects_file_given_as_a_source_is_one_line(
     write_jsonl(tmp_path / "rows" / "bad.jsonl", [{"session_id": None, "message_id": "m"}])
     import shutil
 
-    shutil.copytree(SAMPLES, tmp_path / "rows" / "s")
+    shutil.copytree(SAMPLE_ROWS, tmp_path / "rows" / "s")
     assert graphkit("build", tmp_path / "rows", "--snapshot", tmp_path / "graph").returncode == 0
     assert graphkit("export", tmp_path / "graph", "--format", "neo4j-csv",
                     tmp_path / "csv").returncode == 0
@@ -259,7 +258,7 @@ def test_sigterm_stops_the_server_and_removes_its_temporary_folder(tmp_path: Pat
     import sys
     import time
 
-    from tests.test_hostile_inputs import REPO
+    from tests.helpers.paths import REPO
 
     env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "graphkit", "neo4j-server", "--port", "0"],
@@ -289,7 +288,7 @@ def test_neo4j_database_system_is_one_line_saying_what_it_is(
     # Neo.ClientError.Statement.SemanticError: … Not a recognised system command or
     # procedure. This Cypher command can only be executed in a user database: RETURN 1"
     # (here, with no server, the check comes before any connection).
-    assert graphkit("build", SAMPLES, "--snapshot", tmp_path / "snap").returncode == 0
+    assert graphkit("build", SAMPLE_ROWS, "--snapshot", tmp_path / "snap").returncode == 0
     monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:1")
     monkeypatch.setenv("NEO4J_DATABASE", name)
     for args in (["load", tmp_path / "snap"], ["sessions", "--neo4j"]):

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.test_hostile_inputs import REPO, built_samples, graphkit, one_line_error
+from tests.helpers.cli import built_samples, graphkit, one_line_error
+from tests.helpers.paths import REPO
 
 SESSION = "8299ed6e-811c-4fa7-b124-c205cd625a7f"
 

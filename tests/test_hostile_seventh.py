@@ -14,6 +14,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from tests.helpers.cli import graphkit, one_line_error
+from tests.helpers.paths import REPO
 from tests.helpers.rows import (
     identity_cases,
     identity_cases_renamed,
@@ -23,7 +25,6 @@ from tests.helpers.rows import (
     write_parquet,
 )
 from tests.helpers.unprivileged import graphkit_as_nobody, world_dir
-from tests.test_hostile_inputs import REPO, graphkit, one_line_error
 
 SESSION = "8299ed6e-811c-4fa7-b124-c205cd625a7f"
 

@@ -15,27 +15,18 @@ from graphkit.contract.loader import load_contract
 from graphkit.core.errors import ContractError, GraphkitError
 from graphkit.projection.conform import conform_table
 from graphkit.projection.project import project
-from tests.helpers.rows import identity_cases, identity_cases_renamed, json_lines, table
-from tests.projection.test_unnest import CONTRACT
-from tests.test_hostile_inputs import REPO, graphkit, one_line_error
-
-CLAUDE_MAIN = "c1a0de00-0000-4000-8000-000000000001"
-
-
-def _usage_rows(tmp_path: Path, usage: dict[int, dict[str, object]]) -> Path:
-    """The identity rows with ``usage`` (row index → attributes.usage) as Parquet."""
-    rows = [dict(r) for r in identity_cases() if r["session_id"]]
-    for i, u in usage.items():
-        attrs = json.loads(rows[i].get("attributes") or "{}")
-        rows[i]["attributes"] = json.dumps({**attrs, "usage": u})
-    path = tmp_path / "rows.parquet"
-    pq.write_table(table(rows), path)
-    return path
-
-
-def _rejects(snap: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in
-            snap.with_name(snap.name + ".rejects.jsonl").read_text().splitlines()]
+from tests.helpers.cli import graphkit, one_line_error
+from tests.helpers.contracts import FILES_CONTRACT
+from tests.helpers.paths import REPO
+from tests.helpers.rows import (
+    CLAUDE,
+    identity_cases,
+    identity_cases_renamed,
+    json_lines,
+    read_rejects,
+    table,
+    usage_rows,
+)
 
 
 @pytest.mark.parametrize("count", [2**63 - 1, 2**64 - 1, 2**53, -(2**60), 1e300])
@@ -44,14 +35,14 @@ def test_a_token_count_no_count_can_be_rejects_its_row(tmp_path: Path,
     # Was: two rows of 2**62 + 1 (or any count near int64's limit) summed to a negative
     # total without a word (Arrow's hash_sum wraps); 2**64 - 1 (a -1 written unsigned)
     # summed as 1.8e19 tokens.
-    src = _usage_rows(tmp_path, {0: {"input_tokens": count, "output_tokens": 1},
+    src = usage_rows(tmp_path, {0: {"input_tokens": count, "output_tokens": 1},
                                  1: {"input_tokens": count, "output_tokens": 2},
                                  2: {"input_tokens": 5, "output_tokens": 3}})
     snap = tmp_path / "snap"
     proc = graphkit("build", src, "--snapshot", snap, "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["rows_rejected"] == 2
-    rejects = _rejects(snap)
+    rejects = read_rejects(snap)
     assert [(r["source"], r["row"], r["column"]) for r in rejects] == [
         (str(src), 1, "usage_input"), (str(src), 2, "usage_input")]
     assert "usage.input_tokens" in str(rejects[0]["reason"])
@@ -64,7 +55,7 @@ def test_a_token_count_no_count_can_be_rejects_its_row(tmp_path: Path,
 
 
 def test_the_largest_count_is_summed(tmp_path: Path) -> None:
-    src = _usage_rows(tmp_path, {0: {"input_tokens": 2**53 - 1}})
+    src = usage_rows(tmp_path, {0: {"input_tokens": 2**53 - 1}})
     proc = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["rows_rejected"] == 0, proc.stderr
 
@@ -72,7 +63,7 @@ def test_the_largest_count_is_summed(tmp_path: Path) -> None:
 def test_a_sum_that_would_wrap_int64_in_one_group_is_one_error(tmp_path: Path) -> None:
     # Each count is allowed (below 2^53), but 1,100 of them in one session pass 2^63:
     # Arrow's sum wrapped to a negative total without a word.
-    (tmp_path / "c.yaml").write_text(CONTRACT)
+    (tmp_path / "c.yaml").write_text(FILES_CONTRACT)
     c = load_contract(str(tmp_path / "c.yaml"))
     rows = pa.table({"session_id": ["s"] * 1100, "n": [str(2**53 - 1)] * 1100,
                      "touched": pa.nulls(1100, pa.string())})
@@ -89,7 +80,7 @@ def test_a_sum_that_would_wrap_int64_in_one_group_is_one_error(tmp_path: Path) -
 def test_a_sum_of_an_id_column_is_a_contract_error(tmp_path: Path, key: str) -> None:
     # Was: the contract loaded, and every row of the data was rejected as holding
     # "text that is no number": the contract's mistake reported as the data's.
-    text = CONTRACT.replace("writes: {sum: w}, rows", f"writes: {{sum: {key}}}, rows")
+    text = FILES_CONTRACT.replace("writes: {sum: w}, rows", f"writes: {{sum: {key}}}, rows")
     (tmp_path / "c.yaml").write_text(text)
     with pytest.raises(ContractError) as info:
         load_contract(str(tmp_path / "c.yaml"))
@@ -100,7 +91,7 @@ def test_a_sum_of_an_id_column_is_a_contract_error(tmp_path: Path, key: str) -> 
 
 
 def test_a_sum_of_a_time_is_a_contract_error_through_the_cli(tmp_path: Path) -> None:
-    text = CONTRACT.replace("n: {type: string}", "n: {type: timestamp}")
+    text = FILES_CONTRACT.replace("n: {type: string}", "n: {type: timestamp}")
     (tmp_path / "c.yaml").write_text(text)
     proc = graphkit("build", tmp_path / "missing.parquet", "--contract", tmp_path / "c.yaml",
                     "--snapshot", tmp_path / "snap")
@@ -111,18 +102,18 @@ def test_a_sum_of_a_time_is_a_contract_error_through_the_cli(tmp_path: Path) -> 
 def test_a_negative_or_fractional_count_in_touched_files_rejects_its_row(
         tmp_path: Path, value: str) -> None:
     # Was: summed as given (`files` then showed -3 reads, or 1.5 writes as 1).
-    from tests.test_hostile_inputs import _with_touched_files
+    from tests.helpers.rows import with_touched_files
 
     rows = [dict(r) for r in identity_cases() if r["session_id"]]
     rows[0]["touched_files"] = '[{"path": "/b", "reads": 1, "writes": 0}]'
     rows[2]["touched_files"] = '[{"path": "/a", "reads": 1, "writes": ' + value + "}]"
     src = tmp_path / "rows.parquet"
-    pq.write_table(_with_touched_files(rows), src)
+    pq.write_table(with_touched_files(rows), src)
     snap = tmp_path / "snap"
     proc = graphkit("build", src, "--snapshot", snap, "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["rows_rejected"] == 1
-    (reject,) = _rejects(snap)
+    (reject,) = read_rejects(snap)
     assert (reject["source"], reject["row"], reject["column"]) == (str(src), 3,
                                                                    "touched_files")
     assert "touched_files → [].writes" in str(reject["reason"])
@@ -133,7 +124,7 @@ def test_a_negative_or_fractional_count_in_touched_files_rejects_its_row(
 def test_whole_counts_in_touched_files_are_summed(tmp_path: Path) -> None:
     # 2.0 and 0 are whole counts; only what is negative or has a fraction goes.
     doc = '[{"path": "/a", "writes": 2.0}, {"path": "/b", "writes": 0, "reads": 3}]'
-    (tmp_path / "c.yaml").write_text(CONTRACT)
+    (tmp_path / "c.yaml").write_text(FILES_CONTRACT)
     c = load_contract(str(tmp_path / "c.yaml"))
     rows = pa.table({"session_id": ["s"], "n": ["1"], "touched": [doc]})
     graph = project(c, conform_table(c, rows, "t")).graph
@@ -144,17 +135,17 @@ def test_whole_counts_in_touched_files_are_summed(tmp_path: Path) -> None:
 def test_a_price_that_makes_an_infinite_cost_is_one_line(tmp_path: Path) -> None:
     # Was: untested; a price of 1e308 times 1,000 tokens printed "$inf" on the table
     # and `Infinity` (no JSON) with --json. (Without --by, piped output has no cost.)
-    src = _usage_rows(tmp_path, {1: {"input_tokens": 1000, "output_tokens": 10}})
+    src = usage_rows(tmp_path, {1: {"input_tokens": 1000, "output_tokens": 10}})
     assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"models": {"claude-sonnet-4-5": {"input": 1e308}}}))
     for fmt in (["--by", "model"], ["--by", "model", "--json"], ["--by", "agent-type", "--csv"]):
-        proc = graphkit("usage", CLAUDE_MAIN, "--snapshot", tmp_path / "snap",
+        proc = graphkit("usage", CLAUDE, "--snapshot", tmp_path / "snap",
                         "--prices", prices, *fmt)
         one_line_error(proc, str(prices), "claude-sonnet-4-5", "past what a number can hold")
     # A large price whose cost stays finite is priced.
     prices.write_text(json.dumps({"models": {"claude-sonnet-4-5": {"input": 1e300}}}))
-    proc = graphkit("usage", CLAUDE_MAIN, "--snapshot", tmp_path / "snap", "--prices",
+    proc = graphkit("usage", CLAUDE, "--snapshot", tmp_path / "snap", "--prices",
                     prices, "--json", "--by", "model")
     assert proc.returncode == 0, proc.stderr
     assert "Infinity" not in proc.stdout and "1e+297" in proc.stdout
@@ -196,7 +187,7 @@ def test_junk_in_graphkit_parse_workers_is_one_line(tmp_path: Path,
     assert "\x1b" not in line
 
 
-EVIL_SESSION = CLAUDE_MAIN + "\x1b[31mEVIL\x1b[0m\nX"
+EVIL_SESSION = CLAUDE + "\x1b[31mEVIL\x1b[0m\nX"
 EVIL_AGENT = "agentA\x1b]0;pwned\x07\x1b[2J[link=https://evil.example]x[/link]"
 
 
@@ -343,8 +334,7 @@ def test_a_shared_nodes_total_that_would_wrap_across_partitions_is_one_error(
     # a negative count without a word. The in-memory build refuses the same rows.
     from graphkit.builds.partitioned import build_local
     from graphkit.builds.partitioned.inputs import partition_of
-    from tests.helpers.rows import row
-    from tests.test_hostile_inputs import _with_touched_files
+    from tests.helpers.rows import row, with_touched_files
 
     doc = json.dumps([{"path": "/a", "reads": 2**53 - 1}])
     rows = [dict(row(f"s{s:02d}", message_id=f"m{s}-{i}"), touched_files=doc)
@@ -352,7 +342,7 @@ def test_a_shared_nodes_total_that_would_wrap_across_partitions_is_one_error(
     assert len(set(partition_of(pa.array([f"s{s:02d}" for s in range(12)]), 3))) > 1
     src = tmp_path / "rows" / "part-0.parquet"
     src.parent.mkdir()
-    pq.write_table(_with_touched_files(rows), src)
+    pq.write_table(with_touched_files(rows), src)
     for n in (1, 3):
         with pytest.raises(GraphkitError, match="passes int64's range"):
             build_local([src.parent], tmp_path / f"p{n}", partitions=n, fingerprints=False)

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.helpers.cli import built_samples, graphkit, one_line_error
 from tests.helpers.paths import SAMPLE_ROWS
 from tests.helpers.transcripts import assistant, tool_use, user, write_jsonl
-from tests.test_hostile_inputs import built_samples, graphkit, one_line_error
 
 # --- 1. a subagent's sidecar's lone surrogate is counted and named ----------------------
 

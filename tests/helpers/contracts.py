@@ -108,3 +108,28 @@ def refused(tmp_path: Path, text: str, line: int | None = None) -> ContractError
     if line is not None:
         assert info.value.line == line, str(info.value)
     return info.value
+
+
+# Sums over an unnested JSON column (touched files): a node per path, an edge per session.
+FILES_CONTRACT = """
+contract: files
+version: 1
+input:
+  session_id: {type: string, required: true}
+  n: {type: string}
+  touched: {type: json}
+nodes:
+  - type: Session
+    key: [session_id]
+    properties: {total: {sum: n}}
+  - type: F
+    key: [p]
+    unnest: {column: touched, fields: {p: path, w: writes}}
+    properties: {writes: {sum: w}}
+edges:
+  - type: T
+    from: {type: Session, key: [session_id]}
+    to: {type: F, key: [p]}
+    unnest: {column: touched, fields: {p: path, w: writes}}
+    properties: {writes: {sum: w}, rows: {count: "*"}}
+"""

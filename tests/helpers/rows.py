@@ -113,3 +113,28 @@ def rows_with_a_lone_surrogate(folder: Path) -> Path:
     bad.write_text("\n".join(rows) + "\n")
     (folder / "a.jsonl").write_text(json_lines(identity_cases()))
     return bad
+
+
+def with_touched_files(rows: list[dict[str, object]]) -> pa.Table:
+    """``rows`` with the ai_gateway_messages schema plus the ``touched_files`` column."""
+    t = table([{k: v for k, v in r.items() if k != "touched_files"} for r in rows])
+    return t.append_column("touched_files", pa.array([r.get("touched_files") for r in rows],
+                                                     pa.string()))
+
+
+def usage_rows(tmp_path: Path, usage: dict[int, dict[str, object]]) -> Path:
+    """The identity rows that have a session, with ``usage`` (row index → the row's
+    attributes.usage), as ``tmp_path/rows.parquet``."""
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    for i, u in usage.items():
+        attrs = json.loads(rows[i].get("attributes") or "{}")
+        rows[i]["attributes"] = json.dumps({**attrs, "usage": u})
+    path = tmp_path / "rows.parquet"
+    pq.write_table(table(rows), path)
+    return path
+
+
+def read_rejects(snap: Path) -> list[dict[str, object]]:
+    """The records of ``snap``'s rejects file (SNAPSHOT.rejects.jsonl)."""
+    return [json.loads(line) for line in
+            snap.with_name(snap.name + ".rejects.jsonl").read_text().splitlines()]

@@ -122,3 +122,18 @@ def resume_session_b(folder: Path) -> Path:
                         "2026-11-21T15:00:00Z", "and the tests?",
                         "c0000002-0000-4000-8000-000000000004"))
     return write_jsonl(folder / "bbbbbbbb-0000-4000-8000-00000000000b.jsonl", resumed)
+
+
+def message_rows(source: Path) -> list[dict[str, Any]]:
+    """The message rows (content included) the transcripts under ``source`` give."""
+    from graphkit.sources.full_schema import read_message_rows
+
+    return read_message_rows([source], include_content=True).table.to_pylist()
+
+
+def skipped_lines(*sources: Path) -> list[tuple[str, int, str]]:
+    """(file name, line, reason) of each transcript line ``sources`` skip."""
+    from graphkit.sources.transcripts import read_transcripts
+
+    return [(Path(s.path).name, s.line, s.reason)
+            for s in read_transcripts(list(sources)).skipped]

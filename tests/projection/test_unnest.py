@@ -15,32 +15,10 @@ from graphkit.core.errors import ContractError
 from graphkit.projection.conform import conform_table
 from graphkit.projection.project import Projection, project
 from graphkit.projection.unnest import unnest_rows
-
-CONTRACT = """
-contract: files
-version: 1
-input:
-  session_id: {type: string, required: true}
-  n: {type: string}
-  touched: {type: json}
-nodes:
-  - type: Session
-    key: [session_id]
-    properties: {total: {sum: n}}
-  - type: F
-    key: [p]
-    unnest: {column: touched, fields: {p: path, w: writes}}
-    properties: {writes: {sum: w}}
-edges:
-  - type: T
-    from: {type: Session, key: [session_id]}
-    to: {type: F, key: [p]}
-    unnest: {column: touched, fields: {p: path, w: writes}}
-    properties: {writes: {sum: w}, rows: {count: "*"}}
-"""
+from tests.helpers.contracts import FILES_CONTRACT
 
 
-def _build(tmp_path: Path, rows: list[dict[str, object]], text: str = CONTRACT) -> object:
+def _build(tmp_path: Path, rows: list[dict[str, object]], text: str = FILES_CONTRACT) -> object:
     (tmp_path / "c.yaml").write_text(text)
     c = load_contract(str(tmp_path / "c.yaml"))
     table = pa.Table.from_pylist(rows, schema=pa.schema(
@@ -67,7 +45,7 @@ def test_sum_and_unnest_build_nodes_and_edges(tmp_path: Path) -> None:
 
 
 def _project(tmp_path: Path, rows: list[dict[str, object]]) -> Projection:
-    (tmp_path / "c.yaml").write_text(CONTRACT)
+    (tmp_path / "c.yaml").write_text(FILES_CONTRACT)
     c = load_contract(str(tmp_path / "c.yaml"))
     table = pa.Table.from_pylist(rows, schema=pa.schema(
         [("session_id", pa.string()), ("n", pa.string()), ("touched", pa.string())]))
@@ -134,12 +112,13 @@ def test_a_count_past_a_floats_range_is_no_number_and_its_file_still_counts(
 
 
 def test_unnest_fields_must_be_new_and_one_edge_type_unnests_one_way(tmp_path: Path) -> None:
-    clash = CONTRACT.replace("fields: {p: path, w: writes}}\n    properties: {writes: {sum: w}}",
-                             "fields: {n: path, w: writes}}\n    properties: {writes: {sum: w}}")
+    clash = FILES_CONTRACT.replace(
+        "fields: {p: path, w: writes}}\n    properties: {writes: {sum: w}}",
+        "fields: {n: path, w: writes}}\n    properties: {writes: {sum: w}}")
     (tmp_path / "a.yaml").write_text(clash)
     with pytest.raises(ContractError, match="already columns"):
         load_contract(str(tmp_path / "a.yaml"))
-    mixed = CONTRACT + """
+    mixed = FILES_CONTRACT + """
   - type: T
     from: {type: Session, key: [session_id]}
     to: {type: F, key: [session_id]}

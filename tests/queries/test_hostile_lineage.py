@@ -20,8 +20,8 @@ from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.lineage import lineage, session_tree
 from graphkit.queries.usage import session_usage
 from graphkit.snapshot import write_snapshot
+from tests.helpers.cli import graphkit, one_line_error
 from tests.helpers.rows import identity_cases, row, table
-from tests.test_hostile_inputs import graphkit, one_line_error
 
 
 def loop_rows() -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from graphkit.sources.transcripts.codex_links import _asks_for_history
-from tests.helpers.transcripts import SHAPED
+from tests.helpers.transcripts import SHAPED, message_rows
 from tests.helpers.transcripts import graph_of as _graph
 from tests.helpers.transcripts import node_rows as _rows
 
@@ -32,11 +32,6 @@ def _total(ts: str, i: int, o: int) -> dict[str, Any]:
         "total_token_usage": use, "last_token_usage": use}})
 
 
-def _message_rows(source: Path) -> list[dict[str, Any]]:
-    from graphkit.sources.full_schema import read_message_rows
-
-    return read_message_rows([source], include_content=True).table.to_pylist()
-
 
 # -- Codex: a spawned child that copied nothing ---------------------------------------------
 def test_a_child_spawned_without_history_keeps_repeated_words() -> None:
@@ -54,7 +49,7 @@ def test_a_child_spawned_without_history_keeps_repeated_words() -> None:
         (PARENT, 8, 3000, 4000, 230),
         (FRESH, 4, 2000, 1000, 90),
         (FORKED, 2, 500, 1500, 60)]
-    rows = _message_rows(SHAPED / "codex-spawn-fresh")
+    rows = message_rows(SHAPED / "codex-spawn-fresh")
     first = min((r for r in rows if r["conversation_id"] == FRESH),
                 key=lambda r: r["message_created_at"])
     assert (first["role"], first["content_text"]) == (
@@ -139,7 +134,7 @@ def test_tool_search_and_image_generation_items_are_calls() -> None:
         (7, 3000, 300)]
     assert _rows(graph, "Tool", ["tool_name"]) == [
         ("calendar_create_event",), ("image_generation",), ("tool_search",)]
-    rows = _message_rows(SHAPED / "codex-tool-search")
+    rows = message_rows(SHAPED / "codex-tool-search")
     got = {(r["part_type"], r["tool_name"], r["tool_call_id"]): r for r in rows
            if r["tool_name"] in ("tool_search", "image_generation")}
     assert set(got) == {("tool_call", "tool_search", "ts_1"),
@@ -208,7 +203,7 @@ def test_claude_server_tool_results_keep_what_they_found_and_their_errors() -> N
     ``error_code``) with no ``is_error`` flag. graphkit read only text blocks there: the
     found pages were an empty text and the failed search a success with no text. Now the
     result's text is each page's title and url, and an error object is an error."""
-    rows = _message_rows(SHAPED / "claude-server-tools")
+    rows = message_rows(SHAPED / "claude-server-tools")
     results = [(r["tool_call_id"], r["content_text"], r["is_error"], r["status"])
                for r in rows if r["part_type"] == "tool_result"]
     assert results == [
@@ -250,7 +245,7 @@ def test_an_early_shell_output_with_a_nonzero_exit_code_is_an_error(tmp_path: Pa
         *shell("2025-08-20T10:00:0", "call_1", "pytest -q", "2 failed, 8 passed", 1),
         *shell("2025-08-20T10:00:1", "call_2", "git status --short", " M a.py", 0),
         codex_message("2025-08-20T10:00:30Z", "assistant", "two tests fail")])
-    rows = _message_rows(tmp_path / "sessions")
+    rows = message_rows(tmp_path / "sessions")
     got = [(r["tool_call_id"], r["is_error"], r["status"]) for r in rows
            if r["part_type"] == "tool_result"]
     assert got == [("call_1", True, '{"tool_status":"error"}'),
@@ -290,7 +285,7 @@ def test_a_namespaced_call_is_named_as_the_model_called_it(tmp_path: Path,
         codex_line("2026-08-01T09:00:03Z", "response_item", {
             "type": "function_call_output", "call_id": "call_mcp1", "output": "sunny"}),
         codex_message("2026-08-01T09:00:04Z", "assistant", "Sunny.")])
-    rows = _message_rows(tmp_path / "sessions")
+    rows = message_rows(tmp_path / "sessions")
     assert [(r["part_type"], r["tool_name"]) for r in rows if r["tool_call_id"]] == [
         ("tool_call", want), ("tool_result", want)]
 
@@ -307,7 +302,7 @@ def test_claude_queued_prompts_are_user_messages() -> None:
     nor is the ``queue-operation`` bookkeeping line (the same words again)."""
     graph = _graph(SHAPED / "claude-queued-command")
     assert _rows(graph, "Thread", ["messages", "rows", "output_tokens"]) == [(6, 6, 200)]
-    rows = _message_rows(SHAPED / "claude-queued-command")
+    rows = message_rows(SHAPED / "claude-queued-command")
     queued = [(r["role"], r["provider_type"], r["provider_subtype"], r["attachment_type"],
                r["session_id"], r["provider_uuid"], r["content_text"])
               for r in rows if r["attachment_type"] is not None]
@@ -342,7 +337,7 @@ def test_an_output_object_with_content_items_keeps_their_text(tmp_path: Path) ->
                             {"type": "input_image", "image_url": image}],
                 "success": False}}),
         codex_message("2026-08-02T09:00:04Z", "assistant", "The screenshot is empty.")])
-    rows = _message_rows(tmp_path / "sessions")
+    rows = message_rows(tmp_path / "sessions")
     got = [(r["content_text"], r["is_error"]) for r in rows if r["part_type"] == "tool_result"]
     assert got == [("shot.png is 0 bytes", True)]
 
@@ -461,7 +456,7 @@ def test_claude_one_hour_cache_writes_stay_in_the_rows_usage() -> None:
     kept only the sum, so no cost could be priced from its rows. The 1-hour part rides
     along in ``attributes.usage`` as ``cache_creation_1h_input_tokens`` (once per
     response, as the sum); the graph's columns are unchanged."""
-    rows = _message_rows(SHAPED / "claude-server-tools")
+    rows = message_rows(SHAPED / "claude-server-tools")
     usages = [json.loads(r["attributes"])["usage"] for r in rows
               if r["attributes"] and "usage" in json.loads(r["attributes"])]
     assert usages == [{"input_tokens": 900, "output_tokens": 110,

@@ -12,8 +12,15 @@ from typing import Any
 
 import pytest
 
-from graphkit.sources.transcripts import read_transcripts
-from tests.helpers.transcripts import SHAPED, codex_line, codex_message, codex_meta, write_jsonl
+from tests.helpers.transcripts import (
+    SHAPED,
+    codex_line,
+    codex_message,
+    codex_meta,
+    message_rows,
+    skipped_lines,
+    write_jsonl,
+)
 from tests.helpers.transcripts import graph_of as _graph
 from tests.helpers.transcripts import node_rows as _rows
 
@@ -25,15 +32,6 @@ TOKENS = ["thread_id", "messages", "input_tokens", "output_tokens",
           "cache_creation_input_tokens", "cache_read_input_tokens"]
 
 
-def _message_rows(source: Path) -> list[dict[str, Any]]:
-    from graphkit.sources.full_schema import read_message_rows
-
-    return read_message_rows([source], include_content=True).table.to_pylist()
-
-
-def _skipped(*sources: Path) -> list[tuple[str, int, str]]:
-    return [(Path(s.path).name, s.line, s.reason)
-            for s in read_transcripts(list(sources)).skipped]
 
 
 # -- Claude: the "flat" subagent lines of siropkin/budi#275 ----------------------------------
@@ -50,8 +48,8 @@ def test_claude_subagent_lines_of_the_flat_shape_are_read() -> None:
         ("a5f1c0de", "general-purpose")]
     assert _rows(graph, "File", ["file_path", "reads"]) == [
         ("/home/dev/app/CHANGELOG.md", 1)]
-    assert _skipped(SHAPED / "claude-flat-subagent") == []
-    rows = [r for r in _message_rows(SHAPED / "claude-flat-subagent") if r["agent_id"]]
+    assert skipped_lines(SHAPED / "claude-flat-subagent") == []
+    rows = [r for r in message_rows(SHAPED / "claude-flat-subagent") if r["agent_id"]]
     # the line without a time takes the one before it, and hangs under its parent line
     untimed = next(r for r in rows if r["provider_uuid"] == "s-3")
     before = next(r for r in rows if r["provider_uuid"] == "s-2")
@@ -68,7 +66,7 @@ def test_a_flat_line_before_any_time_takes_the_files_first_time(tmp_path: Path) 
         {"role": "assistant", "model": "claude-haiku-4-5", "id": "msg_x2", "uuid": "x2",
          "parentUuid": "x1", "timestamp": "2026-11-30T09:00:09Z",
          "usage": {"input_tokens": 7, "output_tokens": 3}}])   # usage, no content
-    rows = _message_rows(tmp_path)
+    rows = message_rows(tmp_path)
     assert [(r["role"], r["part_type"]) for r in rows] == [("user", "text"),
                                                            ("assistant", "text")]
     assert rows[0]["message_created_at"] == rows[1]["message_created_at"]
@@ -86,7 +84,7 @@ def test_other_typeless_lines_stay_skipped(tmp_path: Path, line: dict[str, Any])
     write_jsonl(tmp_path / "-w" / "s.jsonl", [
         {"type": "user", "uuid": "u", "sessionId": "s", "timestamp": "2026-11-30T09:00:00Z",
          "message": {"role": "user", "content": "hi"}}, line])
-    assert _skipped(tmp_path) == [("s.jsonl", 2, "entry 'type' is not text")]
+    assert skipped_lines(tmp_path) == [("s.jsonl", 2, "entry 'type' is not text")]
 
 
 # -- unknown entry types are counted and said ------------------------------------------------
@@ -102,7 +100,7 @@ def test_an_unknown_claude_entry_type_is_a_skipped_line(tmp_path: Path) -> None:
         {"type": "user", "uuid": "u", "sessionId": "s", "timestamp": "2026-11-30T09:00:00Z",
          "message": {"role": "user", "content": "hi"}},
         {"type": "teleport-marker", "sessionId": "s", "timestamp": "2026-11-30T09:00:01Z"}])
-    assert _skipped(tmp_path) == [
+    assert skipped_lines(tmp_path) == [
         ("s.jsonl", len(quiet) + 2, "entry type 'teleport-marker' is not read")]
 
 
@@ -126,10 +124,10 @@ def test_unknown_codex_line_and_item_types_are_skipped_lines(tmp_path: Path) -> 
                    {"trigger_turn": True}),
         codex_message("2026-11-30T12:00:07Z", "assistant", "hello")])
     name = f"rollout-2026-11-30T12-00-00-{thread}.jsonl"
-    assert _skipped(tmp_path) == [
+    assert skipped_lines(tmp_path) == [
         (name, 6, "response_item of type 'shell_wait' is not read"),
         (name, 7, "rollout line type 'session_goal' is not read")]
-    assert [r["role"] for r in _message_rows(tmp_path)] == ["user", "assistant"]
+    assert [r["role"] for r in message_rows(tmp_path)] == ["user", "assistant"]
 
 
 # -- Codex usage: cache writes --------------------------------------------------------------
@@ -166,7 +164,7 @@ def test_codex_usage_without_cache_writes_keeps_its_three_counts(tmp_path: Path)
         codex_message("2026-11-30T12:00:05Z", "user", "e"),
         codex_message("2026-11-30T12:00:06Z", "assistant", "f"),
         total("2026-11-30T12:00:06.1Z", 400, 120, 500, 12)])
-    usages = [json.loads(r["attributes"]).get("usage") for r in _message_rows(tmp_path)
+    usages = [json.loads(r["attributes"]).get("usage") for r in message_rows(tmp_path)
               if r["role"] == "assistant"]
     assert usages == [
         {"input_tokens": 60, "output_tokens": 5, "cache_read_input_tokens": 40},
@@ -183,7 +181,7 @@ def test_a_rolled_back_turn_stays_with_its_usage_and_the_thread_goes_on_before_i
     goes on from the message before the undone turn, as after a Claude rewind: the next
     prompt's previous message is the first turn's answer, not the undone answer. The
     thread says how many turns were undone (``attributes.codex.rolled_back_turns``)."""
-    rows = _message_rows(SHAPED / "codex-rollback")
+    rows = message_rows(SHAPED / "codex-rollback")
     by_text = {r["content_text"]: r for r in rows}
     first_answer = by_text["Added --dry-run; it prints each step."]
     undone = by_text["Done: --dry-run is now the default."]
@@ -195,7 +193,7 @@ def test_a_rolled_back_turn_stays_with_its_usage_and_the_thread_goes_on_before_i
         "input_tokens": 1100, "output_tokens": 420, "cache_read_input_tokens": 8000,
         "cache_creation_input_tokens": 400}
     assert {json.loads(r["attributes"])["codex"]["rolled_back_turns"] for r in rows} == {1}
-    assert _skipped(SHAPED / "codex-rollback") == []
+    assert skipped_lines(SHAPED / "codex-rollback") == []
 
 
 def test_a_rollback_counts_only_real_user_turns(tmp_path: Path) -> None:
@@ -213,7 +211,7 @@ def test_a_rollback_counts_only_real_user_turns(tmp_path: Path) -> None:
         codex_message("2026-11-30T12:00:06Z", "assistant", "2"),
         codex_line("2026-11-30T12:00:07Z", "event_msg", undo),
         codex_message("2026-11-30T12:00:08Z", "user", "three")])
-    rows = {r["content_text"]: r for r in _message_rows(tmp_path)}
+    rows = {r["content_text"]: r for r in message_rows(tmp_path)}
     agents_md = rows["# AGENTS.md instructions\nbe brief"]["message_id"]
     assert json.loads(rows["three"]["previous_message_id"]) == [agents_md]
     assert json.loads(rows["three"]["attributes"])["codex"]["rolled_back_turns"] == 2
@@ -226,7 +224,7 @@ def test_messages_between_codex_agents_are_the_recipients_user_messages() -> Non
     follow-up as an ``agent_message`` item and the worker's report as an
     ``inter_agent_communication`` line (both were dropped unsaid): each is a user-role
     message of its recipient's thread, its text the words sent."""
-    rows = _message_rows(SHAPED / "codex-inter-agent")
+    rows = message_rows(SHAPED / "codex-inter-agent")
     said = [(r["conversation_id"], r["role"], r["provider_type"], r["content_text"])
             for r in rows if r["provider_type"] in ("inter_agent_communication",
                                                     "agent_message")]
@@ -236,7 +234,7 @@ def test_messages_between_codex_agents_are_the_recipients_user_messages() -> Non
         (WORKER, "user", "agent_message", "Split the count by folder.")]
     graph = _graph(SHAPED / "codex-inter-agent")
     assert _rows(graph, "Thread", ["thread_id", "messages"]) == [(LEAD, 5), (WORKER, 5)]
-    assert _skipped(SHAPED / "codex-inter-agent") == [(
+    assert skipped_lines(SHAPED / "codex-inter-agent") == [(
         f"rollout-2026-11-30T11-00-03-{WORKER}.jsonl", 8,
         "response_item of type 'thread_goal_update' is not read")]
 
@@ -249,7 +247,7 @@ def test_an_assistant_message_that_only_looks_like_a_communication_stays(
         codex_meta("2026-11-30T12:00:00Z", thread),
         codex_message("2026-11-30T12:00:01Z", "user", "give me JSON"),
         codex_message("2026-11-30T12:00:02Z", "assistant", text)])
-    assert [(r["role"], r["content_text"]) for r in _message_rows(tmp_path)] == [
+    assert [(r["role"], r["content_text"]) for r in message_rows(tmp_path)] == [
         ("user", "give me JSON"), ("assistant", text)]
 
 
@@ -273,7 +271,7 @@ def test_an_mcp_connector_call_is_a_tool_call_named_as_claude_code_names_mcp_too
             {"type": "tool_use", "id": "toolu_2", "name": "mcp__hub__whoami", "input": {}}],
             parent="u1")])
     parts = [(r["part_type"], r["tool_name"], r["content_text"], r["is_error"])
-             for r in _message_rows(tmp_path) if r["role"] == "assistant"]
+             for r in message_rows(tmp_path) if r["role"] == "assistant"]
     assert parts == [("tool_call", "mcp__hub__whoami", None, None),
                      ("tool_result", "mcp__hub__whoami", "token expired", True),
                      ("tool_call", "mcp__hub__whoami", None, None)]
@@ -309,7 +307,7 @@ def test_codex_usage_records_count_when_no_token_count_says_it(tmp_path: Path) -
         _usage_record("2026-11-30T12:00:04.1Z", thread, "resp_2", 300, 200, 7)])
     graph = _graph(tmp_path)
     assert _rows(graph, "Thread", TOKENS) == [(thread, 4, 160, 12, None, 240)]
-    assert _skipped(tmp_path) == []
+    assert skipped_lines(tmp_path) == []
 
 
 def test_codex_usage_records_beside_token_counts_are_not_counted_twice(
@@ -338,7 +336,7 @@ def test_type_names_that_are_no_text_are_skipped_lines_not_errors(tmp_path: Path
         codex_line("2026-11-30T12:00:01Z", "response_item", {"type": ["message"]}),
         {"timestamp": "2026-11-30T12:00:02Z", "type": ["event_msg"], "payload": {}}])
     name = f"rollout-2026-11-30T12-00-00-{thread}.jsonl"
-    assert sorted(_skipped(tmp_path)) == [
+    assert sorted(skipped_lines(tmp_path)) == [
         (name, 2, "response_item whose type is not text is not read"),
         (name, 3, "rollout line type 'list' is not read"),
         ("s.jsonl", 1, "entry 'type' is not text"),
@@ -352,6 +350,6 @@ def test_untimed_flat_lines_in_a_file_with_no_time_are_skipped_once_each(
     write_jsonl(tmp_path / "-w" / "s" / "subagents" / "agent-c0c.jsonl",
                 [{"role": "user", "content": f"step {i}", "uuid": f"u{i}", "sessionId": "s"}
                  for i in range(3)])
-    assert [(line, why) for _name, line, why in _skipped(tmp_path)] == [
+    assert [(line, why) for _name, line, why in skipped_lines(tmp_path)] == [
         (1, "timestamp missing or not ISO 8601"), (2, "timestamp missing or not ISO 8601"),
         (3, "timestamp missing or not ISO 8601")]
