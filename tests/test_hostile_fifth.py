@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.helpers.cli import built_samples, graphkit, one_line_error
-from tests.helpers.paths import REPO
+from tests.helpers.paths import CACHE, REPO
 
 SESSION = "8299ed6e-811c-4fa7-b124-c205cd625a7f"
 
@@ -152,7 +152,6 @@ def test_a_codex_rollout_naming_its_origin_with_no_text_builds(
     assert rows.returncode == 0, rows.stderr
 
 
-CACHE = REPO / "tests" / "fixtures" / "hypaware-cache" / "cache"
 
 
 @pytest.mark.parametrize("column,values", [

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import graphkit, one_line_error
-from tests.helpers.paths import REPO
+from tests.helpers.paths import SHAPED
 
-SHAPED = REPO / "tests" / "fixtures" / "shaped"
 SESSION = "claude-duplicate-uuid/-home-dev-src-bot/dab1dab1-7777-4e9f-a0b1-000000000007.jsonl"
 # Compressed buffers start with a frame: partials use LZ4, the merged tables zstd.
 FRAMES = (bytes.fromhex("04224d18"), bytes.fromhex("28b52ffd"))

@@ -13,9 +13,8 @@ import pytest
 
 from graphkit.builds.run import build
 from graphkit.core.errors import SourceError
-from tests.helpers.paths import FIXTURES
+from tests.helpers.paths import CACHE
 
-CACHE = FIXTURES / "hypaware-cache" / "cache"
 CLAUDE = Path("datasets/ai_gateway_messages/source=claude/table")
 
 

@@ -15,8 +15,6 @@ def fixtures() -> Path:
 
 
 
-SHAPED = fixtures() / "shaped"
-CACHE = fixtures() / "hypaware-cache" / "cache"
 
 
 def graph_of(*sources: Path) -> Any:

@@ -18,11 +18,9 @@ from graphkit.queries.files import matches, touches
 from graphkit.snapshot import write_snapshot
 from graphkit.sources.touched import normalise, touched, with_touched_files
 from tests.helpers.generated_transcripts import generate as generate_transcripts
-from tests.helpers.paths import FIXTURES
+from tests.helpers.paths import CACHE, FIXTURES
 from tests.helpers.rows import row, table
 from tests.helpers.usage_rows import generate
-
-FIXTURE_CACHE = FIXTURES / "hypaware-cache" / "cache"
 
 
 @pytest.mark.parametrize(("tool", "args", "cwd", "expected"), [
@@ -127,7 +125,7 @@ def test_path_pattern_answers_which_agents_changed_a_file(tmp_path: Path) -> Non
 
 
 def test_hypaware_fixture_files(tmp_path: Path) -> None:
-    write_snapshot(build(FIXTURE_CACHE).graph, tmp_path / "snap")
+    write_snapshot(build(CACHE).graph, tmp_path / "snap")
     r = CliRunner().invoke(cli, ["files", "--snapshot", str(tmp_path / "snap"), "--json"])
     assert [json.loads(x) for x in r.output.splitlines()] == [{
         "record": "file", "session_id": "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01",

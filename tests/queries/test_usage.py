@@ -25,11 +25,9 @@ from graphkit.snapshot import write_snapshot
 from graphkit.sources.iceberg import read_iceberg
 from tests.helpers.generated_transcripts import Truth as TranscriptTruth
 from tests.helpers.generated_transcripts import generate as generate_transcripts
-from tests.helpers.paths import FIXTURES
+from tests.helpers.paths import CACHE
 from tests.helpers.rows import table
 from tests.helpers.usage_rows import FIELDS, Truth, generate
-
-FIXTURE_CACHE = FIXTURES / "hypaware-cache" / "cache"
 
 
 def _stores(graph: Any, tmp: Path) -> Iterator[LineageReader]:
@@ -94,7 +92,7 @@ def test_an_orphan_counts_in_the_total_not_the_session_own(
 def _fixture_truth() -> dict[tuple[str, str], dict[str, int]]:
     """Usage per (session, thread) summed straight from the cache's attributes,
     each part_id once: the contract is not involved."""
-    rows = read_iceberg(FIXTURE_CACHE).to_pylist()
+    rows = read_iceberg(CACHE).to_pylist()
     out: dict[tuple[str, str], dict[str, int]] = {}
     seen = set()
     for r in rows:
@@ -115,7 +113,7 @@ def _fixture_truth() -> dict[tuple[str, str], dict[str, int]]:
 def test_hypaware_fixture_usage_is_exact(tmp_path: Path) -> None:
     truth = _fixture_truth()
     assert sum(sum(v.values()) for v in truth.values()) > 0
-    graph = build(FIXTURE_CACHE).graph
+    graph = build(CACHE).graph
     for store in _stores(graph, tmp_path):
         got = {}
         for u in session_usage(store, require_sessions(store, [])):
@@ -136,7 +134,7 @@ def test_hypaware_fixture_usage_is_exact(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def fixture_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("hyp") / "snap"
-    write_snapshot(build(FIXTURE_CACHE).graph, d)
+    write_snapshot(build(CACHE).graph, d)
     return d
 
 

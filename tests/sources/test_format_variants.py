@@ -18,7 +18,7 @@ import pytest
 
 from graphkit.core.graph import GraphTables as Graph
 from graphkit.sources.touched import touched
-from tests.helpers.transcripts import CACHE, SHAPED
+from tests.helpers.paths import CACHE, SHAPED
 from tests.helpers.transcripts import graph_of as _graph
 from tests.helpers.transcripts import node_rows as _rows
 

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from graphkit.sources.transcripts.codex_links import _asks_for_history
-from tests.helpers.transcripts import SHAPED, message_rows
+from tests.helpers.paths import SHAPED
 from tests.helpers.transcripts import graph_of as _graph
+from tests.helpers.transcripts import message_rows
 from tests.helpers.transcripts import node_rows as _rows
 
 PARENT = "019d7a00-1111-7222-8333-444455556601"

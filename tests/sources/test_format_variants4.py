@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.paths import SHAPED
 from tests.helpers.transcripts import (
-    SHAPED,
     codex_line,
     codex_message,
     codex_meta,

@@ -14,9 +14,9 @@ import pytest
 from graphkit.core.errors import SourceError
 from graphkit.core.schema import JSON_COLUMNS, MESSAGES_SCHEMA
 from graphkit.sources.iceberg import is_iceberg_source, read_iceberg
+from tests.helpers.paths import CACHE
 from tests.helpers.transcripts import fixtures
 
-CACHE = fixtures() / "hypaware-cache" / "cache"
 DATASET = CACHE / "datasets" / "ai_gateway_messages"
 CLAUDE_TABLE = DATASET / "source=claude" / "table"
 

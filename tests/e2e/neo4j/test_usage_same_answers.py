@@ -24,11 +24,9 @@ from graphkit.queries.lineage import lineage
 from graphkit.queries.usage import require_sessions, session_usage
 from graphkit.queries.window import Window
 from graphkit.snapshot import write_snapshot
-from tests.helpers.paths import FIXTURES
+from tests.helpers.paths import CACHE
 from tests.helpers.rows import table
 from tests.helpers.usage_rows import generate
-
-FIXTURE_CACHE = FIXTURES / "hypaware-cache" / "cache"
 
 
 def answers(reader: LineageReader) -> dict[str, Any]:
@@ -52,7 +50,7 @@ def answers(reader: LineageReader) -> dict[str, Any]:
 def test_same_usage_files_and_continues(source: str, store: Neo4jStore,
                                         tmp_path: Path) -> None:
     graph: GraphTables = (build(table(generate()[0])) if source == "generated"
-                          else build(FIXTURE_CACHE)).graph
+                          else build(CACHE)).graph
     nx = NetworkXStore()
     nx.load(graph)
     write_snapshot(graph, tmp_path / "snap")

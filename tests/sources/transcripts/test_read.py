@@ -22,12 +22,12 @@ from graphkit.sources.transcripts import (
     transcript_kind,
 )
 from graphkit.sources.transcripts.index import INDEX_NAME
+from tests.helpers.paths import CACHE
 from tests.helpers.transcripts import assistant, fixtures, resume_session_b, text, user, write_jsonl
 from tests.sources.transcripts.test_claude import assert_well_formed
 
 TRANSCRIPTS = fixtures() / "transcripts"
 HOME = fixtures() / "hypaware-cache" / "home"
-CACHE = fixtures() / "hypaware-cache" / "cache"
 
 
 def test_every_fixture_transcript_reads_without_crashing() -> None:
