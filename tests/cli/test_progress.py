@@ -7,11 +7,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import pty
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +19,7 @@ from graphkit.cli import bars
 from graphkit.cli.app import progress, table_lines
 from graphkit.core.progress import as_progress
 from graphkit.sources.transcripts.files import transcript_files
+from tests.helpers.cli import on_a_terminal
 from tests.helpers.recording import RecordingProgress
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -148,32 +145,6 @@ def test_progress_is_off_when_not_wanted() -> None:
         assert shown is NO_PROGRESS
 
 
-def _graphkit(args: list[str], *, stderr_tty: bool, stdout_tty: bool = False,
-              cwd: Path | None = None) -> tuple[str, str, int]:
-    """Run a whole ``graphkit`` process; what it wrote to stdout and stderr (the
-    pseudo-terminal's text for the one on a terminal; both if both)."""
-    master, slave = pty.openpty()
-    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(Path.cwd())}
-    proc = subprocess.Popen([sys.executable, "-m", "graphkit", *args], env=env, cwd=cwd,
-                            stdin=subprocess.DEVNULL,
-                            stdout=slave if stdout_tty else subprocess.PIPE,
-                            stderr=slave if stderr_tty else subprocess.PIPE)
-    os.close(slave)
-    captured = b""
-    while True:
-        try:
-            chunk = os.read(master, 1 << 16)
-        except OSError:  # the process and its terminal are gone
-            break
-        if not chunk:
-            break
-        captured += chunk
-    out, err = proc.communicate()
-    os.close(master)
-    text = captured.decode("utf-8", "replace")
-    return (text if stdout_tty else out.decode(),
-            text if stderr_tty else err.decode(), proc.returncode)
-
 
 def _build_args(fixtures: Path, tmp_path: Path, name: str) -> list[str]:
     return ["build", str(fixtures / "transcripts"), "--snapshot", str(tmp_path / name)]
@@ -181,30 +152,30 @@ def _build_args(fixtures: Path, tmp_path: Path, name: str) -> list[str]:
 
 def test_a_terminal_sees_progress_and_quiet_or_a_pipe_sees_none(fixtures: Path,
                                                                 tmp_path: Path) -> None:
-    _, shown, code = _graphkit(_build_args(fixtures, tmp_path, "a"), stderr_tty=True)
+    _, shown, code = on_a_terminal(_build_args(fixtures, tmp_path, "a"), stderr_tty=True)
     assert code == 0 and READING in shown and "files" in shown
     for args in (["-q", *_build_args(fixtures, tmp_path, "b")],
                  [*_build_args(fixtures, tmp_path, "c"), "--quiet"]):
-        out, err, code = _graphkit(args, stderr_tty=True)
+        out, err, code = on_a_terminal(args, stderr_tty=True)
         assert code == 0 and "snapshot written" in out
         assert err == "", args
-    out, err, code = _graphkit(_build_args(fixtures, tmp_path, "d"), stderr_tty=False)
+    out, err, code = on_a_terminal(_build_args(fixtures, tmp_path, "d"), stderr_tty=False)
     # Piped: no progress, only the reading's notes (warnings stay on stderr; -q drops them).
     assert code == 0 and "snapshot written" in out
     assert READING not in err and "\x1b" not in err
     assert err and all(line.startswith("note: ") for line in err.splitlines())
-    _, err, code = _graphkit(["check", str(fixtures / "transcripts"), "-q"], stderr_tty=True)
+    _, err, code = on_a_terminal(["check", str(fixtures / "transcripts"), "-q"], stderr_tty=True)
     assert READING not in err and "\x1b" not in err
 
 
 def test_the_sessions_table_on_a_terminal_lists_what_json_lists(sample_rows: Path,
                                                                  tmp_path: Path) -> None:
     snap = tmp_path / "snap"
-    assert _graphkit(["build", str(sample_rows), "--snapshot", str(snap)],
+    assert on_a_terminal(["build", str(sample_rows), "--snapshot", str(snap)],
                      stderr_tty=False)[2] == 0
-    out, _, code = _graphkit(["sessions", "--snapshot", str(snap)], stderr_tty=False,
+    out, _, code = on_a_terminal(["sessions", "--snapshot", str(snap)], stderr_tty=False,
                              stdout_tty=True)
-    js, _, _ = _graphkit(["sessions", "--snapshot", str(snap), "--json"], stderr_tty=False)
+    js, _, _ = on_a_terminal(["sessions", "--snapshot", str(snap), "--json"], stderr_tty=False)
     assert code == 0
     sessions = [json.loads(line) for line in js.splitlines()]
     lines = ANSI.sub("", out).replace("\r", "").splitlines()

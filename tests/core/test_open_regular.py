@@ -1,4 +1,4 @@
-"""One way to open a file that must be a regular one (round nine): the snapshot's
+"""One way to open a file that must be a regular one: the snapshot's
 manifest and tables, a contract cache entry, transcripts and a price table all go
 through ``core.files.open_regular``, which never blocks on a FIFO and never reads a
 device."""

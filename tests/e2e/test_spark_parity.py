@@ -128,7 +128,7 @@ def test_a_folder_whose_files_disagree_on_types_builds_alike(spark: Any, tmp_pat
                                                              second: str) -> None:
     # A folder whose files hold a column in types that do not unify: the in-memory build
     # refused it naming the folder (now it reads each file alone, as a file given alone
-    # is read: round ten), the local engine read the files one by one and built, and
+    # is read), the local engine read the files one by one and built, and
     # Spark's schema merge failed with a JVM traceback. The local engine also refused
     # it once it copied the in-memory build's refusal; all three now build one graph.
     t = table(identity_cases())

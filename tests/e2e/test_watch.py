@@ -256,7 +256,7 @@ def test_a_failed_rebuild_is_reported_and_the_watch_goes_on(tmp_path: Path) -> N
     src = tmp_path / "transcripts"
     shutil.copytree(FIXTURES / "transcripts" / "claude-code-log", src)
     shutil.rmtree(src / "codex" / "malformed")  # --strict: every line must be readable
-    # ... and of a known type (formats12: a line of an unknown type is a skipped line)
+    # ... and of a known type (a line of an unknown type is a skipped line)
     for rollout in src.rglob("rollout-*.jsonl"):
         lines = rollout.read_text().splitlines(keepends=True)
         rollout.write_text("".join(x for x in lines if "future_synthetic_record" not in x))

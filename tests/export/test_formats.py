@@ -1,6 +1,6 @@
 """Every file format read back by the tool that owns it (networkx, pandas,
 pyarrow), and the command line around them. The Neo4j formats' imports into a
-real Neo4j are in test_neo4j.py."""
+real Neo4j are in tests/e2e/neo4j/test_export_import.py."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ from graphkit.enrich.networkx_store import from_networkx, to_networkx
 from graphkit.export import ExportError, export_graph, format_names, get_format
 from graphkit.export.formats.cypher import float_literal, string_literal
 from graphkit.snapshot import read_snapshot, write_snapshot
+from tests.helpers.cli import graphkit, one_line_error
+from tests.helpers.paths import REPO
 from tests.helpers.typed_graphs import (
     CONTROL,
     HOSTILE,
@@ -339,3 +341,13 @@ def test_progress_reports_each_step(snapshot: Path, tmp_path: Path) -> None:
     export_snapshot(snapshot, "neo4j-csv", tmp_path / "out", progress=seen.append)
     assert seen[0].startswith("reading snapshot")
     assert any(s.startswith("writing nodes/Thread.csv") for s in seen)
+
+
+def test_a_folder_export_under_a_file_is_one_line(tmp_path: Path) -> None:
+    # Was: FileExistsError traceback (neo4j-csv, neo4j-parquet: mkdir of the parent).
+    snap = tmp_path / "snap"
+    assert graphkit("build", REPO / "samples" / "rows", "--snapshot", snap).returncode == 0
+    (tmp_path / "file").write_text("x")
+    for fmt in ("neo4j-csv", "neo4j-parquet"):
+        proc = graphkit("export", snap, "--format", fmt, tmp_path / "file" / "out")
+        one_line_error(proc, str(tmp_path / "file" / "out"), "cannot write")

@@ -1,7 +1,6 @@
-"""Graphs that travel, with hostile values (issue 10, issue 3; tests/HOSTILE.md
-"Round trips (trips12)"): a snapshot → every export format → read back by
-graphkit, by networkx's own readers and by Neo4j (online load, and the
-offline importer for the neo4j-csv/neo4j-parquet folders) must give the same
+"""Graphs that travel, with hostile values (issue 10, issue 3): a snapshot → every
+export format → read back by graphkit, by networkx's own readers and by Neo4j (online
+load, and the offline importer for the neo4j-csv/neo4j-parquet folders) must give the same
 nodes, edges, values and types, or the export must refuse, naming the value.
 
 Values are compared bit for bit (NaN equals NaN, -0.0 differs from 0.0).
@@ -34,11 +33,10 @@ from graphkit.export import ExportError, export_graph, get_format
 from graphkit.export.from_neo4j import read_neo4j_graph
 from graphkit.queries.usage import session_usage
 from graphkit.snapshot import read_snapshot, write_snapshot
-from tests.e2e.neo4j.test_export_import import answers
-from tests.e2e.neo4j.test_export_import import wipe as wipe_all
 from tests.helpers.neo4j_admin import run_import
-from tests.helpers.neo4j_server import launch
+from tests.helpers.neo4j_server import launch, wipe_all
 from tests.helpers.rows import row, spawned
+from tests.helpers.typed_graphs import answers
 
 FLOATS = [math.nan, math.inf, -math.inf, -0.0, 0.0, 5e-324, 1.7976931348623157e308, 0.1, None]
 # Strings that break writers, from rows: separators, quotes, controls, bidi marks,

@@ -111,3 +111,15 @@ def wipe(store: Neo4jStore) -> None:
     while _run(store, f"MATCH (n) WHERE NOT n:{TEST_MARKER} WITH n LIMIT 10000 "
                       "DETACH DELETE n RETURN count(*)"):
         pass
+
+
+def wipe_all(store: Neo4jStore) -> None:
+    """Delete every node (but the test marker), constraint and index: the next test
+    starts from nothing. Refuses a database the tests did not create or mark."""
+    wipe(store)
+    with store._driver.session(database=store.config.database) as s:
+        for r in list(s.run("SHOW CONSTRAINTS YIELD name RETURN name")):
+            s.run(f"DROP CONSTRAINT `{r['name']}`").consume()
+        for r in list(s.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' "
+                            "RETURN name")):
+            s.run(f"DROP INDEX `{r['name']}`").consume()

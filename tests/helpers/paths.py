@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -9,3 +10,9 @@ FIXTURES = REPO / "tests" / "fixtures"  # real transcripts (SOURCES.md) and a Hy
 SAMPLE_ROWS = REPO / "samples" / "rows"  # the bundled quick-start rows
 CACHE = FIXTURES / "hypaware-cache" / "cache"  # a HypAware cache (its README)
 SHAPED = FIXTURES / "shaped"  # small transcripts of real versions' shapes (its README)
+
+
+def not_utf8(path: Path, name: str) -> str:
+    """``path / name`` where ``name`` ends in the byte 0xFF (no UTF-8), as a str the way
+    Python holds such names (a lone surrogate)."""
+    return os.fsdecode(os.fsencode(path) + b"/" + name.encode() + b"\xff")

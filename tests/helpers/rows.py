@@ -138,3 +138,13 @@ def read_rejects(snap: Path) -> list[dict[str, object]]:
     """The records of ``snap``'s rejects file (SNAPSHOT.rejects.jsonl)."""
     return [json.loads(line) for line in
             snap.with_name(snap.name + ".rejects.jsonl").read_text().splitlines()]
+
+
+def loop_rows() -> list[dict[str, Any]]:
+    """Codex threads of one session whose parent links loop (c1 → c2 → c3 → c1),
+    one hanging below the loop, one its own parent."""
+    return [row("CY", conversation_id="c1", parent_thread_id="c2", message_id="m1"),
+            row("CY", conversation_id="c2", parent_thread_id="c3", message_id="m2"),
+            row("CY", conversation_id="c3", parent_thread_id="c1", message_id="m3"),
+            row("CY", conversation_id="c4", parent_thread_id="c2", message_id="m4"),
+            row("CY", conversation_id="self", parent_thread_id="self", message_id="m5")]

@@ -6,7 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from graphkit.core.schema import MESSAGES_SCHEMA
+from graphkit.sources.transcripts import read_transcripts
 from tests.helpers.paths import FIXTURES
+
+# A Thread's id, message count and token counts: the columns the usage tests compare.
+THREAD_TOKENS = ["thread_id", "messages", "input_tokens", "output_tokens",
+                 "cache_creation_input_tokens", "cache_read_input_tokens"]
 
 
 def fixtures() -> Path:
@@ -131,7 +139,48 @@ def message_rows(source: Path) -> list[dict[str, Any]]:
 
 def skipped_lines(*sources: Path) -> list[tuple[str, int, str]]:
     """(file name, line, reason) of each transcript line ``sources`` skip."""
-    from graphkit.sources.transcripts import read_transcripts
 
     return [(Path(s.path).name, s.line, s.reason)
             for s in read_transcripts(list(sources)).skipped]
+
+
+def assert_well_formed(table: pa.Table) -> None:
+    """Schema exact, no nulls in non-null columns, part_id unique."""
+    assert table.schema.equals(MESSAGES_SCHEMA)
+    for field in MESSAGES_SCHEMA:
+        if not field.nullable:
+            assert table[field.name].null_count == 0, field.name
+    assert len(set(table["part_id"].to_pylist())) == table.num_rows
+
+
+def typed(value: Any) -> Any:
+    """``value`` with every scalar paired with its type (1 and 1.0 and True differ)."""
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}, list(value)
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    if isinstance(value, float) and value != value:
+        return "nan", float
+    return value, type(value)
+
+
+AWKWARD_LINES = [
+    b'{"a": NaN, "b": Infinity, "c": -Infinity}',
+    b'{"big": 123456789012345678901234567890, "neg": -18446744073709551617}',
+    b'{"f": [1e16, 1e-05, 0.1, 1E400, -0.0, 5e-324, 1.00000000000000000001]}',
+    b'{"s": "\\ud800 lone", "pair": "\\ud83d\\ude00"}',
+    b'\xef\xbb\xbf{"bom": 1}',
+    "\u00a0".encode(),
+    b"\x1c{}",
+    b"   \t",
+    b'{"a": 1}\r',
+    b'{"a": 1, "a": 2, "b": 3}',
+    b'"text"',
+    b"null",
+    b"[1, 2]",
+    b"[" * 3000 + b"]" * 3000,
+    b'{"x": ' + b"[" * 900 + b"]" * 900 + b"}",
+    b'{"ctl": "a\x01b"}',
+    b'{"trunc": "ab',
+    b"{\"utf\": \"caf\xc3\xa9 \xe2\x80\xa8\"}",
+]

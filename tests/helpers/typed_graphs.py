@@ -9,8 +9,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from graphkit.core.errors import QueryError
 from graphkit.core.graph import EdgeTable, GraphTables, LineageVocabulary, NodeTable
 from graphkit.core.ids import node_id
+from graphkit.queries.lineage import lineage, session_tree, sessions
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
@@ -150,3 +152,20 @@ def _same_table(x: pa.Table, y: pa.Table, what: str, exact_types: bool) -> None:
             what, x.schema, y.schema)
     for name in x.column_names:
         assert x.column(name).to_pylist() == y.column(name).to_pylist(), (what, name)
+
+
+def answers(reader: Any, graph: GraphTables) -> dict[str, Any]:
+    """Every lineage answer graphkit gives about ``graph``'s threads and sessions."""
+    thread = graph.nodes["Thread"].table
+    ids = sorted({*thread.column("thread_id").to_pylist(),
+                  *(a for a in thread.column("agent_id").to_pylist() if a)})
+    session_ids = sorted(graph.nodes["Session"].table.column("session_id").to_pylist())
+    out: dict[str, Any] = {"lineage": [], "errors": []}
+    for i in ids:
+        try:
+            out["lineage"].append(lineage(reader, i).to_json())
+        except QueryError as exc:  # an id two threads share is an answer too
+            out["errors"].append(str(exc))
+    out["trees"] = [session_tree(reader, s).to_json() for s in session_ids]
+    out["sessions"] = [s.to_json() for s in sessions(reader)]
+    return out

@@ -1,15 +1,19 @@
 """Group-bys over dictionary-coded columns (``graphkit.projection.groups``): the
-same answers as over plain values."""
+same answers as over plain values; sums that would pass int64's range are one error."""
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
+from graphkit.contract.loader import load_contract
 from graphkit.contract.model import Aggregation
+from graphkit.core.errors import GraphkitError
+from graphkit.projection.conform import conform_table
 from graphkit.projection.groups import (
     aggregate,
     decode,
@@ -20,6 +24,8 @@ from graphkit.projection.groups import (
     key_codes,
     single,
 )
+from graphkit.projection.project import project
+from tests.helpers.contracts import FILES_CONTRACT
 
 KEYS = ["k2", "k1", "k2", None, "k1", "k3", "k2"]
 NAMES = ["b", "a", None, "c", "a", None, "d"]
@@ -191,3 +197,30 @@ def test_count_distinct_by_codes_equals_arrows(seed: int) -> None:
         assert {tuple(r[k] for k in keys): (r["m"], r["i"], r["o"], r["rows"])
                 for r in got.to_pylist()} == want
         assert got.num_rows == len(want)
+
+
+def test_a_sum_that_would_wrap_int64_in_one_group_is_one_error(tmp_path: Path) -> None:
+    # Each count is allowed (below 2^53), but 1,100 of them in one session pass 2^63:
+    # Arrow's sum wrapped to a negative total without a word.
+    (tmp_path / "c.yaml").write_text(FILES_CONTRACT)
+    c = load_contract(str(tmp_path / "c.yaml"))
+    rows = pa.table({"session_id": ["s"] * 1100, "n": [str(2**53 - 1)] * 1100,
+                     "touched": pa.nulls(1100, pa.string())})
+    with pytest.raises(GraphkitError, match="passes int64's range") as info:
+        project(c, conform_table(c, rows, "t"))
+    assert "'n'" in str(info.value)
+    # The same counts over many sessions fit: each total is in range.
+    spread = rows.set_column(0, "session_id", pa.array([f"s{i}" for i in range(1100)]))
+    graph = project(c, conform_table(c, spread, "t")).graph
+    assert set(graph.nodes["Session"].table.column("total").to_pylist()) == {2**53 - 1}
+
+
+def test_no_counts_reads_integers_of_every_width() -> None:
+    # A uint64 count of 2^64 - 1 compared with an int64 bound was an ArrowInvalid.
+    from graphkit.projection.groups import LARGEST_COUNT, no_counts
+
+    big = no_counts(pa.array([2**64 - 1, 5], pa.uint64()), whole=True)
+    assert {k: m.to_pylist() for k, m in big.items()} == {"large": [True, False]}
+    edge = no_counts(pa.array([LARGEST_COUNT, LARGEST_COUNT + 1, -3], pa.int64()), whole=False)
+    assert {k: m.to_pylist() for k, m in edge.items()} == {"large": [False, True, False]}
+    assert no_counts(pa.array([1, 2], pa.int8()), whole=True) == {}

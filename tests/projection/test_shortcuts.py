@@ -251,7 +251,7 @@ def test_rules_as_ready_raise_the_first_failing_rule(monkeypatch: pytest.MonkeyP
     assert "HAS_THREAD" in started
 
 
-# Fourth hostile round: the dedupe key a coalesce of dictionary-coded columns
+# The dedupe key a coalesce of dictionary-coded columns
 # (as Parquet reads them), whose laid-end-to-end dictionary holds a value twice.
 COALESCED_KEY = """\
 contract: coalesced-key
@@ -288,7 +288,7 @@ def test_dedupe_on_a_coalesce_of_dictionaries_holding_a_value_twice(tmp_path: Pa
 
 
 def test_a_lone_surrogate_escaped_in_json_becomes_u_fffd() -> None:
-    # Fourth hostile round. Was: UnicodeEncodeError traceback (JSON's "\ud800" parses
+    # Was: UnicodeEncodeError traceback (JSON's "\ud800" parses
     # to a lone surrogate, which Arrow cannot hold) from the JSON paths and the unnest.
     c = load_contract()
     rows = table([

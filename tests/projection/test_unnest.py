@@ -1,4 +1,5 @@
-"""The ``sum`` aggregation and ``unnest`` rules of the contract engine."""
+"""The ``sum`` aggregation and ``unnest`` rules of the contract engine; an unnested count
+that is no whole number rejects its row, naming file, row and column."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from graphkit.contract.loader import load_contract
@@ -15,7 +17,13 @@ from graphkit.core.errors import ContractError
 from graphkit.projection.conform import conform_table
 from graphkit.projection.project import Projection, project
 from graphkit.projection.unnest import unnest_rows
+from tests.helpers.cli import graphkit
 from tests.helpers.contracts import FILES_CONTRACT
+from tests.helpers.rows import (
+    identity_cases,
+    read_rejects,
+    with_touched_files,
+)
 
 
 def _build(tmp_path: Path, rows: list[dict[str, object]], text: str = FILES_CONTRACT) -> object:
@@ -101,7 +109,7 @@ def test_a_count_past_a_floats_range_is_no_number_and_its_file_still_counts(
     # Was: 400 digits summed to an infinite count (`graphkit files` then failed with
     # OverflowError); more than 4,300 digits (Python's int-string limit) made json.loads
     # refuse the document, so none of its files counted. Such a number is no count,
-    # as 1e400 and Infinity in attributes are (round two): the file counts, the value not.
+    # as 1e400 and Infinity in attributes are: the file counts, the value not.
     doc = '[{"path": "/a", "writes": ' + number + '}, {"path": "/b", "writes": 2}]'
     graph = _build(tmp_path, [{"session_id": "s", "n": "1", "touched": doc},
                               {"session_id": "s", "n": "1",
@@ -258,3 +266,58 @@ def test_parsed_documents_are_shared_only_for_the_same_buffers() -> None:
     same_text = pa.array(['[{"path": "/b", "reads": 1, "writes": 0}]', None])
     other = parsed.parts(same_text)  # equal in shape, other bytes: taken apart afresh
     assert other is not None and other[1].field("path").to_pylist() == ["/b"]
+
+
+def test_an_unnested_value_that_is_no_number_rejects_its_row_naming_file_and_row(
+        tmp_path: Path) -> None:
+    # Was: exit 2 for the whole build: "`sum` of column 'file_reads' met
+    # 'x', which is no number", naming neither file nor row.
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    rows[0]["touched_files"] = '[{"path": "/b", "reads": 1, "writes": 0}]'
+    rows[2]["touched_files"] = json.dumps([{"path": "/a", "reads": "x", "writes": 0}])
+    src = tmp_path / "rows.parquet"
+    pq.write_table(with_touched_files(rows), src)
+    proc = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_rejected"] == 1
+    rejects = [json.loads(line) for line in
+               (tmp_path / "snap.rejects.jsonl").read_text().splitlines()]
+    assert [(r["source"], r["row"], r["column"]) for r in rejects] == [
+        (str(src), 3, "touched_files")]
+    assert "touched_files → [].reads" in rejects[0]["reason"]
+    files = graphkit("files", "--snapshot", tmp_path / "snap", "--json")
+    assert [f["path"] for f in map(json.loads, files.stdout.splitlines())] == ["/b"]
+
+
+@pytest.mark.parametrize("value", ["-3", "1.5", "-0.5", "1e300"])
+def test_a_negative_or_fractional_count_in_touched_files_rejects_its_row(
+        tmp_path: Path, value: str) -> None:
+    # Was: summed as given (`files` then showed -3 reads, or 1.5 writes as 1).
+    from tests.helpers.rows import with_touched_files
+
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    rows[0]["touched_files"] = '[{"path": "/b", "reads": 1, "writes": 0}]'
+    rows[2]["touched_files"] = '[{"path": "/a", "reads": 1, "writes": ' + value + "}]"
+    src = tmp_path / "rows.parquet"
+    pq.write_table(with_touched_files(rows), src)
+    snap = tmp_path / "snap"
+    proc = graphkit("build", src, "--snapshot", snap, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_rejected"] == 1
+    (reject,) = read_rejects(snap)
+    assert (reject["source"], reject["row"], reject["column"]) == (str(src), 3,
+                                                                   "touched_files")
+    assert "touched_files → [].writes" in str(reject["reason"])
+    files = graphkit("files", "--snapshot", snap, "--json")
+    assert [json.loads(line)["path"] for line in files.stdout.splitlines()] == ["/b"]
+
+
+def test_whole_counts_in_touched_files_are_summed(tmp_path: Path) -> None:
+    # 2.0 and 0 are whole counts; only what is negative or has a fraction goes.
+    doc = '[{"path": "/a", "writes": 2.0}, {"path": "/b", "writes": 0, "reads": 3}]'
+    (tmp_path / "c.yaml").write_text(FILES_CONTRACT)
+    c = load_contract(str(tmp_path / "c.yaml"))
+    rows = pa.table({"session_id": ["s"], "n": ["1"], "touched": [doc]})
+    graph = project(c, conform_table(c, rows, "t")).graph
+    assert {r["p"]: r["writes"] for r in graph.nodes["F"].table.to_pylist()} == {
+        "/a": 2, "/b": 0}

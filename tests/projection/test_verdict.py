@@ -1,4 +1,6 @@
-"""The verdict's positions: duplicates dropped, the rest in ``order_by`` order.
+"""The verdict's positions: duplicates dropped, the rest in ``order_by`` order; and the
+verdict on values no count can be (token counts past 2^53, infinite, no number), whose
+rows are rejected naming file, row and column.
 
 ``positions_of`` sorts all rows (beside the dedupe, on a pool) and cuts the order to
 the rows kept; here it is compared with the rule written out in Python: the first
@@ -6,16 +8,27 @@ row of each dedupe key (every row without one), then a stable sort of those rows
 
 from __future__ import annotations
 
+import json
 import random
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from graphkit.contract.loader import load_contract
 from graphkit.projection.verdict import positions_of, reject_mask
+from tests.helpers.cli import graphkit
+from tests.helpers.rows import (
+    identity_cases,
+    read_rejects,
+    table,
+    usage_rows,
+    with_touched_files,
+)
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -176,3 +189,89 @@ def test_columns_of_json_derived_ones_are_made_beside_the_dedupe(
     build(records_table(rows))
     assert on_main["usage_cache_creation_a,usage_cache_creation_b"] is False
     assert on_main["usage_cache_read_a,usage_cache_read_b"] is False
+
+
+def test_infinite_token_counts_are_no_number(tmp_path: Path) -> None:
+    # Was: Infinity / 1e400 in attributes.usage built a snapshot whose `usage` crashed
+    # (OverflowError: cannot convert float infinity to integer).
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    rows[1]["attributes"] = '{"usage": {"input_tokens": Infinity, "output_tokens": 1e400}}'
+    rows[3]["attributes"] = '{"usage": {"input_tokens": 12, "output_tokens": NaN}}'
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
+    proc = graphkit("usage", "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["record"] for line in proc.stdout.splitlines()]
+    assert "inf" not in proc.stdout.lower() and "nan" not in proc.stdout.lower()
+    assert '"own": {"input_tokens": 12, "output_tokens": 0' in proc.stdout
+
+
+def test_a_token_count_that_is_no_number_rejects_its_row(tmp_path: Path) -> None:
+    # Was: exit 2 for the whole build, naming the column but no file or row.
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    rows[2]["attributes"] = '{"usage": {"input_tokens": "lots", "output_tokens": 1}}'
+    pq.write_table(table(rows), tmp_path / "rows.parquet")
+    proc = graphkit("build", tmp_path / "rows.parquet", "--snapshot", tmp_path / "snap",
+                    "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_rejected"] == 1
+    rejects = [json.loads(line) for line in
+               (tmp_path / "snap.rejects.jsonl").read_text().splitlines()]
+    assert [(r["source"], r["row"], r["column"]) for r in rejects] == [
+        (str(tmp_path / "rows.parquet"), 3, "usage_input")]
+    assert "usage.input_tokens" in rejects[0]["reason"]
+
+
+def test_numbers_past_a_floats_range_keep_the_rest_of_their_document(tmp_path: Path) -> None:
+    # Was: a number of more than 4,300 digits in `attributes` made
+    # json.loads refuse the whole document, so the subagent lost its parent without a
+    # word; 1,000 digits in touched_files (the Arrow way) summed to an infinite count
+    # and `graphkit files` failed with an OverflowError traceback.
+    rows = [dict(r) for r in identity_cases() if r["session_id"]]
+    huge = "1" + "0" * 5000
+    rows[2]["attributes"] = rows[2]["attributes"][:-1] + f', "usage": {{"input_tokens": {huge}}}}}'
+    rows[3]["touched_files"] = '[{"path": "/a", "reads": 1' + "0" * 999 + ', "writes": 2}]'
+    src = tmp_path / "rows.parquet"
+    pq.write_table(with_touched_files(rows), src)
+    assert graphkit("build", src, "--snapshot", tmp_path / "snap").returncode == 0
+    lineage = graphkit("lineage", "agentA", "--snapshot", tmp_path / "snap", "--json")
+    assert lineage.returncode == 0, lineage.stderr
+    assert json.loads(lineage.stdout)["ancestors"][0]["type"] == "Thread"
+    files = graphkit("files", "--snapshot", tmp_path / "snap", "--json")
+    assert files.returncode == 0, files.stderr
+    found = [json.loads(line) for line in files.stdout.splitlines()]
+    assert [(f["path"], f["reads"], f["writes"]) for f in found] == [("/a", 0, 2)]
+    usage = graphkit("usage", "--snapshot", tmp_path / "snap", "--json")
+    assert usage.returncode == 0 and "inf" not in usage.stdout.lower(), usage.stderr
+
+
+@pytest.mark.parametrize("count", [2**63 - 1, 2**64 - 1, 2**53, -(2**60), 1e300])
+def test_a_token_count_no_count_can_be_rejects_its_row(tmp_path: Path,
+                                                       count: int | float) -> None:
+    # Was: two rows of 2**62 + 1 (or any count near int64's limit) summed to a negative
+    # total without a word (Arrow's hash_sum wraps); 2**64 - 1 (a -1 written unsigned)
+    # summed as 1.8e19 tokens.
+    src = usage_rows(tmp_path, {0: {"input_tokens": count, "output_tokens": 1},
+                                 1: {"input_tokens": count, "output_tokens": 2},
+                                 2: {"input_tokens": 5, "output_tokens": 3}})
+    snap = tmp_path / "snap"
+    proc = graphkit("build", src, "--snapshot", snap, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_rejected"] == 2
+    rejects = read_rejects(snap)
+    assert [(r["source"], r["row"], r["column"]) for r in rejects] == [
+        (str(src), 1, "usage_input"), (str(src), 2, "usage_input")]
+    assert "usage.input_tokens" in str(rejects[0]["reason"])
+    assert "2^53" in str(rejects[0]["reason"])
+    usage = graphkit("usage", "--snapshot", snap, "--json")
+    assert usage.returncode == 0, usage.stderr
+    totals = [json.loads(line)["total"] for line in usage.stdout.splitlines()
+              if json.loads(line)["record"] == "usage"]
+    assert all(0 <= t["input_tokens"] <= 5 for t in totals), totals
+
+
+def test_the_largest_count_is_summed(tmp_path: Path) -> None:
+    src = usage_rows(tmp_path, {0: {"input_tokens": 2**53 - 1}})
+    proc = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["rows_rejected"] == 0, proc.stderr

@@ -1,7 +1,6 @@
-"""The answers audit (queries12): `usage`, `files` and `lineage` checked against answers
+"""`usage`, `files` and `lineage` checked against answers
 worked out by hand on crafted rows, through a snapshot, the NetworkX store and a real
-Neo4j server, in the table, --json and --csv forms. Each test here failed before its fix
-(tests/HOSTILE.md, "Answers audit (queries12)")."""
+Neo4j server, in the table, --json and --csv forms. Each test here failed before its fix."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile lineage questions, fourth round (the table is tests/HOSTILE.md): ids that
+"""Hostile lineage questions: ids that
 are not UTF-8, parent links that loop, chains thousands deep. Every store gives the
 same answer or the same one-line error; the Neo4j side is in
 tests/e2e/neo4j/test_hostile.py."""
@@ -21,17 +21,7 @@ from graphkit.queries.lineage import lineage, session_tree
 from graphkit.queries.usage import session_usage
 from graphkit.snapshot import write_snapshot
 from tests.helpers.cli import graphkit, one_line_error
-from tests.helpers.rows import identity_cases, row, table
-
-
-def loop_rows() -> list[dict[str, Any]]:
-    """Codex threads of one session whose parent links loop (c1 → c2 → c3 → c1),
-    one hanging below the loop, one its own parent."""
-    return [row("CY", conversation_id="c1", parent_thread_id="c2", message_id="m1"),
-            row("CY", conversation_id="c2", parent_thread_id="c3", message_id="m2"),
-            row("CY", conversation_id="c3", parent_thread_id="c1", message_id="m3"),
-            row("CY", conversation_id="c4", parent_thread_id="c2", message_id="m4"),
-            row("CY", conversation_id="self", parent_thread_id="self", message_id="m5")]
+from tests.helpers.rows import identity_cases, loop_rows, row, table
 
 
 class Reversed:
@@ -129,7 +119,7 @@ def test_an_id_that_is_not_utf8_names_nothing(tmp_path: Path, command: str) -> N
 
 def test_the_drawing_of_a_ten_thousand_deep_tree_is_bounded_and_json_complete(
         tmp_path: Path) -> None:
-    # Fifth round. Was: each line indented by its depth, 4 characters a level: 200 MB
+    # Was: each line indented by its depth, 4 characters a level: 200 MB
     # of blanks for 10,000 levels (and as much again on a terminal). Now indentation
     # stops at DRAWN_LEVELS and a deeper node says its depth; --json and --csv are whole.
     import io

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -15,8 +16,13 @@ from graphkit.builds.partitioned import PartitionError, build_local
 from graphkit.builds.partitioned.inputs import partition_of
 from graphkit.cli import cli
 from graphkit.contract.loader import load_contract
-from graphkit.core.errors import ContractError
-from tests.helpers.rows import T0, identity_cases, row, write_parquet
+from graphkit.core.errors import ContractError, GraphkitError
+from tests.helpers.rows import (
+    T0,
+    identity_cases,
+    row,
+    write_parquet,
+)
 from tests.helpers.same_build import (
     assert_same_snapshot,
     generated_rows,
@@ -152,3 +158,23 @@ def test_auto_partitions_and_cli_option_errors(sample_rows: Path, tmp_path: Path
                                   str(tmp_path / "b"), *args])
         assert bad.exit_code == 2, (args, bad.output)
         assert message in bad.output and "Traceback" not in bad.output
+
+
+def test_a_shared_nodes_total_that_would_wrap_across_partitions_is_one_error(
+        tmp_path: Path) -> None:
+    # Each partition's File total fits int64; merged (engine/merge.py), they wrapped to
+    # a negative count without a word. The in-memory build refuses the same rows.
+    from graphkit.builds.partitioned import build_local
+    from graphkit.builds.partitioned.inputs import partition_of
+    from tests.helpers.rows import row, with_touched_files
+
+    doc = json.dumps([{"path": "/a", "reads": 2**53 - 1}])
+    rows = [dict(row(f"s{s:02d}", message_id=f"m{s}-{i}"), touched_files=doc)
+            for s in range(12) for i in range(100)]  # 1,200 reads of 2^53 - 1 of /a
+    assert len(set(partition_of(pa.array([f"s{s:02d}" for s in range(12)]), 3))) > 1
+    src = tmp_path / "rows" / "part-0.parquet"
+    src.parent.mkdir()
+    pq.write_table(with_touched_files(rows), src)
+    for n in (1, 3):
+        with pytest.raises(GraphkitError, match="passes int64's range"):
+            build_local([src.parent], tmp_path / f"p{n}", partitions=n, fingerprints=False)

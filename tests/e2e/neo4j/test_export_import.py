@@ -18,17 +18,14 @@ import pytest
 from click.testing import CliRunner
 
 from graphkit.cli import cli
-from graphkit.core.errors import QueryError
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
 from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.export import export_graph
 from graphkit.export.from_neo4j import read_neo4j_graph
-from graphkit.queries.lineage import lineage, session_tree, sessions
 from graphkit.snapshot import read_snapshot, write_snapshot
 from tests.helpers.neo4j_admin import run_import
-from tests.helpers.neo4j_server import launch
-from tests.helpers.neo4j_server import wipe as wipe_nodes
-from tests.helpers.typed_graphs import assert_same_graph, lineage_graph, typed_graph
+from tests.helpers.neo4j_server import launch, wipe_all
+from tests.helpers.typed_graphs import answers, assert_same_graph, lineage_graph, typed_graph
 
 pytestmark = pytest.mark.neo4j
 
@@ -53,40 +50,11 @@ def config(neo4j_config: Neo4jConfig) -> Neo4jConfig:
     return neo4j_config
 
 
-def wipe(store: Neo4jStore) -> None:
-    """Delete every node (but the test marker), constraint and index: the next test
-    starts from nothing. Refuses a database the tests did not create or mark."""
-    wipe_nodes(store)
-    with store._driver.session(database=store.config.database) as s:
-        for r in list(s.run("SHOW CONSTRAINTS YIELD name RETURN name")):
-            s.run(f"DROP CONSTRAINT `{r['name']}`").consume()
-        for r in list(s.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' "
-                            "RETURN name")):
-            s.run(f"DROP INDEX `{r['name']}`").consume()
-
-
 @pytest.fixture
 def store(config: Neo4jConfig) -> Iterator[Neo4jStore]:
     with Neo4jStore(config, batch_size=500) as s:
-        wipe(s)
+        wipe_all(s)
         yield s
-
-
-def answers(reader: Any, graph: GraphTables) -> dict[str, Any]:
-    """Every lineage answer graphkit gives about ``graph``'s threads and sessions."""
-    thread = graph.nodes["Thread"].table
-    ids = sorted({*thread.column("thread_id").to_pylist(),
-                  *(a for a in thread.column("agent_id").to_pylist() if a)})
-    session_ids = sorted(graph.nodes["Session"].table.column("session_id").to_pylist())
-    out: dict[str, Any] = {"lineage": [], "errors": []}
-    for i in ids:
-        try:
-            out["lineage"].append(lineage(reader, i).to_json())
-        except QueryError as exc:  # an id two threads share is an answer too
-            out["errors"].append(str(exc))
-    out["trees"] = [session_tree(reader, s).to_json() for s in session_ids]
-    out["sessions"] = [s.to_json() for s in sessions(reader)]
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +62,7 @@ def merged(config: Neo4jConfig) -> tuple[GraphTables, dict[str, Any], GraphTable
     """The combined graph, what an online load of it answers, and what Neo4j then holds."""
     graph = combined_graph()
     with Neo4jStore(config, batch_size=500) as neo:
-        wipe(neo)
+        wipe_all(neo)
         report = neo.load(graph, workers=3)
         # An online load into the empty database: CREATE in parallel sessions,
         # the path the offline import is compared with.

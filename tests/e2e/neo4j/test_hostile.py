@@ -1,4 +1,4 @@
-"""Neo4j, second hostile round (issue 13; the table is tests/HOSTILE.md): the test
+"""Neo4j with hostile ids and concurrent loads: the test
 suite's marker node and graphkit's load marker never show in what graphkit reads back."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def test_bookkeeping_markers_are_no_part_of_a_graph_read_back(
 
 
 def test_hostile_lineage_ids_get_the_answers_networkx_gives(store: Neo4jStore) -> None:
-    # Fourth round. Was: an id that is not UTF-8 (lone surrogates, as bytes typed
+    # Was: an id that is not UTF-8 (lone surrogates, as bytes typed
     # at the prompt reach Python) was "bad Neo4j settings …: 'utf-8' codec can't
     # encode" from the driver, where the other stores say no thread has the id; and
     # a session whose threads' parent links loop listed them in another order.
@@ -54,7 +54,7 @@ def test_hostile_lineage_ids_get_the_answers_networkx_gives(store: Neo4jStore) -
     from graphkit.enrich.networkx_store import NetworkXStore
     from graphkit.queries.lineage import lineage, session_tree
     from graphkit.queries.usage import session_usage
-    from tests.queries.test_hostile_lineage import loop_rows
+    from tests.helpers.rows import loop_rows
 
     graph = build(table(identity_cases() + loop_rows()), fingerprints=False).graph
     nx_store = NetworkXStore()
@@ -91,7 +91,7 @@ def _sample_snapshot(tmp_path: Path) -> Path:
 
 def test_loads_at_once_wait_for_each_other_and_write_the_graph_once(
         store: Neo4jStore, neo4j_config: Neo4jConfig, tmp_path: Path) -> None:
-    # Ninth round. Was: three `graphkit load` at once into an empty database each saw it
+    # Was: three `graphkit load` at once into an empty database each saw it
     # empty and CREATEd: one failed with Neo4j's "ConstraintValidationFailed … already
     # exists" (a raw error), or relationships were made twice (285 for 268); three
     # --if-exists replace deleted each other's nodes, and one said "loaded 100 nodes
@@ -136,7 +136,7 @@ def test_loads_at_once_wait_for_each_other_and_write_the_graph_once(
 
 
 def test_a_relationship_not_written_fails_the_load_command() -> None:
-    # Ninth round. Was: `load` printed "loaded … 180 relationships" (of 268) and exit 0:
+    # Was: `load` printed "loaded … 180 relationships" (of 268) and exit 0:
     # the report's skipped_edges went nowhere.
     import pytest
 

@@ -1,5 +1,5 @@
-"""The database's load lock under concurrency and interruption (lock12; the table is in
-tests/HOSTILE.md, "Load lock (lock12)"), against the test session's real Neo4j server:
+"""The database's load lock under concurrency and interruption, against the test
+session's real Neo4j server:
 
 - a load behind a hung one waits a bounded time, then fails naming the holder and what
   to do (notes while waiting, none when piped);

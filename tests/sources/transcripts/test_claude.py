@@ -15,9 +15,9 @@ import pyarrow as pa
 import pytest
 
 from graphkit.core.errors import SourceError
-from graphkit.core.schema import MESSAGES_SCHEMA
 from graphkit.sources.transcripts import read_transcripts
 from tests.helpers.transcripts import (
+    assert_well_formed,
     assistant,
     fixtures,
     text,
@@ -35,15 +35,6 @@ def read(*paths: Path, **kw: Any) -> pa.Table:
     table = read_transcripts(list(paths), **kw).table
     assert_well_formed(table)
     return table
-
-
-def assert_well_formed(table: pa.Table) -> None:
-    """Schema exact, no nulls in non-null columns, part_id unique."""
-    assert table.schema.equals(MESSAGES_SCHEMA)
-    for field in MESSAGES_SCHEMA:
-        if not field.nullable:
-            assert table[field.name].null_count == 0, field.name
-    assert len(set(table["part_id"].to_pylist())) == table.num_rows
 
 
 def threads(table: pa.Table) -> dict[tuple[str, str | None], dict[str, Any]]:

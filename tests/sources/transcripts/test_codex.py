@@ -13,8 +13,14 @@ from typing import Any
 import pyarrow as pa
 
 from graphkit.sources.transcripts import read_transcripts
-from tests.helpers.transcripts import codex_line, codex_message, codex_meta, fixtures, write_jsonl
-from tests.sources.transcripts.test_claude import assert_well_formed
+from tests.helpers.transcripts import (
+    assert_well_formed,
+    codex_line,
+    codex_message,
+    codex_meta,
+    fixtures,
+    write_jsonl,
+)
 
 CODEX = fixtures() / "transcripts" / "claude-code-log" / "codex"
 HOME = fixtures() / "hypaware-cache" / "home"

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphkit.sources.transcripts.buffer import dumps_decoded, json_lines, json_roundtrip, loads
+from tests.helpers.transcripts import AWKWARD_LINES, typed
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
 
@@ -63,42 +64,9 @@ def without_lone_halves(value: Any) -> Any:
     return value
 
 
-def typed(value: Any) -> Any:
-    """``value`` with every scalar paired with its type (1 and 1.0 and True differ)."""
-    if isinstance(value, dict):
-        return {k: typed(v) for k, v in value.items()}, list(value)
-    if isinstance(value, list):
-        return [typed(v) for v in value]
-    if isinstance(value, float) and value != value:
-        return "nan", float
-    return value, type(value)
-
-
 def fast_lines(data: bytes) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
     skipped: list[tuple[int, str]] = []
     return list(json_lines(data, skipped)), skipped
-
-
-AWKWARD_LINES = [
-    b'{"a": NaN, "b": Infinity, "c": -Infinity}',
-    b'{"big": 123456789012345678901234567890, "neg": -18446744073709551617}',
-    b'{"f": [1e16, 1e-05, 0.1, 1E400, -0.0, 5e-324, 1.00000000000000000001]}',
-    b'{"s": "\\ud800 lone", "pair": "\\ud83d\\ude00"}',
-    b'\xef\xbb\xbf{"bom": 1}',
-    "\u00a0".encode(),
-    b"\x1c{}",
-    b"   \t",
-    b'{"a": 1}\r',
-    b'{"a": 1, "a": 2, "b": 3}',
-    b'"text"',
-    b"null",
-    b"[1, 2]",
-    b"[" * 3000 + b"]" * 3000,
-    b'{"x": ' + b"[" * 900 + b"]" * 900 + b"}",
-    b'{"ctl": "a\x01b"}',
-    b'{"trunc": "ab',
-    b"{\"utf\": \"caf\xc3\xa9 \xe2\x80\xa8\"}",
-]
 
 
 def test_awkward_lines_read_as_json_read_them() -> None:

@@ -27,8 +27,7 @@ from graphkit.sources.transcripts.files import (
     read_meta,
     sniff_kind,
 )
-from tests.helpers.transcripts import assistant, text, user, write_jsonl
-from tests.sources.transcripts.test_decode import AWKWARD_LINES, typed
+from tests.helpers.transcripts import AWKWARD_LINES, assistant, text, typed, user, write_jsonl
 
 
 def reference_sniff(name: str, data: bytes) -> str | None:

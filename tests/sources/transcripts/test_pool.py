@@ -18,6 +18,8 @@ import pytest
 import graphkit.sources.transcripts.pool as pool
 from graphkit.sources.transcripts.buffer import FileParse
 from graphkit.sources.transcripts.links import Combiner
+from tests.helpers.cli import graphkit, one_line_error
+from tests.helpers.paths import REPO
 from tests.helpers.transcripts import fixtures
 
 TRANSCRIPTS = fixtures() / "transcripts"
@@ -120,3 +122,16 @@ def test_files_of_one_run_are_joined_as_one_slice() -> None:
     assert a is not None and b is not None
     assert a.equals(b)
     assert a["_file"].to_pylist() == [0, 0, 0, 2, 2, 2, 2, 3, 3, 3, 4, 4]
+
+
+@pytest.mark.parametrize("value", ["x", "2.5", "\x1b[2J"])
+def test_junk_in_graphkit_parse_workers_is_one_line(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   value: str) -> None:
+    # Was: ValueError traceback (int() of the variable) on every transcript build.
+    monkeypatch.setenv("GRAPHKIT_PARSE_WORKERS", value)
+    monkeypatch.setenv("GRAPHKIT_HOME", str(tmp_path / "home"))
+    proc = graphkit("build", REPO / "tests" / "fixtures" / "shaped", "--snapshot",
+                    tmp_path / "snap")
+    line = one_line_error(proc, "GRAPHKIT_PARSE_WORKERS", "no whole number")
+    assert "\x1b" not in line

@@ -1,4 +1,6 @@
-"""read_transcripts as a whole: walking, detection, the HypAware home, the incremental index."""
+"""read_transcripts as a whole: walking, detection, the HypAware home, the incremental
+index, and files that are no plain transcript (a name not in UTF-8, a type name that is
+no text)."""
 
 from __future__ import annotations
 
@@ -22,9 +24,20 @@ from graphkit.sources.transcripts import (
     transcript_kind,
 )
 from graphkit.sources.transcripts.index import INDEX_NAME
-from tests.helpers.paths import CACHE
-from tests.helpers.transcripts import assistant, fixtures, resume_session_b, text, user, write_jsonl
-from tests.sources.transcripts.test_claude import assert_well_formed
+from tests.helpers.cli import graphkit
+from tests.helpers.paths import CACHE, REPO, not_utf8
+from tests.helpers.transcripts import (
+    assert_well_formed,
+    assistant,
+    codex_line,
+    codex_meta,
+    fixtures,
+    resume_session_b,
+    skipped_lines,
+    text,
+    user,
+    write_jsonl,
+)
 
 TRANSCRIPTS = fixtures() / "transcripts"
 HOME = fixtures() / "hypaware-cache" / "home"
@@ -35,7 +48,7 @@ def test_every_fixture_transcript_reads_without_crashing() -> None:
     assert_well_formed(result.table)
     skipped = {(Path(s.path).name, s.line): s.reason for s in result.skipped}
     # Non-Claude exports are counted with a reason; the malformed Codex line too, and
-    # (since formats12) the rollout line of a type no Codex reader knows: read as nothing,
+    # (since then) the rollout line of a type no Codex reader knows: read as nothing,
     # as before, but counted and said rather than dropped unsaid.
     future = ("rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl", 14)
     assert set(skipped) == {
@@ -236,3 +249,44 @@ def test_a_damaged_index_is_rebuilt_and_the_cache_stays_outside(work: Path,
     with pytest.raises(SourceError, match="inside a transcript folder"):
         read_transcripts([work], cache_dir=work / "claude-code-log" / ".graphkit")
     assert not (work / "claude-code-log" / ".graphkit").exists()
+
+
+def test_a_transcript_named_in_bytes_that_are_not_utf8_is_read_with_the_others(
+        tmp_path: Path) -> None:
+    # Was: a UnicodeEncodeError traceback (then, with the CLI's last resort, "s:bad…:
+    # this name is not valid UTF-8") for the whole build: the file's name guessed its
+    # session's group, hashed as strict UTF-8. Now it is read with the rest; its
+    # skipped line names it (JSON escapes the byte as \udcff).
+    fixture = REPO / "tests" / "fixtures" / "transcripts" / "claude-code-log"
+    cold = graphkit("build", fixture, "--snapshot", tmp_path / "as-is", "--json")
+    assert cold.returncode == 0, cold.stderr
+    folder = tmp_path / "projects"
+    shutil.copytree(fixture, folder)
+    one = folder / "dag_compact_after_rewind_preserved.jsonl"
+    with one.open("a") as f:
+        f.write("not json\n")
+    renamed = not_utf8(folder, "bad") + ".jsonl"
+    os.rename(one, renamed)
+    proc = graphkit("build", folder, "--snapshot", tmp_path / "snap", "--json")
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["rows_read"] == json.loads(cold.stdout)["rows_read"]
+    assert renamed in [s["file"] for s in got["skipped_lines"]], got["skipped_lines"]
+
+
+def test_type_names_that_are_no_text_are_skipped_lines_not_errors(tmp_path: Path) -> None:
+    """A damaged line may carry a list or an object where a type name belongs: a skipped
+    line saying so, never an unhashable-type error out of a set look-up."""
+    write_jsonl(tmp_path / "-w" / "s.jsonl", [{"type": ["user"], "sessionId": "s"},
+                                              {"type": {"a": 1}, "role": "user"}])
+    thread = "019e0000-aaaa-7bbb-8ccc-ddddeeeeff21"
+    write_jsonl(tmp_path / f"rollout-2026-11-30T12-00-00-{thread}.jsonl", [
+        codex_meta("2026-11-30T12:00:00Z", thread),
+        codex_line("2026-11-30T12:00:01Z", "response_item", {"type": ["message"]}),
+        {"timestamp": "2026-11-30T12:00:02Z", "type": ["event_msg"], "payload": {}}])
+    name = f"rollout-2026-11-30T12-00-00-{thread}.jsonl"
+    assert sorted(skipped_lines(tmp_path)) == [
+        (name, 2, "response_item whose type is not text is not read"),
+        (name, 3, "rollout line type 'list' is not read"),
+        ("s.jsonl", 1, "entry 'type' is not text"),
+        ("s.jsonl", 2, "entry 'type' is not text")]

@@ -17,8 +17,7 @@ import pytest
 from graphkit.core.errors import SourceError
 from graphkit.sources.transcripts import default_transcript_roots, read_transcripts
 from tests.helpers.paths import SHAPED
-from tests.helpers.transcripts import fixtures, user, write_jsonl
-from tests.sources.transcripts.test_claude import assert_well_formed
+from tests.helpers.transcripts import assert_well_formed, fixtures, user, write_jsonl
 
 
 def read(*paths: Path, **kw: Any) -> pa.Table:

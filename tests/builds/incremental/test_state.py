@@ -1,6 +1,6 @@
-"""Hostile kept state (third round; the table is tests/HOSTILE.md): what the incremental
-transcript build keeps between builds (its cache folder beside the snapshot: the build
-record, the link groups' partial graphs, the merged tables), damaged between two builds.
+"""The kept state of the incremental transcript build (its cache folder beside the
+snapshot: the build record, the link groups' partial graphs, the merged tables),
+damaged between two builds.
 Each rebuild is a snapshot equal to a cold build's, or one line and exit 2 that says what
 to do — never a traceback."""
 
@@ -199,7 +199,7 @@ def _b64(values: list[int], dtype: str) -> str:
         "group-negative", "stats-short", "walk-a-number", "roots-text", "part-key-text",
         "parts-a-list"])
 def test_a_state_edited_by_hand_is_rebuilt(tmp_path: Path, edit: object) -> None:
-    # Fourth round. Was: a kept state still JSON but of another shape (edited by hand)
+    # Was: a kept state still JSON but of another shape (edited by hand)
     # was a ValueError, TypeError, IndexError or AttributeError traceback, every build.
     import msgspec
 
@@ -265,7 +265,7 @@ def test_a_state_naming_a_file_that_is_no_transcript_is_not_trusted(tmp_path: Pa
 
 def test_a_transcript_folder_named_with_bytes_that_are_not_utf8_builds(
         tmp_path: Path) -> None:
-    # Fourth round. Was: UnicodeEncodeError traceback, spliced and whole builds alike:
+    # Was: UnicodeEncodeError traceback, spliced and whole builds alike:
     # msgspec refuses the lone surrogate os.fsdecode makes of the byte (json escaped it)
     # in the partials' accounts, the kept state and the build record.
     src = tmp_path / "src"
