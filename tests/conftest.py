@@ -13,6 +13,7 @@ from graphkit.enrich.neo4j.store import Neo4jConfig
 from tests.helpers.browser import browser, chromium  # noqa: F401 (fixtures for every test)
 from tests.helpers.neo4j_server import serve_for_tests
 from tests.helpers.paths import FIXTURES, SAMPLE_ROWS
+from tests.helpers.view_pages import nasty, samples  # noqa: F401 (fixtures for every test)
 
 
 @pytest.fixture(autouse=True)
@@ -42,10 +43,24 @@ def neo4j_config() -> Iterator[Neo4jConfig]:
     yield from serve_for_tests()
 
 
+# What makes a test slow wherever it lives: a real Neo4j server, a Spark session, a real
+# browser. Tests under tests/e2e/ (these, kill -9 and --watch) are slow by their folder;
+# any other test over ~2 s says so itself with @pytest.mark.slow.
+_SLOW_FIXTURES = {"neo4j_config", "spark", "browser", "chromium"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # A test is a Neo4j test if it uses the server, wherever it lives; the pure
-    # Cypher builders' tests (tests/enrich/neo4j/test_cypher.py) need none.
     for item in items:
         path = item.nodeid.replace(os.sep, "/")
-        if "tests/e2e/neo4j/" in path or "neo4j_config" in getattr(item, "fixturenames", ()):
+        names = set(getattr(item, "fixturenames", ()))
+        # A Neo4j test uses the server, wherever it lives; the pure Cypher builders'
+        # tests (tests/enrich/neo4j/test_cypher.py) need none.
+        neo4j = path.startswith("tests/e2e/neo4j/") or "neo4j_config" in names
+        if neo4j:
             item.add_marker(pytest.mark.neo4j)
+        if path.startswith("tests/e2e/") or names & _SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+        # One worker (pytest-xdist, --dist loadgroup) runs every test of a JVM: one
+        # Neo4j server and one Spark session for the whole run, not one per worker.
+        if neo4j or "spark" in names:
+            item.add_marker(pytest.mark.xdist_group("jvm"))

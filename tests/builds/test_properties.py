@@ -32,6 +32,7 @@ from graphkit.contract.loader import load_contract
 from graphkit.core.graph import GraphTables
 from graphkit.enrich.networkx_store import from_networkx, to_networkx
 from graphkit.snapshot import read_snapshot, write_snapshot
+from tests.helpers.cli import graphkit
 from tests.helpers.rows import spawned
 
 CONTRACT = load_contract()
@@ -242,21 +243,17 @@ def test_blank_session_ids_are_rejected_and_checked(tmp_path: Path) -> None:
     with a reason, `check` flags them."""
     import json
 
-    from click.testing import CliRunner
-
-    from graphkit.cli import cli
     from tests.helpers.rows import row, write_parquet
 
     rows = [row(sid, message_id=f"m{i}") for i, sid in enumerate(["", "  ", "\t", "real"])]
     src = write_parquet(rows, tmp_path / "rows.parquet")
-    built = CliRunner().invoke(cli, ["build", str(src), "--snapshot", str(tmp_path / "s"),
-                                     "--json"])
-    assert built.exit_code == 0, built.output
+    built = graphkit("build", src, "--snapshot", tmp_path / "s", "--json")
+    assert built.returncode == 0, built.output
     summary = json.loads(built.output)
     assert summary["nodes"]["Session"] == 1 and summary["rows_rejected"] == 3
     rejects = (tmp_path / "s.rejects.jsonl").read_text().splitlines()
     assert len(rejects) == 3 and all("blank" in json.loads(r)["reason"] for r in rejects)
-    checked = CliRunner().invoke(cli, ["check", str(src), "--json"])
-    assert checked.exit_code == 1
+    checked = graphkit("check", src, "--json")
+    assert checked.returncode == 1
     (finding,) = [f for f in json.loads(checked.output) if f["check"] == "null-session"]
     assert finding["count"] == 3

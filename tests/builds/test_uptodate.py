@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 import graphkit.builds.uptodate as reuse
 from graphkit.builds.run import build_snapshot, skipped_lines_summary
-from graphkit.cli.app import cli
+from tests.helpers.cli import graphkit
 from tests.helpers.paths import REPO, SAMPLE_ROWS
 from tests.helpers.transcripts import fixtures
 
@@ -33,8 +32,8 @@ def work(tmp_path: Path) -> Path:
 
 
 def _cli(*args: str) -> dict[str, Any]:
-    run = CliRunner().invoke(cli, ["build", *args, "--json"], catch_exceptions=False)
-    assert run.exit_code == 0, run.output
+    run = graphkit("build", *args, "--json")
+    assert run.returncode == 0, run.output
     return json.loads(run.output.splitlines()[-1])
 
 
@@ -58,17 +57,17 @@ def test_the_early_check_prints_what_the_build_would(work: Path, tmp_path: Path,
     assert quick["transcripts"] == {"files_parsed": 0, "files_reused":
                                     first["transcripts"]["files_parsed"]}
     # The text summary too, line for line.
-    text = CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap)]).output
+    text = graphkit("build", work, "--snapshot", snap).output
     monkeypatch.undo()
-    assert CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap)]).output == text
+    assert graphkit("build", work, "--snapshot", snap).output == text
     assert "files parsed" in text and "nothing changed" in text
     assert "snapshot kept" in text and "snapshot written" not in text
 
 
 def test_a_kept_row_file_snapshot_says_kept_not_written(tmp_path: Path) -> None:
     rows, snap = SAMPLE_ROWS, tmp_path / "snap"
-    first = CliRunner().invoke(cli, ["build", str(rows), "--snapshot", str(snap)]).output
-    again = CliRunner().invoke(cli, ["build", str(rows), "--snapshot", str(snap)]).output
+    first = graphkit("build", rows, "--snapshot", snap).output
+    again = graphkit("build", rows, "--snapshot", snap).output
     assert f"snapshot written to {snap}" in first and "snapshot kept" not in first
     assert f"snapshot kept (its inputs, contract and options are unchanged): {snap}" in again
     assert "snapshot written" not in again

@@ -10,28 +10,24 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from graphkit.cli import cli
+from tests.helpers.cli import graphkit
 from tests.helpers.rows import CLAUDE, CODEX_CHILD, CODEX_ROOT, identity_cases, table, write_parquet
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.fixture()
 def built(tmp_path: Path) -> Path:
     src = write_parquet(identity_cases(), tmp_path / "rows.parquet")
     snap = tmp_path / "snap"
-    r = invoke("build", src, "--snapshot", snap)
-    assert r.exit_code == 0, r.output
+    r = graphkit("build", src, "--snapshot", snap)
+    assert r.returncode == 0, r.output
     return snap
 
 
 def test_build_summary_and_rejects(tmp_path: Path, built: Path) -> None:
     src = tmp_path / "rows.parquet"
-    r = invoke("build", src, "--snapshot", built, "--json")
+    r = graphkit("build", src, "--snapshot", built, "--json")
     summary = json.loads(r.output)
     assert summary["rows_read"] == 8
     assert summary["rows_rejected"] == 1
@@ -43,59 +39,59 @@ def test_build_summary_and_rejects(tmp_path: Path, built: Path) -> None:
     (rec,) = [json.loads(line) for line in rejects.read_text().splitlines()]
     assert rec["row"] == 8 and rec["column"] == "session_id" and rec["source"] == str(src)
     assert rec["values"]["message_id"] == "orphan"
-    text = invoke("build", src, "--snapshot", built).output
+    text = graphkit("build", src, "--snapshot", built).output
     assert "rejected 1" in text and "PARENT_THREAD" in text and "rejected rows written" in text
 
 
 def test_build_custom_rejects_path_and_message_granularity(tmp_path: Path, built: Path) -> None:
     out = tmp_path / "bad-rows.jsonl"
-    r = invoke("build", tmp_path / "rows.parquet", "--snapshot", tmp_path / "m",
+    r = graphkit("build", tmp_path / "rows.parquet", "--snapshot", tmp_path / "m",
                "--granularity", "message", "--rejects", out, "--json")
-    assert r.exit_code == 0
+    assert r.returncode == 0
     assert json.loads(r.output)["nodes"]["Message"] == 6
     assert out.exists()
 
 
 def json_lines(r: Result) -> list[dict[str, Any]]:
     """--json output: every line one object naming its record kind first."""
-    assert r.exit_code == 0, r.output
+    assert r.returncode == 0, r.output
     lines = [json.loads(x) for x in r.stdout.splitlines()]
     assert all(next(iter(x)) == "record" for x in lines)
     return lines
 
 
 def csv_rows(r: Result) -> list[dict[str, str]]:
-    assert r.exit_code == 0, r.output
+    assert r.returncode == 0, r.output
     return list(csv.DictReader(io.StringIO(r.stdout)))
 
 
 def test_sessions(built: Path) -> None:
-    got = json_lines(invoke("sessions", "--snapshot", built, "--json"))
+    got = json_lines(graphkit("sessions", "--snapshot", built, "--json"))
     assert {s["record"] for s in got} == {"session"}
     by_id = {s["session_id"]: s for s in got}
     assert {k: by_id[CLAUDE][k] for k in ("threads", "agents", "messages")} == {
         "threads": 3, "agents": 2, "messages": 4}
     assert by_id[CODEX_ROOT]["threads"] == 2
-    assert CLAUDE in invoke("sessions", "--snapshot", built).output
+    assert CLAUDE in graphkit("sessions", "--snapshot", built).output
     # CSV: the same fields, one row per session; --limit keeps the most recent.
-    rows = csv_rows(invoke("sessions", "--snapshot", built, "--csv"))
+    rows = csv_rows(graphkit("sessions", "--snapshot", built, "--csv"))
     assert [{k: str(v) for k, v in s.items() if k != "record"} for s in got] == [
         {k: v for k, v in r.items()} for r in rows]
-    last = json_lines(invoke("sessions", "--snapshot", built, "--json", "--limit", "1"))
+    last = json_lines(graphkit("sessions", "--snapshot", built, "--json", "--limit", "1"))
     assert last == got[-1:]
     # Piped (as here) without --json/--csv: TSV with a header line.
-    tsv = invoke("sessions", "--snapshot", built).stdout.splitlines()
+    tsv = graphkit("sessions", "--snapshot", built).stdout.splitlines()
     assert tsv[0].split("\t")[0] == "session_id" and len(tsv) == len(got) + 1
 
 
 def test_json_and_csv_together_are_refused(built: Path) -> None:
     for cmd in (["sessions"], ["lineage", "agentA"], ["tree", CLAUDE]):
-        r = CliRunner().invoke(cli, [*cmd, "--snapshot", str(built), "--json", "--csv"])
-        assert r.exit_code == 2 and "not both" in r.output
+        r = graphkit(*cmd, "--snapshot", built, "--json", "--csv")
+        assert r.returncode == 2 and "not both" in r.output
 
 
 def test_lineage_json_one_object_per_line(built: Path) -> None:
-    r = invoke("lineage", "agentB", CODEX_CHILD, CLAUDE, "--snapshot", built, "--json")
+    r = graphkit("lineage", "agentB", CODEX_CHILD, CLAUDE, "--snapshot", built, "--json")
     lines = json_lines(r)
     assert [x["record"] for x in lines] == ["lineage"] * 3
     assert [x["id"] for x in lines] == ["agentB", CODEX_CHILD, CLAUDE]
@@ -104,9 +100,9 @@ def test_lineage_json_one_object_per_line(built: Path) -> None:
                                      {"type": "Session", "id": CODEX_ROOT}]
     assert lines[2]["descendants"] == [{"type": "Thread", "id": "agentA"},
                                        {"type": "Thread", "id": "agentB"}]
-    assert "ancestors:" in invoke("lineage", "agentA", "--snapshot", built).output
+    assert "ancestors:" in graphkit("lineage", "agentA", "--snapshot", built).output
     # CSV in long form: one row per ancestor/descendant, numbered from the nearest.
-    rows = csv_rows(invoke("lineage", "agentB", CODEX_CHILD, CLAUDE, "--snapshot", built,
+    rows = csv_rows(graphkit("lineage", "agentB", CODEX_CHILD, CLAUDE, "--snapshot", built,
                            "--csv"))
     for line in lines:
         for relation in ("ancestor", "descendant"):
@@ -116,29 +112,29 @@ def test_lineage_json_one_object_per_line(built: Path) -> None:
 
 
 def test_lineage_unknown_id_exits_nonzero_without_traceback(built: Path) -> None:
-    r = CliRunner().invoke(cli, ["lineage", "ghost", "--snapshot", str(built)])
-    assert r.exit_code == 2
+    r = graphkit("lineage", "ghost", "--snapshot", built)
+    assert r.returncode == 2
     assert "no thread, agent or session has the id 'ghost'" in r.output
     assert "Traceback" not in r.output
 
 
 def test_tree(built: Path) -> None:
-    r = invoke("tree", CLAUDE, "--snapshot", built)
-    assert r.exit_code == 0
+    r = graphkit("tree", CLAUDE, "--snapshot", built)
+    assert r.returncode == 0
     out = r.output
     assert out.index("agentA") < out.index("agentB")
     assert "Explore" in out
-    nodes = json_lines(invoke("tree", CLAUDE, "--snapshot", built, "--json"))
+    nodes = json_lines(graphkit("tree", CLAUDE, "--snapshot", built, "--json"))
     assert [(n["type"], n["id"], n["depth"], n["parent_id"]) for n in nodes] == [
         ("Session", CLAUDE, 0, None), ("Thread", CLAUDE, 1, CLAUDE),
         ("Thread", "agentA", 2, CLAUDE), ("Thread", "agentB", 3, "agentA")]
     assert nodes[2]["agent_type"] == "Explore" and nodes[2]["kind"] == "subagent"
     assert nodes[1]["parent_type"] == "Session" and nodes[2]["parent_type"] == "Thread"
     # The plain (piped) drawing lists the same nodes in the same order.
-    plain = invoke("tree", CLAUDE, "--snapshot", built).stdout.splitlines()
+    plain = graphkit("tree", CLAUDE, "--snapshot", built).stdout.splitlines()
     assert [line.lstrip("│├└─ ").split(" ")[0] for line in plain[1:]] == [
         n["id"] for n in nodes[1:]]
-    rows = csv_rows(invoke("tree", CLAUDE, "--snapshot", built, "--csv"))
+    rows = csv_rows(graphkit("tree", CLAUDE, "--snapshot", built, "--csv"))
     assert [(r["id"], int(r["depth"]), r["parent_id"]) for r in rows] == [
         (n["id"], n["depth"], n["parent_id"] or "") for n in nodes]
 
@@ -150,8 +146,8 @@ def test_check_finds_identity_problems(tmp_path: Path) -> None:
                      message_id="y", part_id="y:0"))
     rows.append(dict(rows[0], schema_version=5, message_id="z", part_id="z:0"))
     src = write_parquet(rows, tmp_path / "rows.parquet")
-    r = CliRunner().invoke(cli, ["check", str(src), "--json"])
-    assert r.exit_code == 1
+    r = graphkit("check", src, "--json")
+    assert r.returncode == 1
     found = {f["check"]: f for f in json.loads(r.output)}
     assert found["null-session"]["count"] == 1
     assert found["null-session"]["examples"] == [{"file": str(src), "row": 8}]
@@ -166,15 +162,15 @@ def test_check_finds_cycles(tmp_path: Path) -> None:
     src = write_parquet([row("s", conversation_id="a", parent_thread_id="b", message_id="1"),
                          row("s", conversation_id="b", parent_thread_id="a", message_id="2")],
                         tmp_path / "c.parquet")
-    r = CliRunner().invoke(cli, ["check", str(src), "--json"])
-    assert r.exit_code == 1
+    r = graphkit("check", src, "--json")
+    assert r.returncode == 1
     (cycle,) = [f for f in json.loads(r.output) if f["check"] == "cycle"]
     assert sorted(cycle["examples"][0]["threads"]) == ["a", "b"]
 
 
 def test_check_clean(sample_rows: Path) -> None:
-    r = invoke("check", sample_rows)
-    assert r.exit_code == 0 and r.output.startswith("ok:")
+    r = graphkit("check", sample_rows)
+    assert r.returncode == 0 and r.output.startswith("ok:")
 
 
 def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
@@ -185,17 +181,17 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
                  ["sessions", "--snapshot", str(tmp_path)],
                  ["build", str(bad), "--snapshot", str(tmp_path / "s"), "--contract", "nope"],
                  ["build", str(bad), "--snapshot", str(tmp_path / "s"), "--since", "someday"]):
-        r = CliRunner().invoke(cli, args)
-        assert r.exit_code == 2, (args, r.output)
+        r = graphkit(*args)
+        assert r.returncode == 2, (args, r.output)
         assert "Traceback" not in r.output
         assert len(r.output.strip().splitlines()) == 1, r.output
-    r = CliRunner().invoke(cli, ["build", str(bad), "--snapshot", str(tmp_path / "s")])
+    r = graphkit("build", bad, "--snapshot", tmp_path / "s")
     assert str(bad) in r.output and "session_id" in r.output
 
 
 def test_build_since_filters_rows(tmp_path: Path) -> None:
     src = write_parquet(identity_cases(), tmp_path / "rows.parquet")
-    r = invoke("build", src, "--snapshot", tmp_path / "s", "--since", "2026-11-20T09:00:05",
+    r = graphkit("build", src, "--snapshot", tmp_path / "s", "--since", "2026-11-20T09:00:05",
                "--json")
     assert json.loads(r.output)["rows_read"] == 3
 
@@ -206,10 +202,9 @@ def test_hash_inputs_puts_sha256_in_the_manifest(tmp_path: Path, built: Path) ->
     src = tmp_path / "rows.parquet"
     plain = json.loads((built / "manifest.json").read_text())["inputs"]
     assert [f["path"] for f in plain] == [str(src)] and "sha256" not in plain[0]
-    r = invoke("build", src, "--snapshot", tmp_path / "hashed", "--hash-inputs")
-    assert r.exit_code == 0, r.output
+    r = graphkit("build", src, "--snapshot", tmp_path / "hashed", "--hash-inputs")
+    assert r.returncode == 0, r.output
     hashed = json.loads((tmp_path / "hashed" / "manifest.json").read_text())["inputs"]
     assert hashed[0]["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
-    r = CliRunner().invoke(cli, ["build", str(src), "--snapshot", str(tmp_path / "p"),
-                                 "--partitions", "2", "--hash-inputs"])
-    assert r.exit_code == 2 and "--hash-inputs works with the default engine only" in r.output
+    r = graphkit("build", src, "--snapshot", tmp_path / "p", "--partitions", "2", "--hash-inputs")
+    assert r.returncode == 2 and "--hash-inputs works with the default engine only" in r.output

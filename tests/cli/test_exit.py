@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
-from graphkit.cli import cli
+from tests.helpers.cli import graphkit
 from tests.helpers.paths import REPO
 
 # Marks, on stderr, the steps of the interpreter's end: the threading module's shutdown
@@ -86,9 +85,8 @@ def test_a_finished_build_leaves_without_the_interpreters_teardown(
     summary = json.loads(done.stdout)  # the whole summary, flushed before the exit
     # Every file is complete: the same graph as a build in this process, which returns.
     again = tmp_path / "again"
-    ran = CliRunner().invoke(cli, ["build", str(sample_rows), "--snapshot", str(again),
-                                   "--json"])
-    assert ran.exit_code == 0, ran.output
+    ran = graphkit("build", sample_rows, "--snapshot", again, "--json")
+    assert ran.returncode == 0, ran.output
     assert summary["nodes"] == json.loads(ran.output)["nodes"]
     assert summary["edges"] == json.loads(ran.output)["edges"]
     ours, theirs = _tables(snap), _tables(again)

@@ -10,8 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from click.testing import CliRunner
-
+from tests.helpers.cli import graphkit
 from tests.helpers.paths import REPO
 
 _PROBE = """
@@ -55,10 +54,10 @@ def test_help_and_suggestions_see_every_command() -> None:
     from graphkit.cli import cli
     from graphkit.cli.app import COMMAND_MODULES
 
-    shown = CliRunner().invoke(cli, ["--help"]).output
+    shown = graphkit("--help").output
     assert all(f"  {name} " in shown for name in COMMAND_MODULES)
-    wrong = CliRunner().invoke(cli, ["sesions"])
-    assert wrong.exit_code == 2 and "Did you mean 'sessions'" in wrong.output
+    wrong = graphkit("sesions")
+    assert wrong.returncode == 2 and "Did you mean 'sessions'" in wrong.output
     assert len(cli.commands) == len(COMMAND_MODULES) and "tree" in cli.commands
     assert "nope" not in cli.commands
 
@@ -207,12 +206,11 @@ def test_commands_without_spark_refuse_pandas_and_answer_the_same(tmp_path: Path
     asked = ["lineage", "818d8962058765a6", "--snapshot", str(snap), "--json"]
     assert _pandas(*asked) == {"code": 0, "pandas": False, "refused": True}
     # The answer is the one a process that may import pandas gives (a library caller's).
-    from graphkit.cli import cli
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     cli_out = subprocess.run([sys.executable, "-m", "graphkit", *asked], capture_output=True,
                              text=True, cwd=REPO, env=env, timeout=300, check=True).stdout
-    assert cli_out == CliRunner().invoke(cli, asked).output
+    assert cli_out == graphkit(*asked).output
     # Spark uses pandas: with --engine the finder stays out (here an engine that fails
     # early: the option decides, not whether Spark runs).
     other = _pandas("build", "samples/rows", "--snapshot", str(tmp_path / "x"),

@@ -12,18 +12,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner, Result
 
-from graphkit.cli import cli
 from tests.helpers.cli import built_samples, graphkit, one_line_error, spawn
 from tests.helpers.paths import REPO
 from tests.helpers.rows import identity_cases, row, write_parquet
 
 SECRET = "sk-live-THIS-IS-A-SECRET"
 
-
-def invoke(*args: object) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def _rows_with_secret(tmp_path: Path) -> Path:
@@ -35,8 +30,8 @@ def _rows_with_secret(tmp_path: Path) -> Path:
 
 def test_rejects_name_the_row_but_leak_no_payload(tmp_path: Path) -> None:
     src = _rows_with_secret(tmp_path)
-    r = invoke("build", src, "--snapshot", tmp_path / "snap", "--json")
-    assert r.exit_code == 0, r.output
+    r = graphkit("build", src, "--snapshot", tmp_path / "snap", "--json")
+    assert r.returncode == 0, r.output
     text = (tmp_path / "snap.rejects.jsonl").read_text()
     assert SECRET not in text
     recs = [json.loads(line) for line in text.splitlines()]
@@ -47,7 +42,7 @@ def test_rejects_name_the_row_but_leak_no_payload(tmp_path: Path) -> None:
 
 def test_rejects_keep_the_payload_only_when_asked(tmp_path: Path) -> None:
     src = _rows_with_secret(tmp_path)
-    invoke("build", src, "--snapshot", tmp_path / "snap", "--include-content")
+    graphkit("build", src, "--snapshot", tmp_path / "snap", "--include-content")
     assert SECRET in (tmp_path / "snap.rejects.jsonl").read_text()
 
 
@@ -55,8 +50,8 @@ def test_rejects_never_overwrite_a_file_graphkit_did_not_write(tmp_path: Path) -
     src = write_parquet(identity_cases(), tmp_path / "rows.parquet")
     mine = tmp_path / "notes.jsonl"
     mine.write_text('{"my": "own data"}\n')
-    r = invoke("build", src, "--snapshot", tmp_path / "snap", "--rejects", mine)
-    assert r.exit_code == 2 and "did not write" in r.output and str(mine) in r.output
+    r = graphkit("build", src, "--snapshot", tmp_path / "snap", "--rejects", mine)
+    assert r.returncode == 2 and "did not write" in r.output and str(mine) in r.output
     assert mine.read_text() == '{"my": "own data"}\n'
     assert "Traceback" not in r.output
 
@@ -65,18 +60,18 @@ def test_a_clean_build_keeps_a_users_file_at_the_default_rejects_path(tmp_path: 
     src = write_parquet([r for r in identity_cases() if r["session_id"]], tmp_path / "ok.parquet")
     users = tmp_path / "snap.rejects.jsonl"
     users.write_text("my own notes\n")
-    r = invoke("build", src, "--snapshot", tmp_path / "snap")
-    assert r.exit_code == 0, r.output
+    r = graphkit("build", src, "--snapshot", tmp_path / "snap")
+    assert r.returncode == 0, r.output
     assert users.read_text() == "my own notes\n"
 
 
 def test_a_clean_build_removes_its_own_stale_rejects(tmp_path: Path) -> None:
     bad = write_parquet(identity_cases(), tmp_path / "bad.parquet")
-    assert invoke("build", bad, "--snapshot", tmp_path / "snap").exit_code == 0
+    assert graphkit("build", bad, "--snapshot", tmp_path / "snap").returncode == 0
     assert (tmp_path / "snap.rejects.jsonl").exists()
     good = write_parquet([r for r in identity_cases() if r["session_id"]],
                          tmp_path / "good.parquet")
-    assert invoke("build", good, "--snapshot", tmp_path / "snap").exit_code == 0
+    assert graphkit("build", good, "--snapshot", tmp_path / "snap").returncode == 0
     assert not (tmp_path / "snap.rejects.jsonl").exists()
 
 
@@ -84,8 +79,8 @@ def test_rejects_at_a_folder_is_one_line_and_leaves_no_temp_file(tmp_path: Path)
     src = write_parquet(identity_cases(), tmp_path / "rows.parquet")
     folder = tmp_path / "rejects"
     folder.mkdir()
-    r = invoke("build", src, "--snapshot", tmp_path / "snap", "--rejects", folder)
-    assert r.exit_code == 2 and "folder" in r.output and "Traceback" not in r.output
+    r = graphkit("build", src, "--snapshot", tmp_path / "snap", "--rejects", folder)
+    assert r.returncode == 2 and "folder" in r.output and "Traceback" not in r.output
     assert list(folder.iterdir()) == []
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
@@ -105,11 +100,11 @@ def test_rows_write_through_a_special_file_and_never_replace_it(tmp_path: Path) 
     os.mkfifo(fifo)
     reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
     try:
-        r = invoke("rows", src, "--out", fifo)
+        r = graphkit("rows", src, "--out", fifo)
         data, _ = reader.communicate(timeout=60)
     finally:
         reader.kill()  # never left waiting on a pipe nobody opens
-    assert r.exit_code == 0, r.output
+    assert r.returncode == 0, r.output
     assert fifo.is_fifo()  # still the pipe, not a Parquet file renamed over it
     (tmp_path / "got.parquet").write_bytes(data)
     assert pq.read_table(tmp_path / "got.parquet").num_rows == 8
@@ -117,16 +112,16 @@ def test_rows_write_through_a_special_file_and_never_replace_it(tmp_path: Path) 
 
 def test_rows_say_which_content_columns_they_leave_out(tmp_path: Path) -> None:
     src = write_parquet([row("s", message_id="m", content_text=SECRET)], tmp_path / "r.parquet")
-    r = invoke("rows", src, "--out", tmp_path / "out.parquet")
-    assert r.exit_code == 0 and "content columns left out" in r.output
+    r = graphkit("rows", src, "--out", tmp_path / "out.parquet")
+    assert r.returncode == 0 and "content columns left out" in r.output
     out = pq.read_table(tmp_path / "out.parquet")
     assert SECRET not in str(out.to_pylist())
 
 
 def test_rows_out_at_a_folder_is_one_line(tmp_path: Path) -> None:
     src = write_parquet([row("s", message_id="m")], tmp_path / "r.parquet")
-    r = invoke("rows", src, "--out", tmp_path)
-    assert r.exit_code == 2 and "folder" in r.output and "Traceback" not in r.output
+    r = graphkit("rows", src, "--out", tmp_path)
+    assert r.returncode == 2 and "folder" in r.output and "Traceback" not in r.output
 
 
 def test_build_json_lists_the_skipped_lines_and_notes_go_to_stderr(tmp_path: Path) -> None:

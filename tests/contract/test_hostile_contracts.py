@@ -297,7 +297,6 @@ def test_a_fifo_as_the_contract_is_refused_not_waited_on(tmp_path: Path,
     # Was: `build` waited for a writer forever (the contract's digest, for the kept
     # snapshot, and the loader opened it blocking); "contract file not found" for one
     # that is there.
-
     fifo = tmp_path / "c.yaml"
     os.mkfifo(fifo)
     args = ["--snapshot", tmp_path / "snap"] if command == "build" else []

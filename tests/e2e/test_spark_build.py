@@ -14,12 +14,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.partitioned import build_local
 from graphkit.builds.partitioned.spark import build_spark
-from graphkit.cli import cli
 from graphkit.core.errors import GraphkitError
+from tests.helpers.cli import graphkit
 from tests.helpers.rows import identity_cases, table
 from tests.helpers.same_build import (
     assert_same_snapshot,
@@ -81,9 +80,9 @@ def test_a_bad_column_type_is_one_line(spark: Any, tmp_path: Path) -> None:
 
 def test_cli_engine_spark(spark: Any, sample_rows: Path, tmp_path: Path) -> None:
     # The running session is reused (and left running), as under spark-submit.
-    res = CliRunner().invoke(cli, ["build", str(sample_rows), "--snapshot",
-                                   str(tmp_path / "s"), "--engine", "spark", "--json"])
-    assert res.exit_code == 0, res.output
+    res = graphkit("build", sample_rows, "--snapshot", tmp_path / "s", "--engine", "spark",
+                   "--json")
+    assert res.returncode == 0, res.output
     out = json.loads(res.output)
     assert out["engine"]["name"] == "spark" and out["engine"]["master"] == "local[2]"
     reference([sample_rows], tmp_path / "memory")

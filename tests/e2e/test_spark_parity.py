@@ -20,9 +20,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
-from graphkit.cli import cli
+from tests.helpers.cli import graphkit
 from tests.helpers.rows import CODEX_ROOT, identity_cases, json_lines, row, table, write_parquet
 from tests.helpers.same_build import digests
 
@@ -34,11 +33,10 @@ _OWN = ("engine", "snapshot", "rejects_file", "index")
 
 def _build(name: str, sources: list[Path], tmp: Path, extra: list[str]) -> dict[str, Any]:
     snap, rejects = tmp / name, tmp / f"{name}.rejects.jsonl"
-    res = CliRunner().invoke(cli, ["build", *map(str, sources), "--snapshot", str(snap),
-                                   "--rejects", str(rejects), "--json", "-q",
-                                   *ENGINES[name], *extra])
-    got: dict[str, Any] = {"code": res.exit_code, "error": res.stderr}
-    if res.exit_code == 0:
+    res = graphkit("build", *map(str, sources), "--snapshot", snap, "--rejects", rejects, "--json",
+                   "-q", *ENGINES[name], *extra)
+    got: dict[str, Any] = {"code": res.returncode, "error": res.stderr}
+    if res.returncode == 0:
         summary = json.loads(res.stdout)
         manifest = json.loads((snap / "manifest.json").read_text())
         manifest.pop("created_at")

@@ -12,7 +12,6 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.cli import graphkit, spawn
 from tests.helpers.paths import FIXTURES, REPO
 from tests.helpers.transcripts import assistant, text
 
@@ -27,23 +27,13 @@ TIMEOUT = 60.0  # a rebuild takes well under a second; the machine may be loaded
 SESSION = "claude-code-log/session_id_steering_order.jsonl"
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(REPO)}
-
-
-def _graphkit(*args: str | Path) -> list[str]:
-    return [sys.executable, "-m", "graphkit", *map(str, args)]
-
-
 class Watcher:
     """A ``graphkit build --watch --json`` process and the JSON lines it prints."""
 
     def __init__(self, src: Path, snap: Path, *extra: str, prefix: tuple[str, ...] = ()
                  ) -> None:
-        self.proc = subprocess.Popen([*prefix, *_graphkit("build", src, "--snapshot", snap,
-                                                          "--watch", "--json", *extra)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, cwd=REPO, env=_env())
+        self.proc = spawn("build", src, "--snapshot", snap, "--watch", "--json", *extra,
+                          prefix=prefix, cwd=REPO)
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
         self.stderr: list[str] = []
         threading.Thread(target=self._read_out, daemon=True).start()
@@ -121,8 +111,8 @@ def watcher(src: Path, tmp_path: Path) -> Any:
 def _cold(src: Path, tmp_path: Path, *extra: str) -> Path:
     """A cold build of ``src`` as a new process, into a snapshot of its own."""
     snap = tmp_path / f"cold-{len(list(tmp_path.glob('cold-*')))}" / "snap"
-    subprocess.run(_graphkit("build", src, "--snapshot", snap, "-q", *extra),
-                   check=True, capture_output=True, cwd=REPO, env=_env(), timeout=300)
+    built = graphkit("build", src, "--snapshot", snap, "-q", *extra, cwd=REPO, process=True)
+    assert built.returncode == 0, built.stderr
     return snap
 
 
@@ -412,25 +402,20 @@ def test_a_snapshot_inside_a_watched_folder_starts_no_rebuild(src: Path,
 @pytest.mark.parametrize("args", [["--store", "networkx"], ["--engine", "spark"],
                                   ["--partitions", "2"]])
 def test_what_watch_cannot_do_is_refused(src: Path, tmp_path: Path, args: list[str]) -> None:
-    done = subprocess.run(_graphkit("build", src, "--snapshot", tmp_path / "s", "--watch",
-                                    *args), capture_output=True, text=True, cwd=REPO,
-                          env=_env(), timeout=120)
+    done = graphkit("build", src, "--snapshot", tmp_path / "s", "--watch", *args)
     assert done.returncode == 2
     assert "--watch" in done.stderr and args[0] in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "s").exists()
 
 
 def test_a_missing_source_is_the_usual_one_line_error(tmp_path: Path) -> None:
-    done = subprocess.run(_graphkit("build", tmp_path / "nope", "--snapshot", tmp_path / "s",
-                                    "--watch"), capture_output=True, text=True, cwd=REPO,
-                          env=_env(), timeout=120)
+    done = graphkit("build", tmp_path / "nope", "--snapshot", tmp_path / "s", "--watch")
     assert done.returncode == 2
     assert done.stderr == f"Error: {tmp_path / 'nope'}: no such file or folder; check the path\n"
 
 
 def test_poll_without_watch_is_refused(src: Path, tmp_path: Path) -> None:
-    done = subprocess.run(_graphkit("build", src, "--snapshot", tmp_path / "s", "--poll", "1"),
-                          capture_output=True, text=True, cwd=REPO, env=_env(), timeout=120)
+    done = graphkit("build", src, "--snapshot", tmp_path / "s", "--poll", "1")
     assert done.returncode == 2 and "--poll works with --watch only" in done.stderr
 
 
@@ -581,6 +566,6 @@ def test_a_second_signal_during_a_rebuild_exits_130_with_the_previous_snapshot(
     assert not any("Traceback" in line for line in w.stderr)
     assert not [p.name for p in snap.parent.iterdir() if "graphkit-tmp" in p.name]
     # What the stopped rebuild left in the cache misleads no later build.
-    subprocess.run(_graphkit("build", src, "--snapshot", snap, "-q"), check=True,
-                   capture_output=True, cwd=REPO, env=_env(), timeout=300)
+    again = graphkit("build", src, "--snapshot", snap, "-q", cwd=REPO, process=True)
+    assert again.returncode == 0, again.stderr
     _assert_same_snapshot(snap, _cold(src, tmp_path))

@@ -14,10 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.core.graph import GraphTables
 from graphkit.enrich.base import LineageReader
 from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
@@ -26,6 +24,7 @@ from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.files import touches
 from graphkit.queries.lineage import lineage
 from graphkit.snapshot import write_snapshot
+from tests.helpers.cli import graphkit
 from tests.helpers.neo4j_server import neo4j_env, wipe
 from tests.helpers.rows import row, spawned, table
 
@@ -51,11 +50,10 @@ def _three(rows: list[dict[str, Any]], tmp: Path,
 
 def _outputs(config: Neo4jConfig, snap: Path, args: list[str]) -> list[str]:
     """``graphkit ARGS`` over the snapshot and over Neo4j (each must succeed)."""
-    runner = CliRunner(env=neo4j_env(config))
     out = []
     for where in (["--snapshot", str(snap)], ["--neo4j"]):
-        got = runner.invoke(cli, [*args, *where])
-        assert got.exit_code == 0, got.output
+        got = graphkit(*args, *where, env=neo4j_env(config))
+        assert got.returncode == 0, got.output
         out.append(got.output)
     return out
 

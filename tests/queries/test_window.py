@@ -5,9 +5,7 @@ year 1 is one line."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -90,8 +88,7 @@ def test_without_a_zone_database_the_error_says_to_install_tzdata(tmp_path: Path
     stub = tmp_path / "stub" / "tzdata"
     stub.mkdir(parents=True)
     (stub / "__init__.py").write_text("")
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path / 'stub'}:{REPO}", "PYTHONTZPATH": ""}
-    proc = subprocess.run([sys.executable, "-m", "graphkit", "sessions", "--snapshot",
-                           tmp_path, "--since", "2026-11-20 Europe/Berlin"], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = graphkit("sessions", "--snapshot", tmp_path, "--since", "2026-11-20 Europe/Berlin",
+                    env={"PYTHONPATH": f"{tmp_path / 'stub'}:{REPO}", "PYTHONTZPATH": ""},
+                    process=True)
     one_line_error(proc, "no time zone database", "pip install tzdata")

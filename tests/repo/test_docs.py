@@ -7,6 +7,7 @@ import re
 import pytest
 
 from graphkit.cli import cli
+from tests.helpers.cli import graphkit
 from tests.helpers.paths import REPO
 
 README = (REPO / "README.md").read_text()
@@ -80,21 +81,18 @@ def test_help_examples_run_on_the_quick_start_snapshot(tmp_path, monkeypatch) ->
     naming the HypAware fixture's ids failed with "no session has the id")."""
     import shlex
 
-    from click.testing import CliRunner
-
     monkeypatch.chdir(tmp_path)
     (tmp_path / "samples").symlink_to(REPO / "samples")
     examples = _examples()
     assert set(_NOT_ON_THE_SAMPLE) < set(examples)
-    runner = CliRunner()
     for name in ["build", *sorted(set(examples) - {"build"} - _NOT_ON_THE_SAMPLE)]:
         argv = shlex.split(examples[name])
         assert argv[0] == "graphkit" and argv[1] == name, examples[name]
         if name == "diff":  # an older snapshot of the same rows, as the example names
-            res = runner.invoke(cli, ["build", "samples/rows", "--snapshot", argv[2]])
-            assert res.exit_code == 0, res.output
-        res = runner.invoke(cli, argv[1:])
-        assert res.exit_code == 0, f"{examples[name]}: {res.output}"
+            res = graphkit("build", "samples/rows", "--snapshot", argv[2])
+            assert res.returncode == 0, res.output
+        res = graphkit(*(argv[1:]))
+        assert res.returncode == 0, f"{examples[name]}: {res.output}"
 
 
 def test_every_option_is_in_the_readme() -> None:

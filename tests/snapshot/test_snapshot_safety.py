@@ -15,15 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import graph_from_records
-from graphkit.cli import cli
 from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.snapshot import SnapshotError, read_manifest, read_snapshot, write_snapshot
 from graphkit.snapshot import format as snapformat
 from graphkit.snapshot import read as snapverify
 from graphkit.snapshot import swap as snapswap
+from tests.helpers.cli import graphkit
 from tests.helpers.paths import REPO
 from tests.helpers.rows import identity_cases, row, write_parquet
 
@@ -40,9 +39,8 @@ def only_entries(folder: Path) -> list[str]:
 
 
 def cli_run(*args: object) -> tuple[int, str]:
-    r = CliRunner().invoke(cli, [str(a) for a in args])
-    assert r.exception is None or isinstance(r.exception, SystemExit), r.exc_info
-    return r.exit_code, r.output
+    r = graphkit(*args)  # raises what the command raised other than its exit
+    return r.returncode, r.output
 
 
 # --- what may be replaced ----------------------------------------------------------

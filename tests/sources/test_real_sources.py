@@ -9,11 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.core.graph import GraphTables
+from tests.helpers.cli import graphkit
 
 # What HypAware's backfill does not record, and so a graph from its cache
 # cannot hold (fixture README: "git_branch … null although the transcripts
@@ -49,11 +48,10 @@ def test_cache_graph_equals_transcript_graph(cache_fixture: Path) -> None:
 
 def test_cache_lineage_matches_its_readme(cache_fixture: Path, tmp_path: Path) -> None:
     snap = tmp_path / "snap"
-    r = CliRunner().invoke(cli, ["build", str(cache_fixture / "cache"), "--snapshot", str(snap)])
-    assert r.exit_code == 0, r.output
-    r = CliRunner().invoke(cli, ["lineage", "c2ee44ff55aa66bb", "a2e9d8c7b6a5f4e3",
-                                 "019a7b10-5f6e-7d8c-9b0a-1f2e3d4c5b02", "--snapshot", str(snap),
-                                 "--json"])
+    r = graphkit("build", cache_fixture / "cache", "--snapshot", snap)
+    assert r.returncode == 0, r.output
+    r = graphkit("lineage", "c2ee44ff55aa66bb", "a2e9d8c7b6a5f4e3",
+                 "019a7b10-5f6e-7d8c-9b0a-1f2e3d4c5b02", "--snapshot", snap, "--json")
     nested, flat, codex = [json.loads(x) for x in r.output.splitlines()]
     c = "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03"
     assert nested["ancestors"] == [{"type": "Thread", "id": "c1aa11bb22cc33dd"},
@@ -63,8 +61,8 @@ def test_cache_lineage_matches_its_readme(cache_fixture: Path, tmp_path: Path) -
     root = "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01"
     assert codex["ancestors"] == [{"type": "Thread", "id": root},
                                   {"type": "Session", "id": root}]
-    sessions = {s["session_id"]: s for s in map(json.loads, CliRunner().invoke(
-        cli, ["sessions", "--snapshot", str(snap), "--json"]).stdout.splitlines())}
+    sessions = {s["session_id"]: s for s in map(json.loads, graphkit("sessions", "--snapshot", snap,
+                                                                     "--json").stdout.splitlines())}
     assert {k: sessions[c][k] for k in ("threads", "agents", "messages")} == {
         "threads": 3, "agents": 2, "messages": 10}
     assert sessions[root]["threads"] == 2 and sessions[root]["messages"] == 11
@@ -80,9 +78,8 @@ def test_rows_written_by_graphkit_rows_build_the_same_graph(
     else:
         sources = [fixtures / "transcripts"]
     out = tmp_path / "rows.parquet"
-    r = CliRunner().invoke(cli, ["rows", *map(str, sources), "--out", str(out),
-                                 "--cache-dir", str(tmp_path / "cache")])
-    assert r.exit_code == 0, r.output
+    r = graphkit("rows", *map(str, sources), "--out", out, "--cache-dir", tmp_path / "cache")
+    assert r.returncode == 0, r.output
     direct = build(sources, fingerprints=False).graph
     via_rows = build([out], fingerprints=False).graph
     assert direct.node_counts()["Session"] > 0
@@ -100,8 +97,8 @@ def test_build_with_no_source_reads_the_users_home(cache_fixture: Path, tmp_path
     before = sorted(str(p) for p in home.rglob("*"))
     env = {**os.environ, "HOME": str(home)}
     snap = tmp_path / "snap"
-    r = CliRunner(env=env).invoke(cli, ["build", "--snapshot", str(snap), "--json"])
-    assert r.exit_code == 0, r.output
+    r = graphkit("build", "--snapshot", snap, "--json", env=env)
+    assert r.returncode == 0, r.output
     summary = json.loads(r.output.splitlines()[-1])
     assert summary["nodes"]["Session"] == 4
     assert summary["nodes"]["Thread"] == 9
@@ -119,18 +116,18 @@ def test_build_with_no_argument_writes_the_snapshot_the_read_commands_find(
     # None unsets (the suite's conftest points GRAPHKIT_HOME at a temporary folder).
     env: dict[str, str | None] = {"HOME": str(home), "GRAPHKIT_HOME": None,
                                   "XDG_DATA_HOME": None}
-    r = CliRunner(env=env).invoke(cli, ["build", "--json"])
-    assert r.exit_code == 0, r.output
+    r = graphkit("build", "--json", env=env)
+    assert r.returncode == 0, r.output
     snap = home / ".local" / "share" / "graphkit" / "history"
     assert json.loads(r.output.splitlines()[-1])["snapshot"] == str(snap)
     assert f"writing the snapshot to {snap}" in r.stderr
     assert (snap / "manifest.json").is_file()
-    r = CliRunner(env=env).invoke(cli, ["sessions", "--json"])
-    assert r.exit_code == 0, r.output
+    r = graphkit("sessions", "--json", env=env)
+    assert r.returncode == 0, r.output
     assert len([json.loads(line) for line in r.stdout.splitlines()]) == 4
     # Row files or a Neo4j target still say where the graph goes: no default there.
-    r = CliRunner(env=env).invoke(cli, ["build", str(cache_fixture / "cache")])
-    assert r.exit_code == 2 and "no snapshot folder given" in r.output
+    r = graphkit("build", cache_fixture / "cache", env=env)
+    assert r.returncode == 2 and "no snapshot folder given" in r.output
 
 
 def test_rebuild_reuses_the_index_and_gives_the_same_graph(cache_fixture: Path,

@@ -442,7 +442,6 @@ def test_a_snapshot_built_into_its_source_folder_is_not_read_back_as_rows(
     # Was: the next build read the snapshot's tables and its rejects file as row files:
     # exit 2 "graph.rejects.jsonl: required column 'session_id' is missing" (or the
     # tables' rows rejected one by one). Now they are left out, with a note.
-
     src = tmp_path / "src"
     shutil.copytree(SAMPLE_ROWS, src)
     write_jsonl(src / "bad.jsonl", [{"session_id": None, "message_id": "m-lost"}])

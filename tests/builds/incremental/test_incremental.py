@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 import graphkit.builds.uptodate as reuse
 import graphkit.sources.transcripts.index as index
 from graphkit.builds.run import build_snapshot
-from graphkit.cli.app import cli
 from graphkit.snapshot import read_snapshot
+from tests.helpers.cli import graphkit
 from tests.helpers.transcripts import assistant, fixtures, resume_session_b, text
 
 TRANSCRIPTS = fixtures() / "transcripts"
@@ -176,12 +175,10 @@ def test_a_damaged_or_foreign_cache_is_rebuilt_never_a_traceback(work: Path, tmp
 
 def test_cli_says_how_many_files_were_parsed_and_reused(work: Path, tmp_path: Path) -> None:
     snap = tmp_path / "snap"
-    run = CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap)],
-                             catch_exceptions=False)
-    assert run.exit_code == 0
+    run = graphkit("build", work, "--snapshot", snap)
+    assert run.returncode == 0
     assert "files parsed, 0 reused" in run.output
-    run = CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap), "--json"],
-                             catch_exceptions=False)
+    run = graphkit("build", work, "--snapshot", snap, "--json")
     summary = json.loads(run.output)
     assert summary["transcripts"]["files_parsed"] == 0 and summary["snapshot_reused"] is True
     assert (tmp_path / ".snap.cache").is_dir()  # beside the snapshot, not in the transcripts

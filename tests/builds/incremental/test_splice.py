@@ -15,6 +15,7 @@ import pytest
 import graphkit.builds.incremental.splice as splice
 from graphkit.builds.run import build_snapshot
 from graphkit.snapshot import read_snapshot
+from tests.helpers.cli import graphkit
 from tests.helpers.transcripts import assistant, fixtures, text, user, write_jsonl
 
 TRANSCRIPTS = fixtures() / "transcripts"
@@ -247,20 +248,14 @@ def test_the_files_from_the_no_op_walk_are_the_files_a_walk_lists(tmp_path: Path
 
 
 def test_the_cli_says_how_many_sessions_and_groups_were_projected(tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
-    from graphkit.cli.app import cli
-
     work = tmp_path / "t"
     first, _other = _two_groups(work)
     snap = tmp_path / "snap"
-    run = CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap)],
-                             catch_exceptions=False)
+    run = graphkit("build", work, "--snapshot", snap)
     assert "2 sessions in 2 link groups projected, 0 in 0 kept" in run.output
     with (work / PROJECT / f"{first}.jsonl").open("a") as fh:
         fh.write(json.dumps(user("a-8", first, "2026-03-01T10:00:09Z", "more", "a-4")) + "\n")
-    run = CliRunner().invoke(cli, ["build", str(work), "--snapshot", str(snap), "--json"],
-                             catch_exceptions=False)
+    run = graphkit("build", work, "--snapshot", snap, "--json")
     tr = json.loads(run.output.splitlines()[-1])["transcripts"]  # after the notes
     assert (tr["sessions_projected"], tr["groups_projected"]) == (1, 1)
     assert (tr["sessions_reused"], tr["groups_reused"]) == (1, 1)

@@ -10,13 +10,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.partitioned import PartitionError, build_local
 from graphkit.builds.partitioned.inputs import partition_of
-from graphkit.cli import cli
 from graphkit.contract.loader import load_contract
 from graphkit.core.errors import ContractError, GraphkitError
+from tests.helpers.cli import graphkit
 from tests.helpers.rows import (
     T0,
     identity_cases,
@@ -105,12 +104,9 @@ def test_shared_nodes_merge_first_last_min_max_count(tmp_path: Path) -> None:
 def test_rejects_and_duplicates_match(tmp_path: Path) -> None:
     rows = [*identity_cases(), row(None, message_id="orphan-2"), row("s-x", message_id=None)]
     src = write_parquet(rows, tmp_path / "in" / "rows.parquet")
-    runner = CliRunner()
-    ref = runner.invoke(cli, ["build", str(src), "--snapshot", str(tmp_path / "ref"),
-                              "--json"])
-    got = runner.invoke(cli, ["build", str(src), "--snapshot", str(tmp_path / "p3"),
-                              "--partitions", "3", "--json"])
-    assert ref.exit_code == 0 and got.exit_code == 0, got.output
+    ref = graphkit("build", src, "--snapshot", tmp_path / "ref", "--json")
+    got = graphkit("build", src, "--snapshot", tmp_path / "p3", "--partitions", "3", "--json")
+    assert ref.returncode == 0 and got.returncode == 0, got.output
     a, b = json.loads(ref.output), json.loads(got.output)
     assert b["engine"]["name"] == "local" and b["engine"]["partitions"] == 3
     assert a["rows_rejected"] == b["rows_rejected"] == 3
@@ -146,17 +142,15 @@ def test_partition_key_and_order_are_checked(tmp_path: Path, sample_rows: Path) 
 
 
 def test_auto_partitions_and_cli_option_errors(sample_rows: Path, tmp_path: Path) -> None:
-    runner = CliRunner()
-    ok = runner.invoke(cli, ["build", str(sample_rows), "--snapshot", str(tmp_path / "a"),
-                             "--partitions", "auto", "--json"])
-    assert ok.exit_code == 0, ok.output
+    ok = graphkit("build", sample_rows, "--snapshot", tmp_path / "a", "--partitions", "auto",
+                  "--json")
+    assert ok.returncode == 0, ok.output
     assert json.loads(ok.output)["engine"]["partitions"] == 1
     for args, message in [(["--partitions", "0"], "not a positive number"),
                           (["--spark-master", "local[2]"], "needs --engine spark"),
                           (["--partitions", "2", "--store", "neo4j"], "graphkit load")]:
-        bad = runner.invoke(cli, ["build", str(sample_rows), "--snapshot",
-                                  str(tmp_path / "b"), *args])
-        assert bad.exit_code == 2, (args, bad.output)
+        bad = graphkit("build", sample_rows, "--snapshot", tmp_path / "b", *args)
+        assert bad.returncode == 2, (args, bad.output)
         assert message in bad.output and "Traceback" not in bad.output
 
 

@@ -7,7 +7,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,12 +15,12 @@ import pytest
 from graphkit.core.errors import StoreError
 from graphkit.enrich.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
 from graphkit.snapshot import write_snapshot
+from tests.helpers.cli import AS_SCRIPT, Ran, graphkit, no_neo4j_env, spawn
 from tests.helpers.neo4j_server import named_test_server, neo4j_env
 from tests.helpers.paths import REPO
 from tests.helpers.rows import identity_cases, write_parquet
 from tests.helpers.store_graphs import chain_graph
 
-GRAPHKIT = [sys.executable, "-c", "from graphkit.cli import main; main()"]
 SECRET = "Sup3r-Secret-Pw"
 
 
@@ -31,16 +30,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def graphkit(*args: object, env: dict[str, str] | None = None,
-             timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """The CLI in its own process: real stderr, logging's last-resort handler included."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    base["PYTHONPATH"] = str(REPO)
-    return subprocess.run([*GRAPHKIT, *map(str, args)], env={**base, **(env or {})}, cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout)
+def run_script(*args: object, env: dict[str, str] | None = None) -> Ran:
+    """The CLI in its own process, started by a script: real stderr, logging's last-resort
+    handler included; none of the session's NEO4J_* variables."""
+    return graphkit(*args, env=no_neo4j_env(**(env or {})), cwd=REPO, process=True,
+                    entry=AS_SCRIPT)
 
 
-def assert_one_clean_line(done: subprocess.CompletedProcess[str], *secrets: str) -> str:
+def assert_one_clean_line(done: Ran, *secrets: str) -> str:
     assert done.returncode == 2, (done.stdout, done.stderr)
     text = done.stdout + done.stderr
     assert "Traceback" not in text
@@ -66,7 +63,7 @@ def test_bad_uris_are_one_line_without_secrets(uri: str, expect: str) -> None:
     with pytest.raises(StoreError, match=expect) as info:
         Neo4jStore(Neo4jConfig.from_env(uri=uri))
     assert SECRET not in str(info.value) and "\n" not in str(info.value)
-    done = graphkit("sessions", "--neo4j", env={"NEO4J_URI": uri})
+    done = run_script("sessions", "--neo4j", env={"NEO4J_URI": uri})
     assert expect in assert_one_clean_line(done, SECRET)
 
 
@@ -78,13 +75,13 @@ def test_credentials_in_the_uri_are_used_and_never_shown(
     cfg = Neo4jConfig.from_env(uri=with_creds)
     assert neo4j_config.password and neo4j_config.password not in cfg.uri
     assert (cfg.user, cfg.password) == (neo4j_config.user, neo4j_config.password)
-    ok = graphkit("sessions", "--neo4j", "--json", env={"NEO4J_URI": with_creds})
+    ok = run_script("sessions", "--neo4j", "--json", env={"NEO4J_URI": with_creds})
     assert ok.returncode == 0 and ok.stdout.strip() == "", ok.stderr  # JSON Lines: none
     # Wrong password in the URI: refused, and neither password is printed.
-    wrong = graphkit("sessions", "--neo4j", env={"NEO4J_URI": f"bolt://neo4j:{SECRET}@{host}"})
+    wrong = run_script("sessions", "--neo4j", env={"NEO4J_URI": f"bolt://neo4j:{SECRET}@{host}"})
     assert "refused the credentials" in assert_one_clean_line(wrong, SECRET)
     # Unreachable, with the password percent-encoded in the URI.
-    gone = graphkit("lineage", "x", "--neo4j",
+    gone = run_script("lineage", "x", "--neo4j",
                     env={"NEO4J_URI": f"bolt://neo4j:{SECRET}%21@127.0.0.1:{free_port()}"})
     assert "cannot reach Neo4j at bolt://127.0.0.1:" in assert_one_clean_line(
         gone, SECRET, "%21")
@@ -100,7 +97,7 @@ def test_missing_driver_is_one_line_naming_pip_install(tmp_path: Path) -> None:
     # A driver that cannot be imported, as in an environment without it.
     blocker = tmp_path / "sitecustomize.py"
     blocker.write_text("import sys\nsys.modules['neo4j'] = None\n")
-    done = graphkit("sessions", "--neo4j",
+    done = run_script("sessions", "--neo4j",
                     env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}",
                          "NEO4J_URI": "bolt://127.0.0.1:7687"})
     text = assert_one_clean_line(done)
@@ -114,11 +111,11 @@ def test_queries_on_a_database_without_the_graph_print_no_driver_warnings(
     neo4j_config: Neo4jConfig, store: Neo4jStore
 ) -> None:
     env = neo4j_env(neo4j_config)
-    listed = graphkit("sessions", "--neo4j", env=env)
+    listed = run_script("sessions", "--neo4j", env=env)
     assert listed.returncode == 0 and listed.stderr == "", listed.stderr
-    missing = graphkit("lineage", "no-such-id", "--neo4j", env=env)
+    missing = run_script("lineage", "no-such-id", "--neo4j", env=env)
     assert "no thread, agent or session" in assert_one_clean_line(missing)
-    tree = graphkit("tree", "no-such-id", "--neo4j", env=env)
+    tree = run_script("tree", "no-such-id", "--neo4j", env=env)
     assert "notification" not in tree.stderr.lower() and "MATCH" not in tree.stderr
 
 
@@ -135,11 +132,9 @@ def test_replace_killed_midway_then_rerun_converges(
     snap = tmp_path / "snap"
     write_snapshot(graph, snap)
     store.load(graph)  # the old graph, as a user would have it
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")},
-           **neo4j_env(neo4j_config), "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([*GRAPHKIT, "load", str(snap), "--if-exists", "replace",
-                             "--batch-size", "200"], env=env, cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = no_neo4j_env(**neo4j_env(neo4j_config))
+    proc = spawn("load", snap, "--if-exists", "replace", "--batch-size", "200", env=env,
+                 cwd=REPO, entry=AS_SCRIPT)
     seen = 0
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
@@ -154,8 +149,8 @@ def test_replace_killed_midway_then_rerun_converges(
     assert store.interrupted_load()  # the database says it is incomplete
     assert sum(store.node_counts(sorted(want_nodes)).values()) < sum(want_nodes.values())
 
-    rerun = subprocess.run([*GRAPHKIT, "load", str(snap), "--if-exists", "replace", "--json"],
-                           env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+    rerun = graphkit("load", snap, "--if-exists", "replace", "--json", env=env, cwd=REPO,
+                     process=True, entry=AS_SCRIPT)
     assert rerun.returncode == 0, rerun.stderr
     assert '"resumed_replace": true' in rerun.stdout
     assert store.node_counts(sorted(want_nodes)) == want_nodes
@@ -175,11 +170,8 @@ def test_the_tests_never_read_neo4j_uri() -> None:
 
 
 def test_neo4j_server_without_a_password_says_so_loudly() -> None:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")},
-           "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([*GRAPHKIT, "neo4j-server", "--port", str(free_port())], env=env,
-                            cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            text=True)
+    proc = spawn("neo4j-server", "--port", free_port(), env=no_neo4j_env(), cwd=REPO,
+                 entry=AS_SCRIPT, stdout=subprocess.DEVNULL)
     assert proc.stderr is not None
     first = proc.stderr.readline()  # said before anything starts
     time.sleep(3)  # into the wait for the server, whose start Ctrl-C then undoes
@@ -189,7 +181,7 @@ def test_neo4j_server_without_a_password_says_so_loudly() -> None:
 
 
 def test_neo4j_server_password_env_must_be_set() -> None:
-    done = graphkit("neo4j-server", "--password-env", "GRAPHKIT_TEST_UNSET_VARIABLE")
+    done = run_script("neo4j-server", "--password-env", "GRAPHKIT_TEST_UNSET_VARIABLE")
     assert "GRAPHKIT_TEST_UNSET_VARIABLE" in assert_one_clean_line(done)
 
 
@@ -205,7 +197,7 @@ def test_identity_rows_load_through_the_cli_with_credentials_only_in_the_uri(
     src = write_parquet(identity_cases(), tmp_path / "rows.parquet")
     host = neo4j_config.uri.split("://", 1)[1]
     uri = f"bolt://{neo4j_config.user}:{neo4j_config.password}@{host}"
-    done = graphkit("build", src, "--store", "neo4j", "--rejects", tmp_path / "rejects.jsonl",
+    done = run_script("build", src, "--store", "neo4j", "--rejects", tmp_path / "rejects.jsonl",
                     "--json", env={"NEO4J_URI": uri})
     assert done.returncode == 0, done.stderr
     assert store.node_counts(["Thread"]) == {"Thread": 5}

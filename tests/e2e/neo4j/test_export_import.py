@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from graphkit.cli import cli
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
 from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.export import export_graph
 from graphkit.export.from_neo4j import read_neo4j_graph
 from graphkit.snapshot import read_snapshot, write_snapshot
+from tests.helpers.cli import graphkit
 from tests.helpers.neo4j_admin import run_import
 from tests.helpers.neo4j_server import launch, wipe_all
 from tests.helpers.typed_graphs import answers, assert_same_graph, lineage_graph, typed_graph
@@ -192,8 +191,8 @@ def test_cli_snapshot_neo4j(tmp_path: Path, store: Neo4jStore, config: Neo4jConf
     if config.password is not None:
         monkeypatch.setenv("NEO4J_PASSWORD", config.password)
     out = tmp_path / "snap"
-    result = CliRunner().invoke(cli, ["snapshot", "--neo4j", str(out)])
-    assert result.exit_code == 0, result.output
+    result = graphkit("snapshot", "--neo4j", out)
+    assert result.returncode == 0, result.output
     assert "snapshot of" in result.output
     assert_same_graph(read_snapshot(out), graph)
     # and a lineage question asked of it gives the MERGE-loaded server's answer

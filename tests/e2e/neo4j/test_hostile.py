@@ -3,17 +3,14 @@ suite's marker node and graphkit's load marker never show in what graphkit reads
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.enrich.neo4j.load import LOCK_LABEL
 from graphkit.enrich.neo4j.store import LOAD_MARKER, Neo4jConfig, Neo4jStore
 from graphkit.export.from_neo4j import read_neo4j_graph
 from graphkit.snapshot import read_snapshot
+from tests.helpers.cli import graphkit
 from tests.helpers.neo4j_server import TEST_MARKER, has_marker, wipe
 from tests.helpers.rows import CLAUDE, identity_cases, table
 
@@ -34,14 +31,13 @@ def test_bookkeeping_markers_are_no_part_of_a_graph_read_back(
            "NEO4J_PASSWORD": neo4j_config.password or ""}
     if neo4j_config.database:
         env["NEO4J_DATABASE"] = neo4j_config.database
-    runner = CliRunner(env=env)
-    r = runner.invoke(cli, ["snapshot", "--neo4j", str(tmp_path / "snap"), "--no-contract"])
-    assert r.exit_code == 0, r.output
+    r = graphkit("snapshot", "--neo4j", tmp_path / "snap", "--no-contract", env=env)
+    assert r.returncode == 0, r.output
     assert TEST_MARKER not in read_snapshot(tmp_path / "snap").nodes
     for args in (["sessions", "--neo4j", "--json"], ["tree", CLAUDE, "--neo4j", "--json"],
                  ["lineage", CLAUDE, "--neo4j", "--json"]):
-        r = runner.invoke(cli, args)
-        assert r.exit_code == 0, r.output
+        r = graphkit(*args, env=env)
+        assert r.returncode == 0, r.output
         assert TEST_MARKER not in r.output and LOAD_MARKER not in r.output
 
 
@@ -77,15 +73,11 @@ def test_hostile_lineage_ids_get_the_answers_networkx_gives(store: Neo4jStore) -
 
 
 def _sample_snapshot(tmp_path: Path) -> Path:
-    import subprocess
-    import sys
-
-    from tests.helpers.paths import REPO
+    from tests.helpers.paths import SAMPLE_ROWS
 
     snap = tmp_path / "snap"
-    subprocess.run([sys.executable, "-m", "graphkit", "-q", "build", str(REPO / "samples" / "rows"),
-                    "--snapshot", str(snap)], check=True, capture_output=True,
-                   env={**os.environ, "PYTHONPATH": str(REPO)})
+    built = graphkit("-q", "build", SAMPLE_ROWS, "--snapshot", snap)
+    assert built.returncode == 0, built.stderr
     return snap
 
 
@@ -97,21 +89,17 @@ def test_loads_at_once_wait_for_each_other_and_write_the_graph_once(
     # --if-exists replace deleted each other's nodes, and one said "loaded 100 nodes
     # and 180 relationships" for a graph of 268, exit 0. Now a load holds the
     # database's load lock: the others wait, and each writes the whole graph.
-    import subprocess
-    import sys
     import time
 
+    from tests.helpers.cli import spawn
     from tests.helpers.neo4j_server import neo4j_env
-    from tests.helpers.paths import REPO
 
     snap = _sample_snapshot(tmp_path)
     graph = read_snapshot(snap)
-    env = {**os.environ, "PYTHONPATH": str(REPO), **neo4j_env(neo4j_config)}
-    command = [sys.executable, "-m", "graphkit", "load", str(snap)]
+    env = neo4j_env(neo4j_config)
 
     with store.load_lock():  # held here: a load waits for it
-        waiting = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+        waiting = spawn("load", snap, env=env)
         time.sleep(4)
         assert waiting.poll() is None, waiting.communicate()
         assert store.node_counts(["Session"])["Session"] == 0
@@ -120,9 +108,7 @@ def test_loads_at_once_wait_for_each_other_and_write_the_graph_once(
 
     for mode in ("merge", "replace"):
         wipe(store)
-        runs = [subprocess.Popen([*command, "--if-exists", mode], env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for _ in range(3)]
+        runs = [spawn("load", snap, "--if-exists", mode, env=env) for _ in range(3)]
         for run in runs:
             out, err = run.communicate(timeout=300)
             assert run.returncode == 0, err

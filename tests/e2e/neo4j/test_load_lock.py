@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -29,11 +28,10 @@ from graphkit.enrich.neo4j.lock import LOCK_LABEL, LoadLockTimeout
 from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.export.from_neo4j import read_neo4j_graph
 from graphkit.snapshot import write_snapshot
+from tests.helpers.cli import AS_SCRIPT, Ran, graphkit, no_neo4j_env, spawn
 from tests.helpers.neo4j_server import neo4j_env, wipe
 from tests.helpers.paths import REPO
 from tests.helpers.store_graphs import chain_graph
-
-GRAPHKIT = [sys.executable, "-c", "from graphkit.cli import main; main()"]
 
 
 @pytest.fixture
@@ -43,21 +41,16 @@ def store(neo4j_config: Neo4jConfig) -> Iterator[Neo4jStore]:
         yield s
 
 
-def cli_env(cfg: Neo4jConfig, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("NEO4J_") and k != "GRAPHKIT_LOAD_LOCK_WAIT"}
-    return env | {"PYTHONPATH": str(REPO), **neo4j_env(cfg), **extra}
+def cli_env(cfg: Neo4jConfig, **extra: str) -> dict[str, str | None]:
+    return no_neo4j_env(GRAPHKIT_LOAD_LOCK_WAIT=None, **neo4j_env(cfg), **extra)
 
 
-def graphkit(env: dict[str, str], *args: object,
-             timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*GRAPHKIT, *map(str, args)], env=env, cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout)
+def run_script(env: dict[str, str | None], *args: object, timeout: float = 300) -> Ran:
+    return graphkit(*args, env=env, cwd=REPO, process=True, entry=AS_SCRIPT, timeout=timeout)
 
 
-def start_load(env: dict[str, str], snap: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([*GRAPHKIT, "load", str(snap), *args], env=env, cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def start_load(env: dict[str, str | None], snap: Path, *args: str) -> subprocess.Popen[str]:
+    return spawn("load", snap, *args, env=env, cwd=REPO, entry=AS_SCRIPT)
 
 
 def wait_midway(store: Neo4jStore, proc: subprocess.Popen[str], low: int, high: int,
@@ -102,7 +95,7 @@ def test_a_load_behind_a_hung_one_gives_up_naming_it_and_its_death_frees_the_loc
         assert wait_midway(store, hung, 0, 1200), hung.communicate()
         hung.send_signal(signal.SIGSTOP)
         started = time.monotonic()
-        behind = graphkit({**env, "GRAPHKIT_LOAD_LOCK_WAIT": "4"}, "load", snap)
+        behind = run_script({**env, "GRAPHKIT_LOAD_LOCK_WAIT": "4"}, "load", snap)
         waited = time.monotonic() - started
         assert behind.returncode != 0, behind.stdout
         line = behind.stderr.strip()
@@ -113,14 +106,14 @@ def test_a_load_behind_a_hung_one_gives_up_naming_it_and_its_death_frees_the_loc
         assert "--lock-wait SECONDS or GRAPHKIT_LOAD_LOCK_WAIT" in line
         assert 4 <= waited < 60, waited
         # The option wins over the variable; 0: do not wait at all.
-        now = graphkit({**env, "GRAPHKIT_LOAD_LOCK_WAIT": "600"}, "load", snap,
-                       "--lock-wait", "0", timeout=60)
+        now = run_script({**env, "GRAPHKIT_LOAD_LOCK_WAIT": "600"}, "load", snap,
+                         "--lock-wait", "0", timeout=60)
         assert now.returncode != 0 and "gave up after waiting 0 s" in now.stderr
         # Killed while stopped: its connection closes and the server rolls its lock
         # transaction back, so the next load needs no cleanup.
         hung.send_signal(signal.SIGKILL)
         hung.wait(30)
-        after = graphkit(env, "load", snap, "--lock-wait", "60", "--json")
+        after = run_script(env, "load", snap, "--lock-wait", "60", "--json")
         assert after.returncode == 0, after.stderr
         assert_whole(store, graph)
     finally:
@@ -179,11 +172,11 @@ def test_the_lock_leaves_only_its_constraint_and_reads_never_show_it(
     found = read_neo4j_graph(store, contract=None)
     assert LOCK_LABEL not in found.nodes and LOAD_MARKER not in found.nodes
     env = cli_env(neo4j_config)
-    snap = graphkit(env, "snapshot", "--neo4j", tmp_path / "back", "--no-contract")
+    snap = run_script(env, "snapshot", "--neo4j", tmp_path / "back", "--no-contract")
     assert snap.returncode == 0 and snap.stderr == "", snap.stderr
     assert not any(LOCK_LABEL in p.name or LOAD_MARKER in p.name
                    for p in (tmp_path / "back").rglob("*"))
-    listed = graphkit(env, "sessions", "--neo4j", "--json")
+    listed = run_script(env, "sessions", "--neo4j", "--json")
     assert listed.returncode == 0 and listed.stderr == "", listed.stderr
     assert LOCK_LABEL not in listed.stdout
 
@@ -223,16 +216,16 @@ def test_a_load_killed_midway_is_said_and_the_same_load_again_completes_it(
     assert store.node_counts(["Thread"])["Thread"] < want
     for read in (["sessions", "--neo4j", "--json"],
                  ["snapshot", "--neo4j", tmp_path / "back", "--no-contract"]):
-        done = graphkit(env, *read)
+        done = run_script(env, *read)
         assert done.returncode == 0, done.stderr
         assert "warning: the graph in " in done.stderr and " is incomplete: " in done.stderr
         assert "did not finish (killed or failed); run it again" in done.stderr, done.stderr
     # (a, c) the same command again: the lock was freed with the client, no cleanup
-    again = graphkit(env, "load", snap, *args, "--lock-wait", "60", "--json")
+    again = run_script(env, "load", snap, *args, "--lock-wait", "60", "--json")
     assert again.returncode == 0, again.stderr
     assert_whole(store, graph)
     assert ('"resumed_replace": true' in again.stdout) == (mode == "replace")
-    after = graphkit(env, "sessions", "--neo4j", "--json")
+    after = run_script(env, "sessions", "--neo4j", "--json")
     assert after.returncode == 0 and after.stderr == "", after.stderr
 
 
@@ -245,7 +238,7 @@ def test_a_load_running_now_is_said_as_running(
     try:
         assert wait_midway(store, proc, 0, graph.node_counts()["Thread"])
         proc.send_signal(signal.SIGSTOP)  # held midway, so the read below sees it
-        done = graphkit(env, "sessions", "--neo4j", "--json")
+        done = run_script(env, "sessions", "--neo4j", "--json")
         assert "is incomplete: `graphkit load --if-exists merge` started " in done.stderr
         assert f"is running now (graphkit load (engine driver, pid {proc.pid} " \
                in done.stderr, done.stderr
@@ -257,20 +250,6 @@ def test_a_load_running_now_is_said_as_running(
 
 
 # --- 3. Spark ------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    """A local Spark with the Neo4j connector (the one running, if any: a JVM's
-    classpath is fixed when it starts, so tests/engine's session is reused)."""
-    from graphkit.core.spark import active_session, start_session
-    from graphkit.enrich.neo4j.spark import CONNECTOR
-
-    running = active_session()
-    session = running or start_session("local[2]", packages=[CONNECTOR])
-    yield session
-    if running is None:
-        session.stop()
 
 
 def test_a_spark_load_holds_the_load_lock(store: Neo4jStore, spark: Any) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 
@@ -10,15 +9,11 @@ def test_sigterm_stops_the_server_and_removes_its_temporary_folder(tmp_path: Pat
     # Was: SIGTERM ended Python at once: the temporary data folder stayed in /tmp (and
     # once the JVM outlived it). Now it ends as Ctrl-C does: exit 0, nothing left.
     import signal
-    import subprocess
-    import sys
     import time
 
-    from tests.helpers.paths import REPO
+    from tests.helpers.cli import spawn
 
-    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "graphkit", "neo4j-server", "--port", "0"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = spawn("neo4j-server", "--port", "0", env={"TMPDIR": str(tmp_path)})
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # "Neo4j is up: …" once Bolt answers

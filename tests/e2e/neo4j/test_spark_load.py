@@ -17,10 +17,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
 from graphkit.enrich.neo4j import plan
@@ -34,6 +32,7 @@ from graphkit.enrich.neo4j.spark import (
 )
 from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.snapshot import read_snapshot, write_snapshot
+from tests.helpers.cli import graphkit
 from tests.helpers.neo4j_server import wipe
 from tests.helpers.same_build import generated_rows
 
@@ -189,15 +188,14 @@ def test_cli_load_engine_spark(snapshot: Path, store: Neo4jStore, spark: Any,
     monkeypatch.setenv("NEO4J_URI", cfg.uri)
     monkeypatch.setenv("NEO4J_USERNAME", cfg.user)
     monkeypatch.setenv("NEO4J_PASSWORD", cfg.password or "")
-    result = CliRunner().invoke(cli, ["load", str(snapshot), "--engine", "spark",
-                                      "--spark-master", "local[2]", "--json"])
-    assert result.exit_code == 0, result.output
+    result = graphkit("load", snapshot, "--engine", "spark", "--spark-master", "local[2]", "--json")
+    assert result.returncode == 0, result.output
     graph = read_snapshot(snapshot)
     assert store.node_counts(sorted(graph.nodes)) == graph.node_counts()
     assert cfg.password is None or cfg.password not in result.output
 
 
 def test_cli_spark_master_needs_engine_spark(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["load", str(tmp_path), "--spark-master", "local[2]"])
-    assert result.exit_code == 2
+    result = graphkit("load", tmp_path, "--spark-master", "local[2]")
+    assert result.returncode == 2
     assert "--spark-master needs --engine spark" in result.output

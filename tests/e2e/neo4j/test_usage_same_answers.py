@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.core.graph import GraphTables
 from graphkit.enrich.base import LineageReader
 from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
@@ -24,6 +22,7 @@ from graphkit.queries.lineage import lineage
 from graphkit.queries.usage import require_sessions, session_usage
 from graphkit.queries.window import Window
 from graphkit.snapshot import write_snapshot
+from tests.helpers.cli import graphkit
 from tests.helpers.paths import CACHE
 from tests.helpers.rows import table
 from tests.helpers.usage_rows import generate
@@ -72,14 +71,12 @@ def test_cli_usage_and_files_on_neo4j_print_what_the_snapshot_prints(
            "NEO4J_PASSWORD": neo4j_config.password or ""}
     if neo4j_config.database:
         env["NEO4J_DATABASE"] = neo4j_config.database
-    runner = CliRunner(env=env)
     for args in (["usage", "--json"], ["usage", "--by", "model", "--json"],
                  ["files", "--json"], ["files", "--path", "src/app.py", "--json"]):
-        snap = runner.invoke(cli, [*args, "--snapshot", str(tmp_path / "snap")])
-        neo = runner.invoke(cli, [*args, "--neo4j"])
-        assert snap.exit_code == 0 and neo.exit_code == 0, neo.output
+        snap = graphkit(*args, "--snapshot", tmp_path / "snap", env=env)
+        neo = graphkit(*args, "--neo4j", env=env)
+        assert snap.returncode == 0 and neo.returncode == 0, neo.output
         assert snap.output and neo.output == snap.output, args
-    lin = runner.invoke(cli, ["lineage", "c1a0de00-0000-4000-8000-000000000003", "--neo4j",
-                              "--json"])
+    lin = graphkit("lineage", "c1a0de00-0000-4000-8000-000000000003", "--neo4j", "--json", env=env)
     assert [c["how"] for c in json.loads(lin.output)["continues"]] == [
         "compaction", "branch", "resume"]

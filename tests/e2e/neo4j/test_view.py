@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.snapshot import write_snapshot
 from graphkit.view import session_view
+from tests.helpers.cli import graphkit
 
 DEEP = "8299ed6e-811c-4fa7-b124-c205cd625a7f"  # depth-4 Claude subagents
 CODEX = "b40de56d-1cd8-4fc1-a309-66194791c2e9"  # Codex child threads
@@ -33,9 +31,8 @@ def test_view_data_is_the_same_from_neo4j(store: Neo4jStore, neo4j_config: Neo4j
     if neo4j_config.database:
         env["NEO4J_DATABASE"] = neo4j_config.database
     out = tmp_path / "v.html"
-    r = CliRunner(env=env).invoke(cli, ["view", DEEP, "--neo4j", "--out", str(out)])
-    assert r.exit_code == 0, r.output
+    r = graphkit("view", DEEP, "--neo4j", "--out", out, env=env)
+    assert r.returncode == 0, r.output
     assert "818d8962058765a6" in out.read_text()
-    r = CliRunner(env=env).invoke(cli, ["view", DEEP, "--neo4j", "--include-content",
-                                        "--out", str(out)])
-    assert r.exit_code == 2 and "--snapshot DIR" in r.output
+    r = graphkit("view", DEEP, "--neo4j", "--include-content", "--out", out, env=env)
+    assert r.returncode == 2 and "--snapshot DIR" in r.output

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import time
 import zipfile
 from pathlib import Path
@@ -47,11 +48,26 @@ def _clean_env(tmp: Path) -> dict[str, str]:
     return env
 
 
+def _venv_with_our_dependencies(venv: Path) -> Path:
+    """A new virtual environment that sees the packages of the one running the tests
+    (graphkit's dependencies) after its own, through a .pth file; its python.
+
+    Not ``--system-site-packages``: from inside a virtual environment that names the
+    base interpreter's packages, which lack the dependencies. The running environment's
+    own .pth files are not read from there, so an editable graphkit in it stays out."""
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    py = venv / "bin" / "python"
+    ask = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    own = subprocess.run([str(py), "-c", ask], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    ours = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    (Path(own) / "graphkit-test-dependencies.pth").write_text("".join(f"{d}\n" for d in ours))
+    return py
+
+
 def test_neo4j_server_from_the_installed_wheel(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-                   check=True, timeout=300)
-    py = venv / "bin" / "python"
+    py = _venv_with_our_dependencies(venv)
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
                    check=True, timeout=300, env=_clean_env(tmp_path))
     env = _clean_env(tmp_path)

@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 import graphkit.sources.transcripts.read as read_module
-from graphkit.cli.app import cli
 from graphkit.sources.transcripts import read_transcripts
 from graphkit.sources.transcripts.links import Combiner
+from tests.helpers.cli import graphkit
 from tests.helpers.transcripts import assistant, fixtures, text
 
 CLAUDE = "claude-code-log/session_id_steering_order.jsonl"
@@ -89,9 +88,8 @@ def test_the_order_does_not_depend_on_when_rows_are_converted(work: Path,
 
 
 def _cli_build(src: Path, snap: Path) -> list[dict[str, Any]]:
-    run = CliRunner().invoke(cli, ["build", str(src), "--snapshot", str(snap), "--json", "-q"],
-                             catch_exceptions=False)
-    assert run.exit_code == 0, run.output
+    run = graphkit("build", src, "--snapshot", snap, "--json", "-q")
+    assert run.returncode == 0, run.output
     lines: list[dict[str, Any]] = json.loads(run.output)["skipped_lines"]
     return lines
 
