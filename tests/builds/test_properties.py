@@ -24,6 +24,7 @@ from typing import Any
 
 import networkx as nx
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -151,6 +152,7 @@ def edges(graph: GraphTables, edge_type: str) -> list[tuple[str, str]]:
                     strict=True))
 
 
+@pytest.mark.slow
 @PROPS
 @given(specs())
 def test_one_session_per_usable_session_id(generated: list[Spec]) -> None:
@@ -161,6 +163,7 @@ def test_one_session_per_usable_session_id(generated: list[Spec]) -> None:
     assert all(usable(s) for s in column(graph, "Thread", "session_id"))
 
 
+@pytest.mark.slow
 @PROPS
 @given(specs())
 def test_every_thread_reaches_its_session_and_lineage_is_exact(generated: list[Spec]) -> None:
@@ -203,6 +206,7 @@ def sorted_tables(graph: GraphTables) -> dict[str, pa.Table]:
     return out
 
 
+@pytest.mark.slow
 @PROPS
 @given(specs(), st.integers(0, 2**32 - 1), st.integers(0, 30),
        st.sampled_from(["thread", "message"]))
@@ -217,6 +221,7 @@ def test_ids_and_values_stable_under_order_and_duplication(
         assert a[name].equals(b[name]), name
 
 
+@pytest.mark.slow
 @settings(PROPS, max_examples=25)
 @given(specs(), st.sampled_from(["thread", "message"]))
 def test_snapshot_networkx_snapshot_is_lossless(generated: list[Spec], granularity: str) -> None:

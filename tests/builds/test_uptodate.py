@@ -108,6 +108,7 @@ def test_the_contract_candidates_follow_find_contract(tmp_path: Path,
     assert reuse.contract_state("ai-gateway-graph") != before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["granularity", "include-content", "since", "rejects",
                                     "sources", "graphkit", "parser"])
 def test_what_shapes_the_output_forces_a_build(work: Path, tmp_path: Path, change: str,
@@ -150,6 +151,7 @@ def test_a_snapshot_changed_or_removed_since_is_built(work: Path, tmp_path: Path
     assert (snap / "manifest.json").is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("given", ["a folder", "no SOURCE"])
 def test_a_kept_rebuild_imports_nothing_heavy(work: Path, tmp_path: Path, given: str) -> None:
     snap = tmp_path / "snap"

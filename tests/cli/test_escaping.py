@@ -50,6 +50,7 @@ def _no_escapes(text: str) -> None:
     assert "evil.example" not in text or "[link=" in text  # shown, never made a link
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("terminal", [False, True])
 def test_ids_holding_terminal_escapes_are_shown_never_obeyed(
         evil_snapshot: tuple[Path, Path], terminal: bool) -> None:

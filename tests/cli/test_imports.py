@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.cli import graphkit
 from tests.helpers.paths import REPO
 
@@ -197,6 +199,7 @@ def _pandas(*args: str) -> dict[str, object]:
     return out
 
 
+@pytest.mark.slow
 def test_commands_without_spark_refuse_pandas_and_answer_the_same(tmp_path: Path) -> None:
     # pyarrow imported pandas at its first pa.table/pa.array of Python objects only to ask
     # whether they were pandas objects: ~0.2 s of `graphkit lineage`'s ~0.7 s.

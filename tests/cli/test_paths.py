@@ -49,6 +49,7 @@ def test_an_error_naming_a_path_with_a_newline_stays_one_line(
     one_line_error(proc, "\\n/index.json")
 
 
+@pytest.mark.slow
 def test_a_path_named_in_bytes_that_are_not_utf8_is_one_line(tmp_path: Path) -> None:
     # (In a process of its own: what its stderr takes of such a name is under test too.)
     # Was: UnicodeEncodeError tracebacks (Arrow's file system takes only UTF-8 paths)

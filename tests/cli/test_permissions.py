@@ -50,6 +50,7 @@ def _refused(proc: subprocess.CompletedProcess[str], *names: str) -> str:
     return line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["build", "rows", "check"])
 def test_an_unreadable_row_file_is_one_line_saying_what_to_do(world: Path,
                                                               command: str) -> None:
@@ -76,6 +77,7 @@ def test_an_unreadable_row_file_is_one_line_saying_what_to_do(world: Path,
     assert not (world / "snap").exists()
 
 
+@pytest.mark.slow
 def test_a_folder_of_rows_that_cannot_be_entered_is_one_line(world: Path) -> None:
     # Was: a PermissionError traceback (a folder of mode 644: its names can be listed,
     # its files not reached); a folder of mode 000 was refused already.
@@ -90,6 +92,7 @@ def test_a_folder_of_rows_that_cannot_be_entered_is_one_line(world: Path) -> Non
         target.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_unreadable_transcripts_are_counted_or_refused_never_lost(world: Path) -> None:
     # Pins what held: an unreadable transcript in ~/.claude/projects is a skipped file,
     # counted; an unreadable project folder stops the build naming it (its sessions
@@ -140,6 +143,7 @@ def _reads(snap: Path, world: Path) -> list[list[object]]:
             ["diff", snap, snap]]
 
 
+@pytest.mark.slow
 def test_an_unreadable_snapshot_says_to_fix_its_permissions(world: Path,
                                                             world_snapshot: Path) -> None:
     # Was: a table of mode 000 read "snapshot file cannot be read (Permission denied);
@@ -157,6 +161,7 @@ def test_an_unreadable_snapshot_says_to_fix_its_permissions(world: Path,
         path.chmod(0o755 if path.is_dir() else 0o644)
 
 
+@pytest.mark.slow
 def test_unwritable_outputs_are_one_line_and_the_old_snapshot_stays(
         world: Path, world_snapshot: Path) -> None:
     # Held but for the hint ("free some space" for a folder not the user's to write).
@@ -189,6 +194,7 @@ def test_unwritable_outputs_are_one_line_and_the_old_snapshot_stays(
     assert sorted((p.name, p.stat().st_mtime_ns) for p in world_snapshot.rglob("*")) == before
 
 
+@pytest.mark.slow
 def test_the_unprivileged_runner_really_drops_root(world: Path) -> None:
     # The tests above mean nothing if the command still runs as root.
     secret = world / "secret.parquet"

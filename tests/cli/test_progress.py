@@ -150,6 +150,7 @@ def _build_args(fixtures: Path, tmp_path: Path, name: str) -> list[str]:
     return ["build", str(fixtures / "transcripts"), "--snapshot", str(tmp_path / name)]
 
 
+@pytest.mark.slow
 def test_a_terminal_sees_progress_and_quiet_or_a_pipe_sees_none(fixtures: Path,
                                                                 tmp_path: Path) -> None:
     _, shown, code = on_a_terminal(_build_args(fixtures, tmp_path, "a"), stderr_tty=True)
@@ -168,6 +169,7 @@ def test_a_terminal_sees_progress_and_quiet_or_a_pipe_sees_none(fixtures: Path,
     assert READING not in err and "\x1b" not in err
 
 
+@pytest.mark.slow
 def test_the_sessions_table_on_a_terminal_lists_what_json_lists(sample_rows: Path,
                                                                  tmp_path: Path) -> None:
     snap = tmp_path / "snap"

@@ -25,6 +25,7 @@ PLAIN = Shortcuts(overlap_json=False, dedupe_on_dictionary=False, group_by_key_c
                   encode_early=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("granularity", ["thread", "message"])
 @pytest.mark.parametrize("coded", [False, True], ids=["plain-text", "dictionary-text"])
 @pytest.mark.parametrize("seed", [1, 2])
@@ -41,6 +42,7 @@ def test_default_contract_same_tables_every_way(granularity: str, coded: bool,
         assert_same(base, run(c, rows, granularity=granularity, shortcuts=shortcuts))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("granularity", ["thread", "message"])
 @pytest.mark.parametrize("coded", [False, True], ids=["plain-text", "dictionary-text"])
 def test_rows_without_rejects_same_tables_every_way(granularity: str, coded: bool) -> None:
@@ -287,6 +289,7 @@ def test_dedupe_on_a_coalesce_of_dictionaries_holding_a_value_twice(tmp_path: Pa
             assert p.graph.nodes["Session"].table.column("parts").to_pylist() == [3]
 
 
+@pytest.mark.slow
 def test_a_lone_surrogate_escaped_in_json_becomes_u_fffd() -> None:
     # Was: UnicodeEncodeError traceback (JSON's "\ud800" parses
     # to a lone surrogate, which Arrow cannot hold) from the JSON paths and the unnest.
@@ -312,6 +315,7 @@ def test_a_lone_surrogate_escaped_in_json_becomes_u_fffd() -> None:
 # A token count that is no number ("input_tokens": "x" in a row's attributes) is
 # summed by Session, Thread and USED_MODEL: its row is rejected (file, row, column),
 # not the build, whichever shortcuts run and however the text is stored.
+@pytest.mark.slow
 @pytest.mark.parametrize("coded", [False, True], ids=["plain-text", "dictionary-text"])
 def test_a_token_count_that_is_no_number_rejects_its_row_every_way(coded: bool) -> None:
     c = load_contract()

@@ -78,6 +78,7 @@ def _deep(n: int) -> GraphTables:
     return build(table(rows), fingerprints=False).graph
 
 
+@pytest.mark.slow
 def test_a_session_tree_ten_thousand_threads_deep_is_drawn(tmp_path: Path) -> None:
     # Was: RecursionError in the tree's sort (every store), its JSON, its drawing and
     # `graphkit usage`.
@@ -117,6 +118,7 @@ def test_an_id_that_is_not_utf8_names_nothing(tmp_path: Path, command: str) -> N
     assert reader.edge_rows("HAS_THREAD", "Session", "Thread", [], sources=["\udcff"]) == []
 
 
+@pytest.mark.slow
 def test_the_drawing_of_a_ten_thousand_deep_tree_is_bounded_and_json_complete(
         tmp_path: Path) -> None:
     # Was: each line indented by its depth, 4 characters a level: 200 MB

@@ -91,6 +91,7 @@ def test_lineage_of_a_chain_20k_deep(deep: Path) -> None:
     assert [r.id for r in top.descendants] == [f"t{i:06d}" for i in range(2, 20_001)]
 
 
+@pytest.mark.slow
 def test_cli_on_a_chain_20k_deep(deep: Path) -> None:
     got = graphkit("lineage", "t020000", "--snapshot", deep, "--json")
     assert got.returncode == 0, got.output

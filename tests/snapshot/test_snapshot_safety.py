@@ -281,6 +281,7 @@ def writer_sessions(snap: Path) -> set[str]:
     return {i.split("-")[1] for i in ids if i.startswith("writer-")}
 
 
+@pytest.mark.slow
 def test_concurrent_writers_never_fail_and_leave_a_whole_snapshot(tmp_path: Path) -> None:
     snap = tmp_path / "snap"
     procs = [spawn(snap, tag, loops=15) for tag in ("a", "b", "c")]
@@ -332,6 +333,7 @@ def test_a_reader_gets_through_however_often_writers_swap(
     assert read_snapshot(snap).nodes["Session"].table.column("session_id").to_pylist() == ["late"]
 
 
+@pytest.mark.slow
 def test_two_concurrent_cli_builds(tmp_path: Path) -> None:
     src = write_parquet(identity_cases(), tmp_path / "rows.parquet")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -346,6 +348,7 @@ def test_two_concurrent_cli_builds(tmp_path: Path) -> None:
         assert read_snapshot(tmp_path / "snap").node_counts()["Thread"] == 5
 
 
+@pytest.mark.slow
 def test_kill_9_during_writes_never_leaves_a_broken_snapshot(tmp_path: Path) -> None:
     snap = tmp_path / "snap"
     write_snapshot(small("first"), snap)
@@ -418,6 +421,7 @@ def test_a_kill_between_the_two_renames_is_recovered(tmp_path: Path,
     assert only_entries(tmp_path) == ["snap"]
 
 
+@pytest.mark.slow
 def test_readers_during_rewrites_see_one_whole_snapshot(tmp_path: Path) -> None:
     snap = tmp_path / "snap"
     write_snapshot(small(), snap)

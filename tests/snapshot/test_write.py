@@ -83,6 +83,7 @@ def _one_line(result: dict[str, Any], *words: str) -> str:
     return str(lines[0])
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_naming_the_path_and_the_old_snapshot_stays(
         tmp_path: Path) -> None:
     # A real ENOSPC (a 300 KiB tmpfs), not only RLIMIT_FSIZE's EFBIG. Was: a full build

@@ -92,6 +92,7 @@ def test_nothing_changed_keeps_the_snapshot_and_parses_nothing(work: Path,
         == {k: v for k, v in first.items() if k != "transcripts"}
 
 
+@pytest.mark.slow
 def test_append_delete_and_same_size_replacement_equal_a_cold_build(work: Path,
                                                                     tmp_path: Path) -> None:
     snap, cache = tmp_path / "snap", tmp_path / "cache"
@@ -124,6 +125,7 @@ def test_append_delete_and_same_size_replacement_equal_a_cold_build(work: Path,
     _assert_equals_cold(work, snap, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_new_parser_version_or_contract_rebuilds_everything(work: Path, tmp_path: Path,
                                                               monkeypatch: Any) -> None:
     snap, cache = tmp_path / "snap", tmp_path / "cache"
@@ -151,6 +153,7 @@ def test_a_new_parser_version_or_contract_rebuilds_everything(work: Path, tmp_pa
     assert "snapshot_reused" not in _build(work, snap, cache, granularity="message")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["garbage", "foreign", "truncated", "rows-gone"])
 def test_a_damaged_or_foreign_cache_is_rebuilt_never_a_traceback(work: Path, tmp_path: Path,
                                                                  damage: str) -> None:
@@ -223,6 +226,7 @@ def test_a_failing_child_parser_falls_back_to_this_process(work: Path,
     assert read_transcripts([work]).table.equals(alone.table)
 
 
+@pytest.mark.slow
 def test_a_changed_sidecar_is_read_again(work: Path, tmp_path: Path) -> None:
     snap, cache = tmp_path / "snap", tmp_path / "cache"
     _build(work, snap, cache)
@@ -279,6 +283,7 @@ CODEX = "claude-code-log/codex/sessions/2026/01/03"
 CHILD = f"{CODEX}/rollout-2026-01-03T04-05-10-33333333-3333-4333-8333-333333333333.jsonl"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["subagent", "codex-child", "new-session", "deleted-agent",
                                     "resumed"])
 def test_linked_files_changed_equal_a_cold_build(tmp_path: Path, change: str) -> None:

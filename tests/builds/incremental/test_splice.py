@@ -153,6 +153,7 @@ def test_an_append_that_joins_two_groups_merges_them(tmp_path: Path, monkeypatch
     assert mine["edges"]["CONTINUES"] == whole["edges"]["CONTINUES"]
 
 
+@pytest.mark.slow
 def test_a_new_contract_option_projects_every_group_again(tmp_path: Path,
                                                           monkeypatch: Any) -> None:
     work = tmp_path / "t"
@@ -283,6 +284,7 @@ def test_a_contract_that_cannot_be_merged_from_parts_builds_whole(tmp_path: Path
     assert read_snapshot(snap).nodes["Model"].table.column("sessions").to_pylist() == [2]
 
 
+@pytest.mark.slow
 def test_changed_sessions_move_to_the_hot_group_and_cool_off(tmp_path: Path,
                                                              monkeypatch: Any) -> None:
     """A session written to moves to the hot group, so the next append re-reads it alone;
@@ -331,6 +333,7 @@ def _streams(merged: Path) -> dict[tuple[str, str], bytes]:
     return {(k, t): body[at:at + n].to_pybytes() for k, t, at, n in info["tables"]}
 
 
+@pytest.mark.slow
 def test_an_append_merges_only_the_types_it_changed(tmp_path: Path, monkeypatch: Any) -> None:
     """A user line changes a session's Session and Thread rows, not its tools or files:
     those types' merged tables are the stored ones (their streams copied unchanged), the
@@ -392,6 +395,7 @@ def test_rows_one_group_holds_alone_are_replaced_not_merged(tmp_path: Path,
     assert ("node", False) in calls  # the shared Workspace merged
 
 
+@pytest.mark.slow
 def test_merged_tables_of_other_partials_are_not_used(tmp_path: Path, monkeypatch: Any) -> None:
     """The stored merged tables name the partials they were merged from: another cache's
     (here: of other transcripts) are not taken, whatever their types."""
@@ -411,6 +415,7 @@ def test_merged_tables_of_other_partials_are_not_used(tmp_path: Path, monkeypatc
     _assert_same(snap, mine, tmp_path / "whole", whole)
 
 
+@pytest.mark.slow
 def test_unchanged_tables_are_linked_from_the_previous_snapshot(tmp_path: Path,
                                                                 monkeypatch: Any) -> None:
     """A type taken from the stored merged tables keeps the previous snapshot's file (a
@@ -440,6 +445,7 @@ def test_unchanged_tables_are_linked_from_the_previous_snapshot(tmp_path: Path,
     _assert_same(snap, mine, tmp_path / "whole", whole)  # read_snapshot checks digests
 
 
+@pytest.mark.slow
 def test_appends_at_message_granularity_equal_a_build_of_all_rows(tmp_path: Path,
                                                                    monkeypatch: Any) -> None:
     """Message nodes and NEXT edges of the hot session: replaced or merged, the same."""
@@ -479,6 +485,7 @@ def test_a_damaged_zstd_frame_is_a_value_error(damage: str) -> None:
         zstd_unpack(bad)
 
 
+@pytest.mark.slow
 def test_an_older_state_file_is_dropped_and_everything_projected(tmp_path: Path,
                                                                  monkeypatch: Any) -> None:
     """A cache of the previous format (a gzip'd state) is not read: the groups are

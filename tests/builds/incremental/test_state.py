@@ -66,6 +66,7 @@ def _folder_for_file(p: Path) -> None:
     p.mkdir()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("where", "damage"), [
     ("", _file_for_folder),
     ("graph", _file_for_folder),
@@ -89,6 +90,7 @@ def test_a_cache_entry_of_the_wrong_kind_is_one_line(tmp_path: Path, where: str,
     assert _tables(snap) == _cold(src, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_damaged_compressed_table_in_the_kept_graph_is_read_again(tmp_path: Path) -> None:
     # Was: "OSError: LZ4 decompress failed" (pyarrow's ArrowIOError is an OSError, not
     # an ArrowException) from a partial graph whose account still read.
@@ -111,6 +113,7 @@ def test_a_damaged_compressed_table_in_the_kept_graph_is_read_again(tmp_path: Pa
     assert _tables(snap) == _cold(src, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncate", "empty", "rewrite"])
 def test_a_snapshot_table_damaged_since_is_not_kept(tmp_path: Path, damage: str) -> None:
     # Was: "snapshot kept" (only the manifest's stat was compared), leaving a snapshot
@@ -127,6 +130,7 @@ def test_a_snapshot_table_damaged_since_is_not_kept(tmp_path: Path, damage: str)
     assert graphkit("sessions", "--snapshot", snap).returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("splice", ["1", "0"])
 def test_a_file_rewritten_in_place_with_its_size_and_mtime_put_back_is_read_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, splice: str) -> None:
@@ -155,6 +159,7 @@ def test_a_file_rewritten_in_place_with_its_size_and_mtime_put_back_is_read_agai
     assert _tables(snap) == _cold(src, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("splice", ["1", "0"])
 def test_a_fifo_or_a_device_among_the_transcripts_is_a_skipped_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, splice: str) -> None:
@@ -184,6 +189,7 @@ def _b64(values: list[int], dtype: str) -> str:
     return base64.b64encode(np.array(values, dtype=dtype).tobytes()).decode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edit", [
     lambda s: s.__setitem__("files", "x"),
     lambda s: s.__setitem__("files", None),
@@ -217,6 +223,7 @@ def test_a_state_edited_by_hand_is_rebuilt(tmp_path: Path, edit: object) -> None
     assert _tables(snap) == _cold(src, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_state_naming_a_file_that_is_no_transcript_is_not_trusted(tmp_path: Path) -> None:
     # Incremental pass 7: the state keeps the transcript files as positions in the walk,
     # and an append whose walk has the same paths takes them from there (not listed
@@ -263,6 +270,7 @@ def test_a_state_naming_a_file_that_is_no_transcript_is_not_trusted(tmp_path: Pa
     assert str(journal.resolve()) not in inputs
 
 
+@pytest.mark.slow
 def test_a_transcript_folder_named_with_bytes_that_are_not_utf8_builds(
         tmp_path: Path) -> None:
     # Was: UnicodeEncodeError traceback, spliced and whole builds alike:

@@ -37,6 +37,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generated_rows(tmp_path_factory.mktemp("gen") / "rows")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("granularity", ["thread", "message"])
 def test_generated_rows_any_partition_count(generated: Path, tmp_path: Path,
                                             granularity: str) -> None:
@@ -50,6 +51,7 @@ def test_generated_rows_any_partition_count(generated: Path, tmp_path: Path,
         assert_same_snapshot(tmp_path / "ref", tmp_path / f"p{n}")
 
 
+@pytest.mark.slow
 def test_hypaware_cache_fixture(fixtures: Path, tmp_path: Path) -> None:
     cache = fixtures / "hypaware-cache" / "cache"
     summary = reference([cache], tmp_path / "ref")
@@ -90,6 +92,7 @@ def _shared_rows() -> list[dict[str, object]]:
     return rows
 
 
+@pytest.mark.slow
 def test_shared_nodes_merge_first_last_min_max_count(tmp_path: Path) -> None:
     src = write_parquet(_shared_rows(), tmp_path / "rows" / "part-0.parquet")
     reference([src.parent], tmp_path / "ref")

@@ -88,6 +88,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(json_values)
 def test_tool_arguments_are_written_as_json_dumps_writes_them(value: Any) -> None:
@@ -95,6 +96,7 @@ def test_tool_arguments_are_written_as_json_dumps_writes_them(value: Any) -> Non
     assert dumps_decoded(value) == expected
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.dictionaries(st.text(), json_values, max_size=5))
 def test_lines_decode_to_the_values_and_types_json_gives(value: dict[str, Any]) -> None:
@@ -106,6 +108,7 @@ def test_lines_decode_to_the_values_and_types_json_gives(value: dict[str, Any]) 
         assert typed(loads(text)) == typed(json.loads(text))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.dictionaries(st.text(), json_values, max_size=5))
 def test_facts_round_trip_as_through_json(value: dict[str, Any]) -> None:

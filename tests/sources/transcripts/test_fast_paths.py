@@ -127,6 +127,7 @@ def reference_layout(path: Path) -> ClaudeLayout:
     return ClaudeLayout(stem, agent, None, compaction)
 
 
+@pytest.mark.slow
 def test_layout_from_the_path_parts_is_the_parents_layout() -> None:
     names = ["s1", "subagents", "workflows", "agent-a1.jsonl", "agent-acompact-x.jsonl",
              "x.jsonl", "..", "a.b.c"]

@@ -27,6 +27,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -148,6 +149,7 @@ def _is_object_line(data: bytes) -> bool:
         return False
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutated())
 def test_mutated_transcript_lines_never_crash_a_build(case: tuple[Path, int, bytes]) -> None:

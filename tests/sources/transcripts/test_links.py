@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def _table(rows: list[tuple[Any, ...]]) -> pa.Table:
     })
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(_ROWS)
 def test_number_threads_is_number_messages(rows: list[tuple[Any, ...]]) -> None:
@@ -66,6 +68,7 @@ def _held_once_reference(table: pa.Table) -> bool:
     return all(len(h) == 1 for h in holders.values())
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(_ROWS)
 def test_held_once(rows: list[tuple[Any, ...]]) -> None:
@@ -113,6 +116,7 @@ def _with_extras_reference(attributes: list[str | None], table: pa.Table,
 _COUNT = st.one_of(st.integers(0, 2**70), st.booleans(), st.floats(allow_nan=False))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 4), st.integers(0, 2)),
                 min_size=1, max_size=15),
@@ -141,6 +145,7 @@ def test_usage_extras(rows: list[tuple[int, int, int]], usage: list[list[Any]],
         attributes, table, facts, continues)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(_ROWS, st.integers(0, 40))
 def test_shared_codes(rows: list[tuple[Any, ...]], cut: int) -> None:

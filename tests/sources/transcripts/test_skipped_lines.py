@@ -94,6 +94,7 @@ def _cli_build(src: Path, snap: Path) -> list[dict[str, Any]]:
     return lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("splice", ["1", "0"])  # link groups kept, or one read through the cache
 def test_cli_rebuilds_report_the_skipped_lines_of_a_cold_build(work: Path, tmp_path: Path,
                                                                monkeypatch: Any,
