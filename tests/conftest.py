@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,20 +48,34 @@ def neo4j_config() -> Iterator[Neo4jConfig]:
 # browser. Tests under tests/e2e/ (these, kill -9 and --watch) are slow by their folder;
 # any other test over ~2 s says so itself with @pytest.mark.slow.
 _SLOW_FIXTURES = {"neo4j_config", "spark", "browser", "chromium"}
+# Where the tests that start a JVM live: a Neo4j server (and neo4j-admin), a Spark session.
+# (One elsewhere still runs, on whichever worker gets it, with a server of its own.)
+_JVM = ("tests/e2e/neo4j/", "tests/e2e/test_spark_")
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         path = item.nodeid.replace(os.sep, "/")
         names = set(getattr(item, "fixturenames", ()))
         # A Neo4j test uses the server, wherever it lives; the pure Cypher builders'
         # tests (tests/enrich/neo4j/test_cypher.py) need none.
-        neo4j = path.startswith("tests/e2e/neo4j/") or "neo4j_config" in names
-        if neo4j:
+        if path.startswith("tests/e2e/neo4j/") or "neo4j_config" in names:
             item.add_marker(pytest.mark.neo4j)
         if path.startswith("tests/e2e/") or names & _SLOW_FIXTURES:
             item.add_marker(pytest.mark.slow)
-        # One worker (pytest-xdist, --dist loadgroup) runs every test of a JVM: one
-        # Neo4j server and one Spark session for the whole run, not one per worker.
-        if neo4j or "spark" in names:
-            item.add_marker(pytest.mark.xdist_group("jvm"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist's load scheduling, but the tests of a JVM all go to one worker: one
+    Neo4j server and one Spark session for the whole run, not one per worker. (The
+    xdist_group mark cannot say it: with pytest 9.2 its node-id suffix is lost,
+    pytest-dev/pytest-xdist#1386.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class JvmOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "jvm" if nodeid.startswith(_JVM) else nodeid
+
+    return JvmOnOneWorker(config, log)

@@ -10,9 +10,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import Result
 
-from tests.helpers.cli import graphkit
+from tests.helpers.cli import Ran, graphkit
 from tests.helpers.rows import CLAUDE, CODEX_CHILD, CODEX_ROOT, identity_cases, table, write_parquet
 
 
@@ -52,7 +51,7 @@ def test_build_custom_rejects_path_and_message_granularity(tmp_path: Path, built
     assert out.exists()
 
 
-def json_lines(r: Result) -> list[dict[str, Any]]:
+def json_lines(r: Ran) -> list[dict[str, Any]]:
     """--json output: every line one object naming its record kind first."""
     assert r.returncode == 0, r.output
     lines = [json.loads(x) for x in r.stdout.splitlines()]
@@ -60,7 +59,7 @@ def json_lines(r: Result) -> list[dict[str, Any]]:
     return lines
 
 
-def csv_rows(r: Result) -> list[dict[str, str]]:
+def csv_rows(r: Ran) -> list[dict[str, str]]:
     assert r.returncode == 0, r.output
     return list(csv.DictReader(io.StringIO(r.stdout)))
 

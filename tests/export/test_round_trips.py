@@ -1,20 +1,17 @@
 """Graphs that travel, with hostile values (issue 10, issue 3): a snapshot → every
-export format → read back by graphkit, by networkx's own readers and by Neo4j (online
-load, and the offline importer for the neo4j-csv/neo4j-parquet folders) must give the same
+export format → read back by graphkit and by networkx's own readers must give the same
 nodes, edges, values and types, or the export must refuse, naming the value.
 
-Values are compared bit for bit (NaN equals NaN, -0.0 differs from 0.0).
-"""
+Neo4j's side (the online load, the offline importer of the neo4j-csv/neo4j-parquet
+folders) is tests/e2e/neo4j/test_round_trips.py.
+
+Values are compared bit for bit (NaN equals NaN, -0.0 differs from 0.0)."""
 
 from __future__ import annotations
 
 import json
-import math
 import re
-import struct
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,109 +22,15 @@ import pytest
 from graphkit.builds.run import graph_from_records
 from graphkit.core.errors import StoreError
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
-from graphkit.core.ids import node_id
-from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 from graphkit.enrich.networkx_store import NetworkXStore, from_networkx
-from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.export import ExportError, export_graph, get_format
-from graphkit.export.from_neo4j import read_neo4j_graph
-from graphkit.queries.usage import session_usage
 from graphkit.snapshot import read_snapshot, write_snapshot
-from tests.helpers.neo4j_admin import run_import
-from tests.helpers.neo4j_server import launch, wipe_all
-from tests.helpers.rows import row, spawned
-from tests.helpers.typed_graphs import answers
-
-FLOATS = [math.nan, math.inf, -math.inf, -0.0, 0.0, 5e-324, 1.7976931348623157e308, 0.1, None]
-# Strings that break writers, from rows: separators, quotes, controls, bidi marks,
-# emoji, ids equal after case folding or NFC, an empty string beside nulls, 1 MB.
-STRINGS = ["tab\there", "nl\nx", "cr\r\nx", "q'\"`", "c,o;m|m", "back\\slash\\", "nul\x00x",
-           "rtl\u200f\u202eabc", "emoji 😀", "", " ", "Straße", "STRASSE", "e\u0301", "\u00e9",
-           "\u2028ls", "\ufeffbom", "\x7f del", "x" * 1_000_000]
-
-
-def _bits(v: Any) -> Any:
-    if isinstance(v, float):
-        return ("float", struct.pack(">d", v))
-    if isinstance(v, list):
-        return [_bits(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _bits(x) for k, x in v.items()}
-    return (type(v).__name__, v)
-
-
-def assert_exact(a: GraphTables, b: GraphTables, *, types: bool = True) -> None:
-    """Same types, columns (any order), column types and values, bit for bit."""
-    assert sorted(a.nodes) == sorted(b.nodes) and sorted(a.edges) == sorted(b.edges)
-    pairs = [(t, a.nodes[t].table, b.nodes[t].table, ["id"]) for t in a.nodes]
-    pairs += [(t, a.edges[t].table, b.edges[t].table, ["source", "target"]) for t in a.edges]
-    for t, x, y, key in pairs:
-        assert sorted(x.column_names) == sorted(y.column_names), t
-        x, y = (z.sort_by([(c, "ascending") for c in key]) for z in (x, y))
-        for name in x.column_names:
-            if types:
-                assert x.schema.field(name).type == y.schema.field(name).type, (t, name)
-            assert _bits(x.column(name).to_pylist()) == _bits(y.column(name).to_pylist()), (
-                t, name)
-
-
-def number_graph(*, wide: bool = True) -> GraphTables:
-    """Floats NaN/±inf/-0.0/subnormal/max, int64 at ±2^63 and ±(2^53+1), uint64 past
-    2^63 (``wide``), times at years 1 and 9999 with fractions, leap days, ns."""
-    n = len(FLOATS)
-    names = [f"n{i}" for i in range(n)]
-    ids = [node_id("Num", [x]) for x in names]
-    cols: dict[str, pa.Array] = {
-        "id": pa.array(ids), "name": pa.array(names),
-        "f64": pa.array(FLOATS, pa.float64()),
-        "f32": pa.array(FLOATS, pa.float32()),
-        "i64": pa.array([2**63 - 1, -2**63, 2**53 + 1, -(2**53 + 1), 0, 1, -1, 2**31, None],
-                        pa.int64()),
-        "when": pa.array([datetime(1, 1, 1, 0, 0, 0, 1, tzinfo=UTC),
-                          datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
-                          datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=UTC),
-                          datetime(2024, 2, 29, tzinfo=UTC), datetime(2000, 2, 29, tzinfo=UTC),
-                          *[datetime(2026, 1, 1, tzinfo=UTC)] * 3, None],
-                         pa.timestamp("us", tz="UTC")),
-        "ns": pa.array([-2**62, 2**63 - 1, 1, 0, 1_700_000_000_123_456_789, 5, 6, 7, None],
-                       pa.timestamp("ns", tz="UTC")),
-        "floats": pa.array([[math.nan], [-0.0], [math.inf, -math.inf], [], [1.5], [], [], [],
-                            None], pa.list_(pa.float64())),
-        "text": pa.array(["", " ", "nan", "NaN", "Infinity", "null", "0", "-0", None]),
-    }
-    if wide:
-        cols["u64"] = pa.array([2**64 - 1, 2**63, 0, 1, 2**53 + 1, 5, 6, 7, None], pa.uint64())
-    g = GraphTables("numbers", 1, 1, "thread")
-    g.nodes["Num"] = NodeTable("Num", ("name",), pa.table(cols).sort_by("id"))
-    edges = pa.table({"source": pa.array(ids[1:]), "target": pa.array(ids[:-1]),
-                      "w": pa.array(FLOATS[:-1], pa.float64()),
-                      "big": pa.array([2**63 - 1] * (n - 1), pa.int64())})
-    g.edges["NEXT"] = EdgeTable("NEXT", "Num", "Num",
-                                edges.sort_by([("source", "ascending"), ("target", "ascending")]))
-    g.meta["indexes"] = {"Num": ["name"]}
-    return g
-
-
-def hostile_rows() -> list[dict[str, Any]]:
-    """Sessions from rows holding every hostile string in ids, paths, models, branches,
-    agent types and descriptions; token counts at ±(2^53 - 1); times at years 1 and
-    9999 and a leap day; one session of a single row."""
-    times = [datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
-             datetime(1, 1, 1, tzinfo=UTC), datetime(2024, 2, 29, tzinfo=UTC)]
-    out = []
-    for i, s in enumerate(STRINGS):
-        sid = f"s{i}-{s[:50]}"
-        out.append(row(sid, message_id=f"m{i}", part_type="tool_call", tool_call_id=f"tu{i}",
-                       tool_name="Task" if i % 2 else s or "T", cwd=s, model=s or None,
-                       git_branch=s, input_tokens=(-1) ** i * (2**53 - 1), output_tokens=0))
-        out.append(row(sid, agent_id=f"ag{i}{s[:30]}", is_sidechain=True, message_id=f"a{i}",
-                       attributes=spawned(f"tu{i}", agent_type=s, description=s),
-                       message_created_at=times[i % 3]))
-    out.append(row("lonely", message_id="one"))
-    return out
-
-
-# --- networkx's formats: graphkit's readers and networkx's own ------------------------
+from tests.helpers.rows import row
+from tests.helpers.typed_graphs import (
+    assert_exact,
+    hostile_rows,
+    number_graph,
+)
 
 
 def _nx_read(fmt: str, path: Path) -> nx.MultiDiGraph:
@@ -222,145 +125,6 @@ def test_neo4j_folders_refuse_integers_past_64_bits(fmt: str, tmp_path: Path) ->
     with pytest.raises(ExportError, match=r"Num property 'u64' holds 18446744073709551615"):
         export_graph(number_graph(), fmt, tmp_path / fmt)
     assert not (tmp_path / fmt).exists()
-
-
-# --- Neo4j: online load, offline import ------------------------------------------------
-
-
-@pytest.fixture
-def store(neo4j_config: Neo4jConfig) -> Iterator[Neo4jStore]:
-    with Neo4jStore(neo4j_config, batch_size=500) as s:
-        wipe_all(s)
-        yield s
-
-
-def _widened(g: GraphTables) -> GraphTables:
-    """``g`` as Neo4j keeps it without a contract: float32 as double (documented)."""
-    out = GraphTables(g.contract_name, g.contract_version, g.id_recipe, g.granularity)
-    for t, nt in g.nodes.items():
-        table = nt.table
-        for i, f in enumerate(table.schema):
-            if f.type == pa.float32():
-                table = table.set_column(i, f.name, table.column(i).cast(pa.float64()))
-        out.nodes[t] = NodeTable(t, nt.key, table)
-    out.edges = dict(g.edges)
-    return out
-
-
-@pytest.mark.neo4j
-def test_hostile_numbers_and_times_through_neo4j(store: Neo4jStore) -> None:
-    g = number_graph(wide=False)
-    store.load(g)
-    assert_exact(read_neo4j_graph(store, contract=None), _widened(g))
-
-
-@pytest.mark.neo4j
-def test_neo4j_read_back_keeps_nanoseconds(store: Neo4jStore) -> None:
-    g = number_graph(wide=False)
-    store.load(g)
-    back = store.read_graph().nodes["Num"].table.sort_by("id")
-    assert back.column("ns").type == pa.timestamp("ns", tz="UTC")
-    assert back.column("ns").to_pylist() == g.nodes["Num"].table.column("ns").to_pylist()
-
-
-@pytest.mark.neo4j
-def test_load_refuses_integers_past_64_bits_before_writing(store: Neo4jStore) -> None:
-    with pytest.raises(StoreError, match=r"node Num column 'u64' holds 18446744073709551615"):
-        store.load(number_graph())
-    assert store.node_counts(["Num"]) == {"Num": 0}
-
-
-@pytest.mark.neo4j
-def test_load_refuses_lists_holding_nulls_before_writing(store: Neo4jStore) -> None:
-    g = number_graph(wide=False)
-    t = g.nodes["Num"].table
-    i = t.schema.get_field_index("floats")
-    lists = [[1.0, None]] + [[2.0]] * (t.num_rows - 1)
-    g.nodes["Num"] = NodeTable("Num", ("name",), t.set_column(
-        i, "floats", pa.array(lists, pa.list_(pa.float64()))))
-    with pytest.raises(StoreError, match=r"node Num column 'floats' has lists holding nulls"):
-        store.load(g)
-    assert store.node_counts(["Num"]) == {"Num": 0}
-
-
-@pytest.mark.neo4j
-def test_load_refuses_an_id_too_long_for_its_index(store: Neo4jStore) -> None:
-    """Neo4j's RANGE index takes 8,164 UTF-8 bytes; a longer session id failed the
-    load midway with a server error. It is refused first, naming node and property."""
-    fits = graph_from_records([row("é" * 4082, message_id="m1", input_tokens=5)])
-    store.load(fits)
-    nx_store = NetworkXStore()
-    nx_store.load(fits)
-    assert answers(store, fits) == answers(nx_store, fits)
-    wipe_all(store)
-    too_long = graph_from_records([row("S" * 10_000, message_id="m1")])
-    # (a Claude session id names its main thread too: Thread.thread_id is checked first)
-    with pytest.raises(StoreError, match=r"node Thread \S+ has a thread_id of 10,000 bytes; "
-                                         r"Neo4j's index on Thread.thread_id holds at most "
-                                         r"8,164"):
-        store.load(too_long)
-    assert store.node_counts(["Session", "Thread"]) == {"Session": 0, "Thread": 0}
-
-
-@pytest.mark.neo4j
-def test_hostile_rows_answer_the_same_from_snapshot_networkx_and_neo4j(
-        tmp_path: Path, store: Neo4jStore) -> None:
-    write_snapshot(graph_from_records(hostile_rows()), tmp_path / "snap")
-    snap = read_snapshot(tmp_path / "snap")
-    nx_store = NetworkXStore()
-    nx_store.load(snap)
-    store.load(snap)
-    readers = [SnapshotReader(tmp_path / "snap"), nx_store, store]
-    ask = [answers(r, snap) for r in readers]
-    assert ask[0] == ask[1] == ask[2]
-    sids = snap.nodes["Session"].table.column("session_id").to_pylist()
-    usage = [[u.to_json() for u in session_usage(r, sids)] for r in readers]
-    assert usage[0] == usage[1] == usage[2]
-    assert_exact(read_neo4j_graph(store), snap)
-
-
-@pytest.mark.neo4j
-@pytest.mark.parametrize("fmt", ["neo4j-csv", "neo4j-parquet"])
-def test_neo4j_folders_import_nan_infinity_and_early_fractional_times(
-        fmt: str, tmp_path: Path, store: Neo4jStore) -> None:
-    """neo4j-admin refused the CSV's ``nan``/``inf`` ("Not a number") and crashed on a
-    Parquet time before 1970 with a fraction of a second; both now import, and hold
-    what an online load of the same graph holds (the hostile rows' sessions too)."""
-    g = graph_from_records(hostile_rows())
-    numbers = number_graph(wide=False)
-    g.nodes.update(numbers.nodes)
-    g.edges.update(numbers.edges)
-    store.load(g)
-    online = store.read_graph()
-    folder = tmp_path / fmt
-    export_graph(g, fmt, folder)
-    home = tmp_path / "home"
-    run_import(folder, home)
-    server = launch(home=home, heap="512m")
-    try:
-        with Neo4jStore(Neo4jConfig(uri=server.uri, password=server.password)) as neo:
-            imported = neo.read_graph()
-    finally:
-        server.stop()
-    # Documented: the 5.26 importer reads "" from Parquet as null; CSV cannot tell
-    # an empty list from null.
-    assert_exact(imported, _absent(online, "" if fmt == "neo4j-parquet" else []))
-
-
-def _absent(g: GraphTables, empty: Any) -> GraphTables:
-    """``g`` with every node value equal to ``empty`` made null."""
-    out = GraphTables(g.contract_name, g.contract_version, g.id_recipe, g.granularity)
-    for t, nt in g.nodes.items():
-        table = nt.table
-        for i, f in enumerate(table.schema):
-            values = table.column(i).to_pylist()
-            if any(v == empty and type(v) is type(empty) for v in values):
-                table = table.set_column(i, f, pa.array(
-                    [None if v == empty and type(v) is type(empty) else v for v in values],
-                    f.type))
-        out.nodes[t] = NodeTable(t, nt.key, table)
-    out.edges = dict(g.edges)
-    return out
 
 
 @pytest.mark.parametrize("fmt", ["neo4j-csv", "neo4j-parquet"])

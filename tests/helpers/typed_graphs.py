@@ -4,15 +4,19 @@ control characters, non-BMP unicode, markup)."""
 
 from __future__ import annotations
 
+import math
+import struct
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
 
+from graphkit.builds.run import graph_from_records
 from graphkit.core.errors import QueryError
 from graphkit.core.graph import EdgeTable, GraphTables, LineageVocabulary, NodeTable
 from graphkit.core.ids import node_id
 from graphkit.queries.lineage import lineage, session_tree, sessions
+from tests.helpers.rows import row, spawned
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
@@ -100,7 +104,6 @@ def lineage_graph() -> GraphTables:
     """The default contract's graph of a few real-shaped sessions (Claude
     subagents nested two deep, a Codex child thread), with hostile strings in
     agent descriptions."""
-    from graphkit.builds.run import graph_from_records
     from tests.helpers.rows import identity_cases, row, spawned
 
     rows = identity_cases()
@@ -168,4 +171,95 @@ def answers(reader: Any, graph: GraphTables) -> dict[str, Any]:
             out["errors"].append(str(exc))
     out["trees"] = [session_tree(reader, s).to_json() for s in session_ids]
     out["sessions"] = [s.to_json() for s in sessions(reader)]
+    return out
+
+
+FLOATS = [math.nan, math.inf, -math.inf, -0.0, 0.0, 5e-324, 1.7976931348623157e308, 0.1, None]
+
+
+# Strings that break writers, from rows: separators, quotes, controls, bidi marks,
+# emoji, ids equal after case folding or NFC, an empty string beside nulls, 1 MB.
+STRINGS = ["tab\there", "nl\nx", "cr\r\nx", "q'\"`", "c,o;m|m", "back\\slash\\", "nul\x00x",
+           "rtl\u200f\u202eabc", "emoji 😀", "", " ", "Straße", "STRASSE", "e\u0301", "\u00e9",
+           "\u2028ls", "\ufeffbom", "\x7f del", "x" * 1_000_000]
+
+
+def bits(v: Any) -> Any:
+    if isinstance(v, float):
+        return ("float", struct.pack(">d", v))
+    if isinstance(v, list):
+        return [bits(x) for x in v]
+    if isinstance(v, dict):
+        return {k: bits(x) for k, x in v.items()}
+    return (type(v).__name__, v)
+
+
+def assert_exact(a: GraphTables, b: GraphTables, *, types: bool = True) -> None:
+    """Same types, columns (any order), column types and values, bit for bit."""
+    assert sorted(a.nodes) == sorted(b.nodes) and sorted(a.edges) == sorted(b.edges)
+    pairs = [(t, a.nodes[t].table, b.nodes[t].table, ["id"]) for t in a.nodes]
+    pairs += [(t, a.edges[t].table, b.edges[t].table, ["source", "target"]) for t in a.edges]
+    for t, x, y, key in pairs:
+        assert sorted(x.column_names) == sorted(y.column_names), t
+        x, y = (z.sort_by([(c, "ascending") for c in key]) for z in (x, y))
+        for name in x.column_names:
+            if types:
+                assert x.schema.field(name).type == y.schema.field(name).type, (t, name)
+            assert bits(x.column(name).to_pylist()) == bits(y.column(name).to_pylist()), (
+                t, name)
+
+
+def number_graph(*, wide: bool = True) -> GraphTables:
+    """Floats NaN/±inf/-0.0/subnormal/max, int64 at ±2^63 and ±(2^53+1), uint64 past
+    2^63 (``wide``), times at years 1 and 9999 with fractions, leap days, ns."""
+    n = len(FLOATS)
+    names = [f"n{i}" for i in range(n)]
+    ids = [node_id("Num", [x]) for x in names]
+    cols: dict[str, pa.Array] = {
+        "id": pa.array(ids), "name": pa.array(names),
+        "f64": pa.array(FLOATS, pa.float64()),
+        "f32": pa.array(FLOATS, pa.float32()),
+        "i64": pa.array([2**63 - 1, -2**63, 2**53 + 1, -(2**53 + 1), 0, 1, -1, 2**31, None],
+                        pa.int64()),
+        "when": pa.array([datetime(1, 1, 1, 0, 0, 0, 1, tzinfo=UTC),
+                          datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+                          datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=UTC),
+                          datetime(2024, 2, 29, tzinfo=UTC), datetime(2000, 2, 29, tzinfo=UTC),
+                          *[datetime(2026, 1, 1, tzinfo=UTC)] * 3, None],
+                         pa.timestamp("us", tz="UTC")),
+        "ns": pa.array([-2**62, 2**63 - 1, 1, 0, 1_700_000_000_123_456_789, 5, 6, 7, None],
+                       pa.timestamp("ns", tz="UTC")),
+        "floats": pa.array([[math.nan], [-0.0], [math.inf, -math.inf], [], [1.5], [], [], [],
+                            None], pa.list_(pa.float64())),
+        "text": pa.array(["", " ", "nan", "NaN", "Infinity", "null", "0", "-0", None]),
+    }
+    if wide:
+        cols["u64"] = pa.array([2**64 - 1, 2**63, 0, 1, 2**53 + 1, 5, 6, 7, None], pa.uint64())
+    g = GraphTables("numbers", 1, 1, "thread")
+    g.nodes["Num"] = NodeTable("Num", ("name",), pa.table(cols).sort_by("id"))
+    edges = pa.table({"source": pa.array(ids[1:]), "target": pa.array(ids[:-1]),
+                      "w": pa.array(FLOATS[:-1], pa.float64()),
+                      "big": pa.array([2**63 - 1] * (n - 1), pa.int64())})
+    g.edges["NEXT"] = EdgeTable("NEXT", "Num", "Num",
+                                edges.sort_by([("source", "ascending"), ("target", "ascending")]))
+    g.meta["indexes"] = {"Num": ["name"]}
+    return g
+
+
+def hostile_rows() -> list[dict[str, Any]]:
+    """Sessions from rows holding every hostile string in ids, paths, models, branches,
+    agent types and descriptions; token counts at ±(2^53 - 1); times at years 1 and
+    9999 and a leap day; one session of a single row."""
+    times = [datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+             datetime(1, 1, 1, tzinfo=UTC), datetime(2024, 2, 29, tzinfo=UTC)]
+    out = []
+    for i, s in enumerate(STRINGS):
+        sid = f"s{i}-{s[:50]}"
+        out.append(row(sid, message_id=f"m{i}", part_type="tool_call", tool_call_id=f"tu{i}",
+                       tool_name="Task" if i % 2 else s or "T", cwd=s, model=s or None,
+                       git_branch=s, input_tokens=(-1) ** i * (2**53 - 1), output_tokens=0))
+        out.append(row(sid, agent_id=f"ag{i}{s[:30]}", is_sidechain=True, message_id=f"a{i}",
+                       attributes=spawned(f"tu{i}", agent_type=s, description=s),
+                       message_created_at=times[i % 3]))
+    out.append(row("lonely", message_id="one"))
     return out

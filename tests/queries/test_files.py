@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -17,7 +18,7 @@ from graphkit.snapshot import write_snapshot
 from graphkit.sources.touched import normalise, touched, with_touched_files
 from tests.helpers.cli import graphkit
 from tests.helpers.generated_transcripts import generate as generate_transcripts
-from tests.helpers.paths import CACHE, FIXTURES
+from tests.helpers.paths import CACHE, CAFE_NFC, CAFE_NFD, FIXTURES
 from tests.helpers.rows import row, table
 from tests.helpers.usage_rows import generate
 
@@ -189,3 +190,19 @@ def test_a_partitioned_build_adds_file_counts_across_partitions(tmp_path: Path) 
     cols = ["file_path", "reads", "writes"]
     assert got.select(cols).to_pylist() == want.select(cols).to_pylist()
     assert sum(r["writes"] for r in want.select(cols).to_pylist()) > 0
+
+
+def test_a_sources_own_nfd_paths_are_found_by_either_form(tmp_path: Path) -> None:
+    # A source's own touched_files column is kept as written (here NFD): a pattern
+    # typed in either form finds it, as an NFD pattern did before the pattern was made
+    # NFC (a guard on the fix above).
+    t = table([row("own", message_id="m1")])
+    t = t.append_column("touched_files", pa.array(
+        [json.dumps([{"path": CAFE_NFD, "reads": 1, "writes": 0}])]))
+    graph = build(t).graph
+    nx = NetworkXStore()
+    nx.load(graph)
+    write_snapshot(graph, tmp_path / "snap")
+    for reader in (nx, SnapshotReader(tmp_path / "snap")):
+        for typed in (CAFE_NFC[3:], CAFE_NFD[3:]):
+            assert [(f.path, f.reads) for f in touches(reader, pattern=typed)] == [(CAFE_NFD, 1)]

@@ -8,15 +8,14 @@ import socket
 from pathlib import Path
 
 import pytest
-from click.testing import Result
 
 from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
-from tests.helpers.cli import graphkit
+from tests.helpers.cli import Ran, graphkit
 from tests.helpers.neo4j_server import neo4j_env
 from tests.helpers.rows import CLAUDE, CODEX_CHILD, identity_cases, write_parquet
 
 
-def run(cfg: Neo4jConfig, *args: str | Path) -> Result:
+def run(cfg: Neo4jConfig, *args: str | Path) -> Ran:
     return graphkit(*args, env=neo4j_env(cfg))
 
 

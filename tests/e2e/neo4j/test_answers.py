@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from graphkit.builds.run import build
@@ -26,6 +25,7 @@ from graphkit.queries.lineage import lineage
 from graphkit.snapshot import write_snapshot
 from tests.helpers.cli import graphkit
 from tests.helpers.neo4j_server import neo4j_env, wipe
+from tests.helpers.paths import CAFE_NFC, CAFE_NFD
 from tests.helpers.rows import row, spawned, table
 
 
@@ -140,8 +140,6 @@ def test_tree_says_how_far_each_continued_session_is(
 
 # --- files: one file, one spelling ----------------------------------------------
 
-NFC = unicodedata.normalize("NFC", "/w/café.py")
-NFD = unicodedata.normalize("NFD", "/w/café.py")
 
 
 def _call(tool: str, args: dict[str, Any] | str, cwd: str = "/w") -> dict[str, Any]:
@@ -153,11 +151,11 @@ def _spelling_rows() -> list[dict[str, Any]]:
     return [
         _call("Read", {"file_path": "a.py"}),
         _call("Write", {"file_path": "//w/a.py", "content": "x"}),   # POSIX: one slash
-        _call("Read", {"file_path": NFC}),
-        _call("Edit", {"file_path": NFD, "old_string": "x"}),         # macOS's spelling
+        _call("Read", {"file_path": CAFE_NFC}),
+        _call("Edit", {"file_path": CAFE_NFD, "old_string": "x"}),         # macOS's spelling
         _call("Read", {"file_path": "C:\\W\\b.py"}, cwd="C:\\W"),
         _call("Read", {"file_path": "c:\\W\\b.py"}, cwd="C:\\W"),    # the same drive
-        _call("apply_patch", "*** Begin Patch\n*** Add File: " + NFD[3:] + "x\n+1\n"
+        _call("apply_patch", "*** Begin Patch\n*** Add File: " + CAFE_NFD[3:] + "x\n+1\n"
               "*** End Patch"),                                      # patch: the slow path
         # One patch naming a file twice, relative and absolute: one call, one write.
         _call("apply_patch", {"input": "*** Begin Patch\n*** Update File: dup.py\n@@\n"
@@ -200,7 +198,7 @@ def test_one_file_spelled_several_ways_is_one_file_in_every_store(
     ("./a.py", ["/w/a.py"]),                # a relative spelling
     ("/w//a.py", ["/w/a.py"]),
     ("src/../a.py", []),                    # `..` is no part of a path ending
-    (NFD[3:], [NFC]),                       # typed NFD, stored NFC
+    (CAFE_NFD[3:], [CAFE_NFC]),                       # typed NFD, stored NFC
     ("W/b.py", ["C:\\W\\b.py"]),            # a Windows path with the other slash
     ("C:/W/b.py", ["C:\\W\\b.py"]),
     ("*/W/*.py", ["C:\\W\\b.py"]),
@@ -216,24 +214,6 @@ def test_path_patterns_are_spelled_as_the_build_spells_paths(
     for out in _outputs(neo4j_config, snap, ["files", "--path", pattern, "--json"]):
         assert [json.loads(line)["path"] for line in out.splitlines()] == found
 
-
-def test_a_sources_own_nfd_paths_are_found_by_either_form(tmp_path: Path) -> None:
-    # A source's own touched_files column is kept as written (here NFD): a pattern
-    # typed in either form finds it, as an NFD pattern did before the pattern was made
-    # NFC (a guard on the fix above).
-    t = table([row("own", message_id="m1")])
-    t = t.append_column("touched_files", pa.array(
-        [json.dumps([{"path": NFD, "reads": 1, "writes": 0}])]))
-    graph = build(t).graph
-    nx = NetworkXStore()
-    nx.load(graph)
-    write_snapshot(graph, tmp_path / "snap")
-    for reader in (nx, SnapshotReader(tmp_path / "snap")):
-        for typed in (NFC[3:], NFD[3:]):
-            assert [(f.path, f.reads) for f in touches(reader, pattern=typed)] == [(NFD, 1)]
-
-
-# --- usage on a terminal: no count loses a digit ------------------------------------
 
 def test_the_terminal_table_never_cuts_a_count(
         neo: Neo4jStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
