@@ -48,9 +48,6 @@ def neo4j_config() -> Iterator[Neo4jConfig]:
 # browser. Tests under tests/e2e/ (these, kill -9 and --watch) are slow by their folder;
 # any other test over ~2 s says so itself with @pytest.mark.slow.
 _SLOW_FIXTURES = {"neo4j_config", "spark", "browser", "chromium"}
-# Where the tests that start a JVM live: a Neo4j server (and neo4j-admin), a Spark session.
-# (One elsewhere still runs, on whichever worker gets it, with a server of its own.)
-_JVM = ("tests/e2e/neo4j/", "tests/e2e/test_spark_")
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by the marks
@@ -68,14 +65,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """pytest-xdist's load scheduling, but the tests of a JVM all go to one worker: one
-    Neo4j server and one Spark session for the whole run, not one per worker. (The
-    xdist_group mark cannot say it: with pytest 9.2 its node-id suffix is lost,
-    pytest-dev/pytest-xdist#1386.)"""
+    """pytest-xdist's load scheduling, test by test, but a file of tests/e2e/ goes whole to
+    one worker: its module fixtures (a Neo4j server of its own, a wheel, a snapshot
+    loaded into Neo4j) start once, and the big files start first. A worker starts the
+    session's Neo4j server and Spark session on first use, so each worker running such
+    tests has one of each. (Files, not xdist_group marks: with pytest 9.2 a mark's
+    node-id suffix is lost, pytest-dev/pytest-xdist#1386.)"""
     from xdist.scheduler import LoadScopeScheduling
 
-    class JvmOnOneWorker(LoadScopeScheduling):
+    class E2eFilesWhole(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "jvm" if nodeid.startswith(_JVM) else nodeid
+            return nodeid.split("::", 1)[0] if nodeid.startswith("tests/e2e/") else nodeid
 
-    return JvmOnOneWorker(config, log)
+    return E2eFilesWhole(config, log)
