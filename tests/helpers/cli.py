@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import pty
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -94,8 +95,15 @@ def spawn(*args: object, env: Mapping[str, str | None] | None = None,
     popen.setdefault("stdout", subprocess.PIPE)
     popen.setdefault("stderr", subprocess.PIPE)
     popen.setdefault("text", True)
+    popen.setdefault("preexec_fn", _interruptible)
     return subprocess.Popen([*prefix, *_command(args, entry)], env=_environ(env), cwd=cwd,
                             **popen)
+
+
+def _interruptible() -> None:
+    """In the child: Ctrl-C (SIGINT) as at a terminal, whatever the test run inherited
+    (a shell ignores it in commands it starts in the background, nohup or CI)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def on_a_terminal(args: list[str], *, stderr_tty: bool, stdout_tty: bool = False,

@@ -173,10 +173,15 @@ def test_neo4j_server_without_a_password_says_so_loudly() -> None:
     proc = spawn("neo4j-server", "--port", free_port(), env=no_neo4j_env(), cwd=REPO,
                  entry=AS_SCRIPT, stdout=subprocess.DEVNULL)
     assert proc.stderr is not None
-    first = proc.stderr.readline()  # said before anything starts
-    time.sleep(3)  # into the wait for the server, whose start Ctrl-C then undoes
-    proc.send_signal(signal.SIGINT)
-    proc.wait(120)
+    try:
+        first = proc.stderr.readline()  # said before anything starts
+        time.sleep(3)  # into the wait for the server, whose start Ctrl-C then undoes
+        proc.send_signal(signal.SIGINT)
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:  # a failing test leaves no server behind
+            proc.kill()
+            proc.wait()
     assert "NO authentication" in first and "--password-env" in first, first
 
 
