@@ -63,18 +63,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+# The files whose tests use the session's Neo4j server (neo4j_config) or Spark session; of
+# tests/e2e/neo4j/ only these three start servers of their own and use neither.
+_SESSION_JVM = ("tests/e2e/neo4j/", "tests/e2e/test_spark_")
+_OWN_SERVERS = {f"tests/e2e/neo4j/{name}.py" for name in
+                ("test_faults", "test_server", "test_wheel_server")}
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """pytest-xdist's load scheduling, test by test, but a file of tests/e2e/ goes whole to
-    one worker: its module fixtures (a Neo4j server of its own, a wheel, a snapshot
-    loaded into Neo4j) start once, and the big files start first. A worker starts the
-    session's Neo4j server and Spark session on first use, so each worker running such
-    tests has one of each. (Files, not xdist_group marks: with pytest 9.2 a mark's
-    node-id suffix is lost, pytest-dev/pytest-xdist#1386.)"""
+    """pytest-xdist's load scheduling, test by test, but with two kinds of whole units:
+    every test using the session's Neo4j server or Spark session goes to one worker, so
+    the run starts one of each; any other file of tests/e2e/ goes whole to a worker, so
+    its module fixtures (a server of its own, a wheel) start once. The biggest units are
+    handed out first. (Not xdist_group marks: with pytest 9.2 a mark's node-id suffix is
+    lost, pytest-dev/pytest-xdist#1386.)"""
     from xdist.scheduler import LoadScopeScheduling
 
-    class E2eFilesWhole(LoadScopeScheduling):
+    class JvmUnits(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return nodeid.split("::", 1)[0] if nodeid.startswith("tests/e2e/") else nodeid
+            path = nodeid.split("::", 1)[0]
+            if path.startswith(_SESSION_JVM) and path not in _OWN_SERVERS:
+                return "session-jvm"
+            return path if path.startswith("tests/e2e/") else nodeid
 
-    return E2eFilesWhole(config, log)
+    return JvmUnits(config, log)
