@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from graphkit.cli import cli
-from tests.builders import row, write_parquet
+from tests.helpers.rows import row, write_parquet
 
 
 def check(*args: object) -> Result:

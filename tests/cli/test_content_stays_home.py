@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 from graphkit.builds.incremental.merged import split_account
 from graphkit.cli import cli
 from graphkit.export.registry import format_names
-from tests.builders import identity_cases, row, spawned, write_parquet
+from tests.helpers.rows import identity_cases, row, spawned, write_parquet
 
 SHOWCASE = (Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
             / "claude-code-log" / "minimal_showcase")

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphkit.cli import cli
-from tests.builders import row, spawned, write_parquet
+from tests.helpers.rows import row, spawned, write_parquet
 
 SESSION = "=HYPERLINK(\"http://evil.example\",\"click\")"
 FORMULAS = ("=", "+", "-", "@", "\t", "\r")

@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 
 from graphkit.cli import cli
 from graphkit.snapshot.swap import HOST
-from tests.builders import identity_cases, write_parquet
+from tests.helpers.rows import identity_cases, write_parquet
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "rows"
 

@@ -22,7 +22,7 @@ from graphkit.enrich.neo4j.config import Neo4jConfig
 from graphkit.enrich.neo4j.lock import running_loads
 from graphkit.enrich.neo4j.server import LocalNeo4j
 from graphkit.enrich.neo4j.store import Neo4jStore
-from tests.neo4j_server import launch, neo4j_env
+from tests.helpers.neo4j_server import launch, neo4j_env
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import identity_cases, write_parquet
+from tests.helpers.rows import identity_cases, write_parquet
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -23,8 +23,8 @@ from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.usage import require_sessions, session_usage
 from graphkit.queries.window import Window
 from graphkit.snapshot import write_snapshot
-from tests.builders import row, table
-from tests.queries.usage_builders import PLAN, Gen, claude_id
+from tests.helpers.rows import row, table
+from tests.helpers.usage_rows import PLAN, Gen, claude_id
 
 
 class Walked:

@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from graphkit.cli import cli
 from graphkit.snapshot import read_snapshot
-from tests.builders import row, write_parquet
+from tests.helpers.rows import row, write_parquet
 
 SHOWCASE = (Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
             / "claude-code-log" / "minimal_showcase")

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from graphkit.cli import cli
-from tests.builders import row, spawned, write_parquet
-from tests.view.conftest import Browser, Dom
+from tests.helpers.browser import Browser, Dom
+from tests.helpers.rows import row, spawned, write_parquet
 
 SESSION = "s-frag"
 

@@ -167,11 +167,6 @@ class Neo4jConnection:
         finally:
             self._watch.ended()
 
-    # The names these had before they were public, for tests/stores/neo4j/
-    # test_hostile_neo4j.py, which is being split elsewhere; drop once it calls read/write.
-    _read = read
-    _write = write
-
     def execute(self, query: str, **params: Any) -> None:
         """Run one statement in an auto-commit transaction of its own and discard its
         result: schema commands and procedures (which may not run in a managed one)."""

@@ -296,7 +296,7 @@ if __name__ == "__main__":
     # pyarrow's first ``pa.array`` imports pandas if it can (0.2 CPU-s), only to ask whether
     # the input is a pandas object; the child converts lists of tuples, for which the
     # answer is no either way, so it tells pyarrow there is no pandas. The tables are the
-    # same (tests/sources/test_incremental_build.py compares them).
+    # same (tests/builds/incremental/test_incremental.py compares them).
     # (None in sys.modules is not enough: pyarrow's compiled import takes the None.)
     from graphkit.core.lazy import NoPandas
 
