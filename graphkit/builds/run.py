@@ -69,7 +69,7 @@ def build(
 
     >>> result = build("samples/rows")
     >>> result.summary()["nodes"]["Session"]
-    12
+    14
     >>> build("samples/rows", BuildOptions(granularity="message")).graph.granularity
     'message'
     >>> from graphkit.builds.run import example_rows

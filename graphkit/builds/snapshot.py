@@ -54,10 +54,10 @@ def build_snapshot(
     >>> out = Path(tempfile.mkdtemp()) / "graph"
     >>> result, summary = build_snapshot("samples/rows", out, granularity="message")
     >>> summary["snapshot"] == str(out), summary["nodes"]["Session"]
-    (True, 12)
+    (True, 14)
     >>> again = build_snapshot("samples/rows", out, BuildOptions(granularity="message"))
     >>> again[1]["snapshot_reused"], again[0].graph.node_counts()["Session"]
-    (True, 12)
+    (True, 14)
     """
     options = BuildOptions.of(options, **keywords)
     outputs = BuildOutputs.of(snapshot_dir, options)

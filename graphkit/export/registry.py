@@ -214,9 +214,12 @@ def holds_content(graph: GraphTables) -> bool:
 
 
 def write_marker(folder: Path, report: ExportReport, extra: dict[str, Any]) -> None:
-    """The folder's ``graphkit-export.json``: format, counts and format notes."""
+    """The folder's ``graphkit-export.json``: format, counts, format notes and the files
+    the export wrote (written last: the next export into the folder replaces these and
+    refuses anything else found there)."""
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     data = {"format": report.format, "nodes": report.nodes, "edges": report.edges,
-            "notes": report.notes, **extra}
+            "notes": report.notes, **extra, "files": files}
     (folder / MARKER).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
@@ -287,8 +290,18 @@ _EXPORT_TABLES = (".csv", ".parquet")
 
 
 def _foreign_entry(folder: Path) -> str | None:
-    """The first entry of an existing export ``folder`` that an export does not write
-    (None: every entry is the export's)."""
+    """The first entry of an existing export ``folder`` that an export did not write
+    (None: every entry is the export's): the marker's list of files when it has one
+    (with neo4j-admin's ``import.report``, written beside an import folder's tables);
+    otherwise the names a bulk export writes, as exports before the list had."""
+    listed = _listed_files(folder)
+    if listed is not None:
+        for dirpath, _dirs, files in walk_folders(folder):
+            for name in sorted(files):
+                rel = Path(dirpath, name).relative_to(folder).as_posix()
+                if rel not in listed and rel not in (MARKER, "import.report"):
+                    return rel
+        return None
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         if entry.name not in _EXPORT_TOP:
             return entry.name
@@ -300,6 +313,19 @@ def _foreign_entry(folder: Path) -> str | None:
         elif entry.name in ("nodes", "relationships", "skipped"):
             return entry.name  # a file where the export keeps a folder
     return None
+
+
+def _listed_files(folder: Path) -> frozenset[str] | None:
+    """The files an export's marker says it wrote (None: no such list, or no marker
+    that can be read as one)."""
+    try:
+        data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None
+    return frozenset(files)
 
 
 def _make_private(folder: Path) -> None:
