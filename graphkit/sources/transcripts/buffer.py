@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import msgspec
@@ -226,20 +226,16 @@ def loads(text: str | bytes) -> Any:
         return json.loads(text)
 
 
-def json_lines(data: bytes, skipped: list[tuple[int, str]], lone: list[int] | None = None,
-               decode: Callable[[bytes], Any] | None = None
+def json_lines(data: bytes, skipped: list[tuple[int, str]], lone: list[int] | None = None
                ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) per JSONL line; note lines that are not JSON objects
     (in ``skipped``) and lines whose lone surrogates were made U+FFFD (in ``lone``).
 
-    Each line is decoded by msgspec (``decode``: a reader's typed decoder, which raises
-    where the generic one does, :mod:`.decode`); a line it refuses is read as before
-    msgspec: by json.loads, on the line's text when the whole file is valid UTF-8
-    (json.loads on bytes re-detects the encoding every line), on its bytes when not, so
-    only bad lines are lost.
+    Each line is decoded by msgspec; a line it refuses is read as before msgspec: by
+    json.loads, on the line's text when the whole file is valid UTF-8 (json.loads on bytes
+    re-detects the encoding every line), on its bytes when not, so only bad lines are lost.
     """
-    if decode is None:
-        decode = _DECODE
+    decode = _DECODE
     text_lines: list[Any] | None = None
     for number, raw in enumerate(data.split(b"\n"), 1):
         if not raw:

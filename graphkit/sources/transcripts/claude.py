@@ -55,7 +55,6 @@ from graphkit.sources.transcripts.buffer import (
     parse_timestamp,
     with_lone_surrogates,
 )
-from graphkit.sources.transcripts.decode import claude_decoder
 from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
 from graphkit.sources.transcripts.files import holds_lone_surrogate, json_document
 from graphkit.sources.transcripts.sidechains import (
@@ -476,18 +475,9 @@ class _ClaudeFile:
         first = self.uuid_line.get(uuid)
         if first is None or first == line:
             return
-        if _said(self.entry_at(first)) != _said(self._whole(line, e)):
+        if _said(self.entry_at(first)) != _said(e):
             self.skipped.append((line, f"uuid {uuid} written again with other content than "
                                        f"line {first}; the first is kept"))
-
-    def _whole(self, line: int, e: dict[str, Any]) -> dict[str, Any]:
-        """The entry on ``line`` with every key it has (``e`` may hold only the keys the
-        parser reads, :mod:`.decode`), as :meth:`add` took it (a flat line as its
-        envelope)."""
-        whole = self.entry_at(line)
-        if whole is None:
-            return e
-        return _flat_entry(whole) or whole
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
                  agent: str | None, uuid: str | None, role: str, model: str | None
@@ -671,7 +661,7 @@ def parse_claude(path: Path, data: bytes) -> FileParse:
     state.data = data
     lone: list[int] = []
     entries = (_entries(path, data, state.skipped, lone) if path.suffix == ".json"
-               else json_lines(data, state.skipped, lone, claude_decoder(data)))
+               else json_lines(data, state.skipped, lone))  # JSONL: no generator in between
     add = state.add
     for line, entry in entries:
         add(line, entry)
