@@ -238,11 +238,14 @@ def read_groups(roots: list[Path], store: Store, key: str, progress: Progress | 
     cool = sum(1 for b in assign.values() if b == HOT) * BUCKETS > len(files)
     groups: dict[int, _Group] = {}
     for _ in range(_ROUNDS):
+        todo: dict[int, list[str]] = {}
         for b in sorted(dirty):
             members = [p for p in files if assign.get(p) == b]
             if b not in groups or groups[b].members != members:
-                groups[b] = _read_group(members, shown)
-                store.parsed.update(groups[b].rows.parsed)  # type: ignore[union-attr]
+                todo[b] = members
+        for b, got in zip(todo, _read_groups(list(todo.values()), shown, walk), strict=True):
+            groups[b] = got
+            store.parsed.update(got.rows.parsed)  # type: ignore[union-attr]
         reached = _reached(groups, changed, store.keys, dirty)
         if reached:
             dirty |= reached
@@ -272,6 +275,16 @@ class _OneTask(CoreProgress):
     def start(self, name: str, total: int | None = None, unit: str = "") -> Task:
         return _Shared(self) if name == READING else self.outer.start(name, total, unit)
 
+    def read_elsewhere(self, group: _Group) -> None:
+        """Count a group's files read by another process (not shown one by one)."""
+        rows = group.rows
+        new = [p for p in group.members if p not in self.counted]
+        if rows is None or not new:
+            return
+        self.counted.update(new)
+        self.task.advance(len(new), rows=rows.table.num_rows,
+                          bytes=sum(int(f.get("size", 0)) for f in rows.fingerprints))
+
     def finish(self, total: int) -> None:
         """Count the files not read (their groups kept) and end the task."""
         if total > len(self.counted):
@@ -292,6 +305,31 @@ class _Shared(Task):
         if self.current not in self.one.counted:
             self.one.counted.add(self.current)
             self.one.task.advance(n, **counts)
+
+
+def _read_groups(members: list[list[str]], shown: _OneTask, walk: Walk) -> list[_Group]:
+    """:func:`_read_group` of each list of ``members``, by every worker process
+    (:func:`graphkit.core.workers.run_all`); the largest groups (in bytes) first. This
+    process shows its files as it reads them, the others' are counted when they are in."""
+    from graphkit.core.workers import run_all, wanted_workers
+
+    if len(members) < 2:
+        return [_read_group(m, shown) for m in members]
+    # What every read imports on first use, imported once before the workers fork (else
+    # each would import it again: ~0.08 CPU-s a process).
+    import numpy.ma  # noqa: F401  (numpy's unique, which numbers threads, asks for it)
+
+    import graphkit.sources.transcripts.read  # noqa: F401
+    here = os.getpid()
+
+    def read(group: list[str]) -> _Group:
+        return _read_group(group, shown if os.getpid() == here else None)
+
+    sizes = [sum((walk.stat(p) or [0])[0] for p in m) for m in members]
+    got = run_all(read, members, wanted_workers(), sizes)
+    for g in got:
+        shown.read_elsewhere(g)
+    return got
 
 
 def _read_group(members: list[str], progress: Any) -> _Group:
@@ -423,6 +461,38 @@ def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path
         raise SpliceUnusable(str(exc)) from exc
 
 
+def _to_project(parts: dict[int, dict[str, Any]], groups: dict[int, _Group],
+                assign: dict[str, int], files: list[str], store: Store, notes: list[str],
+                progress: Progress | None) -> list[int]:
+    """The groups to project (read or read again); each other group's stored partial
+    into ``parts`` (one found unreadable is read again, and said in ``notes``)."""
+    from graphkit.builds.incremental.parts import PartUnreadable, load_info
+
+    todo = []
+    for b in sorted(set(assign.values())):
+        if b in parts:
+            continue
+        g = groups.get(b)
+        if g is None:
+            ref = store.part(b)
+            assert ref is not None
+            try:
+                parts[b] = load_info(store.dir, b, ref)
+            except PartUnreadable as exc:
+                notes.append(f"stored graph part of link group {b} unreadable ({exc}); "
+                             "projected again")
+                g = groups[b] = _Group([p for p in files if assign.get(p) == b])
+            else:
+                continue
+        if progress:
+            progress(f"projecting link group {b} ({len(g.members)} files)")
+        if g.rows is None:  # its stored partial was unreadable: read it again
+            g = groups[b] = _read_group(g.members, progress)
+            store.parsed.update(g.rows.parsed)  # type: ignore[union-attr]
+        todo.append(b)
+    return todo
+
+
 def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: str,
             granularity: str, include_content: bool, progress: Progress | None,
             inputs: list[list[Any]] | None) -> tuple[Projection, SourceRows]:
@@ -431,11 +501,11 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
         PartUnreadable,
         assemble,
         forget_reads,
-        load_info,
         project_group,
         save_part,
     )
     from graphkit.builds.partitioned.plan import make_plan
+    from graphkit.core.workers import run_all, wanted_workers
     from graphkit.sources.transcripts.index import check_cache_dir
 
     check_cache_dir(cache_dir, roots)
@@ -458,32 +528,23 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
     before = {int(b): str(p.get("file")) for b, p in store.state.get("parts", {}).items()
               if isinstance(p, dict)} if store.state else None
     parts: dict[int, dict[str, Any]] = {}
+
+    def project_one(b: int) -> dict[str, Any]:
+        rows = groups[b].rows
+        assert rows is not None
+        out, info = project_group(plan, contract, rows, label, granularity, include_content)
+        info["key"] = key
+        return save_part(store.dir, b, out, info)
+
     for _ in range(_ROUNDS):
-        for b in sorted(set(assign.values())):
-            if b in parts:
-                continue
-            g = groups.get(b)
-            if g is None:
-                ref = store.part(b)
-                assert ref is not None
-                try:
-                    parts[b] = load_info(store.dir, b, ref)
-                except PartUnreadable as exc:
-                    notes.append(f"stored graph part of link group {b} unreadable ({exc}); "
-                                 "projected again")
-                    g = groups[b] = _Group([p for p in files if assign.get(p) == b])
-                else:
-                    continue
-            if progress:
-                progress(f"projecting link group {b} ({len(g.members)} files)")
-            if g.rows is None:  # its stored partial was unreadable: read it again
-                g = groups[b] = _read_group(g.members, progress)
-                store.parsed.update(g.rows.parsed)  # type: ignore[union-attr]
-            assert g.rows is not None
-            out, info = project_group(plan, contract, g.rows, label, granularity,
-                                      include_content)
-            info["key"] = key
-            parts[b] = save_part(store.dir, b, out, info)
+        todo = _to_project(parts, groups, assign, files, store, notes, progress)
+        # Each group is projected on its own: by every worker process, largest first
+        # (acero, which group_by loads on first use, loaded once before they fork).
+        import pyarrow.acero  # noqa: F401
+
+        weights = [groups[b].rows.table.num_rows for b in todo]  # type: ignore[union-attr]
+        parts.update(zip(todo, run_all(project_one, todo, wanted_workers(), weights),
+                         strict=True))
         try:
             projection, sources, agents = assemble(plan, contract, files, parts, granularity,
                                                    store.dir, Merged(store.dir, key, before),
