@@ -217,9 +217,8 @@ def test_two_process_parsing_gives_the_same_rows(work: Path, monkeypatch: Any) -
 def test_a_failing_child_parser_falls_back_to_this_process(work: Path,
                                                            monkeypatch: Any) -> None:
     import graphkit.sources.transcripts.pool as pool
-    from graphkit.sources.transcripts import read_transcripts
-
     from graphkit.core.workers import can_fork
+    from graphkit.sources.transcripts import read_transcripts
 
     if not can_fork():
         pytest.skip("worker processes are forked on Linux only")

@@ -4,35 +4,16 @@ graphkit/core/workers.py's (tests/core/test_workers.py)."""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
-import pytest
 
 import graphkit.sources.transcripts.pool as pool
 from graphkit.sources.transcripts.buffer import FileParse
 from graphkit.sources.transcripts.links import Combiner
-from tests.sources.builders import fixtures
-
-TRANSCRIPTS = fixtures() / "transcripts"
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    dest = tmp_path / "transcripts"
-    shutil.copytree(TRANSCRIPTS, dest)
-    return dest
-
-
-def _files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.jsonl") if "subagents" not in p.parts)
 
 
 def test_the_child_refuses_pandas_and_converts_the_same() -> None:
