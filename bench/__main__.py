@@ -194,6 +194,10 @@ TARGETS = [
      ">=", 100000.0),
     ("transcripts_process_lines_per_s", "transcripts→rows ≥ 100k Claude lines/s, whole "
      "`graphkit rows` process", ">=", 100000.0),
+    ("ccusage_cold_ratio", "`graphkit build` + `usage --json` cold ≤ 2× ccusage's wall, "
+     "whole processes, same history (bench/ccusage.py)", "<=", 2.0),
+    ("ccusage_kept_ratio", "`graphkit build` (snapshot kept) + `usage --json` ≤ 1× "
+     "ccusage's wall", "<=", 1.0),
     ("incremental_noop_ratio", "transcript rebuild, nothing changed ≤ 5% of cold (whole "
      "process)", "<=", 0.05),
     ("incremental_append_ratio", "transcript rebuild, one line appended ≤ 10% of cold "
@@ -316,8 +320,12 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     lines += ["", "## Details", "", "```json",
               json.dumps({k: v for k, v in results.items()
                           if k not in ("sizes", "targets", "whole", "scale", "incremental",
-                                       "shapes")},  # those have tables or files of their own
+                                       "shapes", "ccusage")},  # tables or files of their own
                          indent=2, default=str), "```", ""]
+    if results.get("ccusage"):
+        from bench.ccusage import markdown as ccusage_markdown
+
+        lines += ccusage_markdown(results["ccusage"])
     if results.get("incremental"):
         from bench.incremental import markdown as incremental_markdown
 
@@ -336,8 +344,8 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     (out / "RESULTS.md").write_text("\n".join(lines))
 
 
-SECTIONS = ("build", "whole", "lineage", "transcripts", "incremental", "neo4j", "scale",
-            "shapes")
+SECTIONS = ("build", "whole", "lineage", "transcripts", "ccusage", "incremental", "neo4j",
+            "scale", "shapes")
 
 
 def section_build(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
@@ -485,7 +493,7 @@ def section_neo4j(args: argparse.Namespace, results: dict[str, Any], paths: dict
 # `python -m bench.scale`), which write incremental.json / scale.json beside this file; a run
 # that skips them reports those files' figures, so the targets table is never blank for them.
 STANDALONE = {"incremental": HERE / "incremental.json", "scale": HERE / "scale.json",
-              "shapes": HERE / "shapes.json"}
+              "shapes": HERE / "shapes.json", "ccusage": HERE / "ccusage.json"}
 
 
 def keep_standalone_runs(results: dict[str, Any], metrics: dict[str, Any],
@@ -502,6 +510,20 @@ def keep_standalone_runs(results: dict[str, Any], metrics: dict[str, Any],
         results.setdefault("sections_run", {})[name] = {
             "at": got.get("when", f"see {path.name}"), "seconds": None,
             "load_avg": [list(load), list(load)], "kept": True}
+
+
+def section_ccusage(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
+                    metrics: dict[str, Any]) -> None:
+    """graphkit's first build (and a kept one) + `usage --json` beside ccusage, whole
+    processes on the same generated Claude history (bench/ccusage.py)."""
+    from bench.ccusage import run as run_ccusage
+
+    got = run_ccusage(args.data, say, runs=3 if args.quick else 5)
+    results["ccusage"] = got
+    metrics.update(got["metrics"])
+    if not got["metrics"]:
+        results["notes"].append(f"ccusage not measured: {got['ccusage'].get('error')}")
+    (args.out / "ccusage.json").write_text(json.dumps(got, indent=1, default=str) + "\n")
 
 
 def section_incremental(args: argparse.Namespace, results: dict[str, Any],
