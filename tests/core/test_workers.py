@@ -128,11 +128,18 @@ def test_the_variable_sets_the_processes(value: str, expected: int,
     assert workers.wanted_workers() == expected
 
 
-def test_unset_means_every_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(workers.ENV, raising=False)
-    assert workers.wanted_workers() == min(workers.usable_cores(), workers.MAX_WORKERS)
-    monkeypatch.setenv(workers.ENV, "  ")
-    assert workers.wanted_workers() == min(workers.usable_cores(), workers.MAX_WORKERS)
+@pytest.mark.parametrize(("cores", "load", "expected"), [(2, 0.4, 2), (2, 1.2, 1), (2, 12.0, 1),
+                                                     (16, 3.9, 13), (64, 0.0, 16)])
+def test_unset_means_every_idle_core(cores: int, load: float, expected: int,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workers, "usable_cores", lambda: cores)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    for unset in (None, "  "):
+        if unset is None:
+            monkeypatch.delenv(workers.ENV, raising=False)
+        else:
+            monkeypatch.setenv(workers.ENV, unset)
+        assert workers.wanted_workers() == expected
 
 
 def test_junk_in_the_variable_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
