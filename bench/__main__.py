@@ -14,10 +14,10 @@ sections' figures from the previous ``results.json``, each dated):
   and lineage on the server. ``scale``: partitioned build's peak RSS vs rows.
 - ``shapes``: skewed shapes (one session of 100k threads, a chain 20k deep, ...)
   at two sizes, every user command as a whole process, the growth exponent of
-  its CPU time (``bench/shapes.py``; writes ``SHAPES.md``).
+  its CPU time (``bench/shapes.py``).
 
-Prints a table of ratios and writes ``RESULTS.md``, ``results.json`` and
-``time_vs_rows.png`` to ``--out``.
+Prints a table of ratios, writes ``results.json`` and ``time_vs_rows.png`` to ``--out``,
+and each section's tables into ``README.md`` there (``bench/report.py``).
 
 Absolute times on a shared machine are noise; the ratios are measured in the
 same run and are what the targets are about.
@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.generate import ensure_rows, ensure_transcripts, parse_size, size_label
+from bench.report import write_section
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-NOTES = HERE / "PROFILE_NOTES.md"
 
 
 def say(msg: str) -> None:
@@ -210,7 +210,7 @@ TARGETS = [
     ("rss_growth_1m_10m", "partitioned build peak RSS 1M→10M rows ≤ 1.5×", "<=", 1.5),
     ("rss_10m_mb", "partitioned build of 10M rows < 2 GB peak RSS", "<", 2048.0),
     ("shapes_worst_exponent", "skewed shapes: every command's CPU-s growth exponent n → 4n "
-     "≤ 1.2 (bench/SHAPES.md)", "<=", 1.2),
+     "≤ 1.2 (bench/README.md, shapes)", "<=", 1.2),
 ]
 
 
@@ -280,7 +280,7 @@ COLUMN_NOTES = [
 
 def write_markdown(results: dict[str, Any], out: Path) -> None:
     m = results["machine"]
-    lines = ["# graphkit benchmark results", "",
+    lines = ["# Results", "",
              f"Run {results['started']} with `python -m bench {' '.join(results['argv'])}` "
              f"({results['wall_s']:.0f} s wall).", "",
              f"Machine: {m['cpu']}, {m['cores']} cores, {m['ram_mb'] / 1024:.1f} GiB RAM, "
@@ -317,31 +317,12 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     for j in results["targets"]:
         v = j["value"]
         lines.append(f"| {j['target']} | {'—' if v is None else f'{v:.3g}'} | {j['status']} |")
-    lines += ["", "## Details", "", "```json",
-              json.dumps({k: v for k, v in results.items()
-                          if k not in ("sizes", "targets", "whole", "scale", "incremental",
-                                       "shapes", "ccusage")},  # tables or files of their own
-                         indent=2, default=str), "```", ""]
-    if results.get("ccusage"):
-        from bench.ccusage import markdown as ccusage_markdown
-
-        lines += ccusage_markdown(results["ccusage"])
-    if results.get("incremental"):
-        from bench.incremental import markdown as incremental_markdown
-
-        lines += [incremental_markdown(results["incremental"])]
-    if results.get("scale"):
-        from bench.scale import markdown
-
-        lines += [markdown(results["scale"])]
+    # incremental, scale and shapes have sections of their own (bench/report.py);
+    # every other figure is in results.json.
     notes = results.get("notes", [])
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
-    # Hand-written profile notes (bench/PROFILE_NOTES.md) ride along, so a
-    # regenerated RESULTS.md keeps them.
-    if NOTES.exists():
-        lines += ["", NOTES.read_text().rstrip(), ""]
-    (out / "RESULTS.md").write_text("\n".join(lines))
+    write_section("results", "\n".join(lines), out)
 
 
 SECTIONS = ("build", "whole", "lineage", "transcripts", "ccusage", "incremental", "neo4j",
@@ -516,6 +497,7 @@ def section_ccusage(args: argparse.Namespace, results: dict[str, Any], paths: di
                     metrics: dict[str, Any]) -> None:
     """graphkit's first build (and a kept one) + `usage --json` beside ccusage, whole
     processes on the same generated Claude history (bench/ccusage.py)."""
+    from bench.ccusage import markdown
     from bench.ccusage import run as run_ccusage
 
     got = run_ccusage(args.data, say, runs=3 if args.quick else 5)
@@ -524,6 +506,7 @@ def section_ccusage(args: argparse.Namespace, results: dict[str, Any], paths: di
     if not got["metrics"]:
         results["notes"].append(f"ccusage not measured: {got['ccusage'].get('error')}")
     (args.out / "ccusage.json").write_text(json.dumps(got, indent=1, default=str) + "\n")
+    write_section("ccusage", "\n".join(markdown(got)), args.out)
 
 
 def section_incremental(args: argparse.Namespace, results: dict[str, Any],
@@ -557,7 +540,7 @@ def section_shapes(args: argparse.Namespace, results: dict[str, Any], paths: dic
     results["shapes"] = got
     metrics.update(got["metrics"])
     (args.out / "shapes.json").write_text(json.dumps(got, indent=1) + "\n")
-    (args.out / "SHAPES.md").write_text(markdown(got))
+    write_section("shapes", markdown(got), args.out)
 
 
 def parse_args() -> argparse.Namespace:
@@ -593,7 +576,7 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     if sys.argv[1:] == ["--report-only"]:
-        # RESULTS.md again from results.json (after editing PROFILE_NOTES.md), with the
+        # The results section again from results.json, with the
         # standalone sections' latest files (`python -m bench.incremental` run since).
         results = json.loads((HERE / "results.json").read_text())
         metrics = dict(results.get("metrics", {}))
@@ -681,7 +664,7 @@ def main() -> None:
     say("")
     for j in results["targets"]:
         say(f"  {j['target']:<70} {j['status']}")
-    say(f"\nwrote {args.out / 'RESULTS.md'}, results.json, time_vs_rows.png "
+    say(f"\nwrote {args.out / 'README.md'}, results.json, time_vs_rows.png "
         f"({results['wall_s']:.0f}s)")
 
 

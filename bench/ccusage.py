@@ -244,7 +244,7 @@ def judge(metrics: dict[str, float], why: str = "") -> list[dict[str, Any]]:
 
 
 def markdown(res: dict[str, Any]) -> list[str]:
-    """The section of RESULTS.md."""
+    """Its section of bench/README.md."""
     h = res["history"]
     lines = ["## graphkit beside ccusage (whole processes)", "",
              f"{res['when']}, load average {res['load_avg'][0][0]:.1f} → "
@@ -295,6 +295,9 @@ def main() -> None:
     args = ap.parse_args()
     res = run(args.data, runs=args.runs)
     (args.out / "ccusage.json").write_text(json.dumps(res, indent=1) + "\n")
+    from bench.report import write_section
+
+    write_section("ccusage", "\n".join(markdown(res)), args.out)
     print("\n".join(markdown(res)))
     sys.exit(0)
 

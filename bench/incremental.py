@@ -17,7 +17,7 @@ must not touch the shared copy). Each figure is the median of ``--runs`` whole
 
 Also: the cache's bytes against the transcripts' bytes, transcripts → rows lines/s and
 peak RSS (``bench.worker transcripts``, no cache), and whether the snapshot after the
-appends equals a cold build of the same files table for table. Writes ``INCREMENTAL.md``
+appends equals a cold build of the same files table for table. Writes its section of ``README.md``
 and ``incremental.json`` to ``--out``.
 """
 
@@ -385,11 +385,9 @@ def main() -> None:
     args = ap.parse_args()
     res = run(args.data, runs=args.runs, idle=args.idle)
     (args.out / "incremental.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
-    (args.out / "INCREMENTAL.md").write_text(
-        "# Incremental builds: measured\n\nWritten by `python -m bench.incremental` (also run "
-        "by `python -m bench`). What the\nprofiles showed, and why the missed targets are "
-        "missed: `PROFILE_NOTES.md`, section\n\"Incremental transcript builds\".\n\n"
-        + markdown(res))
+    from bench.report import write_section
+
+    write_section("incremental", markdown(res), args.out)
     print(markdown(res))
 
 

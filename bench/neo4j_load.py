@@ -105,7 +105,7 @@ def one_run(graph: Any, mode: str, workers: int, batch: int,
             if mode == "merge":
                 seed = sorted(graph.nodes)[0]
                 store.ensure_schema(sorted(graph.nodes))
-                store._run_auto(f"CREATE (:`{seed}` {{id: '__bench_not_in_graph__'}})")
+                store.execute(f"CREATE (:`{seed}` {{id: '__bench_not_in_graph__'}})")
             threads = _thread_cpu(server.process.pid)
             server_cpu, own_cpu = _cpu_of(server.process.pid), _own_cpu()
             load_avg = os.getloadavg()[0]

@@ -5,7 +5,7 @@
 2. The cost of the progress display on a build: the same transcript build with stderr
    on a pseudo-terminal (bars drawn) and with ``--quiet``, medians of 5.
 
-    python -m bench.progress_bench            # writes bench/PROGRESS.md
+    python -m bench.progress_bench            # writes its section of bench/README.md
 """
 
 from __future__ import annotations
@@ -149,7 +149,8 @@ def main() -> None:
                          "benchmark's generated transcripts).")
     ap.add_argument("--before", type=Path,
                     help="A checkout of graphkit before this change, to time its table too.")
-    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "PROGRESS.md")
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent,
+                    help="the folder whose README.md gets the tables")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -169,7 +170,10 @@ def main() -> None:
     lines += [_row(f) for f in build]
     print("\n".join(lines))
     if args.out:
-        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        from bench.report import write_section
+
+        write_section("progress", "\n".join(["# Progress and terminal tables", "", *lines]),
+                      args.out)
 
 
 def _row(f: Figure) -> str:

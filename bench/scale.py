@@ -6,7 +6,7 @@ Each build runs as a whole process (``python -m bench.scale worker ...``), its
 peak RSS read from its own ``VmHWM`` at exit (imports included). For sizes up
 to 1M the in-memory build is measured too (``bench.worker graphkit``). The
 Spark build's snapshot is checked byte for byte against the local one's.
-Writes ``SCALE.md`` and ``scale.json`` to ``--out``.
+Writes ``scale.json`` and its section of ``README.md`` to ``--out``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-SPARK_LOAD = "\n<!-- spark-load -->"
 ROOT = HERE.parent
 
 
@@ -189,10 +188,10 @@ def main() -> None:
     spark = [] if args.no_spark else [parse_size(s) for s in args.spark_sizes.split(",")]
     res = run(sizes, spark, args.data)
     (args.out / "scale.json").write_text(json.dumps(res, indent=2, default=str) + "\n")
-    md = args.out / "SCALE.md"
-    kept = md.read_text().partition(SPARK_LOAD)[1:] if md.exists() else ("", "")
-    # The Neo4j load section (bench/spark_load.py) is measured apart: kept.
-    md.write_text("# graphkit at scale: measured\n\n" + markdown(res) + "".join(kept))
+    from bench.report import write_section
+
+    # The Spark load's section (bench/spark_load.py) is measured apart, and kept.
+    write_section("scale", "# graphkit at scale\n\n" + markdown(res), args.out)
     print(markdown(res))
 
 

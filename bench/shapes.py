@@ -29,7 +29,7 @@ reads; transcripts are Claude Code / Codex files):
 - ``codex-forks``: n Codex rollouts, each forked from the one before.
 - ``huge-line``: a Claude session with one tool result line of n MB.
 
-Results go to ``bench/shapes.json`` and ``bench/SHAPES.md``.
+Results go to ``bench/shapes.json`` and the shapes section of ``bench/README.md``.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bench.report import write_section
 from bench.whole import ROOT, graphkit_command
 
 HERE = Path(__file__).resolve().parent
@@ -510,21 +511,21 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=HERE)
     ap.add_argument("--code", type=Path, default=ROOT,
                     help="the graphkit checkout to run (default: this one), e.g. a baseline")
-    ap.add_argument("--note", default="", help="a line for SHAPES.md (e.g. the machine was busy)")
+    ap.add_argument("--note", default="", help="a line for the report (e.g. the machine was busy)")
     ap.add_argument("--report", type=Path,
-                    help="only write SHAPES.md again from this shapes.json")
+                    help="only write the report again from this shapes.json")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.report:
         res = json.loads(args.report.read_text())
         summarize(res)
-        (args.out / "SHAPES.md").write_text(markdown(res, args.note))
+        write_section("shapes", markdown(res, args.note), args.out)
         print(markdown(res, args.note))
         return
     res = run([s for s in args.shapes.split(",") if s], args.scale, args.work,
               lambda m: print(m, flush=True), args.code)
     (args.out / "shapes.json").write_text(json.dumps(res, indent=1) + "\n")
-    (args.out / "SHAPES.md").write_text(markdown(res, args.note))
+    write_section("shapes", markdown(res, args.note), args.out)
     print(markdown(res, args.note))
 
 

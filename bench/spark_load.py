@@ -9,7 +9,7 @@ Records are nodes + relationships; the time includes the schema and the plan
 (and, for Spark, building its DataFrames), not Spark's start, which is reported
 apart. CPU seconds: this process and Spark's JVM (client), and the server; on a
 shared machine CPU says more about the work than wall time. Writes the section
-between the ``spark-load`` markers of ``SCALE.md`` and ``spark_load.json``.
+as the ``spark-load`` section of ``README.md``, and ``spark_load.json``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-BEGIN, END = "<!-- spark-load -->", "<!-- /spark-load -->"
 
 
 def cpu_of(pid: int) -> float:
@@ -66,7 +65,7 @@ def one_run(snap: Path, how: str, spark: Any, partitions: int | None) -> dict[st
             labels = sorted(graph.nodes)
             if mode == "merge":
                 store.ensure_schema(labels)
-                store._run_auto(f"CREATE (:`{labels[0]}` {{id: '__bench_not_in_graph__'}})")
+                store.execute(f"CREATE (:`{labels[0]}` {{id: '__bench_not_in_graph__'}})")
             jvm = spark.sparkContext._gateway.proc.pid if engine == "spark" else None
             before = (own_cpu(), cpu_of(jvm) if jvm else 0.0, cpu_of(server.process.pid))
             load_avg = os.getloadavg()[0]
@@ -92,7 +91,7 @@ def one_run(snap: Path, how: str, spark: Any, partitions: int | None) -> dict[st
 
 def markdown(results: dict[str, Any]) -> str:
     """The runs of every measured size as one Markdown section."""
-    lines = [BEGIN, "## Neo4j load: Spark executors (connector) beside the driver load", "",
+    lines = ["## Neo4j load: Spark executors (connector) beside the driver load", "",
              "Fresh server per run (1 GiB heap, 512 MiB page cache); Spark started once per "
              "size (not counted). `writers`: the driver load's sessions, or Spark tasks "
              "(`local[2]` runs two at a time). Client CPU = this process + Spark's JVM. "
@@ -108,18 +107,7 @@ def markdown(results: dict[str, Any]) -> str:
                          f"{r['records_per_s']:,} | {r['client_cpu_s']} | {r['server_cpu_s']} | "
                          f"{r['records_per_cpu_s']:,} | {r['load_avg_1m_at_start']} |")
             what = ""
-    return "\n".join([*lines, "", END])
-
-
-def write_section(md: Path, section: str) -> None:
-    """Put ``section`` between the markers of ``md`` (appended if absent)."""
-    text = md.read_text() if md.exists() else "# graphkit at scale: measured\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    md.write_text(text)
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -155,7 +143,9 @@ def main() -> None:
     results = json.loads(saved.read_text()) if saved.exists() else {}
     results = {**{k: v for k, v in results.items() if "runs" in v}, args.size: res}
     saved.write_text(json.dumps(results, indent=2) + "\n")
-    write_section(args.out / "SCALE.md", markdown(results))
+    from bench.report import write_section
+
+    write_section("spark-load", markdown(results), args.out)
     print(markdown(results))
 
 

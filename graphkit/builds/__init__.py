@@ -1,8 +1,12 @@
 """How a build runs: sources → contract → projection → snapshot (and a store).
 
-:mod:`.run` holds :func:`~graphkit.builds.run.build` and
-:func:`~graphkit.builds.run.build_snapshot`; :mod:`.uptodate` decides when nothing
-changed and the last snapshot stands; :mod:`.incremental` rebuilds transcripts by link
+:mod:`.options` holds :class:`~graphkit.builds.options.BuildOptions`, every build option
+in one checked value; :mod:`.outputs` names every path a build writes; :mod:`.snapshot`
+holds :func:`~graphkit.builds.snapshot.build_snapshot` (what ``graphkit build`` runs),
+which asks :mod:`.uptodate` whether nothing changed and the last snapshot stands, and
+else builds and writes (:mod:`.write`); :mod:`.run` holds the in-memory
+:func:`~graphkit.builds.run.build`, :mod:`.result` what builds return; :mod:`.watch`
+rebuilds whenever the sources change; :mod:`.incremental` rebuilds transcripts by link
 group (the sessions one change can reach); :mod:`.partitioned` builds beyond one
 process's memory, on one machine or on Spark.
 

@@ -1,17 +1,19 @@
 """A rebuild with nothing changed: the previous snapshot stands, nothing is read or projected.
 
-After a build writes its snapshot, :func:`record_build` keeps, in the cache folder, what the
-build depended on: a key of everything that shapes the output (the contract file's bytes,
-options, graphkit and parser versions, the sources as given) and the size, mtime and inode
-of every file under the sources (transcripts, sidecars, row files alike, so a file added,
-deleted, appended to or replaced is seen) — plus the same of the snapshot's manifest and
-side files, so a snapshot rewritten or removed since is not trusted. :func:`kept_build`
-compares; only when all of it is equal is the recorded summary returned and the build
-skipped. Any doubt (no record, a damaged or foreign one) means a full build.
+:class:`UpToDate` is the one place that decides it. After a build writes its snapshot,
+:meth:`UpToDate.record` keeps, in the cache folder, what the build depended on: a key of
+everything that shapes the output (the contract file's bytes, the options that shape it,
+graphkit and parser versions, the sources as given) and the size, mtime and inode of every
+file under the sources (transcripts, sidecars, row files alike, so a file added, deleted,
+appended to or replaced is seen) — plus the same of the snapshot's manifest and side files,
+so a snapshot rewritten or removed since is not trusted. :meth:`UpToDate.kept` compares;
+only when all of it is equal is the recorded summary returned and the build skipped. Any
+doubt (no record, a damaged or foreign one) means a full build.
 
-This module imports nothing heavy (no pyarrow, pydantic, contract model or rich): the
-command line runs :func:`kept_build` before it imports the build, so a rebuild that finds
-nothing changed costs little more than the interpreter's start and a walk of the sources.
+This module imports nothing heavy (no pyarrow, pydantic, contract model or rich):
+:func:`graphkit.builds.snapshot.build_snapshot` asks before it imports the build, so a
+rebuild that finds nothing changed costs little more than the interpreter's start and a
+walk of the sources, from the command line and a library call alike.
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from graphkit._version import __version__
+from graphkit.builds.options import BuildOptions
+from graphkit.builds.outputs import BuildOutputs
 from graphkit.contract.search import contract_candidates
+from graphkit.core.content import CONTENT_PATHS
 from graphkit.core.files import open_regular
 from graphkit.snapshot.format import MANIFEST
 from graphkit.sources.transcripts.version import PARSER_VERSION
@@ -38,31 +43,7 @@ RECORD = "build-record.json.gz"
 # The spliced build's merged tables (graphkit.builds.incremental.merged), below the cache folder:
 # the record names the one the recorded snapshot was written from.
 MERGED_FILE = "graph/graph-merged.arrow"
-_RECORD_VERSION = 3  # 3: the inputs as a digest (was the walk itself)
-# How many skipped transcript lines a JSON summary lists (``lines_skipped`` is the total;
-# every one is in the skipped-lines file beside the snapshot).
-SKIPPED_IN_SUMMARY = 100
-# The options that shape a snapshot, with the values a build takes when one is not given
-# (so a library call that leaves them out and the CLI that passes them agree).
-_SHAPING_DEFAULTS: dict[str, Any] = {"granularity": "thread", "strict": False, "since": None,
-                                     "until": None, "include_content": False,
-                                     "rejects_path": None}
-
-
-def default_cache_dir(snapshot_dir: Path | None) -> Path:
-    """Where the incremental transcript index lives: beside the snapshot (never
-    in the user's transcript folders), else the user's cache folder."""
-    if snapshot_dir is not None:
-        return snapshot_dir.parent / f".{snapshot_dir.name}.cache"
-    return Path.home() / ".cache" / "graphkit"
-
-
-def skipped_lines_summary(skipped: Sequence[dict[str, Any]],
-                          cap: int = SKIPPED_IN_SUMMARY) -> list[dict[str, Any]]:
-    """The first ``cap`` skipped lines as ``{"file", "line", "reason"}`` (line 0: a whole
-    file), for a build's JSON summary."""
-    return [{"file": s["path"], "line": s["line"], "reason": s["reason"]}
-            for s in skipped[:cap]]
+_RECORD_VERSION = 4  # 4: the options from BuildOptions.shaping (3: the inputs as a digest)
 
 
 def _digest(path: Path) -> str | None:
@@ -86,20 +67,19 @@ def contract_state(contract: Any) -> list[Any]:
             for p in contract_candidates(str(contract))]
 
 
-def build_key(contract: Any, sources: Sequence[Path], snapshot_dir: Path,
-              options: dict[str, Any]) -> str:
-    """A digest of everything besides the input files that decides the snapshot's bytes.
-
-    ``contract`` is a contract name, a path or a loaded contract; ``options`` the build's
-    options other than the contract and the cache folder, plus ``rejects_path`` as given.
-    """
-    shaping = {**_SHAPING_DEFAULTS, **options}
+def build_key(sources: Sequence[Path], snapshot_dir: Path, options: BuildOptions) -> str:
+    """A digest of everything besides the input files that decides the snapshot's bytes:
+    the contract (:func:`contract_state`), the options that shape the output
+    (:meth:`BuildOptions.shaping`), the versions, the sources and snapshot as given."""
     doc = {
         "record": _RECORD_VERSION, "graphkit": __version__, "parser": PARSER_VERSION,
-        "contract": contract_state(contract),
+        # What is content (left out without --include-content): a snapshot built under
+        # another rule is not kept.
+        "content": {k: [list(p) for p in v] for k, v in sorted(CONTENT_PATHS.items())},
+        "contract": contract_state(options.contract),
         "sources": [str(Path(p).expanduser().resolve()) for p in sources],
         "snapshot": str(Path(snapshot_dir).expanduser().resolve()),
-        "options": {k: str(v) for k, v in sorted(shaping.items())},
+        "options": {k: str(v) for k, v in sorted(options.shaping().items())},
     }
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
@@ -281,116 +261,93 @@ def _read_record(cache_dir: Path) -> dict[str, Any] | None:
     return doc
 
 
-# The last "not kept" answer of this process: (cache folder, key, the inputs list itself,
-# the record's and the manifest's stat). The command line asks before it imports the
-# build, then the build asks again with the same walk; the second answer is this one.
-_MISSED: list[Any] = []
+class UpToDate:
+    """The one "nothing changed, keep the snapshot" decision of a build of ``sources``
+    into ``outputs`` with ``options`` (see the module doc), and its record once built.
 
+    Made only where it applies (:meth:`applies`). Making it walks the sources once
+    (:attr:`inputs`): the build then takes its files and their stat from that walk.
+    """
 
-def _asked(cache_dir: Path, key: str, snapshot_dir: Path, inputs: list[list[Any]] | None
-           ) -> list[Any] | None:
-    if inputs is None:
-        return None
-    return [str(cache_dir), key, inputs, file_stat(str(cache_dir / RECORD)),
-            file_stat(str(Path(snapshot_dir) / MANIFEST))]
+    def __init__(self, sources: Sequence[Path], outputs: BuildOutputs,
+                 options: BuildOptions) -> None:
+        assert outputs.snapshot is not None and outputs.cache is not None
+        self.sources = [Path(p) for p in sources]
+        self.snapshot_dir, self.cache_dir = outputs.snapshot, outputs.cache
+        self.outputs, self.granularity = outputs, options.granularity
+        self.key = build_key(self.sources, self.snapshot_dir, options)
+        self.inputs = input_state(self.sources)
 
+    @staticmethod
+    def applies(outputs: BuildOutputs, options: BuildOptions) -> bool:
+        """Only a build from files into a snapshot alone keeps it when nothing changed
+        (a store elsewhere is loaded each time; a partitioned build keeps no record)."""
+        return (outputs.snapshot is not None and outputs.cache is not None
+                and options.store == "snapshot" and not options.partitioned)
 
-def _same(a: list[Any], b: list[Any] | None) -> bool:
-    return b is not None and len(a) == len(b) and a[2] is b[2] and \
-        [a[0], a[1], *a[3:]] == [b[0], b[1], *b[3:]]
+    def kept(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """The summary and skipped lines of a rebuild that keeps the snapshot as it is,
+        when nothing changed since the recorded build (the snapshot is recorded in
+        graphkit's snapshot index, as a build's is); else None: build."""
+        from graphkit.snapshot.swap import tidy
 
-
-def kept_build(cache_dir: Path, key: str, sources: Sequence[Path], snapshot_dir: Path,
-               inputs: list[list[Any]] | None = None) -> tuple[dict[str, Any],
-                                                               list[dict[str, Any]]] | None:
-    """The summary and skipped lines of a rebuild that keeps the snapshot as it is, when
-    nothing changed since the recorded build (the snapshot is recorded in graphkit's
-    snapshot index, as a build's is); else None. ``inputs``: :func:`input_state` of
-    ``sources`` when the caller has it already (asked twice with the same list, and the
-    record and snapshot unchanged, the second answer is the first's)."""
-    asked = _asked(cache_dir, key, snapshot_dir, inputs)
-    if _MISSED and _same(_MISSED, asked):
-        return None
-    found = _kept(cache_dir, key, sources, snapshot_dir, inputs)
-    _MISSED[:] = asked if found is None and asked is not None else []
-    return found
-
-
-def _kept(cache_dir: Path, key: str, sources: Sequence[Path], snapshot_dir: Path,
-          inputs: list[list[Any]] | None) -> tuple[dict[str, Any],
-                                                   list[dict[str, Any]]] | None:
-    doc = _read_record(cache_dir)
-    try:
-        if doc is None or doc.get("key") != key:
+        tidy(self.snapshot_dir)  # a killed build's folders go, even when the snapshot is kept
+        doc = _read_record(self.cache_dir)
+        try:
+            if doc is None or doc.get("key") != self.key:
+                return None
+            side = [str(p) for p in doc["side_files"]]
+            outputs = output_state(self.snapshot_dir, side, dict(doc["tables"]))
+            if outputs[0] is None or doc.get("outputs") != outputs:
+                return None
+            if doc.get("inputs") != inputs_digest(self.inputs):
+                return None
+            summary, skipped = doc["summary"], doc["skipped"]
+            made_by = doc["contract"]
+            if not isinstance(summary, dict) or not isinstance(skipped, list):
+                return None
+            name, version, granularity = (str(made_by["name"]), int(made_by["version"]),
+                                          str(doc["granularity"]))
+        except (KeyError, TypeError, ValueError):
             return None
-        side = [str(p) for p in doc["side_files"]]
-        outputs = output_state(snapshot_dir, side, dict(doc["tables"]))
-        if outputs[0] is None or doc.get("outputs") != outputs:
-            return None
-        if doc.get("inputs") != inputs_digest(input_state(sources) if inputs is None
-                                              else inputs):
-            return None
-        summary, skipped = doc["summary"], doc["skipped"]
-        made_by = doc["contract"]
-        if not isinstance(summary, dict) or not isinstance(skipped, list):
-            return None
-        name, version, granularity = (str(made_by["name"]), int(made_by["version"]),
-                                      str(doc["granularity"]))
-    except (KeyError, TypeError, ValueError):
-        return None
-    summary, skipped = dict(summary), list(skipped)  # the record read stays as read
-    if "transcripts" in summary:
-        t = summary["transcripts"]
-        summary["transcripts"] = {"files_parsed": 0,
-                                  "files_reused": t["files_parsed"] + t["files_reused"]}
-    summary["snapshot_reused"] = True
-    summary.pop("index_note", None)
-    summary.update(_remember(snapshot_dir, sources, name, version, granularity))
-    return summary, skipped
+        summary, skipped = dict(summary), list(skipped)  # the record read stays as read
+        if "transcripts" in summary:
+            t = summary["transcripts"]
+            summary["transcripts"] = {"files_parsed": 0,
+                                      "files_reused": t["files_parsed"] + t["files_reused"]}
+        summary["snapshot_reused"] = True
+        summary.pop("index_note", None)
+        summary.update(self.outputs.record_in_index(self.sources, name, version, granularity))
+        return summary, skipped
 
+    def record(self, contract: tuple[str, int], summary: dict[str, Any],
+               skipped: list[dict[str, Any]], manifest: dict[str, Any] | None = None) -> None:
+        """Remember what this build depended on and said (see the module doc).
+        ``manifest``: the one just written to the snapshot (else it is read back for its
+        tables)."""
+        from graphkit.sources.transcripts.index import atomic_write
 
-def _remember(snapshot_dir: Path, sources: Sequence[Path], name: str, version: int,
-              granularity: str) -> dict[str, str]:
-    """Record the kept snapshot in graphkit's snapshot index, as a build does (it
-    becomes the latest build of its sources; a damaged index is set aside)."""
-    from graphkit.snapshot.index import index_path, record_snapshot
+        side = [str(p) for p in self.outputs.side_files()]
+        tables = (table_digests(self.snapshot_dir) if manifest is None
+                  else manifest_tables(manifest))
+        doc = {"key": self.key, "inputs": inputs_digest(self.inputs),
+               "outputs": output_state(self.snapshot_dir, side, tables),
+               "side_files": side, "contract": {"name": contract[0], "version": contract[1]},
+               "granularity": self.granularity, "summary": summary, "skipped": skipped,
+               "snapshot_path": str(self.snapshot_dir.resolve()),
+               # Only a spliced build writes its snapshot from the merged tables.
+               "merged": file_stat(str(self.cache_dir / MERGED_FILE))
+               if "groups_projected" in (summary.get("transcripts") or {}) else None,
+               "tables": tables}
+        import msgspec
 
-    try:
-        idx = record_snapshot(snapshot_dir, sources, name, version, granularity)
-    except OSError as exc:
-        return {"index_note": f"{index_path()}: could not record the snapshot in the "
-                              f"index: {exc.strerror or exc}"}
-    return {"index": str(idx.path), **({"index_note": idx.problem} if idx.problem else {})}
-
-
-def record_build(cache_dir: Path, key: str, inputs: list[list[Any]], snapshot_dir: Path,
-                 side_files: Sequence[Path], contract: tuple[str, int], granularity: str,
-                 summary: dict[str, Any], skipped: list[dict[str, Any]],
-                 manifest: dict[str, Any] | None = None) -> None:
-    """Remember what this build depended on and said (see the module doc). ``manifest``:
-    the one just written to ``snapshot_dir`` (else it is read back for its tables)."""
-    from graphkit.sources.transcripts.index import atomic_write
-
-    side = [str(p) for p in side_files]
-    tables = table_digests(snapshot_dir) if manifest is None else manifest_tables(manifest)
-    doc = {"key": key, "inputs": inputs_digest(inputs),
-           "outputs": output_state(snapshot_dir, side, tables),
-           "side_files": side, "contract": {"name": contract[0], "version": contract[1]},
-           "granularity": granularity, "summary": summary, "skipped": skipped,
-           "snapshot_path": str(Path(snapshot_dir).resolve()),
-           # Only a spliced build writes its snapshot from the merged tables.
-           "merged": file_stat(str(cache_dir / MERGED_FILE))
-           if "groups_projected" in (summary.get("transcripts") or {}) else None,
-           "tables": tables}
-    import msgspec
-
-    # msgspec and gzip level 1: 16 ms where json and level 6 took 56 (9k input records).
-    try:
-        raw = msgspec.json.encode(doc, enc_hook=str)
-    except UnicodeEncodeError:  # a path that is not UTF-8: json escapes it, and reads it
-        raw = json.dumps(doc, default=str).encode()
-    payload = gzip.compress(raw, 1, mtime=0)
-    atomic_write(cache_dir / RECORD, lambda fh: fh.write(payload))
+        # msgspec and gzip level 1: 16 ms where json and level 6 took 56 (9k input records).
+        try:
+            raw = msgspec.json.encode(doc, enc_hook=str)
+        except UnicodeEncodeError:  # a path that is not UTF-8: json escapes it, and reads it
+            raw = json.dumps(doc, default=str).encode()
+        payload = gzip.compress(raw, 1, mtime=0)
+        atomic_write(self.cache_dir / RECORD, lambda fh: fh.write(payload))
 
 
 def manifest_tables(manifest: dict[str, Any]) -> dict[str, str]:
@@ -431,8 +388,3 @@ def recorded_tables(cache_dir: Path, merged: list[int] | None) -> dict[str, list
                 for rel, sha in dict(doc["tables"]).items()}
     except (KeyError, TypeError, ValueError, IndexError):
         return {}
-
-
-def forget_build(cache_dir: Path) -> None:
-    """Drop the record (a build that failed or went elsewhere must not be reused)."""
-    (cache_dir / RECORD).unlink(missing_ok=True)

@@ -1,32 +1,31 @@
-"""``graphkit build``, ``rows`` and ``check``: from sources to a graph, rows or findings."""
+"""``graphkit build``, ``rows`` and ``check``: from sources to a graph, rows or findings.
+
+Each command makes its options one value (:class:`graphkit.BuildOptions`, checked once),
+makes one call to the public API and renders what it returns.
+"""
 
 from __future__ import annotations
 
 import gc
 import sys
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    UserError,
-    all_written,
-    cli,
-    default_sources,
-    echo_json,
-    err,
-    neo4j_store,
-    password_option,
-    progress,
-    quiet,
-    quiet_option,
-    shown,
-    time_options,
-    window,
-)
+import graphkit
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH, password_option, quiet, quiet_option, time_options
+from graphkit.cli.process import all_written
+from graphkit.cli.render import echo_json, err, progress, shown
+from graphkit.cli.stores import default_sources, neo4j_store
+from graphkit.core.errors import GraphkitError
+from graphkit.core.progress import Progress, Task
+from graphkit.core.when import parse_window
 
 
 @cli.command()
@@ -58,7 +57,7 @@ from graphkit.cli.app import (
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @quiet_option
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
-              show_default=True, help="spark: build on Spark (graphkit[spark]).")
+              show_default=True, help="spark: build on Spark (agent-graphkit[spark]).")
 @click.option("--partitions", help="Build partition by partition, bounded in memory: "
                                    "a count, or auto.")
 @click.option("--spark-master", help="Spark master URL for --engine spark (spark://HOST:7077, "
@@ -74,12 +73,8 @@ from graphkit.cli.app import (
 @click.option("--poll", type=click.FloatRange(min=0.05), metavar="SECONDS",
               help="With --watch: look for changes by walking the sources every SECONDS "
                    "instead of OS file events (network filesystems).")
-def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
-          granularity: str, rejects_path: Path | None, include_content: bool, strict: bool,
-          since: str | None, until: str | None, cache_dir: Path | None, store: str,
-          if_exists: Any, batch_size: int | None, ask_password: bool, as_json: bool,
-          engine: str, partitions: str | None, spark_master: str | None,
-          hash_inputs: bool, watch: bool, poll: float | None) -> None:
+def build(sources: tuple[Path, ...], snapshot_dir: Path | None, since: str | None,
+          until: str | None, ask_password: bool, as_json: bool, **given: Any) -> None:
     """Build a session graph from message rows or transcripts.
 
     SOURCES are Parquet/Feather/JSON Lines files or folders (hive partitions
@@ -90,204 +85,126 @@ def build(sources: tuple[Path, ...], snapshot_dir: Path | None, contract: str,
 
     Example: graphkit build samples/rows --snapshot out/graph
     """
-    lo, hi = window(since, until)
-    if watch:
-        _refuse_watch(store, engine, partitions, spark_master)
-    elif poll is not None:
-        raise UserError("--poll works with --watch only")
+    lo, hi = parse_window(since, until)
+    # Every other option is a BuildOptions field of the same name.
+    options = graphkit.BuildOptions(since=lo, until=hi, **given)
     paths = list(sources) or default_sources()
-    if not sources and snapshot_dir is None and store != "neo4j":
-        snapshot_dir = history_snapshot()
-    # Passed only when given: a build without it keeps its incremental build key.
-    hashing: dict[str, Any] = {"hash_inputs": True} if hash_inputs else {}
-    if engine != "local" or partitions is not None or spark_master:
-        from graphkit.builds.partitioned.command import engine_build
-        from graphkit.builds.uptodate import skipped_lines_summary
-
-        # What the imports made lives as long as the process: kept out of the collector's
-        # scans.
-        gc.freeze()
-        if hash_inputs:
-            raise UserError("--hash-inputs works with the default engine only; drop --engine/"
-                            "--partitions/--spark-master, or drop --hash-inputs")
-
-        with progress() as say:
-            summary, skipped = engine_build(
-                paths, snapshot_dir, engine=engine, partitions=partitions,
-                spark_master=spark_master, contract=contract, granularity=granularity,
-                rejects_path=rejects_path, include_content=include_content, strict=strict,
-                since=lo, until=hi, cache_dir=cache_dir, store=store, progress=say)
-        if as_json:
-            echo_json({**summary, "skipped_lines": skipped_lines_summary(skipped)})
-        else:
-            print_summary(summary, skipped)
+    if not sources and snapshot_dir is None and options.store != "neo4j":
+        snapshot_dir = graphkit.history_snapshot()
+        err(f"writing the snapshot to {shown(snapshot_dir)} (--snapshot DIR to choose)")
+    if options.watch:
+        _watch(paths, snapshot_dir, options, since, until, as_json)
         return
-    options: dict[str, Any] = dict(
-        contract=contract, granularity=granularity, strict=strict,
-        include_content=include_content, cache_dir=cache_dir, rejects_path=rejects_path,
-        store=store, ask_password=ask_password, if_exists=if_exists, batch_size=batch_size,
-        **hashing)
-    if not watch:
-        _print_build(*_one_build(paths, snapshot_dir, lo, hi, **options), as_json=as_json)
-        # Every file of the build is written, renamed and closed (its pools joined) by
-        # now: the process may end without the interpreter's teardown.
-        all_written()
-        return
-    _watch(paths, snapshot_dir, since, until, as_json, poll, options)
-
-
-def _refuse_watch(store: str, engine: str, partitions: str | None,
-                  spark_master: str | None) -> None:
-    """What --watch cannot do: it keeps a snapshot (and its cache) up to date in this
-    process; a store outside it or another engine would redo their whole load each time."""
-    other = ("--store " + store if store != "snapshot" else
-             "--engine " + engine if engine != "local" else
-             "--partitions" if partitions is not None else
-             "--spark-master" if spark_master else None)
-    if other is not None:
-        raise UserError(f"--watch keeps a snapshot up to date with the default engine; it "
-                        f"does not work with {other} (build without --watch, or drop {other})")
-
-
-def _one_build(paths: list[Path], snapshot_dir: Path | None, lo: Any, hi: Any, *,
-               contract: str, granularity: str, strict: bool, include_content: bool,
-               cache_dir: Path | None, rejects_path: Path | None, store: str,
-               ask_password: bool, if_exists: Any, batch_size: int | None,
-               freeze: bool = True, **hashing: Any
-               ) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
-    """One local build, or the kept snapshot when nothing changed: the summary, the
-    skipped lines and the notes to print (none for a kept snapshot: nothing was read).
-    ``freeze``: move what exists now out of the cyclic collector's scans (once a process)."""
-    inputs = None
-    if store == "snapshot" and snapshot_dir is not None:
-        from graphkit.builds.uptodate import input_state
-
-        inputs = input_state(paths)  # walked once: the build below takes it
-        kept = _kept(paths, inputs, snapshot_dir, cache_dir, contract, rejects_path,
-                     granularity=granularity, strict=strict, since=lo, until=hi,
-                     include_content=include_content, **hashing)
-        if kept is not None:
-            return kept[0], kept[1], []
-    from graphkit.builds.run import build_snapshot, source_messages
-
-    if freeze:
-        # What the imports made lives as long as the process: kept out of the collector's
-        # scans.
-        gc.freeze()
     with ExitStack() as stack:
         # Connected (and the credentials checked, any prompt answered) before the
         # build and its progress display, not after them.
-        neo = stack.enter_context(neo4j_store(ask_password)) if store == "neo4j" else None
-        say = stack.enter_context(progress())
-        result, summary = build_snapshot(
-            paths, snapshot_dir, rejects_path=rejects_path, store=store, neo4j=neo,
-            if_exists=if_exists, batch_size=batch_size, progress=say, contract=contract,
-            granularity=granularity, strict=strict, since=lo, until=hi,
-            include_content=include_content, cache_dir=cache_dir, input_state=inputs,
-            **hashing)
+        neo = stack.enter_context(neo4j_store(ask_password)) if options.store == "neo4j" else None
+        shown_progress = stack.enter_context(WhenBuilding())
+        result, summary = graphkit.build_snapshot(paths, snapshot_dir, options, neo4j=neo,
+                                                  progress=shown_progress)
     # stderr: stdout stays the summary. --quiet keeps them out (they are in the
     # --json summary and the snapshot's manifest either way).
-    notes = [] if quiet() else source_messages(result.sources)
-    return summary, result.sources.skipped, notes
+    _print_build(summary, result.skipped, [] if quiet() else result.notes, as_json=as_json)
+    if not options.partitioned:
+        # Every file of the build is written, renamed and closed (its pools joined) by
+        # now: the process may end without the interpreter's teardown.
+        all_written()
+
+
+# Whether this process has frozen what its first build imported (see WhenBuilding).
+_frozen: list[bool] = []
+
+
+class WhenBuilding(Progress):
+    """The progress display (:func:`graphkit.cli.app.progress`), started at the build's
+    first report rather than before the call: a rebuild that keeps its snapshot reports
+    nothing, and so never loads rich on a terminal. A context manager: leaving it ends
+    the display.
+
+    The first report of the process's first build comes after the build's imports, and
+    what they made lives as long as the process: it is frozen then, out of the cyclic
+    collector's scans (bench/PROFILE_NOTES.md at d9272aa, "the cyclic GC"; once: freezing at every
+    rebuild of a watch would park its uncollected garbage for good)."""
+
+    def __init__(self) -> None:
+        self._stack = ExitStack()
+        self._shown: Progress | None = None
+
+    def _started(self) -> Progress:
+        if self._shown is None:
+            if not _frozen:
+                gc.freeze()
+                _frozen.append(True)
+            self._shown = self._stack.enter_context(progress())
+        return self._shown
+
+    def note(self, message: str) -> None:
+        self._started().note(message)
+
+    def start(self, name: str, total: int | None = None, unit: str = "") -> Task:
+        return self._started().start(name, total, unit)
+
+    def __enter__(self) -> WhenBuilding:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stack.__exit__(exc_type, exc, tb)
 
 
 def _print_build(summary: dict[str, Any], skipped: list[dict[str, Any]], notes: list[str],
                  *, as_json: bool, extra: dict[str, Any] | None = None) -> None:
     """What :func:`build` prints: notes on stderr, then the summary (``extra`` added to
     the JSON)."""
-    from graphkit.builds.uptodate import skipped_lines_summary
-
     if summary.get("index_note"):
         err(summary["index_note"])
     for message in notes:
         err(f"note: {message}")
     if as_json:
-        echo_json({**summary, "skipped_lines": skipped_lines_summary(skipped),
+        echo_json({**summary, "skipped_lines": graphkit.skipped_lines_summary(skipped),
                    **(extra or {})})
         return
     print_summary(summary, skipped)
 
 
-def _watch(paths: list[Path], snapshot_dir: Path | None, since: str | None,
-           until: str | None, as_json: bool, poll: float | None,
-           options: dict[str, Any]) -> None:
+def _watch(paths: list[Path], snapshot_dir: Path | None, options: graphkit.BuildOptions,
+           since: str | None, until: str | None, as_json: bool) -> None:
     """``--watch``: the first build as a plain one prints it, then one line (``--json``:
-    one object) per rebuild; notes only when new. See :mod:`graphkit.cli.watch`."""
-    from graphkit.builds.run import default_rejects_path
-    from graphkit.builds.uptodate import default_cache_dir
-    from graphkit.cli.watch import Rebuild, own_outputs, rebuild_line, watch_builds
-    from graphkit.contract.search import contract_candidates
-    from graphkit.snapshot.index import index_path
-    from graphkit.snapshot.rejects import skipped_lines_path
+    one object) per rebuild; notes and skipped lines only when new
+    (:func:`graphkit.watch_builds`)."""
+    from graphkit.cli.watch import rebuild_line
 
-    rejects = options["rejects_path"] or default_rejects_path(snapshot_dir)
-    ignore = own_outputs([snapshot_dir, options["cache_dir"] or default_cache_dir(snapshot_dir),
-                          rejects, skipped_lines_path(rejects), index_path()])
-    seen: set[str] = set()  # notes and skipped lines already shown
-    builds = [0]
+    def options_now() -> graphkit.BuildOptions:
+        try:
+            lo, hi = parse_window(since, until)  # "2 hours ago" is now's, as a new build's would be
+        except UserError as exc:  # a rebuild's failure, reported: the watch goes on
+            raise GraphkitError(exc.message) from None
+        return replace(options, since=lo, until=hi)
 
-    def build_once() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        lo, hi = window(since, until)  # "2 hours ago" is now's, as a new build's would be
-        summary, skipped, notes = _one_build(paths, snapshot_dir, lo, hi,
-                                             freeze=not builds[0], **options)
-        builds[0] += 1
-        for message in [m for m in notes if m not in seen]:
+    def report(got: graphkit.Rebuild) -> None:
+        for message in [] if quiet() else got.notes:
             err(f"note: {message}")
-        seen.update(notes)
-        # Lines skipped since the last build (a bad line appended), each once; the first
-        # build's are in its summary.
-        for line in skipped:
-            mark = f"{line['path']}:{line['line']}: {line['reason']}"
-            if mark not in seen and builds[0] > 1:
-                err(f"skipped {shown(line['path'])}:{line['line']}: {shown(line['reason'])}")
-            seen.add(mark)
-        return summary, skipped
-
-    def report(n: int, changed: int, got: Rebuild) -> None:
-        extra = {"watch": {"rebuild": n, "changed_paths": changed,
+        for line in got.new_skipped:  # the first build's are in its summary
+            err(f"skipped {shown(line['path'])}:{line['line']}: {shown(line['reason'])}")
+        extra = {"watch": {"rebuild": got.n, "changed_paths": got.changed,
                            "seconds": round(got.seconds, 4), "cpu_seconds": round(got.cpu, 4),
                            **({"error": got.error} if got.error else {})}}
         if got.error:
             err(f"Error: {got.error}")
-        if got.summary is not None and (n == 0 or as_json):
+        if got.summary is not None and (got.n == 0 or as_json):
             _print_build(got.summary, got.skipped, [], as_json=as_json, extra=extra)
         elif as_json:
             echo_json(extra)
         else:
             if got.summary is not None and got.summary.get("index_note"):
                 err(got.summary["index_note"])
-            click.echo(rebuild_line(n, changed, got))
+            click.echo(rebuild_line(got.n, got.changed, got.summary, got.seconds))
         sys.stdout.flush()  # a pipe's reader sees each rebuild as it is done
 
-    # Watched too: an edit of the contract rebuilds (every file that could be it: the
-    # build key's, so a contract file appearing earlier in the search rebuilds as well).
-    code = watch_builds(paths, ignore, build_once, report, poll,
-                        files=contract_candidates(options["contract"]))
+    code = graphkit.watch_builds(paths, snapshot_dir, options_now, report,
+                                 progress=WhenBuilding, say=err)
     if code:
         sys.exit(code)
-
-
-def history_snapshot() -> Path:
-    """Where ``graphkit build`` with no SOURCE and no ``--snapshot`` writes: a folder
-    beside the snapshot index, so the read commands find it with no arguments."""
-    from graphkit.snapshot.index import index_path
-
-    snap = index_path().parent / "history"
-    err(f"writing the snapshot to {shown(snap)} (--snapshot DIR to choose)")
-    return snap
-
-
-def _kept(paths: list[Path], inputs: list[list[Any]], snapshot_dir: Path,
-          cache_dir: Path | None, contract: str, rejects_path: Path | None,
-          **options: Any) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-    """The summary of a rebuild that finds nothing changed since the last one, checked
-    before the build's own imports (pyarrow, the contract model): then it is all the
-    command costs. None: build (the build checks again, as library callers get it)."""
-    from graphkit.builds.uptodate import build_key, default_cache_dir, kept_build
-
-    key = build_key(contract, paths, snapshot_dir, {**options, "rejects_path": rejects_path})
-    return kept_build(cache_dir or default_cache_dir(snapshot_dir), key, paths, snapshot_dir,
-                      inputs)
 
 
 def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> None:
@@ -319,6 +236,17 @@ def print_summary(summary: dict[str, Any], skipped: list[dict[str, Any]]) -> Non
         click.echo(f"transcripts: {tr['files_parsed']} files parsed, {tr['files_reused']} reused"
                    + groups + (" (nothing changed: the snapshot was kept)"
                                if summary.get("snapshot_reused") else ""))
+    unknown = summary.get("unknown_records") or {}
+    if unknown:
+        click.echo(f"unknown record types: {len(unknown)} (" + ", ".join(
+            f"{shown(k)} ×{v['count']} first at {shown(v['first'])}"
+            for k, v in list(unknown.items())[:5]) + (", …" if len(unknown) > 5 else "")
+            + "; see `graphkit check`)")
+    otel = summary.get("otel_capture")
+    if otel and otel.get("unlinked_sessions"):
+        click.echo(f"OTEL capture: {otel['unlinked_rows']} subagent row(s) in "
+                   f"{otel['unlinked_sessions']} session(s) carry no spawn link; "
+                   f"{otel['what_to_do']} (see `graphkit check`)")
     for etype, d in summary.get("dropped_edges", {}).items():
         click.echo(f"note: {etype}: " + ", ".join(f"{v} {k.replace('_', ' ')}"
                                                   for k, v in d.items() if v)
@@ -385,22 +313,20 @@ def plain_table(header: tuple[str, str, str], rows: list[tuple[str, str, str]]) 
 @click.option("--cache-dir", type=PATH,
               help="Where the incremental transcript index lives.")
 @quiet_option
-def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: bool,
-         since: str | None, until: str | None, cache_dir: Path | None) -> None:
+def rows(sources: tuple[Path, ...], out: str, since: str | None, until: str | None,
+         **given: Any) -> None:
     """Write the ai_gateway_messages rows graphkit reads from SOURCES to Parquet.
 
     With no SOURCES, reads ~/.claude/projects and ~/.codex/sessions.
 
     Example: graphkit rows ~/.claude/projects --out claude-rows.parquet
     """
-    from graphkit.builds.run import write_rows
-
-    lo, hi = window(since, until)
+    lo, hi = parse_window(since, until)
+    options = graphkit.BuildOptions(since=lo, until=hi, **given)
     paths = list(sources) or default_sources()
     with progress() as say:
-        result = write_rows(paths, Path(out) if out != "-" else out, progress=say,
-                            strict=strict, since=lo, until=hi, cache_dir=cache_dir,
-                            include_content=include_content)
+        result = graphkit.write_rows(paths, Path(out) if out != "-" else out, options,
+                                     progress=say)
     # To stderr: with --out - stdout carries the Parquet bytes.
     err(f"wrote {result.rows} rows to {'stdout' if out == '-' else result.out}"
         + (f" ({len(result.skipped)} transcript line(s) skipped)" if result.skipped else ""))
@@ -421,29 +347,30 @@ def rows(sources: tuple[Path, ...], out: str, include_content: bool, strict: boo
 def check(sources: tuple[Path, ...], contract: str, since: str | None, until: str | None,
           as_json: bool) -> None:
     """Check identity columns without building: null sessions, ids shared by
-    sessions, missing parents, cycles, pre-LLP-0030 rows. Exit code 1 if any.
+    sessions, missing parents, cycles, pre-LLP-0030 rows.
+
+    Exit code 0: no identity problem (warnings, such as transcript lines no reader
+    knows or text made valid, are printed with their count); 1: identity problems
+    found; 2: the sources or contract could not be read.
 
     Example: graphkit check samples/rows
     """
-    from graphkit.builds.run import check as run_check
-    from graphkit.contract.loader import load_contract
-    from graphkit.projection.checks import unchecked
-
-    lo, hi = window(since, until)
-    c = load_contract(contract)
+    lo, hi = parse_window(since, until)
+    c = graphkit.load_contract(contract)
     with progress() as bars:
-        n_rows, findings = run_check(list(sources), contract=c, since=lo, until=hi,
-                                     progress=bars)
-    for note in unchecked(c):
+        n_rows, findings = graphkit.check(list(sources), contract=c, since=lo, until=hi,
+                                          progress=bars)
+    for note in graphkit.unchecked(c):
         err(f"note: {note}")
+    problems = [f for f in findings if not f.warning]
     if as_json:
         echo_json([f.to_json() for f in findings])
     else:
-        if not findings:
+        if not problems:
             click.echo(f"ok: {n_rows} rows, no identity problems found")
         for f in findings:
-            click.echo(f"{f.check}: {shown(f.message)}")
+            click.echo(f"{'warning: ' if f.warning else ''}{f.check}: {shown(f.message)}")
             for ex in f.examples:
                 click.echo("    " + ", ".join(f"{k}={shown(v)}" for k, v in ex.items()))
-    if findings:
+    if problems:
         sys.exit(1)

@@ -7,49 +7,62 @@ from pathlib import Path
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    UserError,
-    cli,
-    echo_json,
-    err,
-    neo4j_store,
-    password_option,
-    progress,
-    quiet_option,
-    shown,
-    warn_unfinished_loads,
-)
-from graphkit.export.registry import format_names
+import graphkit
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH, password_option, quiet_option
+from graphkit.cli.render import echo_json, err, progress, shown
+from graphkit.cli.stores import neo4j_store
 
 
 @cli.command("export")
 @click.argument("snapshot_dir", type=PATH)
-@click.option("--format", "fmt", required=True, type=click.Choice(format_names()),
+@click.option("--format", "fmt", type=click.Choice(graphkit.export_formats()),
               help="node-link, graphml, gexf: one file; neo4j-csv, neo4j-parquet: a folder "
                    "for neo4j-admin import; cypher: a script; edges: one row per edge "
-                   "(.parquet or .csv).")
-@click.argument("out")
+                   "(.parquet or .csv); otlp-json: OpenTelemetry traces (OTLP/JSON), a "
+                   "trace per session.")
+@click.argument("out", required=False)
+@click.option("--otlp-endpoint", "endpoint", metavar="URL",
+              help="Send the snapshot as OpenTelemetry traces to this OTLP/HTTP receiver "
+                   "(protobuf; a URL without a path gets /v1/traces) instead of writing "
+                   "OUT; headers from OTEL_EXPORTER_OTLP_HEADERS.")
+@click.option("--include-content", is_flag=True,
+              help="otlp-json and --otlp-endpoint: add message text (from a snapshot "
+                   "built with --include-content) and subagent descriptions.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @quiet_option
-def export(snapshot_dir: Path, fmt: str, out: str, as_json: bool) -> None:
+def export(snapshot_dir: Path, fmt: str | None, out: str | None, endpoint: str | None,
+           include_content: bool, as_json: bool) -> None:
     """Export a snapshot for other tools: OUT is a file, a folder, or - (stdout)
-    for the one-file formats.
+    for the one-file formats; or, with --otlp-endpoint, send it as OpenTelemetry
+    traces to a receiver (Phoenix, Langfuse, Jaeger, an OpenTelemetry Collector).
 
     Example: graphkit export out/graph --format gexf graph.gexf
     """
-    from graphkit.export import export_snapshot
-
-    if as_json and out == "-":
-        raise UserError("--json prints to stdout, where OUT - writes the graph; give a file")
-    with progress() as say:
-        report = export_snapshot(snapshot_dir, fmt, out, progress=say)
+    if endpoint is not None:
+        if fmt is not None or out is not None:
+            raise UserError("--otlp-endpoint sends the traces; give no --format or OUT")
+        with progress() as say:
+            report = graphkit.send_traces(snapshot_dir, endpoint,
+                                          include_content=include_content,
+                                   progress=say)
+    else:
+        if fmt is None or out is None:
+            raise UserError("give --format FORMAT and OUT (or --otlp-endpoint URL)")
+        if as_json and out == "-":
+            raise UserError("--json prints to stdout, where OUT - writes the graph; give a "
+                            "file")
+        with progress() as say:
+            report = graphkit.export_snapshot(snapshot_dir, fmt, out, progress=say,
+                                     include_content=include_content)
     if as_json:
         echo_json(report.to_json())
         return
     say_done = err if out == "-" else click.echo
-    say_done(f"wrote {sum(report.nodes.values())} nodes and {sum(report.edges.values())} "
-             f"edges as {fmt} to {report.out} in {report.seconds:.2f} s")
+    verb = "sent" if endpoint is not None else "wrote"
+    say_done(f"{verb} {report.said()} as {report.format} to {report.out} in "
+             f"{report.seconds:.2f} s")
     for note in report.notes:
         say_done(f"note: {note}")
 
@@ -78,16 +91,14 @@ def snapshot(snapshot_dir: Path, neo4j: bool, contract: str, no_contract: bool,
 
     Example: NEO4J_URI=bolt://127.0.0.1:7687 graphkit snapshot --neo4j out/from-neo4j
     """
-    from graphkit.export.from_neo4j import snapshot_neo4j
-
-    with neo4j_store(ask_password) as neo:
-        warn_unfinished_loads(neo)  # before the progress display, which would hide it
-        with progress() as say:
-            say(f"reading the graph in {neo.config.display_uri}")
-            manifest = snapshot_neo4j(neo, snapshot_dir,
-                                      contract=None if no_contract else contract,
-                                      granularity=granularity,
-                                      include_content=include_content)
+    # The warning of an unfinished load comes before the progress display, which
+    # would hide it.
+    with neo4j_store(ask_password, warn=True) as neo, progress() as say:
+        say(f"reading the graph in {neo.config.display_uri}")
+        manifest = graphkit.snapshot_neo4j(neo, snapshot_dir,
+                                           contract=None if no_contract else contract,
+                                           granularity=granularity,
+                                           include_content=include_content)
     counts = manifest["counts"]
     if as_json:
         echo_json({"snapshot": str(snapshot_dir), **counts})

@@ -7,17 +7,12 @@ from typing import Any
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    UserError,
-    cli,
-    echo_json,
-    err,
-    neo4j_store,
-    password_option,
-    progress,
-    quiet_option,
-)
+import graphkit
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH, password_option, quiet_option
+from graphkit.cli.render import echo_json, err, progress
+from graphkit.cli.stores import password
 
 
 @cli.command()
@@ -32,7 +27,7 @@ from graphkit.cli.app import (
                    "nodes never run at the same time.")
 @click.option("--engine", type=click.Choice(["driver", "spark"]), default="driver",
               show_default=True, help="spark: Spark's executors write, through the Neo4j "
-                                      "Connector for Apache Spark (graphkit[spark]).")
+                                      "Connector for Apache Spark (agent-graphkit[spark]).")
 @click.option("--spark-master", help="Spark master URL for --engine spark (default: the "
                                      "spark-submit session, else local[*]).")
 @click.option("--lock-wait", type=click.FloatRange(min=0), metavar="SECONDS",
@@ -62,24 +57,12 @@ def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: in
     does not finish leaves the database marked incomplete (reads say so) until it
     is run again.
     """
-    from graphkit.snapshot import read_snapshot
-
-    if spark_master and engine != "spark":
-        raise UserError("--spark-master needs --engine spark")
-    if engine == "spark":
-        from graphkit.enrich.neo4j.spark import load_snapshot_spark
-
-        with neo4j_store(ask_password) as neo, progress() as shown:
-            report = load_snapshot_spark(snapshot_dir, neo, master=spark_master,
-                                         if_exists=if_exists, batch_size=batch_size,
-                                         partitions=workers, lock_wait=lock_wait,
-                                         progress=shown)
-    else:
-        graph = read_snapshot(snapshot_dir)
-        # The password prompt (if any) comes before the progress display starts.
-        with neo4j_store(ask_password) as neo, progress() as shown:
-            report = neo.load(graph, if_exists=if_exists, batch_size=batch_size,
-                              workers=workers, progress=shown, lock_wait=lock_wait)
+    secret = password(ask_password)  # the prompt comes before the progress display
+    with progress() as shown:
+        report = graphkit.load_snapshot(snapshot_dir, engine=engine, spark_master=spark_master,
+                                        password=secret, if_exists=if_exists,
+                                        batch_size=batch_size, workers=workers,
+                                        lock_wait=lock_wait, progress=shown)
     if as_json:
         echo_json(report.to_json())
     _no_edge_lost(report)
@@ -88,7 +71,7 @@ def load(snapshot_dir: Path, if_exists: Any, batch_size: int | None, workers: in
     how = "created in an empty database" if report.write_mode == "create" else "merged"
     who = "Spark writers" if engine == "spark" else "workers"
     click.echo(f"loaded {sum(report.nodes.values())} nodes and {sum(report.edges.values())} "
-               f"relationships into {neo.config.display_uri} in {report.seconds:.2f} s "
+               f"relationships into {report.target} in {report.seconds:.2f} s "
                f"({how}, {report.workers} {who})")
 
 
@@ -112,8 +95,6 @@ def neo4j_server(port: int, data_dir: Path | None, password_env: str | None) -> 
     import os
     import time
 
-    from graphkit.enrich.neo4j.server import start_local_neo4j
-
     password = os.environ.get(password_env) if password_env else None
     if password_env and not password:
         raise UserError(f"--password-env {password_env}: that environment variable is empty "
@@ -135,7 +116,7 @@ def neo4j_server(port: int, data_dir: Path | None, password_env: str | None) -> 
     _terminate_as_interrupt()
     with progress() as say:
         say("building/starting Neo4j (first run downloads its jars from Maven Central)")
-        server = start_local_neo4j(data_dir, password=password, auth=password is not None,
+        server = graphkit.start_local_neo4j(data_dir, password=password, auth=password is not None,
                                    port=port, say=err)
     with server:
         creds = (f"  NEO4J_USERNAME=neo4j NEO4J_PASSWORD=\"${password_env}\""

@@ -9,26 +9,31 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.cli.app import (
-    cli,
+import graphkit
+from graphkit.cli.app import cli
+from graphkit.cli.options import format_options, output_format, store_options, time_options
+from graphkit.cli.render import (
     echo_csv,
     echo_lines,
     echo_records,
     echo_table,
-    format_options,
-    open_reader,
-    output_format,
+    err,
     shown,
-    store_options,
-    time_options,
     tsv_line,
-    window,
+    usd,
 )
+from graphkit.cli.stores import open_reader
+from graphkit.core.when import parse_window, utc_text
 
-if TYPE_CHECKING:  # imported when a query command runs, not by every command
-    from graphkit.queries.model import Continuation, Lineage, TreeNode
+if TYPE_CHECKING:  # named for types only: a module is imported when its command runs
+    from graphkit import Continuation, Lineage, TreeNode
 
-SESSION_COLUMNS = ("session_id", "threads", "agents", "messages", "first_seen", "last_seen")
+# The table and TSV; --csv adds nothing hidden (JSON holds the per-kind token counts).
+SESSION_COLUMNS = ("session_id", "workspace", "threads", "agents", "messages", "models",
+                   "tokens", "cost_usd", "first_seen", "last_seen")
+SESSION_CSV_COLUMNS = ("session_id", "threads", "agents", "messages", "first_seen",
+                       "last_seen", "workspaces", "models", "total_tokens", "cost_usd",
+                       "cost_note")
 LINEAGE_CSV_COLUMNS = ("id", "session_id", "relation", "step", "type", "node")
 TREE_COLUMNS = ("type", "id", "depth", "parent_type", "parent_id", "kind", "agent_type",
                 "description", "messages", "first_seen", "cycle")
@@ -41,37 +46,42 @@ TREE_COLUMNS = ("type", "id", "depth", "parent_type", "parent_id", "kind", "agen
 @format_options
 def sessions(snapshot_dir: Path | None, neo4j: bool, ask_password: bool, limit: int | None,
              since: str | None, until: str | None, as_json: bool, as_csv: bool) -> None:
-    """List sessions with their thread, agent and message counts, oldest first.
+    """List sessions, oldest first: workspace, threads, agents, messages, models,
+    tokens, cost in USD, first and last time.
 
     "agents" counts the session's threads other than its main loop: Claude
-    subagents and Codex child threads. On a terminal a table; piped, plain TSV
-    with a header line (ids and dates never truncated); --json one
-    {"record": "session", ...} line per session; --csv the same columns as CSV.
+    subagents and Codex child threads; tokens are all four kinds (input, output,
+    cache write, cache read) of every thread, as `graphkit usage` adds them, and
+    cost is empty (null) where a model has no price. On a terminal a table;
+    piped, plain TSV with a header line (ids never truncated, times as
+    YYYY-MM-DDTHH:MM:SSZ in UTC); --json one {"record": "session", "session_id",
+    "threads", "agents", "messages", "first_seen", "last_seen", "workspaces",
+    "models", "tokens", "total_tokens", "cost_usd", "cost_note",
+    "unpriced_models"} line per session; --csv those columns.
 
     Example: graphkit sessions --snapshot out/graph --limit 5 --json
     """
-    from graphkit.queries.lineage import sessions as list_sessions
-    from graphkit.queries.window import Window
-
     fmt = output_format(as_json, as_csv)
-    w = Window(*window(since, until))
+    since_at, until_at = parse_window(since, until)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
-        rows = [s for s in list_sessions(reader) if w.overlaps(s.first_seen, s.last_seen)]
-    if limit is not None:
-        rows = rows[-limit:]
+        rows = graphkit.sessions(reader, since=since_at, until=until_at, limit=limit)
     if fmt == "json":
-        echo_records({"record": "session", **s.to_json()} for s in rows)
+        echo_records(graphkit.session_records(rows))
         return
     if fmt == "csv":
-        echo_csv(SESSION_COLUMNS, (s.to_json() for s in rows))
+        echo_csv(SESSION_CSV_COLUMNS, graphkit.session_records(rows))
         return
+    terminal = sys.stdout.isatty()
     cells: Iterator[list[object]] = (
-        [s.session_id, s.threads, s.agents, s.messages, s.first_seen, s.last_seen]
-        for s in rows)
-    if not sys.stdout.isatty():
+        [s.session_id, ", ".join(s.workspaces), s.threads, s.agents, s.messages,
+         ", ".join(s.models), f"{s.tokens.total():,}" if terminal else s.tokens.total(),
+         usd(s.cost) if terminal else s.cost.known, utc_text(s.first_seen),
+         utc_text(s.last_seen)] for s in rows)
+    if not terminal:
         echo_lines(tsv_line(c) for c in [list[object](SESSION_COLUMNS), *cells])
         return
-    echo_table(SESSION_COLUMNS, cells, right=("threads", "agents", "messages"))
+    heads = [c if c != "cost_usd" else "cost" for c in SESSION_COLUMNS]
+    echo_table(heads, cells, right=("threads", "agents", "messages", "tokens", "cost"))
 
 
 @cli.command()
@@ -91,13 +101,14 @@ def lineage(ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
 
     Example: graphkit lineage 818d8962058765a6 --snapshot out/graph --json
     """
-    from graphkit.queries.lineage import lineage_many
-
     fmt = output_format(as_json, as_csv)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
-        answers = lineage_many(reader, ids)
+        answers = graphkit.lineage_many(reader, ids)
+    # stderr: the answers on stdout keep their shape
+    for note in dict.fromkeys(n for a in answers for n in a.notes):
+        err(f"note: {note}")
     if fmt == "json":
-        echo_records({"record": "lineage", **a.to_json()} for a in answers)
+        echo_records(graphkit.lineage_records(answers))
         return
     if fmt == "csv":
         echo_csv(LINEAGE_CSV_COLUMNS, _lineage_rows(answers))
@@ -138,25 +149,6 @@ def _lineage_rows(answers: list[Lineage]) -> Iterator[dict[str, Any]]:
             for step, kind, node in refs:
                 yield {"id": a.id, "session_id": a.session_id, "relation": relation,
                        "step": step, "type": kind, "node": node}
-
-
-def tree_records(root: TreeNode) -> Iterator[dict[str, Any]]:
-    """The tree flattened in drawing order: one ``{"record": "tree", ...}`` per
-    node with its depth (the session is 0) and its parent's type and id."""
-    stack: list[tuple[TreeNode, TreeNode | None, int]] = [(root, None, 0)]
-    while stack:
-        node, parent, depth = stack.pop()
-        info = node.info
-        yield {"record": "tree", "type": node.ref.type, "id": node.ref.id, "depth": depth,
-               "parent_type": parent.ref.type if parent else None,
-               "parent_id": parent.ref.id if parent else None,
-               "kind": info.kind if info else None,
-               "agent_type": info.agent_type if info else None,
-               "description": info.description if info else None,
-               "messages": info.messages if info else None,
-               "first_seen": info.first_seen if info else None,
-               "cycle": node.cycle}
-        stack.extend((c, node, depth + 1) for c in reversed(node.children))
 
 
 def tree_label(node: TreeNode, *, markup: bool) -> str:
@@ -235,22 +227,21 @@ def tree(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: 
 
     Example: graphkit tree 8299ed6e-811c-4fa7-b124-c205cd625a7f --snapshot out/graph
     """
-    from graphkit.queries.continuations import continued_by, continues
-    from graphkit.queries.lineage import session_tree
-
     fmt = output_format(as_json, as_csv)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
-        root = session_tree(reader, session_id)
-        links = ([("continues", c) for c in continues(reader, session_id)]
-                 + [("continued_by", c) for c in continued_by(reader, session_id)])
+        answer = graphkit.tree(reader, session_id)
+    records = graphkit.tree_records(answer)
+    for note in answer.notes:  # stderr: the tree on stdout keeps its shape
+        err(f"note: {note}")
     if fmt == "json":
-        echo_records(tree_records(root))
-        echo_records({"record": "continuation", "session_id": session_id, "direction": d,
-                      **c.to_json(), "depth": c.depth} for d, c in links)
+        echo_records(records)
         return
     if fmt == "csv":
-        echo_csv(TREE_COLUMNS, tree_records(root))
+        echo_csv(TREE_COLUMNS, (r for r in records if r["record"] == "tree"))
         return
+    root = answer.root
+    links = ([("continues", c) for c in answer.continues]
+             + [("continued_by", c) for c in answer.continued_by])
     # One line per direction, a level at a time (as `lineage` writes them): a line per
     # session said "K continues A (resume)" of a session two steps away, whose resume
     # was its origin's.

@@ -1,88 +1,30 @@
-"""``graphkit usage`` and ``files``: tokens and cost per subagent tree, files per thread."""
+"""``graphkit usage`` and ``files``: tokens and cost per session, day, model, agent type
+or subagent tree, and files per thread."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    cli,
-    echo_csv,
-    echo_records,
-    echo_table,
-    err,
-    format_options,
-    open_reader,
-    output_format,
-    shown,
-    store_options,
-    time_options,
-    tsv_line,
-    window,
-)
+import graphkit
+from graphkit.cli.app import cli
+from graphkit.cli.options import PATH, format_options, output_format, store_options, time_options
+from graphkit.cli.render import echo_csv, echo_records, echo_table, err, shown, tsv_line, usd
+from graphkit.cli.stores import open_reader
+from graphkit.core.when import parse_window
 
-if TYPE_CHECKING:  # imported when a usage command runs, not by every command
+if TYPE_CHECKING:  # named for types only: imported when a usage command runs
     from rich.table import Table
 
-    from graphkit.queries.prices import Cost, PriceTable, UsageGroup
-    from graphkit.queries.usage import SessionUsage, ThreadUsage
+    from graphkit import Tokens, UsageReport
 
-
-def _usd(cost: Cost) -> str:
-    if cost.known is not None:
-        return f"${cost.known:,.4f}"
-    priced = f"${cost.usd:,.4f} + " if cost.usd else ""
-    return f"{priced}unpriced"
-
-
-def _thread_cost(t: ThreadUsage, table: PriceTable) -> Cost:
-    from graphkit.queries.prices import Cost
-
-    cost = Cost()
-    for model, tokens in t.by_model.items():
-        cost.add(table, model, tokens)
-    return cost
-
-
-def _subtree_costs(u: SessionUsage, table: PriceTable) -> list[Cost]:
-    """Each thread's subtree cost (threads come depth first, as in :attr:`threads`).
-
-    One pass from the last thread, as :func:`graphkit.queries.usage._subtrees`
-    does for tokens: a thread's subtree is it and its children's subtrees, which
-    lie on the stack above anything shallower. Adding up every thread after each
-    took minutes on a chain of subagents 20k deep. The dollars are summed exactly
-    (as fractions) and rounded once, so no order of adding changes a digit."""
-    from fractions import Fraction
-
-    from graphkit.queries.prices import Cost
-    from graphkit.queries.usage import Tokens
-
-    limit = Fraction(sys.float_info.max)
-    out: list[Cost] = []
-    done: list[tuple[int, Fraction, dict[str, Tokens]]] = []
-    for t in reversed(u.threads):
-        own = _thread_cost(t, table)
-        usd, unpriced = Fraction(own.usd), dict(own.unpriced)
-        while done and done[-1][0] > t.depth:
-            _, below_usd, below = done.pop()
-            usd += below_usd
-            for m, tok in below.items():
-                unpriced[m] = unpriced.get(m, Tokens()) + tok
-        if usd > limit:  # each thread's cost finite, a subtree's sum not
-            raise table.too_large("a subagent tree")
-        done.append((t.depth, usd, unpriced))
-        out.append(Cost(float(usd), unpriced))
-    return out[::-1]
-
-
-def _label(t: ThreadUsage) -> str:
-    what = t.agent_type or t.kind or "thread"
-    return _plain(f"{t.id} ({what})")
+# --by: the library's groupings, and `thread`: each thread with its subagent tree.
+BY = ("session", "day", "model", "agent-type", "thread")
+TOKEN_HEADS = ("in", "out", "c.write", "c.read")
 
 
 def _plain(text: str) -> str:
@@ -106,41 +48,51 @@ def usage_indent(depth: int) -> str:
     return "  " * min(depth, DRAWN_LEVELS) + "└─ " + deep
 
 
-def _print_session(u: SessionUsage, table: PriceTable) -> None:
+def _table(first: str, more: Iterable[str] = ()) -> Table:
     from rich.table import Table
 
-    from graphkit.queries.prices import session_cost
-
-    costs = _subtree_costs(u, table)
-    cost = session_cost(u, table)
-    title = (f"session {_plain(u.session_id)}: total {u.total.total():,} tokens, "
-             f"{_usd(cost)}" + (f" (no price for {_plain(', '.join(sorted(cost.unpriced)))})"
-                                if cost.unpriced else ""))
-    t = Table(title=title, title_justify="left", show_header=True, header_style="bold")
-    # Own tokens per kind, then the subtree's (the thread and all below it).
-    t.add_column("thread", overflow="fold")
-    for col in ("in", "out", "c.write", "c.read", "subtree", "subtree $"):
+    t = Table(show_header=True, header_style="bold")
+    t.add_column(first, overflow="fold")
+    for col in more:
         t.add_column(col, justify="right", no_wrap=True)
-    for i, th in enumerate(u.threads):
-        pad = usage_indent(th.depth)
-        own = th.own.astuple()
-        t.add_row(pad + _label(th), *(f"{n:,}" for n in own), f"{th.subtree.total():,}",
-                  _usd(costs[i]))
-    t.add_row("[bold]total[/bold]", *(f"{n:,}" for n in u.total.astuple()),
-              f"{u.total.total():,}", "")
+    return t
+
+
+def _counts(tokens: Tokens) -> list[str]:
+    return [f"{n:,}" for n in tokens.astuple()]
+
+
+def print_threads(report: UsageReport) -> None:
+    """``usage --by thread`` on a terminal: one table, a row per session (its total)
+    and under it a row per thread, indented under its parent, with its own tokens,
+    its subtree's (itself and every subagent below it) and the subtree's cost; then
+    the total of all sessions."""
+    t = _table("thread", (*TOKEN_HEADS, "subtree", "subtree $"))
+    for u, costs in zip(report.sessions, report.costs, strict=True):
+        t.add_row(f"[bold]session {_plain(u.session_id)}[/bold]", *_counts(u.total),
+                  f"{u.total.total():,}", usd(costs.total))
+        for th, below in zip(u.threads, costs.subtree, strict=True):
+            what = th.agent_type or th.kind or "thread"
+            t.add_row(usage_indent(th.depth + 1) + _plain(f"{th.id} ({what})"),
+                      *_counts(th.own), f"{th.subtree.total():,}", usd(below))
+    tokens, cost = report.total()
+    t.add_row("[bold]total[/bold]", *_counts(tokens), f"{tokens.total():,}", usd(cost))
     print_whole(t)
 
 
-def _print_groups(sid: str, by: str, groups: list[UsageGroup]) -> None:
-    from rich.table import Table
-
-    t = Table(title=f"session {_plain(sid)} by {by}", title_justify="left",
-              header_style="bold")
-    t.add_column(by, overflow="fold")
-    for col in ("in", "out", "c.write", "c.read", "cost"):
-        t.add_column(col, justify="right", no_wrap=True)
-    for g in groups:
-        t.add_row(_plain(g.key), *(f"{n:,}" for n in g.tokens.astuple()), _usd(g.cost))
+def print_groups(report: UsageReport) -> None:
+    """``usage`` on a terminal: one table, a row per group (per session unless
+    ``--by`` says otherwise), then a total row."""
+    by = report.by or "session"
+    across = by != "session"
+    t = _table(by, (*TOKEN_HEADS, "total", "cost", *(["sessions"] if across else [])))
+    for g in report.groups:
+        t.add_row(_plain(g.key), *_counts(g.tokens), f"{g.tokens.total():,}", usd(g.cost),
+                  *([f"{g.sessions:,}"] if across else []))
+    tokens, cost = report.group_total()
+    seen = len({u.session_id for u in report.sessions if u.total.total()})
+    t.add_row("[bold]total[/bold]", *_counts(tokens), f"{tokens.total():,}", usd(cost),
+              *([f"{seen:,}"] if across else []))
     print_whole(t)
 
 
@@ -170,37 +122,37 @@ def print_whole(t: Table) -> None:
 THREAD_COLUMNS = ("session_id", "thread", "parent", "depth", "kind", "agent_type",
                   "own_input", "own_output", "own_cache_write", "own_cache_read",
                   "subtree_input", "subtree_output", "subtree_cache_write",
-                  "subtree_cache_read")
+                  "subtree_cache_read", "own_cost_usd", "subtree_cost_usd",
+                  "session_cost_usd", "cost_note")
 GROUP_COLUMNS = ("session_id", "by", "key", "input_tokens", "output_tokens",
                  "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd",
-                 "unpriced_models")
+                 "unpriced_models", "cost_note", "sessions")
 FILE_COLUMNS = ("session_id", "thread", "path", "reads", "writes", "first_seen", "last_seen")
 
 
-def _thread_rows(answers: list[SessionUsage]) -> Iterator[dict[str, Any]]:
-    for u in answers:
-        for t in u.threads:
-            yield dict(zip(THREAD_COLUMNS, (u.session_id, t.id, t.parent, t.depth, t.kind,
-                                            t.agent_type, *t.own.astuple(),
-                                            *t.subtree.astuple()), strict=True))
+def thread_rows(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """``usage --csv`` and piped rows: the ``usage`` records flattened, a row per
+    thread, token counts and costs in columns (:data:`THREAD_COLUMNS`)."""
+    for rec in records:
+        for t in rec["threads"]:
+            yield {"session_id": rec["session_id"], "thread": t["id"], "parent": t["parent"],
+                   "depth": t["depth"], "kind": t["kind"], "agent_type": t["agent_type"],
+                   **{f"own_{k}": v for k, v in zip(_SHORT, t["own"].values(), strict=True)},
+                   **{f"subtree_{k}": v for k, v in zip(_SHORT, t["subtree"].values(),
+                                                         strict=True)},
+                   "own_cost_usd": t["own_cost_usd"], "subtree_cost_usd": t["subtree_cost_usd"],
+                   "session_cost_usd": rec["cost_usd"], "cost_note": t["cost_note"]}
 
-
-def _group_records(answers: list[SessionUsage], by: str,
-                   table: PriceTable) -> Iterator[dict[str, Any]]:
-    from graphkit.queries.prices import usage_groups
-
-    for u in answers:
-        for g in usage_groups(u, by, table):
-            yield {"record": "usage_group", "session_id": u.session_id, "by": by,
-                   "key": g.key, **g.tokens.to_json(), "cost_usd": g.cost.known,
-                   "unpriced_models": sorted(g.cost.unpriced)}
+_SHORT = ("input", "output", "cache_write", "cache_read")
 
 
 @cli.command()
 @click.argument("session_ids", nargs=-1)
 @store_options
-@click.option("--by", type=click.Choice(["model", "agent-type"]),
-              help="Group each session's usage by model or by agent type, with cost.")
+@click.option("--by", type=click.Choice(BY),
+              help="One row per session (the terminal's default), per day (a thread's "
+                   "first), per model or per agent type, with cost; thread: each thread "
+                   "with its subagent tree's tokens and cost.")
 @click.option("--prices", "prices_path", type=PATH,
               help="A price table (JSON) instead of the shipped one.")
 @time_options
@@ -208,51 +160,50 @@ def _group_records(answers: list[SessionUsage], by: str,
 def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
           ask_password: bool, by: str | None, prices_path: Path | None, since: str | None,
           until: str | None, as_json: bool, as_csv: bool) -> None:
-    """Token usage per session: each thread's own, its subtree (itself and
-    every subagent below it) and the session total, with cost in USD from a
-    dated price table shipped with graphkit (a model it lacks is unpriced,
-    never zero). No SESSION_ID: every session.
+    """Token usage and its cost in USD per session: each thread's own, its subtree
+    (itself and every subagent below it) and the session total, priced from a dated
+    table shipped with graphkit (a model it lacks is unpriced: its cost is null with
+    a note why, never zero). No SESSION_ID: every session.
 
-    --json prints one {"record": "usage", "session_id", "own", "total",
-    "threads": [{"id", "parent", "own", "subtree"}]} line per session (token
+    On a terminal one table: a row per session (or per --by group) and a total row.
+    --json prints one {"record": "usage", "session_id", "own", "total", "cost_usd",
+    "cost_note", "unpriced_models", "threads": [{"id", "parent", "own", "subtree",
+    "depth", "kind", "agent_type", "own_cost_usd", "subtree_cost_usd", "cost_note"}]}
+    line per session (token
     counts as {"input_tokens", "output_tokens", "cache_creation_input_tokens",
-    "cache_read_input_tokens"}); with --by, one {"record": "usage_group",
-    "session_id", "by", "key", <counts>, "cost_usd", "unpriced_models"} line per
-    model or agent type. --csv: one row per thread (or group).
+    "cache_read_input_tokens"}); with --by session|day|model|agent-type, one
+    {"record": "usage_group", "session_id", "by", "key", <counts>, "cost_usd",
+    "unpriced_models", "cost_note", "sessions"} line per group across the
+    sessions. --csv and piped: one row per thread with its own, subtree and
+    session cost (or per group).
 
-    Example: graphkit usage 8299ed6e-811c-4fa7-b124-c205cd625a7f --snapshot out/graph
+    Example: graphkit usage --snapshot out/graph --by day
     """
-    from graphkit.queries.prices import load_prices, usage_groups
-    from graphkit.queries.usage import require_sessions, session_usage
-    from graphkit.queries.window import Window
-
     fmt = output_format(as_json, as_csv)
-    lo, hi = window(since, until)
-    table = load_prices(prices_path)
+    since_at, until_at = parse_window(since, until)
+    table = graphkit.load_prices(prices_path)  # a bad table fails before the graph is read
+    terminal = fmt == "text" and sys.stdout.isatty()
+    group = None if by == "thread" else by or ("session" if terminal else None)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
-        w = Window(lo, hi)
-        answers = session_usage(reader, require_sessions(reader, session_ids, w), w)
-    if answers and not any(u.total.total() for u in answers):
+        report = graphkit.usage(reader, session_ids, since=since_at, until=until_at,
+                                by=group, prices=table)
+    if report.sessions and not report.has_tokens:
         # All zero is what a graph built before usage was on it looks like, too.
         err("note: no thread of these sessions carries token usage (rows need "
             "attributes.usage; a snapshot built by an older graphkit has none: rebuild it)")
-    if by is not None and fmt != "text":
-        groups = _group_records(answers, by, table)
-        echo_records(groups) if fmt == "json" else echo_csv(GROUP_COLUMNS, groups)
-    elif fmt == "json":
-        echo_records({"record": "usage", **u.to_json()} for u in answers)
-    elif fmt == "csv":
-        echo_csv(THREAD_COLUMNS, _thread_rows(answers))
-    elif not sys.stdout.isatty():
-        rows = _group_records(answers, by, table) if by else _thread_rows(answers)
-        cols = GROUP_COLUMNS if by else THREAD_COLUMNS
-        click.echo("\n".join([tsv_line(cols), *(tsv_line([r.get(c) for c in cols]) for r in rows)]))
+    records = graphkit.usage_records(report)
+    if fmt == "json":
+        echo_records(records)
+        return
+    cols = GROUP_COLUMNS if group else THREAD_COLUMNS
+    rows = records if group else thread_rows(records)
+    if fmt == "csv":
+        echo_csv(cols, rows)
+    elif not terminal:
+        click.echo("\n".join([tsv_line(cols), *(tsv_line([r.get(c) for c in cols])
+                                                for r in rows)]))
     else:
-        for u in answers:
-            if by is not None:
-                _print_groups(u.session_id, by, usage_groups(u, by, table))
-            else:
-                _print_session(u, table)
+        print_threads(report) if group is None else print_groups(report)
         err(f"prices: {table.path} (as of {table.as_of})")
 
 
@@ -275,19 +226,15 @@ def files(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     "reads", "writes"} line per (thread, file); --csv the same with first and
     last time.
 
-    Example: graphkit files --path src/routes/auth.ts --snapshot out/graph
+    Example: graphkit files --path src/handlers.py --snapshot out/graph
     """
-    from graphkit.queries.files import touches
-    from graphkit.queries.usage import require_sessions
-    from graphkit.queries.window import Window
-
     fmt = output_format(as_json, as_csv)
-    lo, hi = window(since, until)
+    since_at, until_at = parse_window(since, until)
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
-        ids = require_sessions(reader, session_ids) if session_ids else None
-        found = touches(reader, ids, pattern, Window(lo, hi))
+        found = graphkit.files(reader, session_ids, path=pattern, since=since_at,
+                               until=until_at)
     if fmt == "json":
-        echo_records({"record": "file", **f.to_json()} for f in found)
+        echo_records(graphkit.file_records(found))
         return
     rows = [dict(zip(FILE_COLUMNS, (f.session_id, f.thread, f.path, f.reads, f.writes,
                                     f.first_seen, f.last_seen), strict=True)) for f in found]

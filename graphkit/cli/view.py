@@ -8,20 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from graphkit.cli.app import (
-    PATH,
-    cli,
-    echo_csv,
-    echo_records,
-    format_options,
-    open_reader,
-    output_format,
-    shown,
-    store_options,
-)
+import graphkit
+from graphkit.cli.app import cli
+from graphkit.cli.errors import UserError
+from graphkit.cli.options import PATH, format_options, output_format, store_options
+from graphkit.cli.render import echo_csv, echo_records, progress, shown
+from graphkit.cli.stores import open_reader
 
 if TYPE_CHECKING:
-    from graphkit.snapshot.diff import GraphDiff
+    from graphkit import GraphDiff
 
 # How many changes of one type the text output lists before summarising the rest.
 _TEXT_LIMIT = 20
@@ -47,10 +42,8 @@ def diff(old: Path, new: Path, include_content: bool, as_json: bool, as_csv: boo
 
     Example: graphkit diff out/graph-last-week out/graph --json
     """
-    from graphkit.snapshot.diff import diff_snapshots
-
     fmt = output_format(as_json, as_csv)
-    d = diff_snapshots(old, new, include_content=include_content)
+    d = graphkit.diff_snapshots(old, new, include_content=include_content)
     if fmt == "json":
         echo_records(d.records())
         echo_records([d.summary()])
@@ -115,37 +108,49 @@ def _print_diff(d: GraphDiff) -> None:
 
 
 @cli.command()
-@click.argument("session_id")
+@click.argument("session_id", required=False)
 @store_options
 @click.option("--out", "out", required=True, type=PATH,
-              help="The HTML file to write (- for stdout).")
+              help="The HTML file to write (- for stdout); without SESSION_ID, the folder "
+                   "of the history site.")
 @click.option("--include-content", is_flag=True,
               help="Show message text (from a snapshot built with --granularity message "
                    "--include-content).")
-def view(session_id: str, snapshot_dir: Path | None, neo4j: bool, ask_password: bool,
+def view(session_id: str | None, snapshot_dir: Path | None, neo4j: bool, ask_password: bool,
          out: Path, include_content: bool) -> None:
     """Write one session as a self-contained HTML page: its threads and
     subagents as a collapsible tree beside a timeline (who spawned whom, agent
-    type, model, message and token counts, start and end times); clicking a
-    thread shows its lineage up to the session. The page works offline and
-    loads nothing; message text only with --include-content.
+    type, model, message and token counts, cost per thread and subtree, start
+    and end times); clicking a thread shows its lineage up to the session.
+    Without SESSION_ID, write the whole history as an offline site in the folder
+    OUT: index.html lists every session (start, workspace, threads, subagents,
+    tokens, cost; sort by any column, filter by workspace and time), each
+    linking to its own page. Pages work offline and load nothing; message text
+    only with --include-content.
 
     Example: graphkit view 8299ed6e-811c-4fa7-b124-c205cd625a7f --snapshot out/graph --out
     session.html
     """
-    from graphkit.view import render_html, session_view, write_html
-
-    with open_reader(snapshot_dir, neo4j, ask_password) as reader:
-        directory = getattr(reader, "directory", None)
-        config = getattr(reader, "config", None)
-        source = (f"snapshot {directory}" if directory is not None
-                  else f"Neo4j {config.display_uri}" if config is not None else "")
-        data = session_view(reader, session_id, include_content=include_content, source=source)
-    page = render_html(data)
-    if str(out) == "-":
-        click.echo(page, nl=False)
+    if session_id is None:
+        if str(out) == "-":
+            raise UserError("the history site is a folder: give --out DIR (or a SESSION_ID "
+                            "for one page on stdout)")
+        with open_reader(snapshot_dir, neo4j, ask_password) as reader, progress() as say:
+            site = graphkit.write_site(reader, out, include_content=include_content,
+                                       progress=say)
+        click.echo(f"wrote {shown(out)}: {site.sessions} session"
+                   f"{'s' if site.sessions != 1 else ''}, {site.threads} threads; "
+                   f"open {shown(Path(out) / 'index.html')}")
         return
-    write_html(page, out)
-    n = len(data["threads"])
+    with open_reader(snapshot_dir, neo4j, ask_password) as reader:
+        page = graphkit.session_page(reader, session_id, include_content=include_content)
+        directory = getattr(reader, "directory", None)  # a snapshot's: never written over
+    if str(out) == "-":
+        click.echo(page.html, nl=False)
+        return
+    graphkit.write_html(page.html, out, sources=[directory] if directory is not None else [],
+                        private=include_content)
+    n = page.threads
     click.echo(f"wrote {shown(out)}: session {shown(session_id)}, "
                f"{n} thread{'s' if n != 1 else ''}")
+

@@ -53,7 +53,7 @@ def cache_dir() -> Path | None:
 
 def entry_key(data: bytes) -> str:
     """The cache key of a contract file's bytes under this graphkit's code."""
-    from graphkit import __version__
+    from graphkit._version import __version__
 
     here = Path(__file__).resolve().parent
     stamp = []

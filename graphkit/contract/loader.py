@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from graphkit.contract import cache
 from graphkit.contract.expr import Expr, parse_expr, validated_filter
 from graphkit.contract.search import (
+    DEFAULT_CONTRACT,
     available_contracts,
     contract_candidates,
     is_contract_path,
@@ -33,7 +34,6 @@ from graphkit.core.names import NAME_RULE, is_name
 if TYPE_CHECKING:
     import yaml
 
-DEFAULT_CONTRACT = "ai-gateway-graph"
 # A contract is a page or two of YAML; these bounds keep a hostile file from
 # costing more than a moment (the shipped contract is ~8 KiB and 5 deep).
 MAX_CONTRACT_BYTES = 1 << 20

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# The contract a build uses when none is named (`graphkit build`'s --contract default).
+DEFAULT_CONTRACT = "ai-gateway-graph"
+
 
 def contract_dirs() -> list[Path]:
     """Folders searched for contracts by name: the wheel's copy, then the repo's."""

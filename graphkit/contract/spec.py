@@ -1,25 +1,40 @@
-"""The checked contract as plain frozen classes (msgspec Structs): what the projection reads.
+"""The graph contract's schema, defined once: what a contract file may say, as plain
+frozen classes (msgspec Structs) that the projection reads.
 
-:mod:`graphkit.contract.model` (pydantic) decides whether a contract file is valid
-and says where it is not; once it is, the loader turns the model into these
-classes, and caches their data (:mod:`graphkit.contract.cache`). A build whose
-contract is cached neither imports pydantic nor builds its models (~0.3 CPU-s
-of every build and every transcript append). Each class has the attributes of
-its model namesake (``from_``, ``in_`` included) and the few model methods graphkit
-calls (``model_copy``, ``model_dump``, ``model_dump_json``), so code written against
-either works with both.
+Each class's fields (their types, defaults, the file's name for a field where it is a
+Python keyword: ``from``, ``in``) and :data:`CHECKS` (what a field or a rule must hold
+beyond its type) are the whole schema. :mod:`graphkit.contract.model` derives the
+pydantic models that check a contract file from them, so the file's errors are
+pydantic's, each pointing at its line; once a file is valid, the loader turns the
+model into these classes and caches their data (:mod:`graphkit.contract.cache`). A
+build whose contract is cached neither imports pydantic nor builds its models (~0.3
+CPU-s of every build and every transcript append). Each class has the few model
+methods graphkit calls (``model_copy``, ``model_dump``, ``model_dump_json``), so code
+written against either works with both.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
+from graphkit.core.names import NAME_RULE, is_name
+
 AGGREGATIONS = ("first", "last", "min", "max", "count", "count_distinct", "sum")
+# Column names: fullmatch (a "$" would let a trailing newline through).
+COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}", re.ASCII)
+
+ColumnType = Literal["string", "int", "float", "bool", "timestamp", "json"]
+Granularity = Literal["thread", "message"]
+# Stored as an int64 wherever a snapshot or Neo4j keeps it; snapshots refuse < 0.
+Version = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
+CheckName = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,63}$")]
 
 _T = TypeVar("_T", bound="_Plain")
 
@@ -72,9 +87,13 @@ def _l(value: Any) -> list[Any]:
 class InputColumn(_Rule, frozen=True):
     """A column the contract reads, its kind, and whether rows must have it."""
 
-    type: str
+    type: ColumnType
     required: bool = False
+    # Empty or whitespace-only text read as null: writers spell "no agent" or
+    # "no parent" as "" as often as null, and a blank id is no id.
     blank_is_null: bool = False
+    # Values that mean "none" in this column as some writer spells it: Claude Code's
+    # "<synthetic>" model on the messages it made itself (no model answered).
     null_values: list[str] = msgspec.field(default_factory=list)
 
     @classmethod
@@ -88,10 +107,11 @@ class Filter(_Rule, frozen=True):
 
     not_null: list[str] = msgspec.field(default_factory=list)
     is_null: list[str] = msgspec.field(default_factory=list)
+    # Null, empty or only whitespace: how writers spell "none" in an id column.
     blank: list[str] = msgspec.field(default_factory=list)
     equals: dict[str, str | int | bool] = msgspec.field(default_factory=dict)
     not_equals: dict[str, str | int | bool] = msgspec.field(default_factory=dict)
-    in_: dict[str, list[str | int]] = msgspec.field(default_factory=dict)
+    in_: dict[str, list[str | int]] = msgspec.field(default_factory=dict, name="in")
     less_than: dict[str, int | float] = msgspec.field(default_factory=dict)
 
     def columns(self) -> set[str]:
@@ -120,9 +140,9 @@ class Aggregation(_Rule, frozen=True):
     last: str | None = None
     min: str | None = None
     max: str | None = None
-    count: str | None = None
+    count: str | None = None  # a column (non-null values) or "*" (rows)
     count_distinct: str | None = None
-    sum: str | None = None
+    sum: str | None = None  # numbers, or text holding them (a JSON path's value)
 
     @property
     def op(self) -> str:
@@ -150,7 +170,11 @@ def _props(d: dict[str, Any]) -> dict[str, Aggregation]:
 
 
 class Unnest(_Rule, frozen=True):
-    """A rule that sees one row per element of a JSON array (see the model's doc)."""
+    """A rule that sees one row per element of a JSON array: ``column`` holds the
+    array (JSON text, e.g. ``[{"path": "/a", "reads": 1}]``), and each entry of
+    ``fields`` names a new column and the element key it takes (as text; null
+    where the element lacks it). Rows whose column is null or not an array give
+    no rows to the rule."""
 
     column: str
     fields: dict[str, str]
@@ -167,7 +191,7 @@ class NodeRule(_Rule, frozen=True):
     type: str
     key: list[str]
     where: Filter | None = None
-    granularity: str = "thread"
+    granularity: Granularity = "thread"
     index: list[str] = msgspec.field(default_factory=list)
     properties: dict[str, Aggregation] = msgspec.field(default_factory=dict)
     description: str | None = None
@@ -182,7 +206,11 @@ class NodeRule(_Rule, frozen=True):
 
 
 class EndRef(_Rule, frozen=True):
-    """One end of an edge: a node type and the columns that make its key."""
+    """One end of an edge: a node type and the columns that make its key.
+
+    ``null`` in the key list stands for a key part that is always null (for
+    example a Codex parent thread, which has no ``agent_id``).
+    """
 
     type: str
     key: list[str | None]
@@ -194,7 +222,11 @@ class EndRef(_Rule, frozen=True):
 
 
 class Join(_Rule, frozen=True):
-    """Find the edge's target on another row (see the model's doc)."""
+    """Find the edge's target on another row: ``column`` of this row equals
+    ``matches`` of that row (and, if given, the ``same`` columns are equal).
+
+    (Not ``on``: YAML 1.1 reads a bare ``on`` key as the boolean true.)
+    """
 
     column: str
     matches: str
@@ -225,12 +257,12 @@ class EdgeRule(_Rule, frozen=True):
     """Edges of one type, from one node reference to another."""
 
     type: str
-    from_: EndRef
+    from_: EndRef = msgspec.field(name="from")
     to: EndRef
     where: Filter | None = None
     join: Join | None = None
     chain: Chain | None = None
-    granularity: str = "thread"
+    granularity: Granularity = "thread"
     properties: dict[str, Aggregation] = msgspec.field(default_factory=dict)
     description: str | None = None
     unnest: Unnest | None = None
@@ -245,12 +277,17 @@ class EdgeRule(_Rule, frozen=True):
 
 
 class RejectRule(_Rule, frozen=True):
-    """Rows matching ``when`` cannot be used: they go to the rejects file."""
+    """Rows matching ``when`` cannot be used: they go to the rejects file.
+
+    A row meets the rules in order and is rejected for the first it matches.
+    ``check`` names the finding under which ``graphkit check`` reports the rows
+    this rule matches (no name: ``check`` leaves them to the rejects file).
+    """
 
     when: Filter
     reason: str
     column: str | None = None
-    check: str | None = None
+    check: CheckName | None = None
 
     @classmethod
     def from_dump(cls, d: dict[str, Any]) -> RejectRule:
@@ -258,20 +295,24 @@ class RejectRule(_Rule, frozen=True):
         return cls(Filter.from_dump(d["when"]), d["reason"], d["column"], d["check"])
 
 
-class LineageSpec(_Rule, frozen=True):
-    """The contract's lineage vocabulary (see the model's doc)."""
+class LineageSpec(_Rule, frozen=True, kw_only=True):
+    """The contract's lineage vocabulary: which node is the session anchor,
+    which the thread, which edges link them, which properties a user types.
+
+    Without it, ``sessions``/``lineage``/``tree`` refuse the graph clearly.
+    """
 
     session: str
     session_key: str
     thread: str
     thread_key: str
     thread_aliases: list[str] = msgspec.field(default_factory=list)
-    thread_session: str = ""
-    has_thread: str = ""
-    parent: str = ""
+    thread_session: str
+    has_thread: str
+    parent: str
     agent: str | None = None
     has_agent: str | None = None
-    continues: str | None = None
+    continues: str | None = None  # Session -> Session it continues
 
     @classmethod
     def from_dump(cls, d: dict[str, Any] | None) -> LineageSpec | None:
@@ -281,30 +322,35 @@ class LineageSpec(_Rule, frozen=True):
         return cls(**{**d, "thread_aliases": list(d["thread_aliases"])})
 
 
-@dataclass(frozen=True)
+# Not in a contract file: what the loader keeps beside the file's fields.
+NOT_IN_FILE = {"in_file": False}
+
+
+@dataclass(frozen=True, kw_only=True)
 class Contract(_Plain):
     """A whole graph contract: name, version, inputs, derived columns, rules."""
 
     contract: str
-    version: int
-    description: str | None
+    version: Version
+    description: str | None = None
     input: dict[str, InputColumn]
     derive: dict[str, dict[str, Any] | str] = field(default_factory=dict)
     dedupe: str | None = None
     order_by: list[str] = field(default_factory=list)
     reject: list[RejectRule] = field(default_factory=list)
-    nodes: list[NodeRule] = field(default_factory=list)
+    nodes: list[NodeRule]
     edges: list[EdgeRule] = field(default_factory=list)
     lineage: LineageSpec | None = None
     # The validated model's own model_dump_json(), where this came from one (or
     # from the cache of one): build keys hash it, and pydantic's JSON is not
     # json.dumps' for every float. A model_copy drops it (the copy is another contract).
-    json_text: str | None = field(default=None, compare=False, repr=False)
+    json_text: str | None = field(default=None, compare=False, repr=False,
+                                  metadata=NOT_IN_FILE)
 
     def model_dump(self) -> dict[str, Any]:
         """The fields as plain dicts and lists (field names, not aliases)."""
         return {f.name: _dumped(getattr(self, f.name)) for f in dataclasses.fields(self)
-                if f.name != "json_text"}
+                if f.metadata != NOT_IN_FILE}
 
     def model_dump_json(self) -> str:
         """The contract as compact JSON, as the pydantic model writes it."""
@@ -320,10 +366,106 @@ class Contract(_Plain):
     def from_dump(cls, d: dict[str, Any], json_text: str | None = None) -> Contract:
         """From a validated model's ``model_dump()`` (and its ``model_dump_json()``)."""
         return cls(
-            d["contract"], d["version"], d["description"],
-            {k: InputColumn.from_dump(v) for k, v in d["input"].items()},
-            dict(d["derive"]), d["dedupe"], list(d["order_by"]),
-            [RejectRule.from_dump(r) for r in d["reject"]],
-            [NodeRule.from_dump(n) for n in d["nodes"]],
-            [EdgeRule.from_dump(e) for e in d["edges"]],
-            LineageSpec.from_dump(d["lineage"]), json_text)
+            contract=d["contract"], version=d["version"], description=d["description"],
+            input={k: InputColumn.from_dump(v) for k, v in d["input"].items()},
+            derive=dict(d["derive"]), dedupe=d["dedupe"], order_by=list(d["order_by"]),
+            reject=[RejectRule.from_dump(r) for r in d["reject"]],
+            nodes=[NodeRule.from_dump(n) for n in d["nodes"]],
+            edges=[EdgeRule.from_dump(e) for e in d["edges"]],
+            lineage=LineageSpec.from_dump(d["lineage"]), json_text=json_text)
+
+
+# --- what a contract must hold beyond its fields' types ---------------------------
+# Each check raises ValueError saying what is wrong; the derived models run them (the
+# file's error then names the field's place and line), a field check on the field's
+# value once its type is checked, a rule check on the whole rule.
+
+def _blank_only_for_text(c: InputColumn) -> None:
+    if c.blank_is_null and c.type != "string":
+        raise ValueError("blank_is_null applies to string columns only")
+    if c.null_values and c.type != "string":
+        raise ValueError("null_values applies to string columns only")
+
+
+def _one_aggregation(a: Aggregation) -> None:
+    given = [name for name in AGGREGATIONS if getattr(a, name) is not None]
+    if len(given) != 1:
+        raise ValueError(f"give exactly one of {', '.join(AGGREGATIONS)}")
+    if given[0] != "count" and getattr(a, given[0]) == "*":
+        # "*" is every row: only counting means anything on it (the others were a
+        # KeyError traceback from the projection, looking for a column named "*").
+        raise ValueError(f"{given[0]} needs a column; \"*\" (the rows) only with count")
+
+
+def _unnest_fields(v: dict[str, str]) -> None:
+    if not v:
+        raise ValueError("`unnest.fields` names at least one column")
+    for name in v:
+        if not COLUMN.match(name):
+            raise ValueError(f"unnest field {name!r} is not a plain column name")
+
+
+# Labels and relationship types reach Cypher as identifiers, so the contract refuses
+# anything but a plain identifier here, at load time, with the very pattern the Cypher
+# builders use (graphkit.core.names).
+def _node_type(v: str) -> None:
+    if not is_name(v):
+        raise ValueError(f"node type {v!r} must match {NAME_RULE}")
+
+
+def _node_key(v: list[str]) -> None:
+    if not v:
+        raise ValueError("a node key needs at least one column")
+    if len(set(v)) != len(v):
+        raise ValueError("a node key names a column twice")
+
+
+def _edge_type(v: str) -> None:
+    if not is_name(v):
+        raise ValueError(f"edge type {v!r} must match {NAME_RULE}")
+
+
+def _edge_modes(e: EdgeRule) -> None:
+    if e.join and e.chain:
+        raise ValueError("an edge rule takes `join` or `chain`, not both")
+    if e.unnest and (e.join or e.chain):
+        raise ValueError("an edge rule with `unnest` takes no `join` or `chain`")
+    if e.chain and (e.from_.type != e.to.type or e.from_.key != e.to.key):
+        raise ValueError("a `chain` edge links nodes of one type and key")
+
+
+def _vocabulary_name(v: str | None) -> None:
+    if v is not None and not is_name(v):
+        raise ValueError(f"{v!r} is not a valid label or relationship type "
+                         f"(it must match {NAME_RULE})")
+
+
+def _contract_name(v: str) -> None:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", v):
+        raise ValueError("a contract name is lower-case letters, digits, '.', '_' or '-'")
+
+
+def _input_names(v: dict[str, InputColumn]) -> None:
+    for name in v:
+        if not COLUMN.fullmatch(name):
+            raise ValueError(f"input column {name!r} is not a plain column name")
+
+
+Check = Callable[[Any], None]
+
+#: Per class, its checks in order: ``(fields, check)``, a check of those fields' values
+#: (each alone), or with no fields a check of the whole rule.
+CHECKS: dict[type, list[tuple[tuple[str, ...], Check]]] = {
+    InputColumn: [((), _blank_only_for_text)],
+    Aggregation: [((), _one_aggregation)],
+    Unnest: [(("fields",), _unnest_fields)],
+    NodeRule: [(("type",), _node_type), (("key",), _node_key)],
+    EdgeRule: [(("type",), _edge_type), ((), _edge_modes)],
+    LineageSpec: [(("session", "thread", "has_thread", "parent", "agent", "has_agent",
+                    "continues"), _vocabulary_name)],
+    Contract: [(("contract",), _contract_name), (("input",), _input_names)],
+}
+
+#: The schema's classes, each after the classes its fields name.
+SCHEMA: tuple[type, ...] = (InputColumn, Filter, Aggregation, Unnest, NodeRule, EndRef, Join,
+                            Chain, EdgeRule, RejectRule, LineageSpec, Contract)

@@ -4,7 +4,7 @@ The library reports through a :class:`Progress`: one-line :meth:`~Progress.note`
 ("projecting 1,000,000 rows") and counted :meth:`~Progress.start`\\ ed tasks (files
 read of a known total, the source being read now, rows or bytes along the way). It
 never draws anything: the command line renders it with rich on a terminal
-(:mod:`graphkit.cli.app`), and a library caller gets the silent base class.
+(:mod:`graphkit.cli.render`), and a library caller gets the silent base class.
 
 Older callers pass a plain ``Callable[[str], None]``; :func:`as_progress` accepts it,
 and a :class:`Progress` is itself callable as one (``progress("message")`` is a note),

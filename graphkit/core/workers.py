@@ -30,9 +30,11 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from graphkit.core.errors import SourceError
+from graphkit.core.files import work_folder
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -112,7 +114,9 @@ def _run_all(fn: Callable[[T], R], items: Sequence[T], n: int,
              weights: Sequence[float] | None) -> list[R]:
     order = sorted(range(len(items)), key=lambda i: -weights[i]) if weights is not None \
         else list(range(len(items)))
-    folder = tempfile.mkdtemp(prefix="graphkit-work-")
+    # Named for this process (the dead ones' deleted first, core.files.work_folder): a
+    # killed build's hand-over folder does not pile up in the temporary folder.
+    folder = str(work_folder(Path(tempfile.gettempdir(), "graphkit-parse")))
     children: list[int] = []
     got: dict[int, R] = {}
     try:

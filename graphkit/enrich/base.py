@@ -40,6 +40,9 @@ class LoadReport:
     # Neo4j: "create" if the target held none of the graph's labels, else "merge".
     write_mode: str | None = None
     workers: int | None = None  # Neo4j: sessions writing at once
+    # Where the graph went, for a person (Neo4j: its URI, credentials never shown);
+    # not in to_json, whose fields stay those of every store.
+    target: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A plain dict for ``--json`` output."""

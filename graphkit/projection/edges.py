@@ -16,12 +16,16 @@ import pyarrow.compute as pc
 from graphkit.contract.expr import any_valid, filter_mask
 from graphkit.contract.spec import Aggregation, EdgeRule, Filter
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
-from graphkit.core.ids import key_texts, parts_split_back
+from graphkit.core.ids import hash_key_texts, key_texts, parts_split_back
 from graphkit.projection.groups import aggregate, decoded, dictionary_sizes, key_codes, single
 
 _ROWS = "__rows"
 _SRC_RANK = "__src_rank"
 _DST_RANK = "__dst_rank"
+# Columns of an edge group holding its end key columns' values (see ``ends`` below).
+_END = "__end_"
+#: The row-count column of an unresolved edge group (:func:`project_edges`' ``unresolved``).
+UNRESOLVED_ROWS = "rows"
 
 
 class NodeIndex(msgspec.Struct):
@@ -105,17 +109,18 @@ def _end_key(groups: pa.Table, end: list[str | None], index: NodeIndex,
     return codes if codes is not None else _end_text(groups, end)
 
 
-def _grouped_fast(rule: EdgeRule, rows: pa.Table,
-                  indexes: dict[str, NodeIndex]) -> pa.Table | None:
+def _grouped_fast(rule: EdgeRule, rows: pa.Table, indexes: dict[str, NodeIndex],
+                  ends: bool = False) -> pa.Table | None:
     """(``__src``, ``__dst``, properties..., ``__rows``) per edge, grouping rows by
     their end key columns first; ``None`` where that would not equal grouping by
-    key text."""
+    key text. ``ends``: where an end is named by key code, the groups also carry
+    the end key columns (``__end_<column>``), so its key text can be made later."""
     from_cols = [k for k in rule.from_.key if k is not None]
     to_cols = [k for k in rule.to.key if k is not None]
     if rule.join is None:
-        ends = sorted({*from_cols, *to_cols})
-        t = narrow(rows, {*ends, *_prop_cols(rule)}, rule.where)
-        g = aggregate(t, ends, {**rule.properties, _ROWS: Aggregation(count="*")},
+        ends_cols = sorted({*from_cols, *to_cols})
+        t = narrow(rows, {*ends_cols, *_prop_cols(rule)}, rule.where)
+        g = aggregate(t, ends_cols, {**rule.properties, _ROWS: Aggregation(count="*")},
                       key_indices=True)
         g = g.filter(pc.and_(any_valid(g, list(rule.from_.key)),
                              any_valid(g, list(rule.to.key))))
@@ -126,12 +131,15 @@ def _grouped_fast(rule: EdgeRule, rows: pa.Table,
         dst = _end_key(g, rule.to.key, indexes[rule.to.type], t)
         pairs = pa.table({"__src": src, "__dst": dst})
         texts = pa.types.is_string(src.type) or pa.types.is_string(dst.type)
-        if texts and not texts_tell_apart(t, g, ends) and pairs.group_by(
+        if texts and not texts_tell_apart(t, g, ends_cols) and pairs.group_by(
                 ["__src", "__dst"], use_threads=False).aggregate([]).num_rows != pairs.num_rows:
             return None
         out = pairs
         for name in [*rule.properties, _ROWS]:
             out = out.append_column(name, g.column(name))
+        if ends and not (pa.types.is_string(src.type) and pa.types.is_string(dst.type)):
+            for c in ends_cols:
+                out = out.append_column(_END + c, g.column(c))
         return out
     if rule.properties:
         # Properties of joined rows would need re-aggregating per joined group.
@@ -260,15 +268,16 @@ def _rows_where(counts: pa.Array | pa.ChunkedArray, mask: pa.Array) -> int:
 
 
 def edge_groups(rule: EdgeRule, rows: pa.Table, by_columns: bool,
-                indexes: dict[str, NodeIndex]) -> pa.Table:
+                indexes: dict[str, NodeIndex], ends: bool = False) -> pa.Table:
     """(``__src``, ``__dst``, properties..., ``__rows``) of one rule, one row per
     key-text pair, as :func:`project_edges` uses them (``indexes`` may be empty
-    where :func:`groups_without_nodes` holds)."""
+    where :func:`groups_without_nodes` holds). ``ends``: groups named by key code
+    also carry their end key columns (for :func:`project_edges`' ``unresolved``)."""
     if rule.chain is not None:
         keyed = _chain_keys(rule, rows)
         props: dict[str, Aggregation] = {}
     else:
-        fast = _grouped_fast(rule, rows, indexes) if by_columns else None
+        fast = _grouped_fast(rule, rows, indexes, ends) if by_columns else None
         if fast is not None:
             return fast
         keyed = _edge_keys(rule, rows)
@@ -287,33 +296,77 @@ def groups_without_nodes(rule: EdgeRule, by_columns: bool) -> bool:
     return not (by_columns and rule.chain is None and rule.join is None)
 
 
+def _end_ids(grouped: pa.Table, column: str, node_type: str,
+             key: list[str | None]) -> pa.Array:
+    """The node ids (by the id recipe) an end of edge groups names, found or not."""
+    names = grouped.column(column)
+    if pa.types.is_string(names.type):
+        return hash_key_texts(node_type, names)
+    # Named by key code: the key text comes from the end key columns the groups carry.
+    cols = pa.table({k: grouped.column(_END + k) for k in key if k is not None})
+    return hash_key_texts(node_type, _end_text(cols, key))
+
+
+def _unresolved(parts: list[pa.Table]) -> pa.Table:
+    """One row per (source, target) of the unresolved groups of an edge type's rules
+    (``parts``, in rule order), made one as found edges of several rules are: ``first``
+    of each property; the rows added up."""
+    t = pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
+    if len(parts) > 1:
+        props = {c: Aggregation(first=c) for c in t.column_names
+                 if c not in (EDGE_SOURCE, EDGE_TARGET, UNRESOLVED_ROWS)}
+        t = aggregate(t, [EDGE_SOURCE, EDGE_TARGET],
+                      {**props, UNRESOLVED_ROWS: Aggregation(sum=UNRESOLVED_ROWS)})
+    order = [(EDGE_SOURCE, "ascending"), (EDGE_TARGET, "ascending")]
+    return t.take(pc.sort_indices(t, sort_keys=order))
+
+
 def project_edges(
     rules: list[EdgeRule], rows: pa.Table, indexes: dict[str, NodeIndex], *,
     by_columns: bool = True, groups: list[pa.Table | None] | None = None,
+    unresolved: list[pa.Table] | None = None,
 ) -> tuple[EdgeTable, dict[str, int]]:
     """The edges of the rules (all of one type), and the rows dropped by reason.
 
     ``by_columns`` lets a rule group its rows by their end key columns first
     where that equals grouping by key text; ``False`` always takes the per-row way.
     ``groups``: per rule, its :func:`edge_groups` if already made (else None).
+    ``unresolved``: where given, the edges an end of which is no node of ``indexes``
+    are not counted as dropped but appended to it as one table (``source`` and
+    ``target`` ids by the id recipe, the properties, and :data:`UNRESOLVED_ROWS`,
+    the rows behind each): a caller that projects part of the rows (a partition)
+    resolves them against the nodes of all the rows.
     """
     first = rules[0]
     parts = []
+    lost_parts: list[pa.Table] = []
     dropped = {"missing_source": 0, "missing_target": 0, "self_loop": 0}
     made = groups or [None] * len(rules)
     for rule, ready in zip(rules, made, strict=True):
-        grouped = ready if ready is not None else edge_groups(rule, rows, by_columns, indexes)
+        grouped = ready if ready is not None else edge_groups(
+            rule, rows, by_columns, indexes, ends=unresolved is not None)
         # Ends are carried as ranks (ints) and made id texts once, at the end.
         src_rank = _rank(grouped.column("__src"), indexes[rule.from_.type])
         dst_rank = _rank(grouped.column("__dst"), indexes[rule.to.type])
         n = grouped.column(_ROWS)
-        keyed = grouped.drop_columns(["__src", "__dst", _ROWS]) \
+        extra = [c for c in grouped.column_names if c.startswith(_END)]
+        keyed = grouped.drop_columns(["__src", "__dst", _ROWS, *extra]) \
             .append_column(_SRC_RANK, src_rank).append_column(_DST_RANK, dst_rank)
         src_ok = pc.is_valid(src_rank)
         dst_ok = pc.is_valid(dst_rank)
-        dropped["missing_source"] += _rows_where(n, pc.invert(src_ok))
-        dropped["missing_target"] += _rows_where(n, pc.and_(src_ok, pc.invert(dst_ok)))
         both = pc.and_(src_ok, dst_ok)
+        if unresolved is not None:
+            lost = grouped.filter(pc.invert(both))
+            if lost.num_rows:
+                ids = pa.table({
+                    EDGE_SOURCE: _end_ids(lost, "__src", rule.from_.type, rule.from_.key),
+                    EDGE_TARGET: _end_ids(lost, "__dst", rule.to.type, rule.to.key)})
+                for c in keyed.column_names[:-2]:
+                    ids = ids.append_column(c, lost.column(c))
+                lost_parts.append(ids.append_column(UNRESOLVED_ROWS, lost.column(_ROWS)))
+        else:
+            dropped["missing_source"] += _rows_where(n, pc.invert(src_ok))
+            dropped["missing_target"] += _rows_where(n, pc.and_(src_ok, pc.invert(dst_ok)))
         keyed = keyed.filter(both)
         n = n.filter(both)
         if rule.from_.type == rule.to.type:
@@ -336,4 +389,6 @@ def project_edges(
     target = pc.take(indexes[first.to.type].sorted_ids, table.column(_DST_RANK))
     table = table.drop_columns([_SRC_RANK, _DST_RANK]) \
         .add_column(0, EDGE_SOURCE, source).add_column(1, EDGE_TARGET, target)
+    if unresolved is not None and lost_parts:
+        unresolved.append(_unresolved(lost_parts))
     return EdgeTable(first.type, first.from_.type, first.to.type, table), dropped

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from graphkit.contract.expr import JsonPath, any_valid, json_paths
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
 from graphkit.contract.spec import Aggregation, EdgeRule, Filter, NodeRule, Unnest
+from graphkit.core.content import reads_content
 from graphkit.core.graph import NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE, hash_key_texts, key_texts
 from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL
@@ -85,6 +86,9 @@ class Projection:
     duplicates: int
     rejects: pa.Table
     dropped_edges: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: With ``project(..., unresolved=True)``: per edge type, the edges an end of which
+    #: is no node of these rows (see :func:`graphkit.projection.edges.project_edges`).
+    unresolved: dict[str, pa.Table] = field(default_factory=dict)
 
     @property
     def rows_rejected(self) -> int:
@@ -156,10 +160,13 @@ def derive(contract: LoadedContract, rows: pa.Table) -> pa.Table:
 
 
 def content_columns(contract: LoadedContract) -> set[str]:
-    """Columns (input or derived) that carry message content."""
+    """Columns (input or derived) that carry message content: the content columns,
+    JSON paths that reach model-written text (a subagent's description:
+    :data:`~graphkit.core.schema.CONTENT_PATHS`), and what is derived from either."""
     out = {c for c in CONTENT_COLUMNS if c in contract.spec.input}
     for name, expr in contract.derived.items():
-        if expr.columns() & out:
+        if expr.columns() & out or (isinstance(expr, JsonPath)
+                                    and reads_content(expr.column, expr.path)):
             out.add(name)
     return out
 
@@ -341,6 +348,7 @@ def project(
     include_content: bool = False,
     shortcuts: Shortcuts = SHORTCUTS,
     sink: TableSink | None = None,
+    unresolved: bool = False,
 ) -> Projection:
     """Turn contract-shaped rows (see :func:`graphkit.projection.conform.conform_sources`)
     into a :class:`~graphkit.core.graph.GraphTables`.
@@ -350,6 +358,9 @@ def project(
     ``"edges"``, the type and its table as each table is finished, before the others
     are (where the rules run as they become ready: :attr:`Shortcuts.rules_as_ready`);
     the snapshot writer starts on them then (:class:`graphkit.snapshot.write.EarlyTables`).
+    ``unresolved``: an edge an end of which is no node of these rows is kept in
+    :attr:`Projection.unresolved` rather than counted as dropped (a partition of the
+    rows: its edge may end in another partition's node).
     """
     if granularity not in ("thread", "message"):
         raise ValueError(f"granularity must be 'thread' or 'message', not {granularity!r}")
@@ -374,11 +385,13 @@ def project(
     graph.meta["content_properties"] = {
         r.type: [p for p, a in r.properties.items() if a.column in content]
         for r in contract.spec.nodes}
+    lost: dict[str, list[pa.Table]] | None = {} if unresolved else None
     dropped = _project_graph(contract, rows, graph, None if include_content else content,
-                             shortcuts, sink, parsed)
+                             shortcuts, sink, parsed, lost)
     graph.meta["indexes"] = {r.type: list(r.index) for r in contract.spec.nodes
                              if r.type in graph.nodes}
-    return Projection(graph, read, used_rows, verdict.duplicates, rejects, dropped)
+    return Projection(graph, read, used_rows, verdict.duplicates, rejects, dropped,
+                      {t: ts[0] for t, ts in (lost or {}).items() if ts})
 
 
 def _plain_columns(contract: LoadedContract) -> set[str]:
@@ -523,10 +536,12 @@ def _rule_columns(rule: NodeRule | EdgeRule) -> set[str]:
 def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
                    content: set[str] | None, shortcuts: Shortcuts,
                    sink: TableSink | None = None,
-                   parsed: Parsed | None = None) -> dict[str, dict[str, int]]:
+                   parsed: Parsed | None = None,
+                   lost: dict[str, list[pa.Table]] | None = None) -> dict[str, dict[str, int]]:
     """Fill ``graph`` with the node and edge tables of the rules active at its
     granularity (properties read from ``content`` columns left out); return
-    the rows each edge type dropped, by reason."""
+    the rows each edge type dropped, by reason. ``lost``: where given, each edge
+    type's unresolved edges go there (``project_edges``' ``unresolved``)."""
     spec = contract.spec
     active = ("thread",) if graph.granularity == "thread" else ("thread", "message")
 
@@ -569,7 +584,7 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
             start([r.unnest for r in [*node_rules, *(rs[0] for rs in by_type.values())]],
                   pool)
             return _rules_as_ready(node_rules, by_type, rows_for, graph, pool, by_columns,
-                                   sink)
+                                   sink, lost)
     with _pool(rows.num_rows) as pool:
         start([r.unnest for r in node_rules], pool)
         for rule, (table, index) in zip(node_rules, pool.map(
@@ -582,10 +597,17 @@ def _project_graph(contract: LoadedContract, rows: pa.Table, graph: GraphTables,
         start([rs[0].unnest for rs in by_type.values()], pool)
         for etype, (etable, edrop) in zip(by_type, pool.map(
                 lambda rs: project_edges(rs, rows_for(rs[0].unnest), indexes,
-                                         by_columns=by_columns),
+                                         by_columns=by_columns,
+                                         unresolved=_lost_list(lost, rs[0].type)),
                 by_type.values()), strict=True):
             graph.edges[etype], dropped[etype] = etable, edrop
     return dropped
+
+
+def _lost_list(lost: dict[str, list[pa.Table]] | None, etype: str) -> list[pa.Table] | None:
+    """The list an edge type's unresolved edges go to (made here, before the pool's
+    threads append to it), or None where they are counted as dropped."""
+    return None if lost is None else lost.setdefault(etype, [])
 
 
 def _edge_rules(edges: Iterable[EdgeRule], node_types: set[str], active: tuple[str, ...],
@@ -602,7 +624,8 @@ def _edge_rules(edges: Iterable[EdgeRule], node_types: set[str], active: tuple[s
 def _rules_as_ready(node_rules: list[NodeRule], by_type: dict[str, list[EdgeRule]],
                     rows_for: Callable[[Unnest | None], pa.Table], graph: GraphTables,
                     pool: _Pool, by_columns: bool,
-                    sink: TableSink | None) -> dict[str, dict[str, int]]:
+                    sink: TableSink | None,
+                    lost: dict[str, list[pa.Table]] | None = None) -> dict[str, dict[str, int]]:
     """Project the node and edge rules on ``pool``, each edge type submitted as soon
     as its two node types are done; fill ``graph`` in rule order (as the rules one
     after another would) and return the rows each edge type dropped. Each table is
@@ -633,9 +656,11 @@ def _rules_as_ready(node_rules: list[NodeRule], by_type: dict[str, list[EdgeRule
     nodes.update({r.type: node(r) for r in order[1:]})
 
     def edges(rs: list[EdgeRule], ready: list[Future[pa.Table] | None],
-              indexes: dict[str, NodeIndex]) -> tuple[EdgeTable, dict[str, int]]:
+              indexes: dict[str, NodeIndex],
+              out: list[pa.Table] | None) -> tuple[EdgeTable, dict[str, int]]:
         return project_edges(rs, rows_for(rs[0].unnest), indexes, by_columns=by_columns,
-                             groups=[None if f is None else f.result() for f in ready])
+                             groups=[None if f is None else f.result() for f in ready],
+                             unresolved=out)
 
     waiting = dict(by_type)
     edge_jobs: dict[str, Future[Any]] = {}
@@ -651,7 +676,8 @@ def _rules_as_ready(node_rules: list[NodeRule], by_type: dict[str, list[EdgeRule
             ends = {t for e in rs for t in (e.from_.type, e.to.type)}
             if ends <= done:
                 indexes = {t: nodes[t].result()[1] for t in ends}
-                edge_jobs[etype] = pool.submit(edges, rs, early[etype], indexes)
+                edge_jobs[etype] = pool.submit(edges, rs, early[etype], indexes,
+                                               _lost_list(lost, etype))
                 kind_of[edge_jobs[etype]] = ("edges", etype)
                 left.add(edge_jobs[etype])
                 del waiting[etype]

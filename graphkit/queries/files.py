@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphkit.enrich.base import LineageReader
-from graphkit.queries.window import Window
+from graphkit.queries.usage import require_sessions
+from graphkit.queries.window import When, Window
 from graphkit.sources.touched import DRIVE as _DRIVE
 
 TOUCHED = "TOUCHED"
@@ -107,3 +108,42 @@ def touches(reader: LineageReader, session_ids: Sequence[str] | None = None,
                              int(e["reads"] or 0), int(e["writes"] or 0),
                              e["first_seen"], e["last_seen"]))
     return sorted(out)
+
+
+def files(store: LineageReader, session_ids: Sequence[str] = (), *, path: str | None = None,
+          since: When = None, until: When = None) -> list[FileTouch]:
+    """Return which thread read or wrote which file: every (thread, file) pair.
+
+    Parameters
+    ----------
+    store : LineageReader
+        The graph.
+    session_ids : sequence of str
+        Only these sessions (none: every session).
+    path : str, optional
+        Only files matching it (:func:`matches`: a glob over the whole path, or a path
+        ending): "which agents changed this file?".
+    since, until : datetime or str, optional
+        Only pairs active in this window.
+
+    Returns
+    -------
+    list of FileTouch
+        Ordered by session, thread, path.
+
+    Raises
+    ------
+    QueryError
+        An id names no session.
+
+    Examples
+    --------
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> files(store, path="*.py")
+    []
+    """
+    window = Window.of(since, until)
+    ids = require_sessions(store, session_ids) if session_ids else None
+    return touches(store, ids, path, window)

@@ -30,8 +30,9 @@ from graphkit.enrich.base import (
     ThreadWalk,
     ThreadWalkReader,
 )
-from graphkit.queries.continuations import continues, walk_edges
-from graphkit.queries.model import Lineage, Ref, TreeNode
+from graphkit.queries.continuations import continued_by, continues, walk_edges
+from graphkit.queries.model import Lineage, Ref, SessionTree, TreeNode
+from graphkit.sources.captures import OTEL_KIND, WHAT_TO_DO
 
 
 def _describe(h: Hit) -> str:
@@ -154,8 +155,36 @@ def lineage(reader: LineageReader, user_id: str) -> Lineage:
 
 
 def lineage_many(reader: LineageReader, user_ids: Iterable[str]) -> list[Lineage]:
-    """:func:`lineage` for each id, in order."""
-    return [lineage(reader, u) for u in user_ids]
+    """Return :func:`lineage` of each id, in order (``graphkit lineage ID...``).
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph.
+    user_ids : iterable of str
+        Agent ids, thread ids or session ids.
+
+    Returns
+    -------
+    list of Lineage
+
+    Raises
+    ------
+    QueryError
+        An id names nothing, or several threads.
+
+    Examples
+    --------
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> [a.session_id for a in lineage_many(store, ["ag-2", "th-child"])]
+    ['sess-1', 'th-root']
+    """
+    answers = [lineage(reader, u) for u in user_ids]
+    for a in answers:
+        a.notes = capture_notes(reader, [a.id, *(r.id for r in a.descendants)])
+    return answers
 
 
 def _depths(threads: list[ThreadInfo]) -> dict[str, int]:
@@ -197,6 +226,47 @@ def session_tree(reader: LineageReader, session_id: str) -> TreeNode:
                 or "list sessions with `graphkit sessions`")
         raise QueryError(f"no session has the id {session_id!r}", hint=hint)
     return thread_tree(v, session_id, reader.session_threads(session_id))
+
+
+def tree(reader: LineageReader, session_id: str) -> SessionTree:
+    """Return a session's tree (:func:`session_tree`) with the sessions it continues
+    and those that continue it.
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph.
+    session_id : str
+        The session's id.
+
+    Returns
+    -------
+    SessionTree
+
+    Raises
+    ------
+    QueryError
+        ``session_id`` names no session (the message says if it names a thread).
+
+    Examples
+    --------
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> t = tree(store, "sess-1")
+    >>> t.root.ref.id, len(t.root.children), t.continues, t.continued_by
+    ('sess-1', 1, [], [])
+    """
+    root = session_tree(reader, session_id)
+    otel, stack = [], [root]
+    while stack:  # no recursion: a tree may be thousands of threads deep
+        node = stack.pop()
+        if node.info is not None and node.info.kind == OTEL_KIND:
+            otel.append(node.ref.id)
+        stack.extend(node.children)
+    return SessionTree(session_id, root, continues(reader, session_id),
+                       continued_by(reader, session_id),
+                       notes=capture_notes(reader, otel) if otel else [])
 
 
 def thread_tree(v: LineageVocabulary, session_id: str, threads: list[ThreadInfo]) -> TreeNode:
@@ -262,3 +332,37 @@ def _sort(root: TreeNode) -> None:
 def sessions(reader: LineageReader) -> list[SessionSummary]:
     """One summary per session, oldest first."""
     return sorted(reader.sessions(), key=lambda s: (s.first_seen or "", s.session_id))
+
+
+def capture_notes(reader: LineageReader, thread_ids: Iterable[str]) -> list[str]:
+    """What a user must hear of the threads ``thread_ids`` (ids as typed or shown):
+    for each holding HypAware's OTEL rows of a subagent type (kind ``otel-agent-type``),
+    that they carry no spawn link, how many sessions hold such threads, and what to do.
+
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> capture_notes(store, ["ag-1"])
+    []
+    """
+    v = reader.vocabulary
+    wanted = set(thread_ids)
+    if not wanted:
+        return []
+    try:
+        rows = reader.node_rows(v.thread, [v.thread_key, v.thread_session],
+                                where=("kind", [OTEL_KIND]))
+    except QueryError:  # a graph without such a property: no such thread either
+        return []
+    sessions = {r.get(v.thread_session) for r in rows}
+    out = []
+    for r in rows:
+        name = r.get(v.thread_key)
+        if name in wanted:
+            out.append(
+                f"thread {name} (session {r.get(v.thread_session)}) holds the rows HypAware "
+                f"captured through OTEL for every {name!r} subagent run of its session: they "
+                "carry no spawn link (agent_id is the subagent's type), so its runs are not "
+                f"told apart and its parent is not known; {len(sessions)} session(s) of this "
+                f"graph hold such threads. To link them, {WHAT_TO_DO}, and build again")
+    return out

@@ -52,6 +52,9 @@ class Lineage:
     # Each descendant's steps below the id (1: a child), in ``descendants``' order;
     # not in to_json (its shape is fixed), read by `lineage --csv`'s step column.
     descendant_depths: list[int] = field(default_factory=list)
+    # What a user must hear of these threads (OTEL-captured subagent rows that carry no
+    # spawn link): lines for stderr, not in to_json.
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The object printed per line by ``graphkit lineage --json``."""
@@ -89,3 +92,16 @@ class TreeNode:
             out["children"] = [{} for _ in node.children]
             stack.extend(zip(node.children, out["children"], strict=True))
         return top
+
+
+@dataclass
+class SessionTree:
+    """The answer of ``graphkit tree``: a session's threads as a tree, and the sessions
+    it continues and that continue it (nearest first)."""
+
+    session_id: str
+    root: TreeNode
+    continues: list[Continuation] = field(default_factory=list)
+    continued_by: list[Continuation] = field(default_factory=list)
+    # What a user must hear of its threads (see Lineage.notes); not in the records.
+    notes: list[str] = field(default_factory=list)

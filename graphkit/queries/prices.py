@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import GraphkitError
-from graphkit.queries.usage import SessionUsage, ThreadUsage, Tokens
+from graphkit.core.files import read_file
+from graphkit.queries.tokens import UNKNOWN_MODEL, Tokens
+from graphkit.queries.usage import SessionUsage, ThreadUsage
 
 DEFAULT_PRICES = Path(__file__).with_name("prices.json")
 _KINDS = ("input", "output", "cache_creation", "cache_read")
@@ -37,6 +39,10 @@ class PriceTable:
     as_of: str | None = None
     source: str | None = None
     path: str | None = None
+    # Each name's answer, found once: `usage` asks per thread and model, and the name's
+    # variants (prefix, date suffix) were a regular expression each time.
+    _found: dict[str, tuple[float, float, float, float] | None] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def price(self, model: str) -> tuple[float, float, float, float] | None:
         """The model's (input, output, cache write, cache read) prices, or None.
@@ -49,12 +55,16 @@ class PriceTable:
         >>> load_prices().price("someone-elses-model") is None
         True
         """
+        if model in self._found:
+            return self._found[model]
         name = model.strip()
+        found = None
         for candidate in (name, name.rsplit("/", 1)[-1]):
             for n in (candidate, _DATE.sub("", candidate)):
-                if n in self.models:
-                    return self.models[n]
-        return None
+                if found is None and n in self.models:
+                    found = self.models[n]
+        self._found[model] = found
+        return found
 
     def cost(self, model: str, tokens: Tokens) -> float | None:
         """What ``tokens`` of ``model`` cost in USD, or None if it is unpriced."""
@@ -94,10 +104,44 @@ class Cost:
             if not math.isfinite(self.usd):  # each cost finite, their sum not
                 raise table.too_large(f"model {model!r}")
 
+    @classmethod
+    def of(cls, table: PriceTable, by_model: dict[str, Tokens]) -> Cost:
+        """What ``by_model``'s tokens cost, model by model in name order (so two
+        answers adding the same tokens agree to the last digit).
+
+        >>> c = Cost.of(load_prices(), {"claude-haiku-4-5": Tokens(1_000_000), "x": Tokens(5)})
+        >>> c.usd, c.known, c.note
+        (1.0, None, 'no price for x')
+        """
+        cost = cls()
+        for model in sorted(by_model):
+            cost.add(table, model, by_model[model])
+        return cost
+
+    def merge(self, other: Cost, table: PriceTable) -> None:
+        """Add ``other``'s priced and unpriced parts to this cost."""
+        self.usd += other.usd
+        if not math.isfinite(self.usd):
+            raise table.too_large("these sessions")
+        for model, tokens in other.unpriced.items():
+            self.unpriced[model] = self.unpriced.get(model, Tokens()) + tokens
+
     @property
     def known(self) -> float | None:
         """The cost in USD when every model was priced, else None (unknown, not zero)."""
         return None if self.unpriced else round(self.usd, 6)
+
+    @property
+    def note(self) -> str | None:
+        """Why :attr:`known` is None (the models the price table lacks, and tokens that
+        name no model); None when the cost is known."""
+        if not self.unpriced:
+            return None
+        named = [m for m in sorted(self.unpriced) if m != UNKNOWN_MODEL]
+        why = [f"no price for {', '.join(named)}"] if named else []
+        if UNKNOWN_MODEL in self.unpriced:
+            why.append(f"{self.unpriced[UNKNOWN_MODEL].total():,} tokens name no model")
+        return "; ".join(why)
 
     def to_json(self) -> dict[str, Any]:
         """``{"cost_usd", "priced_usd", "unpriced_models"}``."""
@@ -154,8 +198,6 @@ def _known_keys(obj: dict[str, Any], known: tuple[str, ...], model: str | None, 
 def load_prices(path: Path | None = None) -> PriceTable:
     """The shipped table, or the one at ``path``; a malformed file is a
     :class:`GraphkitError` naming it."""
-    from graphkit.sources.transcripts.files import read_file
-
     where = path or DEFAULT_PRICES
     try:
         # Only a regular file: a FIFO given as --prices waited for a writer forever,
@@ -191,16 +233,25 @@ def load_prices(path: Path | None = None) -> PriceTable:
 
 @dataclass
 class UsageGroup:
-    """Tokens and their cost for one model or one agent type of a session."""
+    """Tokens and their cost for one key of a grouping: a model, an agent type, a day
+    or a session, over the sessions asked about."""
 
     key: str
     tokens: Tokens
     cost: Cost
+    # The session the group lies in, where it lies in one (--by session, or one session
+    # asked about); None for a group across sessions.
+    session_id: str | None = None
+    sessions: int = 1  # how many sessions spent tokens in it
 
     def to_json(self, by: str) -> dict[str, Any]:
         """``{<by>, <the four token counts>, "cost_usd", "unpriced_models"}``."""
         return {by: self.key, **self.tokens.to_json(), "cost_usd": self.cost.known,
                 "unpriced_models": sorted(self.cost.unpriced)}
+
+
+#: What ``usage --by`` groups by.
+GROUPINGS = ("session", "day", "model", "agent-type")
 
 
 def agent_type(t: ThreadUsage) -> str:
@@ -212,20 +263,108 @@ def agent_type(t: ThreadUsage) -> str:
 def usage_groups(u: SessionUsage, by: str, table: PriceTable) -> list[UsageGroup]:
     """The session's threads' own usage grouped ``by`` ``model`` or
     ``agent-type``, each group costed model by model, largest first."""
+    return group_usage([u], by, table)
+
+
+def group_usage(answers: list[SessionUsage], by: str, table: PriceTable,
+                days: dict[str, str] | None = None) -> list[UsageGroup]:
+    """The threads' own usage of ``answers`` grouped ``by`` one of :data:`GROUPINGS`
+    across the sessions, each group costed model by model.
+
+    ``day`` is the UTC day a thread started (``days``: thread node id → ``YYYY-MM-DD``;
+    a graph keeps each thread's first and last time, not each message's, so a thread
+    that runs past midnight counts on its first day). Sessions come in ``answers``'
+    order, days in time order, models and agent types largest first.
+    """
+    if by not in GROUPINGS:
+        raise GraphkitError(f"cannot group usage by {by!r}",
+                            hint=f"group by one of {', '.join(GROUPINGS)}")
     groups: dict[str, UsageGroup] = {}
-    for t in u.threads:
-        for model, tokens in t.by_model.items():
-            key = model if by == "model" else agent_type(t)
-            g = groups.setdefault(key, UsageGroup(key, Tokens(), Cost()))
-            g.tokens = g.tokens + tokens
-            g.cost.add(table, model, tokens)
-    return sorted(groups.values(), key=lambda g: (-g.tokens.total(), g.key))
+    seen: dict[str, set[str]] = {}
+    for u in answers:
+        for t in u.threads:
+            for model, tokens in t.by_model.items():
+                key = (u.session_id if by == "session" else model if by == "model"
+                       else agent_type(t) if by == "agent-type"
+                       else (days or {}).get(t.node_id) or "(no time)")
+                g = groups.get(key)
+                if g is None:
+                    g = groups[key] = UsageGroup(key, Tokens(), Cost())
+                g.tokens = g.tokens + tokens
+                g.cost.add(table, model, tokens)
+                seen.setdefault(key, set()).add(u.session_id)
+        if by == "session" and u.session_id not in groups:  # asked for, spent nothing
+            groups[u.session_id] = UsageGroup(u.session_id, Tokens(), Cost())
+            seen[u.session_id] = set()
+    one = answers[0].session_id if len(answers) == 1 else None
+    for key, g in groups.items():
+        g.sessions = len(seen[key])
+        g.session_id = key if by == "session" else one
+    out = list(groups.values())
+    if by in ("model", "agent-type"):
+        out.sort(key=lambda g: (-g.tokens.total(), g.key))
+    elif by == "day":
+        out.sort(key=lambda g: g.key)
+    return out
 
 
 def session_cost(u: SessionUsage, table: PriceTable) -> Cost:
-    """What the whole session cost, model by model."""
-    out = Cost()
-    for t in u.threads:
-        for model, tokens in t.by_model.items():
-            out.add(table, model, tokens)
-    return out
+    """What the whole session cost: its tokens added up per model, then priced
+    (:meth:`Cost.of`)."""
+    return Cost.of(table, u.by_model())
+
+
+def total_cost(groups: list[UsageGroup], table: PriceTable) -> tuple[Tokens, Cost]:
+    """The tokens and cost of all ``groups`` together (the total row of a table)."""
+    tokens, cost = Tokens(), Cost()
+    for g in groups:
+        tokens = tokens + g.tokens
+        cost.merge(g.cost, table)
+    return tokens, cost
+
+
+def thread_cost(t: ThreadUsage, table: PriceTable) -> Cost:
+    """What one thread's own tokens cost, model by model."""
+    cost = Cost()
+    for model, tokens in t.by_model.items():
+        cost.add(table, model, tokens)
+    return cost
+
+
+def subtree_costs(u: SessionUsage, table: PriceTable,
+                  own: list[Cost] | None = None) -> list[Cost]:
+    """Each thread's subtree cost, in :attr:`SessionUsage.threads`' order (depth first).
+
+    One pass from the last thread, as :func:`graphkit.queries.usage.session_usage`
+    adds up tokens: a thread's subtree is it and its children's subtrees, which lie on
+    the stack above anything shallower. Adding up every thread after each took minutes
+    on a chain of subagents 20k deep. The dollars are summed exactly (as fractions) and
+    rounded once, so no order of adding changes a digit.
+
+    ``own``: each thread's :func:`thread_cost`, where the caller has them already.
+    Raises :class:`GraphkitError` where a subtree's sum is past a float's range (each
+    thread's cost finite, their sum not).
+    """
+    from fractions import Fraction
+
+    limit = Fraction(sys.float_info.max)
+    out: list[Cost] = []
+    done: list[tuple[int, float | Fraction, dict[str, Tokens]]] = []
+    for i in range(len(u.threads) - 1, -1, -1):
+        t = u.threads[i]
+        mine = own[i] if own is not None else thread_cost(t, table)
+        if not done or done[-1][0] <= t.depth:  # nothing below it: its own cost
+            done.append((t.depth, mine.usd, mine.unpriced))
+            out.append(Cost(mine.usd, dict(mine.unpriced)))
+            continue
+        usd, unpriced = Fraction(mine.usd), dict(mine.unpriced)
+        while done and done[-1][0] > t.depth:
+            _, below_usd, below = done.pop()
+            usd += Fraction(below_usd)  # a leaf's float, exactly
+            for m, tok in below.items():
+                unpriced[m] = unpriced.get(m, Tokens()) + tok
+        if usd > limit:  # each thread's cost finite, a subtree's sum not
+            raise table.too_large("a subagent tree")
+        done.append((t.depth, usd, unpriced))
+        out.append(Cost(float(usd), dict(unpriced)))
+    return out[::-1]

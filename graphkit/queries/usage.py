@@ -20,90 +20,33 @@ threads that are no one's child and no subagent (the main loop, a Codex root).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphkit.core.errors import QueryError
 from graphkit.enrich.base import LineageReader, ThreadTableReader
 from graphkit.queries.lineage import session_tree, sessions, twin_hint
-from graphkit.queries.model import TreeNode
+from graphkit.queries.tokens import (
+    MODEL,
+    MODEL_KEY,
+    TOKEN_FIELDS,
+    USED_MODEL,
+    Step,
+    Tokens,
+    add_all,
+    add_model,
+    model_remainder,
+    walk_steps,
+)
 from graphkit.queries.window import Window
 
-TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
-                "cache_read_input_tokens")
-# The default contract's names for the per-model breakdown.
-USED_MODEL = "USED_MODEL"
-MODEL = "Model"
-MODEL_KEY = "model"
-UNKNOWN_MODEL = "(no model)"
 # Thread kinds that are someone's child even when the parent link is missing
 # (the last three: Claude subagents no tool call spawned, see claude_links).
-CHILD_KINDS = ("subagent", "child-thread", "warmup", "compaction", "orphan")
-
-
-def count(value: Any) -> int:
-    """A token count; null, NaN and infinite (a float column from a stray value) are 0."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return 0
-    return int(value)
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """Four token counts; adding two adds each."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-
-    @classmethod
-    def of(cls, values: dict[str, Any]) -> Tokens:
-        """The counts in ``values`` (missing or null: 0)."""
-        return cls(*[count(values.get(f)) for f in TOKEN_FIELDS])
-
-    # Field by field, not zipped tuples: `usage` adds a few Tokens per thread, and the
-    # generic form was ~40% of its time on a session of 50k threads.
-    def __add__(self, other: Tokens) -> Tokens:
-        return Tokens(self.input_tokens + other.input_tokens,
-                      self.output_tokens + other.output_tokens,
-                      self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-                      self.cache_read_input_tokens + other.cache_read_input_tokens)
-
-    def __sub__(self, other: Tokens) -> Tokens:
-        return Tokens(self.input_tokens - other.input_tokens,
-                      self.output_tokens - other.output_tokens,
-                      self.cache_creation_input_tokens - other.cache_creation_input_tokens,
-                      self.cache_read_input_tokens - other.cache_read_input_tokens)
-
-    def astuple(self) -> tuple[int, int, int, int]:
-        """The counts in :data:`TOKEN_FIELDS` order."""
-        return (self.input_tokens, self.output_tokens, self.cache_creation_input_tokens,
-                self.cache_read_input_tokens)
-
-    def total(self) -> int:
-        """All four added."""
-        return sum(self.astuple())
-
-    def to_json(self) -> dict[str, int]:
-        """``{"input_tokens", "output_tokens", "cache_creation_input_tokens",
-        "cache_read_input_tokens"}``."""
-        # Written out: `usage --json` writes four of these per thread.
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cache_creation_input_tokens": self.cache_creation_input_tokens,
-                "cache_read_input_tokens": self.cache_read_input_tokens}
-
-
-def add_all(items: Iterable[Tokens]) -> Tokens:
-    """The sum of ``items``."""
-    some = list(items)
-    if len(some) == 1:  # most sessions of a big snapshot are one thread
-        return some[0]
-    return Tokens(sum(t.input_tokens for t in some), sum(t.output_tokens for t in some),
-                  sum(t.cache_creation_input_tokens for t in some),
-                  sum(t.cache_read_input_tokens for t in some))
+CHILD_KINDS = ("subagent", "child-thread", "warmup", "compaction", "orphan",
+               # runs Claude Code starts itself, and HypAware's OTEL rows of a subagent
+               # type (claude_records.side_run_kind, sources.captures.OTEL_KIND)
+               "prompt-suggestion", "side-question", "otel-agent-type")
 
 
 @dataclass
@@ -149,27 +92,6 @@ class SessionUsage:
         return dict(sorted(out.items()))
 
 
-# (node id, thread id, kind, agent type, parent thread's id, depth): a thread of a
-# session in tree order.
-Step = tuple[str, str, Any, Any, Any, int]
-
-
-def walk_steps(root: TreeNode) -> list[Step]:
-    """The threads under ``root`` in tree order: depth first, children in order."""
-    # A loop, not recursion: a chain of subagents can be thousands deep
-    # (10,000 was a RecursionError).
-    out: list[Step] = []
-    stack: list[tuple[TreeNode, str | None, int]] = [
-        (c, None, 0) for c in reversed(root.children)]
-    while stack:
-        c, above, d = stack.pop()
-        info = c.info
-        if info is not None:  # every child of a session tree is a thread
-            out.append((info.node_id, info.id, info.kind, info.agent_type, above, d))
-        stack.extend((k, c.ref.id, d + 1) for k in reversed(c.children))
-    return out
-
-
 def _thread_usage(reader: LineageReader, session_ids: Sequence[str],
                   window: Window) -> list[list[ThreadUsage]]:
     """The threads of each session in tree order with their own usage and by model
@@ -208,34 +130,13 @@ def _thread_usage(reader: LineageReader, session_ids: Sequence[str],
     return [_usages(order, own, models) for order in orders]
 
 
-def add_model(models: dict[str, dict[str, Tokens]], thread: str, name: Any,
-              tokens: Tokens) -> None:
-    """Add one ``USED_MODEL`` edge's ``tokens`` to ``thread``'s usage of model ``name``
-    (none, or empty: :data:`UNKNOWN_MODEL`)."""
-    per = models.setdefault(thread, {})
-    key = str(name or UNKNOWN_MODEL)
-    had = per.get(key)
-    per[key] = tokens if had is None else had + tokens
-
-
 def _usages(order: list[Step], own: dict[str, Tokens],
             models: dict[str, dict[str, Tokens]]) -> list[ThreadUsage]:
     out = []
     zero = Tokens()
     for node_id, thread_id, kind, agent_type, parent, depth in order:
         mine = own.get(node_id, zero)
-        got = models.get(node_id)
-        if not got:  # the common cases first, without sorting or adding one thing up
-            per, rest = {}, mine
-        elif len(got) == 1:
-            per = dict(got)
-            rest = mine - next(iter(got.values()))
-        else:
-            per = dict(sorted(got.items()))
-            rest = mine - add_all(per.values())
-        if rest.input_tokens or rest.output_tokens or rest.cache_creation_input_tokens \
-                or rest.cache_read_input_tokens:  # usage on rows naming no model
-            per[UNKNOWN_MODEL] = rest
+        per = model_remainder(mine, models.get(node_id))
         # subtree: filled by _subtrees; given here, not made by the default factory.
         out.append(ThreadUsage(thread_id, node_id, parent, kind, agent_type, depth, mine,
                                mine, per))

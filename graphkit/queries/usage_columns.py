@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,13 +24,15 @@ import pyarrow.compute as pc
 from graphkit.core.times import TIMESTAMP, iso_texts
 from graphkit.enrich.base import ThreadInfo, ThreadTableReader, plain
 from graphkit.queries.lineage import thread_tree
-from graphkit.queries.usage import (
+from graphkit.queries.tokens import (
     MODEL,
     MODEL_KEY,
     TOKEN_FIELDS,
+    UNKNOWN_MODEL,
     USED_MODEL,
     Step,
     Tokens,
+    add_all,
     add_model,
     count,
     walk_steps,
@@ -85,7 +88,7 @@ def _tree_orders(reader: ThreadTableReader, session_ids: Sequence[str], rows: pa
 
 
 def counts(col: pa.ChunkedArray | pa.Array) -> list[int]:
-    """A token column as :func:`.usage.count` reads each value: integers as they are,
+    """A token column as :func:`.tokens.count` reads each value: integers as they are,
     null as 0; any other type value by value."""
     if pa.types.is_integer(col.type):
         return pc.fill_null(col, 0).to_pylist()
@@ -171,3 +174,62 @@ def session_order(reader: ThreadTableReader, window: Window) -> list[str] | None
                   "i": key}).filter(pa.array(keep, pa.bool_()))
     order = pc.sort_indices(t, sort_keys=[("f", "ascending"), ("i", "ascending")])
     return t.column("i").take(order).to_pylist()
+
+
+def session_totals(reader: ThreadTableReader, session_ids: Sequence[str], window: Window
+                   ) -> tuple[dict[str, Tokens], dict[str, dict[str, Tokens]]]:
+    """Each session's whole usage and its usage by model (what its threads' rows name
+    none of under :data:`~graphkit.queries.tokens.UNKNOWN_MODEL`), of its threads active
+    in ``window``: ``graphkit sessions``' columns, added up by Arrow (a Python value per
+    thread and edge was most of ``sessions`` over 19k threads)."""
+    v = reader.vocabulary
+    times = [] if window.open else ["first_seen", "last_seen"]
+    t = reader.node_table(v.thread, [v.thread_session, *TOKEN_FIELDS, *times])
+    if t is None:
+        return {}, {}
+    keep = pc.is_in(t.column(v.thread_session).cast(pa.string()),
+                    value_set=pa.array(list(session_ids), pa.string()))
+    if times:
+        keep = pc.and_(keep, pa.array(active(window, t.column("first_seen"),
+                                             t.column("last_seen")), pa.bool_()))
+    t = t.filter(keep)
+    session = t.column(v.thread_session).cast(pa.string())
+    counted = pa.table({"s": session, **{f: _count_array(t.column(f)) for f in TOKEN_FIELDS}})
+    totals = _sums(counted, ["s"])
+    models: dict[str, dict[str, Tokens]] = {}
+    edges = reader.edge_table(USED_MODEL, v.thread, MODEL, TOKEN_FIELDS)
+    if edges is not None and t.num_rows:
+        at = pc.index_in(edges.column("source"), value_set=t.column("id").combine_chunks())
+        edges = edges.filter(pc.is_valid(at))
+        owner = pc.take(session, at.filter(pc.is_valid(at)))
+        names = reader.node_table(MODEL, [MODEL_KEY])
+        name = (pa.nulls(edges.num_rows, pa.string()) if names is None else pc.take(
+            names.column(MODEL_KEY).cast(pa.string()),
+            pc.index_in(edges.column("target"), value_set=names.column("id").combine_chunks())))
+        by = pa.table({"s": owner, "m": pc.fill_null(pc.if_else(
+            pc.equal(name, ""), pa.scalar(None, pa.string()), name), UNKNOWN_MODEL),
+            **{f: _count_array(edges.column(f)) for f in TOKEN_FIELDS}})
+        for (sid, model), tokens in _sums(by, ["s", "m"]).items():
+            models.setdefault(sid, {})[model] = tokens
+    for sid, total in totals.items():
+        per = models.setdefault(sid, {})
+        rest = total - add_all(per.values()) if per else total
+        if any(rest.astuple()):  # usage on rows naming no model
+            per[UNKNOWN_MODEL] = per.get(UNKNOWN_MODEL, Tokens()) + rest
+    return {sid: totals[sid] for sid in totals}, models
+
+
+def _count_array(col: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
+    """A token column as int64 counts (:func:`counts`), staying in Arrow for integers."""
+    if pa.types.is_integer(col.type):
+        return pc.fill_null(col, 0).cast(pa.int64())
+    return pa.array(counts(col), pa.int64())
+
+
+def _sums(t: pa.Table, keys: list[str]) -> dict[Any, Tokens]:
+    """The token columns of ``t`` summed per ``keys`` (one key: its value; more: a tuple)."""
+    g = t.group_by(keys).aggregate([(f, "sum") for f in TOKEN_FIELDS])
+    cols = [g.column(f"{f}_sum").to_pylist() for f in TOKEN_FIELDS]
+    ids = list(zip(*(g.column(k).to_pylist() for k in keys), strict=True))
+    return {(k[0] if len(keys) == 1 else k): Tokens(a, b, c, d)
+            for k, a, b, c, d in zip(ids, *cols, strict=True)}

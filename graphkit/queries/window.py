@@ -12,6 +12,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from graphkit.core.errors import GraphkitError
+from graphkit.core.when import parse_window
+
+#: A bound as a caller gives it: an instant, or a time as a person writes it
+#: (:func:`graphkit.core.when.parse_when`: ``2026-11-20``, ``7 days ago``), or none.
+When = datetime | str | None
+
+
+def utc_day(value: str | datetime | None) -> str | None:
+    """The UTC day (``YYYY-MM-DD``) of a time given as ISO text or a datetime.
+
+    >>> utc_day("2026-11-20T23:30:00-02:00")
+    '2026-11-21'
+    """
+    when = _instant(value)
+    return None if when is None else when.astimezone(UTC).date().isoformat()
+
 
 def _instant(value: str | datetime | None) -> datetime | None:
     if value is None:
@@ -26,6 +43,22 @@ class Window:
 
     since: datetime | None = None
     until: datetime | None = None
+
+    @classmethod
+    def of(cls, since: When = None, until: When = None) -> Window:
+        """The window between two bounds, either of which may be written text.
+
+        >>> Window.of("2026-11-20", "2026-11-20").until.isoformat()
+        '2026-11-20T23:59:59.999999+00:00'
+        """
+        lo, hi = parse_window(since if isinstance(since, str) else None,
+                              until if isinstance(until, str) else None)
+        window = cls(since if isinstance(since, datetime) else lo,
+                     until if isinstance(until, datetime) else hi)
+        if window.since is not None and window.until is not None \
+                and _instant(window.since) > _instant(window.until):  # type: ignore[operator]
+            raise GraphkitError(f"--since {since!r} is after --until {until!r}")
+        return window
 
     @property
     def open(self) -> bool:

@@ -17,7 +17,7 @@ MARKER = "graphkit-snapshot"
 ROW_GROUP_ROWS = 128 * 1024
 # The Parquet codec of every table a snapshot writer writes (graphkit.snapshot.write and the
 # partitioned/Spark engines' writers, whose bytes must equal it). Chosen by measurement
-# (1M-row thread snapshot, bench/PROFILE_NOTES.md): zstd 26.0 MB vs snappy 43.4 MB at the
+# (1M-row thread snapshot, bench/PROFILE_NOTES.md at d9272aa): zstd 26.0 MB vs snappy 43.4 MB at the
 # same write time, and faster to read back. Readers take any codec: older (snappy)
 # snapshots read as before; the codec is no part of the format version.
 COMPRESSION = "zstd"

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from graphkit.core.errors import SourceError
 from graphkit.core.schema import CONTENT_COLUMNS
+from graphkit.sources.captures import capture_columns, reconcile_captures
 from graphkit.sources.row_files import Piece, fingerprint, read_row_files, row_files
 from graphkit.sources.touched import NEEDS as TOUCHED_NEEDS
 from graphkit.sources.touched import TOUCHED_FILES, with_touched_files
@@ -55,7 +56,8 @@ class ReadSpec(msgspec.Struct, frozen=True):
             cols -= set(CONTENT_COLUMNS)
         if TOUCHED_FILES in cols:
             cols |= set(TOUCHED_NEEDS)
-        return cols
+        # A response's id, for making HypAware's copies of one session one (.captures).
+        return cols | capture_columns(cols)
 
     def dictionary_columns(self) -> list[str]:
         """Text columns to read dictionary-encoded: ids and names repeat across rows, so
@@ -88,6 +90,12 @@ class SourceRows:
     # Transcript files parsed this time and taken from the cache (``files_parsed``,
     # ``files_reused``); empty when no transcripts were read.
     transcripts: dict[str, int] = field(default_factory=dict)
+    # Which of ``pieces`` holds the transcripts' rows (None: none was read).
+    transcript_piece: int | None = None
+    # HypAware's capture paths (:mod:`.captures`): the build summary's ``otel_capture``,
+    # and how many row copies were merged into another copy of their message part.
+    captures: dict[str, Any] = field(default_factory=dict)
+    merged_copies: int = 0
 
 
 def read_sources(
@@ -128,8 +136,24 @@ def read_sources(
         strict=strict, since=since, cache_dir=cache_dir, progress=progress,
         fingerprints=fingerprints)
     note_repairs(result, repaired)
+    before = [id(table) for _, table in result.pieces]
+    reconcile(result)
+    # A piece reconciling changed keeps the columns it had computed already.
+    computed.update(id(t) for old, (_, t) in zip(before, result.pieces, strict=True)
+                    if old in computed)
     result.pieces = computed_pieces(result.pieces, spec, computed)
     return result
+
+
+def reconcile(result: SourceRows) -> None:
+    """The copies HypAware and the transcripts hold of one Claude session made one
+    (:func:`graphkit.sources.captures.reconcile_captures`), said in ``result``."""
+    pieces, report = reconcile_captures(result.pieces, result.transcript_piece)
+    result.pieces = pieces
+    result.captures = report.summary()
+    result.merged_copies = report.merged
+    result.notes.extend(report.notes())
+    result.findings.extend(report.findings())
 
 
 def computed_pieces(pieces: list[Piece], spec: ReadSpec,
@@ -274,6 +298,7 @@ def _read_transcripts(paths: list[Path], result: SourceRows, *, strict: bool,
     if tr.agents:
         result.notes.append("transcript subagent threads: " + ", ".join(
             f"{n} {kind}" for kind, n in tr.agents.items()))
+    result.transcript_piece = len(result.pieces)
     result.pieces.append((",".join(str(p) for p in paths), tr.table))
 
 

@@ -36,12 +36,16 @@ _TEXT, _ORDER = "text", ("created_at", "message_index")
 
 
 def session_view(reader: LineageReader, session_id: str, *, include_content: bool = False,
-                 source: str = "") -> dict[str, Any]:
+                 source: str = "", costs: dict[str, tuple[float | None, float | None]]
+                 | None = None, index_href: str | None = None) -> dict[str, Any]:
     """The page's data for ``session_id``: the session, and its threads in tree
     order, each with its parent's index (``None`` under the session) and depth.
 
     Message text is included only with ``include_content``, and only from a
-    snapshot built with ``--granularity message --include-content``.
+    snapshot built with ``--granularity message --include-content``. ``costs``: each
+    thread's own and subtree cost in USD by thread node id (None: a model without a
+    price), from :func:`graphkit.view.history.thread_costs`; ``index_href``: the
+    history page a site's session page links back to.
     """
     v = reader.vocabulary
     root = session_tree(reader, session_id)  # raises QueryError for an unknown session
@@ -70,6 +74,9 @@ def session_view(reader: LineageReader, session_id: str, *, include_content: boo
             "last_seen": _iso(p.get("last_seen")), "cycle": node.cycle,
             "props": _extra(p) if show_props else {},
             "content": (content or {}).get(info.node_id, []) if include_content else None,
+            **({"cost_usd": costs.get(info.node_id, (None, None))[0],
+                "subtree_cost_usd": costs.get(info.node_id, (None, None))[1]}
+               if costs is not None else {}),
         })
     return {
         "format": VIEW_FORMAT,
@@ -83,6 +90,7 @@ def session_view(reader: LineageReader, session_id: str, *, include_content: boo
                     "messages": session_props.get("messages"),
                     "props": _extra(session_props) if show_props else {}},
         "threads": threads,
+        **({"index_href": index_href} if index_href is not None else {}),
     }
 
 
@@ -114,11 +122,26 @@ def _snapshot_nodes(directory: Path, label: str, key: str, values: Sequence[str]
     info = read_manifest(directory)["nodes"].get(label)
     if not info:
         return pa.table({})
-    t = pq.read_table(Path(directory) / info["file"])
+    t = _node_table(Path(directory) / info["file"])
     if key not in t.column_names:
         return t.slice(0, 0)
     return t.filter(pc.fill_null(pc.is_in(t.column(key), value_set=pa.array(
         list(values), pa.string())), False))
+
+
+# A history site asks for thousands of sessions' nodes: each table is read once per
+# version of its file (the name, size and time say which), not once per session.
+_TABLES: dict[tuple[str, int, int], pa.Table] = {}
+
+
+def _node_table(path: Path) -> pa.Table:
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _TABLES:
+        if len(_TABLES) >= 16:
+            _TABLES.clear()
+        _TABLES[key] = pq.read_table(path)
+    return _TABLES[key]
 
 
 def _content(reader: LineageReader, v: LineageVocabulary,

@@ -13,10 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.enrich import snapshot_store as reader_module
 from graphkit.enrich.base import LineageReader
 from graphkit.enrich.networkx_store import NetworkXStore
@@ -26,8 +24,9 @@ from graphkit.queries.lineage import lineage_many, session_tree, sessions
 from graphkit.queries.prices import PriceTable, load_prices
 from graphkit.queries.usage import SessionUsage, Tokens, session_usage
 from graphkit.snapshot import write_snapshot
-from tests.builders import row, table
-from tests.queries.usage_builders import generate
+from tests.helpers.cli import graphkit
+from tests.helpers.rows import row, table
+from tests.helpers.usage_rows import generate
 
 
 def _answers(store: LineageReader, ids: list[str], sids: list[str]) -> dict[str, object]:
@@ -92,14 +91,14 @@ def test_lineage_of_a_chain_20k_deep(deep: Path) -> None:
     assert [r.id for r in top.descendants] == [f"t{i:06d}" for i in range(2, 20_001)]
 
 
+@pytest.mark.slow
 def test_cli_on_a_chain_20k_deep(deep: Path) -> None:
-    runner = CliRunner()
-    got = runner.invoke(cli, ["lineage", "t020000", "--snapshot", str(deep), "--json"])
-    assert got.exit_code == 0, got.output
+    got = graphkit("lineage", "t020000", "--snapshot", deep, "--json")
+    assert got.returncode == 0, got.output
     answer = json.loads(got.output)
     assert len(answer["ancestors"]) == 20_001 and answer["ancestors"][-1]["id"] == "deep-s"
-    got = runner.invoke(cli, ["usage", "--snapshot", str(deep), "--json"])
-    assert got.exit_code == 0, got.output
+    got = graphkit("usage", "--snapshot", deep, "--json")
+    assert got.returncode == 0, got.output
     (session,) = [json.loads(line) for line in got.output.splitlines()]
     threads = {t["id"]: t for t in session["threads"]}
     # Every thread's subtree holds itself and every thread below it.
@@ -129,10 +128,10 @@ def test_a_resume_chain_of_5k_sessions(tmp_path: Path) -> None:
 def _subtree_costs_by_sums(u: SessionUsage, table: PriceTable) -> list[tuple[str, list[str]]]:
     """The subtree costs as the terminal table shows them, added up the slow way:
     every thread and each one after it until the depth comes back."""
-    from graphkit.cli.usage import _thread_cost, _usd
-    from graphkit.queries.prices import Cost
+    from graphkit.cli.render import usd
+    from graphkit.queries.prices import Cost, thread_cost
 
-    own = [_thread_cost(t, table) for t in u.threads]
+    own = [thread_cost(t, table) for t in u.threads]
     out = []
     for i, t in enumerate(u.threads):
         c = Cost()
@@ -142,13 +141,13 @@ def _subtree_costs_by_sums(u: SessionUsage, table: PriceTable) -> list[tuple[str
             c.usd += own[j].usd
             for m, tok in own[j].unpriced.items():
                 c.unpriced[m] = c.unpriced.get(m, Tokens()) + tok
-        out.append((_usd(c), list(c.unpriced)))
+        out.append((usd(c), list(c.unpriced)))
     return out
 
 
 def test_subtree_costs_in_one_pass_are_the_sums(tmp_path: Path) -> None:
-    from graphkit.cli.usage import _subtree_costs, _usd
-    from graphkit.queries.prices import load_prices
+    from graphkit.cli.render import usd
+    from graphkit.queries.prices import load_prices, subtree_costs
 
     rows, _ = generate()
     write_snapshot(build(table(rows)).graph, tmp_path / "snap")
@@ -157,13 +156,13 @@ def test_subtree_costs_in_one_pass_are_the_sums(tmp_path: Path) -> None:
     answers = session_usage(snap, [s.session_id for s in sessions(snap)])
     assert any(len(u.threads) > 3 for u in answers)
     for u in answers:
-        got = [(_usd(c), list(c.unpriced)) for c in _subtree_costs(u, prices)]
+        got = [(usd(c), list(c.unpriced)) for c in subtree_costs(u, prices)]
         assert got == _subtree_costs_by_sums(u, prices)
     # A chain 1,500 deep (the slow sums take ~1M steps).
     store = NetworkXStore()
     store.load(build(table(_chain(1500))).graph)
     (deep,) = session_usage(store, ["deep-s"])
-    got = [(_usd(c), list(c.unpriced)) for c in _subtree_costs(deep, prices)]
+    got = [(usd(c), list(c.unpriced)) for c in subtree_costs(deep, prices)]
     assert got == _subtree_costs_by_sums(deep, prices)
     assert got[0] == ("$0.0319", [])  # 1,501 threads of 1 input and 2 output tokens
 
@@ -174,15 +173,17 @@ def test_the_usage_table_of_a_deep_chain_stops_indenting(
     # the terminal table indents as `graphkit tree` does (DRAWN_LEVELS) and a deeper
     # thread says its depth.
     from graphkit.cli.query import DRAWN_LEVELS
-    from graphkit.cli.usage import _print_session, usage_indent
+    from graphkit.cli.usage import print_threads, usage_indent
+    from graphkit.queries.usage_report import usage
 
     n = 3 * DRAWN_LEVELS
     write_snapshot(build(table(_chain(n))).graph, tmp_path / "snap")
-    (u,) = session_usage(SnapshotReader(tmp_path / "snap"), ["deep-s"])
+    report = usage(SnapshotReader(tmp_path / "snap"), ["deep-s"], prices=load_prices())
+    (u,) = report.sessions
     assert [t.depth for t in u.threads] == list(range(n + 1))
-    _print_session(u, load_prices())
+    print_threads(report)  # the session's row, then each thread a level below it
     out = capsys.readouterr().out
-    assert f"depth {n}: " in out and f"depth {DRAWN_LEVELS}: " not in out
+    assert f"depth {n + 1}: " in out and f"depth {DRAWN_LEVELS}: " not in out
     assert f"depth {DRAWN_LEVELS + 1}: " in out
     widest = 2 * DRAWN_LEVELS + len("└─ depth 99: t000099")
     assert all(len(line) <= widest + 120 for line in out.splitlines())

@@ -1,6 +1,6 @@
-"""A command reading a snapshot table by table parses its manifest once: later reads
-take the manifest parsed before while its file is the same one, unchanged; a snapshot
-swapped in, or a manifest written again, is parsed anew (never a stale answer)."""
+"""A query reads several tables, each checked against the snapshot's manifest read again;
+the manifest's parse is reused while its bytes are the same, never once they differ (a
+snapshot swapped in, or a manifest written again in place, is parsed anew)."""
 
 from __future__ import annotations
 
@@ -11,49 +11,59 @@ from pathlib import Path
 import pytest
 
 from graphkit.builds.run import graph_from_records
+from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.snapshot import SnapshotError, read_manifest, write_snapshot
 from graphkit.snapshot import read as snapread
-from tests.builders import row
 
 
-def _snap(path: Path, session: str) -> None:
-    write_snapshot(graph_from_records([row(session, message_id=f"{session}-m")]), path)
+def _graph(session: str):  # type: ignore[no-untyped-def]
+    return graph_from_records([{"session_id": session, "message_id": "m", "part_id": "p",
+                                "role": "user"}])
 
 
-def _sessions(path: Path) -> list[str]:
-    entry = read_manifest(path)["nodes"]["Session"]
-    return snapread.read_table(path, entry).column("session_id").to_pylist()
-
-
-def test_table_reads_parse_the_manifest_once(tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    snap = tmp_path / "snap"
-    _snap(snap, "s1")
-    entry = read_manifest(snap)["nodes"]["Session"]
-    parses: list[int] = []
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every parse of a manifest (msgspec first; json.loads only for what it refuses)."""
+    parsed: list[int] = []
     decode = snapread._DECODE
 
     def counting(data: bytes) -> object:
-        parses.append(1)
+        parsed.append(1)
         return decode(data)
 
     monkeypatch.setattr(snapread, "_DECODE", counting)
-    for _ in range(5):
-        assert snapread.read_table(snap, entry).column("session_id").to_pylist() == ["s1"]
-    assert len(parses) <= 1
+    return parsed
 
 
-def test_a_new_snapshot_is_read_anew(tmp_path: Path) -> None:
-    snap = tmp_path / "snap"
-    _snap(snap, "s1")
-    assert _sessions(snap) == ["s1"]
-    _snap(snap, "s2")
-    assert _sessions(snap) == ["s2"]
+def test_tables_of_one_snapshot_parse_its_manifest_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_snapshot(_graph("s1"), tmp_path / "snap")
+    parsed = _counted(monkeypatch)
+    reader = SnapshotReader(tmp_path / "snap")
+    assert reader.node_table("Session", ["id"]) is not None
+    first = len(parsed)
+    assert first >= 1
+    for node_type in ("Thread", "Session"):
+        assert reader.node_table(node_type, ["id"]) is not None
+    reader.edge_table("HAS_THREAD", "Session", "Thread", [])
+    assert len(parsed) == first
+    # A caller of read_manifest gets its own parse, never the shared one.
+    assert read_manifest(tmp_path / "snap") is not read_manifest(tmp_path / "snap")
+    assert len(parsed) == first + 2
+
+
+def test_a_snapshot_replaced_under_a_reader_is_said_so(tmp_path: Path) -> None:
+    write_snapshot(_graph("s1"), tmp_path / "snap")
+    reader = SnapshotReader(tmp_path / "snap")
+    assert reader.node_table("Thread", ["id"]) is not None  # parsed and kept
+    write_snapshot(_graph("s2"), tmp_path / "snap")
+    with pytest.raises(SnapshotError, match="replaced while it was being read"):
+        reader.node_table("Session", ["session_id"])
+    assert [s.session_id for s in SnapshotReader(tmp_path / "snap").sessions()] == ["s2"]
 
 
 def test_a_manifest_written_again_in_place_is_parsed_again(tmp_path: Path) -> None:
     snap = tmp_path / "snap"
-    _snap(snap, "s1")
+    write_snapshot(_graph("s1"), snap)
     entry = read_manifest(snap)["nodes"]["Session"]
     assert snapread.read_table(snap, entry).num_rows == 1
     manifest = snap / "manifest.json"
@@ -67,3 +77,9 @@ def test_a_manifest_written_again_in_place_is_parsed_again(tmp_path: Path) -> No
     os.utime(manifest, ns=(st.st_atime_ns, st.st_mtime_ns))  # even the same mtime
     with pytest.raises(SnapshotError, match="replaced while it was being read"):
         snapread.read_table(snap, entry)
+
+
+def test_msgspec_and_json_loads_read_a_manifest_alike(tmp_path: Path) -> None:
+    write_snapshot(_graph("s1"), tmp_path / "snap")
+    data = (tmp_path / "snap" / "manifest.json").read_bytes()
+    assert snapread._DECODE(data) == json.loads(data)

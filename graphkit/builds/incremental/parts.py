@@ -85,8 +85,10 @@ def project_group(plan: Plan, contract: LoadedContract, rows: TranscriptRows, la
     # The parse's kind, not the rows': a rollout whose every row was left out at
     # conversion has none, and its skipped lines go with the Codex files' (_account).
     codex_files = rows.file_codex
+    # Link groups are closed under the links between sessions (splice.py): an edge's end
+    # missing from its group is missing from every group, so it is counted here.
     out = project_partition(plan, table, granularity=granularity,
-                            include_content=include_content)
+                            include_content=include_content, unresolved=False)
     info = {
         "files": rows.files,
         "file_rows": np.bincount(owner, minlength=len(rows.files)).tolist(),

@@ -51,6 +51,7 @@ from graphkit.core.progress import Task, as_progress
 READING = "reading transcripts"  # the task read_transcripts starts
 
 if TYPE_CHECKING:
+    from graphkit.builds.options import BuildOptions
     from graphkit.contract.loader import LoadedContract
     from graphkit.projection.project import Projection
     from graphkit.sources.read import Progress, SourceRows
@@ -86,10 +87,13 @@ class _Group(msgspec.Struct):
 
 def project_key(c: LoadedContract, granularity: str, include_content: bool) -> str:
     """What the stored partial graphs depend on besides the transcripts."""
-    from graphkit import __version__
+    from graphkit._version import __version__
+    from graphkit.projection.project import content_columns
 
+    # What counts as content decides which properties the parts hold (a subagent's
+    # description became content): parts stored under another rule are not reused.
     doc = [c.spec.model_dump_json(), c.name, c.version, granularity, include_content,
-           __version__, parser_version(), BUCKETS, FORMAT]
+           __version__, parser_version(), BUCKETS, FORMAT, sorted(content_columns(c))]
     return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
 
 
@@ -177,16 +181,23 @@ def _root_texts(roots: list[Path]) -> list[str]:
     return [str(Path(given).expanduser().resolve()) for given in roots]
 
 
+# A compressed Codex rollout (graphkit.sources.transcripts.files.ZSTD, named here so a
+# rebuild that changes nothing imports no reader).
+ZSTD = ".jsonl.zst"
+
+
 def _candidates(roots: list[Path], paths: list[str]) -> list[str]:
     """The transcript files among the walked ``paths`` below ``roots``, in order."""
     found: set[str] = set()
+    listed = set(paths)
     for root in _root_texts(roots):
         if not os.path.isdir(root):
             found.add(root)
             continue
         prefix = root.rstrip(os.sep) + os.sep
         for path in paths:
-            if path.startswith(prefix) and _candidate(root, path):
+            if path.startswith(prefix) and _candidate(root, path) and not (
+                    path.endswith(ZSTD) and path[:-4] in listed):  # the plain one wins
                 found.add(path)
     return sorted(found)
 
@@ -195,7 +206,7 @@ def _candidate(root: str, path: str) -> bool:
     """:func:`graphkit.sources.transcripts.files.candidates`' rule, on a path's text
     (``path`` lies below ``root``)."""
     folder, name = path.rsplit(os.sep, 1)
-    if not name.endswith((".jsonl", ".json")) or name.endswith(".meta.json"):
+    if not name.endswith((".jsonl", ".json", ZSTD)) or name.endswith(".meta.json"):
         return False
     if name.startswith("agent-"):
         return True  # in subagents/ or not
@@ -487,26 +498,27 @@ def transcript_roots(paths: list[Path], inputs: list[list[Any]] | None = None
     return [Path(p).expanduser() for p in paths]
 
 
-def splice_build(roots: list[Path], contract: LoadedContract, *, cache_dir: Path,
-                 granularity: str, include_content: bool, progress: Progress | None,
-                 inputs: list[list[Any]] | None = None
+def splice_build(roots: list[Path], contract: LoadedContract, options: BuildOptions, *,
+                 progress: Progress | None, inputs: list[list[Any]] | None = None
                  ) -> tuple[Projection, SourceRows]:
-    """Build the transcripts under ``roots`` group by group, keeping unchanged groups'
-    partial graphs (see the module doc). Raises :class:`SpliceUnusable` when the contract
-    cannot be merged from parts (a distinct count over rows of several sessions, an
-    ``order_by`` of derived columns): that is remembered, and such builds go whole."""
+    """Build the transcripts under ``roots`` group by group in ``options.cache_dir``,
+    keeping unchanged groups' partial graphs (see the module doc). Raises
+    :class:`SpliceUnusable` when the contract cannot be merged from parts (a distinct
+    count over rows of several sessions, an ``order_by`` of derived columns): that is
+    remembered, and such builds go whole."""
     from graphkit.builds.partitioned.plan import PartitionError
 
-    marker = Path(cache_dir) / "graph" / "graph-unusable"
-    key = project_key(contract, granularity, include_content)
+    assert options.cache_dir is not None
+    cache_dir = Path(options.cache_dir)
+    marker = cache_dir / "graph" / "graph-unusable"
+    key = project_key(contract, options.granularity, options.include_content)
     try:
         if marker.read_text() == key:
             raise SpliceUnusable("the contract cannot be merged from parts")
     except OSError:
         pass
     try:
-        return _splice(roots, contract, Path(cache_dir), key, granularity, include_content,
-                       progress, inputs)
+        return _splice(roots, contract, cache_dir, key, options, progress, inputs)
     except PartitionError as exc:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(key)
@@ -546,7 +558,7 @@ def _to_project(parts: dict[int, dict[str, Any]], groups: dict[int, _Group],
 
 
 def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: str,
-            granularity: str, include_content: bool, progress: Progress | None,
+            options: BuildOptions, progress: Progress | None,
             inputs: list[list[Any]] | None) -> tuple[Projection, SourceRows]:
     from graphkit.builds.incremental.merged import Merged
     from graphkit.builds.incremental.parts import (
@@ -584,7 +596,8 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
     def project_one(b: int) -> dict[str, Any]:
         rows = groups[b].rows
         assert rows is not None
-        out, info = project_group(plan, contract, rows, label, granularity, include_content)
+        out, info = project_group(plan, contract, rows, label, options.granularity,
+                                  options.include_content)
         info["key"] = key
         return save_part(store.dir, b, out, info)
 
@@ -598,9 +611,9 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
         parts.update(zip(todo, run_all(project_one, todo, wanted_workers(), weights),
                          strict=True))
         try:
-            projection, sources, agents = assemble(plan, contract, files, parts, granularity,
-                                                   store.dir, Merged(store.dir, key, before),
-                                                   notes)
+            projection, sources, agents = assemble(plan, contract, files, parts,
+                                                   options.granularity, store.dir,
+                                                   Merged(store.dir, key, before), notes)
             break
         except PartUnreadable as exc:
             notes.append(f"stored graph part of link group {exc.bucket} unreadable "

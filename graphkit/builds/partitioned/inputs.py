@@ -14,7 +14,6 @@ import math
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from graphkit.builds.options import BuildOptions
 from graphkit.builds.partitioned.plan import ORD
 from graphkit.contract.loader import LoadedContract
 from graphkit.core.errors import SourceError
+from graphkit.core.files import walk_folders
 from graphkit.core.schema import FILE_COL, ROW_COL, json_as_text
 from graphkit.projection.conform import conform, conform_sources, read_spec
 from graphkit.sources.read import (
@@ -133,7 +134,9 @@ def estimate_rows(pieces: list[tuple[str, list[Path]]]) -> int:
     total = 0
     for _, paths in pieces:
         for p in paths:
-            files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
+            # walk_folders, not rglob: no recursion however deep the folders go.
+            files = [p] if p.is_file() else [Path(d, n) for d, _, names in walk_folders(p)
+                                             for n in names if Path(d, n).is_file()]
             for f in files:
                 if f.suffix.lower() in (".parquet", ".pq"):
                     try:
@@ -151,36 +154,36 @@ def auto_partitions(rows: int) -> int:
 
 
 def read_pieces(pieces: list[tuple[str, list[Path]]], contract: LoadedContract,
-                account: ReadAccount, *, strict: bool = False, since: datetime | None = None,
-                until: datetime | None = None,
-                cache_dir: Path | None = None, progress: Progress | None = None,
-                fingerprints: bool = True,
-                include_content: bool = False) -> Iterator[pa.Table]:
-    """Each piece's rows, conformed, tagged and numbered by input position.
+                account: ReadAccount, options: BuildOptions,
+                progress: Progress | None = None) -> Iterator[pa.Table]:
+    """Each piece's rows, conformed, tagged and numbered by input position (the reading
+    ``options``: ``strict``, ``since``/``until``, ``cache_dir``, ``fingerprints``,
+    ``include_content``).
 
     A Parquet row file comes in batches of :data:`BATCH_ROWS` rows (its rows as
     the build reads them, a batch at a time); any other piece whole.
     """
+    o = options
     offset = 0
     for kind, paths in pieces:
         if kind == "rows" and paths[0].suffix.lower() in (".parquet", ".pq"):
             if progress:
                 progress(f"reading {paths[0]}")
-            if fingerprints:
+            if o.fingerprints:
                 account.fingerprints.append(fingerprint(paths[0]))
-            tables: Iterator[pa.Table] = parquet_batches(paths[0], contract, include_content)
+            tables: Iterator[pa.Table] = parquet_batches(paths[0], contract, o.include_content)
         else:
-            got = read_sources(paths, read_spec(contract, include_content), strict=strict,
-                               since=since, cache_dir=cache_dir, progress=progress,
-                               fingerprints=fingerprints)
+            got = read_sources(paths, read_spec(contract, o.include_content), strict=o.strict,
+                               since=o.since, cache_dir=o.cache_dir, progress=progress,
+                               fingerprints=o.fingerprints)
             account.add(got)
-            tables = iter([conform_sources(contract, got, since=since, until=until)])
+            tables = iter([conform_sources(contract, got, since=o.since, until=o.until)])
         for table in tables:
             n = table.num_rows
             table = table.append_column(ORD, pa.array(np.arange(offset, offset + n,
                                                                 dtype=np.int64)))
             offset += n
-            table = since_filter(table, since, until)
+            table = since_filter(table, o.since, o.until)
             account.rows += table.num_rows
             yield spill_form(table)
 

@@ -6,9 +6,10 @@
 2. *Project*: each partition file is read back and projected on its own
    (:func:`graphkit.builds.partitioned.partition.project_partition`); its partial tables are
    cut into id-range buckets and spilled, one row group per bucket.
-3. *Merge*: type by type, bucket by bucket, the partitions' row groups of one
-   bucket are merged (:mod:`graphkit.builds.partitioned.merge`) and appended to the
-   snapshot file (:mod:`graphkit.builds.partitioned.output`).
+3. *Merge*: type by type (node types first), bucket by bucket, the partitions' row
+   groups of one bucket are merged (:mod:`graphkit.builds.partitioned.merge`) and
+   appended to the snapshot file (:mod:`graphkit.builds.partitioned.output`); an edge
+   a partition could not resolve is looked up among the merged nodes then.
 
 Peak memory is one piece, one partition's projection, or one bucket — not the input.
 """
@@ -16,11 +17,9 @@ Peak memory is one piece, one partition's projection, or one bucket — not the 
 from __future__ import annotations
 
 import math
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from graphkit.builds.options import BuildOptions
 from graphkit.builds.partitioned.inputs import (
     ReadAccount,
     auto_partitions,
@@ -37,11 +37,12 @@ from graphkit.builds.partitioned.inputs import (
     read_pieces,
     rows_schema,
 )
-from graphkit.builds.partitioned.merge import merge_parts, unify
+from graphkit.builds.partitioned.merge import Resolver, final_schema, merge_parts, unify
 from graphkit.builds.partitioned.output import SnapshotFolder
 from graphkit.builds.partitioned.partition import PartOutput, project_partition, split_buckets
 from graphkit.builds.partitioned.plan import ORD, Plan, describe, make_plan
-from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
+from graphkit.contract.loader import LoadedContract, load_contract
+from graphkit.core.files import temporary_folder
 from graphkit.snapshot.format import COMPRESSION
 from graphkit.snapshot.rejects import skipped_lines_path, write_rejects, write_skipped_lines
 from graphkit.sources.read import Progress
@@ -67,20 +68,27 @@ class Totals:
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     rejects: list[pa.Table] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    # The edges partitions could not resolve, looked up at the merge.
+    resolver: Resolver = field(default_factory=Resolver)
 
     def add(self, counts: dict[str, Any], rejects: pa.Table) -> None:
         """Add one partition's counts and rejects."""
         self.rows_read += counts["rows_read"]
         self.rows_used += counts["rows_used"]
         self.duplicates += counts["duplicates"]
-        for etype, d in counts["dropped_edges"].items():
-            mine = self.dropped.setdefault(etype, {})
-            for k, v in d.items():
-                mine[k] = mine.get(k, 0) + v
+        self.add_dropped(counts["dropped_edges"])
+        self.resolver.need(counts.get("unresolved_ends", {}))
         if rejects.num_rows:
             self.rejects.append(rejects)
         self.meta = {k: counts[k] for k in ("content_properties", "edge_ends", "keys",
                                             "lineage")}
+
+    def add_dropped(self, dropped: dict[str, dict[str, int]]) -> None:
+        """Add edge rows dropped, by edge type and reason."""
+        for etype, d in dropped.items():
+            mine = self.dropped.setdefault(etype, {})
+            for k, v in d.items():
+                mine[k] = mine.get(k, 0) + v
 
     def rejects_table(self) -> pa.Table | None:
         """All rejects in input order (as the unpartitioned build lists them)."""
@@ -104,7 +112,7 @@ class EngineResult:
 
 def summarize(totals: Totals, counts: dict[str, dict[str, int]], skipped: int,
               engine: dict[str, Any]) -> dict[str, Any]:
-    """The build summary, with the keys :meth:`graphkit.builds.run.BuildResult.summary` has."""
+    """The build summary, with the keys :meth:`graphkit.builds.result.BuildResult.summary` has."""
     return {
         "rows_read": totals.rows_read,
         "rows_used": totals.rows_used,
@@ -210,70 +218,76 @@ class _Partials:
         return out
 
 
+def merge_order(key: tuple[str, str]) -> tuple[bool, str, str]:
+    """Node types before edge types: an edge is resolved against merged nodes."""
+    return (key[0] != "node", *key)
+
+
 def merge_into(plan: Plan, partials: _Partials, folder: SnapshotFolder,
-               say: Progress) -> dict[str, dict[str, int]]:
-    """Merge every type bucket by bucket into the snapshot folder; counts by kind."""
+               say: Progress, totals: Totals) -> dict[str, dict[str, int]]:
+    """Merge every type bucket by bucket into the snapshot folder; counts by kind.
+    Edges partitions could not resolve are resolved (their drops added to ``totals``)."""
     counts: dict[str, dict[str, int]] = {"node": {}, "edge": {}}
-    for key in sorted(partials.schemas):
+    resolver = totals.resolver
+    for key in sorted(partials.schemas, key=merge_order):
         kind, type_ = key
         schema = unify(partials.schemas[key])
         tp = plan.types[key]
-        out_names = [f for f in schema if not f.name.startswith("__gk_")]
-        writer = folder.writer(kind, type_, pa.schema(out_names))
+        writer = folder.writer(kind, type_, final_schema(schema))
         for b in range(partials.buckets):
             merged = merge_parts(plan, tp, partials.bucket(key, b), schema)
+            if kind == "node":
+                resolver.see(type_, merged)
+            else:
+                merged = resolver.resolve(tp, merged)
             writer.add(merged)
         writer.close()
         counts[kind][type_] = writer.rows
         say(f"merged {kind} {type_}: {writer.rows} rows")
+    totals.add_dropped(resolver.dropped)
     return {k: dict(sorted(v.items())) for k, v in counts.items()}
 
 
 def build_local(
     sources: Sequence[Path],
     snapshot_dir: Path,
+    options: BuildOptions | None = None,
     *,
-    contract: str | LoadedContract = DEFAULT_CONTRACT,
-    partitions: int | None = None,
     partition_key: str | None = None,
-    granularity: str = "thread",
-    strict: bool = False,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    cache_dir: Path | None = None,
     progress: Progress | None = None,
-    fingerprints: bool = True,
-    include_content: bool = False,
     work_dir: Path | None = None,
     rejects_file: Path | None = None,
+    **keywords: Any,
 ) -> EngineResult:
     """Build ``sources`` partition by partition into the snapshot ``snapshot_dir``.
 
-    Rejected rows are written to ``rejects_file`` when given (and named in the
-    summary), as ``graphkit build`` does.
+    ``options`` (or the ``keywords`` that make them): the contract, ``partitions`` (a
+    count; ``auto`` or none: sized from the input) and what shapes the graph, as for
+    :func:`graphkit.builds.run.build`. Rejected rows are written to ``rejects_file``
+    when given (and named in the summary), as ``graphkit build`` does.
     """
+    options = BuildOptions.of(options, **keywords)
+    contract = options.contract
     say = progress or (lambda _m: None)
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     plan = make_plan(c, partition_key)
     listed: list[str] = []
     pieces = plan_sources(sources, listed)
     estimate = estimate_rows(pieces)
-    n_parts = partitions or auto_partitions(estimate)
+    n_parts = partition_count(options, estimate)
     n_buckets = buckets_for(estimate)
     timings: dict[str, float] = {}
     snapshot_dir = Path(snapshot_dir)
     snapshot_dir.parent.mkdir(parents=True, exist_ok=True)
     base = work_dir or snapshot_dir.parent
-    with tempfile.TemporaryDirectory(prefix=".graphkit-partitions-", dir=base) as tmp_name:
-        tmp = Path(tmp_name)
+    # Named after the snapshot and this process: the next build deletes it if a kill
+    # left it (a TemporaryDirectory's spill folder outlived every later run).
+    with temporary_folder(Path(base) / snapshot_dir.name) as tmp:
         account = ReadAccount(listed=listed)
         t0 = time.perf_counter()
         shuffle = _Shuffle(tmp, n_parts)
         try:
-            for table in read_pieces(pieces, c, account, strict=strict, since=since, until=until,
-                                     cache_dir=cache_dir, progress=progress,
-                                     fingerprints=fingerprints,
-                                     include_content=include_content):
+            for table in read_pieces(pieces, c, account, options, progress):
                 shuffle.add(table, plan.partition_key)
                 del table
         finally:
@@ -290,8 +304,8 @@ def build_local(
             if not path.exists() and p > 0:
                 continue
             rows = shuffle.read(p) if path.exists() else empty
-            out = project_partition(plan, rows, granularity=granularity,
-                                    include_content=include_content)
+            out = project_partition(plan, rows, granularity=options.granularity,
+                                    include_content=options.include_content)
             del rows
             path.unlink(missing_ok=True)
             totals.add(out.counts, out.rejects)
@@ -301,14 +315,13 @@ def build_local(
         timings["project"] = time.perf_counter() - t0 - timings["read"]
         folder = SnapshotFolder(snapshot_dir)
         try:
-            counts = merge_into(plan, partials, folder, say)
+            counts = merge_into(plan, partials, folder, say, totals)
             engine = {"name": "local", "partitions": n_parts, "buckets": n_buckets,
                       **describe(plan)}
             summary = summarize(totals, counts, len(account.skipped), engine)
             rejects = totals.rejects_table()
-            side_files(summary, rejects, account.skipped, rejects_file, include_content)
-            manifest = finish(folder, plan, totals, summary, account, granularity,
-                              include_content)
+            side_files(summary, rejects, account.skipped, rejects_file, options)
+            manifest = finish(folder, plan, totals, summary, account, options)
         except BaseException:
             folder.abandon()
             raise
@@ -316,15 +329,21 @@ def build_local(
     return EngineResult(summary, account.skipped, rejects, manifest, timings)
 
 
+def partition_count(options: BuildOptions, rows: int) -> int:
+    """The partitions of a build of about ``rows`` rows: the count asked for, else sized
+    from the input."""
+    return options.partitions if isinstance(options.partitions, int) else auto_partitions(rows)
+
+
 def side_files(summary: dict[str, Any], rejects: pa.Table | None,
                skipped: list[dict[str, Any]], rejects_file: Path | None,
-               include_content: bool) -> None:
+               options: BuildOptions) -> None:
     """Write the rejects and skipped-lines files beside the snapshot (when a
     rejects file is named) and name them in the summary, as the in-memory build does."""
     if rejects_file is None:
         return
     if rejects is not None:
-        write_rejects(rejects_file, rejects, include_content=include_content)
+        write_rejects(rejects_file, rejects, include_content=options.include_content)
         summary["rejects_file"] = str(rejects_file)
     if skipped:
         path = skipped_lines_path(rejects_file)
@@ -333,7 +352,7 @@ def side_files(summary: dict[str, Any], rejects: pa.Table | None,
 
 
 def finish(folder: SnapshotFolder, plan: Plan, totals: Totals, summary: dict[str, Any],
-           account: ReadAccount, granularity: str, include_content: bool) -> dict[str, Any]:
+           account: ReadAccount, options: BuildOptions) -> dict[str, Any]:
     """Fill the manifest's per-type entries and write it."""
     spec = plan.contract.spec
     indexes = {r.type: list(r.index) for r in spec.nodes}
@@ -347,6 +366,6 @@ def finish(folder: SnapshotFolder, plan: Plan, totals: Totals, summary: dict[str
         folder.edges[t] = {"file": f"edges/{t}.parquet", "count": n, "source_type": src,
                            "target_type": dst}
     meta = {"contract": plan.contract.name, "version": plan.contract.version,
-            "granularity": granularity, "lineage": totals.meta.get("lineage")}
+            "granularity": options.granularity, "lineage": totals.meta.get("lineage")}
     return folder.finish(meta, inputs=account.listed_order(), summary=summary,
-                         include_content=include_content)
+                         include_content=options.include_content)

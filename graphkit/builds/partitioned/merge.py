@@ -7,6 +7,12 @@ answers, ``count`` summed, ``first``/``last`` from the partition whose
 contributing row comes first/last in the build's row order (the order keys the
 partitions carry). A ``count_distinct`` over rows of more than one partition
 key value cannot be merged from partial answers and is refused.
+
+An edge a partition could not resolve (an end is no node of its rows: a session
+continuing one that fell in another partition) comes marked
+(:data:`~graphkit.builds.partitioned.plan.UNRESOLVED`); once every node type is
+merged, :class:`Resolver` keeps it if both its ends are nodes of some partition and
+counts its rows as dropped otherwise — the in-memory build's edges and counts.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.builds.partitioned.plan import HIDDEN, PartitionError, Plan, TypePlan
+from graphkit.builds.partitioned.plan import HIDDEN, UNRESOLVED, PartitionError, Plan, TypePlan
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID
 from graphkit.projection.groups import check_sums
 
@@ -81,7 +87,8 @@ def check_spans(plan: Plan, tp: TypePlan, t: pa.Table) -> None:
 
 def merge_parts(plan: Plan, tp: TypePlan, parts: list[pa.Table],
                 schema: pa.Schema, shared: list[pa.Array] | None = None) -> pa.Table:
-    """The merged, sorted rows of one bucket of one type (snapshot columns only).
+    """The merged, sorted rows of one bucket of one type (snapshot columns only, and
+    :data:`UNRESOLVED` where the partials have it: :meth:`Resolver.resolve` takes it).
 
     ``parts`` are the bucket's partial tables from every partition, cast to
     ``schema`` (the unified partial schema). ``shared``: the keys (:func:`row_keys`)
@@ -89,6 +96,8 @@ def merge_parts(plan: Plan, tp: TypePlan, parts: list[pa.Table],
     """
     parts = [p for p in parts if p.num_rows]
     out_schema = final_schema(schema)
+    if UNRESOLVED in schema.names:
+        out_schema = out_schema.append(schema.field(UNRESOLVED))
     if not parts:
         if shared is not None:
             shared.append(pa.array([], pa.string()))
@@ -131,6 +140,9 @@ def _merge_groups(plan: Plan, tp: TypePlan, t: pa.Table, schema: pa.Schema) -> p
             hint="give the edge type's rules no properties, or build without --partitions")
     specs: list[tuple[str, str]] = []
     for name in schema.names:
+        if name == UNRESOLVED:
+            # Unresolved in some partition: the rows behind it in all (null if none).
+            specs.append((name, "sum"))
         if name in keys or name.startswith(HIDDEN):
             continue
         p = props.get(name)
@@ -161,3 +173,77 @@ def _pick(t: pa.Table, keys: list[str], name: str, rank: str, op: str) -> pa.Tab
     have = have.take(pc.sort_indices(have, sort_keys=[(c, "ascending") for c in keys + parts]))
     g = have.group_by(keys, use_threads=False).aggregate([(name, op)])
     return g.rename_columns([n if n in keys else name for n in g.column_names])
+
+
+_DROPS = ("missing_source", "missing_target", "self_loop")
+
+
+class Resolver:
+    """The merge's look-up of the edges partitions could not resolve.
+
+    Partitions name those edges' end ids (``counts["unresolved_ends"]``: :meth:`need`);
+    each node type's merged buckets pass :meth:`see` (all node types before any edge
+    type), which keeps the named ids that are nodes; :meth:`resolve` then keeps an
+    unresolved edge whose two ends are nodes and counts the rows of the others as the
+    in-memory build does (:attr:`dropped`). Only named ids are held, never a node table.
+    """
+
+    def __init__(self) -> None:
+        self._wanted: dict[str, list[pa.Array]] = {}
+        self._found: dict[str, list[pa.Array]] = {}
+        self.dropped: dict[str, dict[str, int]] = {}
+
+    def need(self, ends: dict[str, list[str]]) -> None:
+        """Take a partition's unresolved end ids, by node type."""
+        for node_type, ids in ends.items():
+            if ids:
+                self._wanted.setdefault(node_type, []).append(pa.array(ids, pa.string()))
+
+    def see(self, node_type: str, merged: pa.Table) -> None:
+        """Note which named ids of ``node_type`` one merged bucket holds."""
+        wanted = self._wanted.get(node_type)
+        if not wanted or merged.num_rows == 0:
+            return
+        if len(wanted) > 1:  # once: several partitions may name the same end
+            wanted[:] = [pc.unique(pa.chunked_array(wanted))]
+        ids = merged.column(NODE_ID)
+        self._found.setdefault(node_type, []).append(
+            ids.filter(pc.is_in(ids, value_set=wanted[0])).combine_chunks())
+
+    def _nodes(self, node_type: str) -> pa.Array:
+        """The named ids of ``node_type`` that are nodes."""
+        found = self._found.get(node_type)
+        if not found:
+            return pa.array([], pa.string())
+        if len(found) > 1:
+            found[:] = [pa.concat_arrays(found)]
+        return found[0]
+
+    def resolve(self, tp: TypePlan, merged: pa.Table) -> pa.Table:
+        """One merged bucket of an edge type (from :func:`merge_parts`) in snapshot
+        columns: its unresolved edges kept where both ends are nodes, their rows
+        counted in :attr:`dropped` where not."""
+        if UNRESOLVED not in merged.column_names:
+            return merged
+        rows = merged.column(UNRESOLVED)
+        table = merged.drop_columns([UNRESOLVED])
+        if rows.null_count == len(rows):
+            return table
+        pending = pc.is_valid(rows)
+        n = pc.fill_null(rows, 0)
+        source, target = table.column(EDGE_SOURCE), table.column(EDGE_TARGET)
+        src_ok = pc.or_(pc.invert(pending), pc.is_in(source, value_set=self._nodes(tp.ends[0])))
+        dst_ok = pc.or_(pc.invert(pending), pc.is_in(target, value_set=self._nodes(tp.ends[1])))
+        keep = pc.and_(src_ok, dst_ok)
+        # As in the in-memory build: a missing source is counted first, then a missing
+        # target; a loop only between two found ends of one node type.
+        lost = {"missing_source": pc.invert(src_ok),
+                "missing_target": pc.and_(src_ok, pc.invert(dst_ok))}
+        if tp.ends[0] == tp.ends[1]:
+            loops = pc.and_(pc.and_(pending, keep), pc.equal(source, target))
+            lost["self_loop"] = loops
+            keep = pc.and_(keep, pc.invert(loops))
+        mine = self.dropped.setdefault(tp.type, dict.fromkeys(_DROPS, 0))
+        for reason, mask in lost.items():
+            mine[reason] += int(pc.sum(n.filter(mask)).as_py() or 0)
+        return table.filter(keep)

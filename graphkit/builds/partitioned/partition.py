@@ -16,8 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphkit.builds.partitioned.plan import HIDDEN, ORD, RANK, Plan
-from graphkit.core.graph import EDGE_SOURCE, NODE_ID
+from graphkit.builds.partitioned.plan import HIDDEN, ORD, RANK, UNRESOLVED, Plan
+from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable
+from graphkit.projection.edges import UNRESOLVED_ROWS
 from graphkit.projection.groups import decoded
 from graphkit.projection.project import project
 
@@ -67,19 +68,47 @@ def _ranks_to_keys(table: pa.Table, sorted_keys: pa.Table) -> pa.Table:
     return table
 
 
+def _with_unresolved(et: EdgeTable, lost: pa.Table | None,
+                     ends: dict[str, list[pa.Array]]) -> pa.Table:
+    """An edge type's partial table: its edges (:data:`UNRESOLVED` null) and, sorted
+    in among them, those whose end is no node of the partition (:data:`UNRESOLVED`:
+    their rows), whose end ids are added to ``ends`` by node type."""
+    table = et.table.append_column(UNRESOLVED, pa.nulls(et.table.num_rows, pa.int64()))
+    if lost is None or lost.num_rows == 0:
+        return table
+    ends.setdefault(et.source_type, []).append(lost.column(EDGE_SOURCE))
+    ends.setdefault(et.target_type, []).append(lost.column(EDGE_TARGET))
+    at = lost.schema.get_field_index(UNRESOLVED_ROWS)
+    lost = lost.set_column(at, UNRESOLVED, lost.column(at).cast(pa.int64()))
+    both = pa.concat_tables([table, lost], promote_options="permissive")
+    order = [(EDGE_SOURCE, "ascending"), (EDGE_TARGET, "ascending")]
+    return both.take(pc.sort_indices(both.select([EDGE_SOURCE, EDGE_TARGET]), sort_keys=order))
+
+
 def project_partition(plan: Plan, rows: pa.Table, *, granularity: str = "thread",
-                      include_content: bool = False) -> PartOutput:
-    """Project one partition's rows with the widened contract."""
+                      include_content: bool = False, unresolved: bool = True) -> PartOutput:
+    """Project one partition's rows with the widened contract.
+
+    ``unresolved``: an edge an end of which is no node of these rows is kept (marked
+    :data:`UNRESOLVED`) for the merge to look up among all partitions' nodes, its
+    end ids listed in ``counts["unresolved_ends"]``. Otherwise it is counted as
+    dropped here, which is right only where no edge leaves a partition (the
+    incremental build's link groups).
+    """
     rows = in_input_order(rows)
     sorted_keys, rank = _order(plan, rows)
     rows = rows.append_column(RANK, pa.array(rank))
-    proj = project(plan.widened, rows, granularity=granularity, include_content=include_content)
+    proj = project(plan.widened, rows, granularity=granularity, include_content=include_content,
+                   unresolved=unresolved)
     del rows
     tables: dict[tuple[str, str], pa.Table] = {}
     for ntype, nt in proj.graph.nodes.items():
         tables[("node", ntype)] = _ranks_to_keys(nt.table, sorted_keys)
+    ends: dict[str, list[pa.Array]] = {}
     for etype, et in proj.graph.edges.items():
-        tables[("edge", etype)] = _ranks_to_keys(et.table, sorted_keys)
+        table = (_with_unresolved(et, proj.unresolved.get(etype), ends) if unresolved
+                 else et.table)
+        tables[("edge", etype)] = _ranks_to_keys(table, sorted_keys)
     rejects = proj.rejects
     drop = [c for c in rejects.column_names if c.startswith(HIDDEN) and c != ORD]
     counts = {"rows_read": proj.rows_read, "rows_used": proj.rows_used,
@@ -89,6 +118,9 @@ def project_partition(plan: Plan, rows: pa.Table, *, granularity: str = "thread"
                             for t, e in proj.graph.edges.items()},
               "keys": {t: list(n.key) for t, n in proj.graph.nodes.items()},
               "lineage": proj.graph.lineage.to_json() if proj.graph.lineage else None}
+    if unresolved:
+        counts["unresolved_ends"] = {
+            t: pc.unique(pa.chunked_array(ids)).to_pylist() for t, ids in sorted(ends.items())}
     return PartOutput(tables, rejects.drop_columns(drop), counts)
 
 

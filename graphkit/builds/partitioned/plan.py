@@ -12,7 +12,10 @@ with the contract widened by hidden properties (names starting ``__gk_``):
   key value is refused (its distinct count cannot be merged) — whatever the number
   of partitions, so the answer never depends on it.
 
-``min``/``max``/``count`` merge as they are.
+``min``/``max``/``count`` merge as they are. An edge whose end is a node of
+another partition's rows (a session continuing one in another partition) is
+carried unresolved to the merge (:data:`UNRESOLVED`), which finds its ends
+among all partitions' nodes, as the in-memory build finds them among all nodes.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ ORD = "__gk_ord"
 RANK = "__gk_rank"
 HIDDEN = "__gk_"
 DEFAULT_PARTITION_KEY = "session_id"
+# On an edge a partition could not resolve (an end is no node of its rows), the rows
+# behind it (null on the edges it resolved): the merge looks its ends up among the
+# nodes of every partition, and keeps it or counts those rows as dropped.
+UNRESOLVED = "__gk_unresolved"
 
 
 class PartitionError(ContractError):
@@ -69,6 +76,7 @@ class TypePlan(msgspec.Struct):
     props: list[PropPlan]
     span_check: bool  # has count_distinct: groups must stay within one partition key
     rules: int = 1
+    ends: tuple[str, str] = ("", "")  # an edge type's source and target node types
 
 
 class Plan(msgspec.Struct):
@@ -135,7 +143,15 @@ def make_plan(contract: LoadedContract, partition_key: str | None = None) -> Pla
         nodes.append(rule.model_copy(update={"properties": props}))
         plan_types[("node", rule.type)] = TypePlan("node", rule.type, plans, span)
     edges = []
-    for erule in spec.edges:
+    for i, erule in enumerate(spec.edges):
+        if erule.join is not None and pk not in erule.join.same:
+            # A partition holds one partition key's rows whole, and only those: a join
+            # across keys would miss the rows another partition holds.
+            raise PartitionError(
+                f"edge {erule.type} joins {erule.join.column} to {erule.join.matches} across "
+                f"{pk}s; a partitioned build matches rows within one {pk}",
+                path=str(contract.path), line=contract.line_of("edges", i, "join"),
+                hint=f"add {pk} to the join's `same:`, or build without --partitions")
         props, plans, span = _widen(erule.properties, pk, derived)
         edges.append(erule.model_copy(update={"properties": props}))
         key = ("edge", erule.type)
@@ -144,7 +160,8 @@ def make_plan(contract: LoadedContract, partition_key: str | None = None) -> Pla
             prev.rules += 1
             prev.span_check = prev.span_check or span
         else:
-            plan_types[key] = TypePlan("edge", erule.type, plans, span)
+            plan_types[key] = TypePlan("edge", erule.type, plans, span,
+                                       ends=(erule.from_.type, erule.to.type))
     widened = LoadedContract(spec.model_copy(update={"nodes": nodes, "edges": edges}),
                              contract.path, {**contract.derived, **derived}, contract.lines)
     return Plan(contract, widened, pk, list(spec.order_by), plan_types)

@@ -12,7 +12,9 @@
 - ``groupBy(kind, type, bucket).applyInArrow`` runs
   :func:`graphkit.builds.partitioned.merge.merge_parts` on each bucket.
 - The driver streams the merged buckets in order into the snapshot files
-  (``toLocalIterator``: one Spark partition at a time).
+  (``toLocalIterator``: one Spark partition at a time), node types first, so
+  that an edge a partition could not resolve is looked up among the merged
+  nodes (:class:`graphkit.builds.partitioned.merge.Resolver`) before it is written.
 
 Executors need graphkit and its dependencies importable: with a cluster master
 graphkit ships itself as a zip (``addPyFile``); pyarrow, numpy, pydantic and
@@ -24,10 +26,8 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -36,9 +36,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from graphkit.builds.options import BuildOptions
 from graphkit.builds.partitioned.inputs import (
     ReadAccount,
-    auto_partitions,
     estimate_rows,
     plain,
     plan_sources,
@@ -50,6 +50,7 @@ from graphkit.builds.partitioned.local import (
     Totals,
     buckets_for,
     finish,
+    partition_count,
     side_files,
     summarize,
 )
@@ -57,10 +58,17 @@ from graphkit.builds.partitioned.merge import final_schema, merge_parts, unify
 from graphkit.builds.partitioned.output import SnapshotFolder, TableWriter
 from graphkit.builds.partitioned.partition import project_partition, split_buckets
 from graphkit.builds.partitioned.plan import ORD, Plan, describe, make_plan
-from graphkit.contract.loader import DEFAULT_CONTRACT, LoadedContract, load_contract
+from graphkit.contract.loader import LoadedContract, load_contract
 from graphkit.core.errors import GraphkitError, SourceError
+from graphkit.core.files import work_folder
 from graphkit.core.schema import FILE_COL, ROW_COL
-from graphkit.core.spark import active_session, ship_graphkit, start_session
+from graphkit.core.spark import (
+    active_session,
+    ship_graphkit,
+    spark_failure,
+    start_session,
+    use_worker_python,
+)
 from graphkit.projection.conform import check_schema, conform, read_spec
 from graphkit.sources.read import Progress, computed_columns
 from graphkit.sources.row_files import fingerprint
@@ -168,18 +176,18 @@ def _parquet_groups(plan: Plan, files: list[tuple[int, Path]],
 
 
 def _parquet_frame(spark: Any, plan: Plan, files: list[tuple[int, Path]],
-                   include_content: bool, since: datetime | None,
-                   until: datetime | None) -> Any:
+                   options: BuildOptions) -> Any:
     """Spark's read of Parquet row files of one column-type set (:func:`_parquet_groups`),
     conformed by graphkit per batch."""
-
     contract = plan.contract
+    # What the executors' function takes with it: these values, not the options.
+    since, until = options.since, options.until
     names: set[str] = set()
     for _i, f in files:
         names |= set(pq.read_schema(f).names)
     # What read_sources reads: the contract's columns (no content unless asked)
     # and what the sources' computed columns (touched_files) are made from.
-    spec = read_spec(contract, include_content)
+    spec = read_spec(contract, options.include_content)
     wanted = [n for n in sorted(names) if n in spec.wanted()]
     labels = {_uri_key(_file_uri(f)): (str(f), i) for i, f in files}
     target = rows_schema(contract)
@@ -216,29 +224,29 @@ def _spark_schema(schema: pa.Schema) -> Any:
 
 
 def _input_frame(spark: Any, plan: Plan, pieces: list[tuple[str, list[Path]]],
-                 account: ReadAccount, opts: dict[str, Any], say: Progress) -> Any:
+                 account: ReadAccount, options: BuildOptions, progress: Progress | None,
+                 say: Progress) -> Any:
     """All input rows as one DataFrame of :func:`rows_schema`, with a partition column."""
     target = rows_schema(plan.contract)
     frames = []
     parquet = [(i, ps[0]) for i, (kind, ps) in enumerate(pieces)
                if kind == "rows" and ps[0].suffix.lower() in (".parquet", ".pq")]
-    groups, driver = _parquet_groups(plan, parquet, opts["include_content"])
+    groups, driver = _parquet_groups(plan, parquet, options.include_content)
     in_spark = {i for i, _f in parquet} - driver
     for i, piece in enumerate(pieces):
         if i in in_spark:
-            if opts["fingerprints"]:
+            if options.fingerprints:
                 account.fingerprints.append(fingerprint(piece[1][0]))
             continue
         say(f"reading {', '.join(map(str, piece[1]))} with graphkit's reader")
-        for table in read_pieces([piece], plan.contract, account, **opts):
+        for table in read_pieces([piece], plan.contract, account, options, progress):
             # Positions as Spark numbers the Parquet rows: piece, then row.
             pos = pc.add(table.column(ORD), i << _PIECE_SHIFT)
             table = table.set_column(table.schema.get_field_index(ORD), ORD, pos)
             frames.append(spark.createDataFrame(table.cast(target)))
     if in_spark:
         say(f"Spark reads {len(in_spark)} Parquet file(s)")
-    frames.extend(_parquet_frame(spark, plan, group, opts["include_content"], opts["since"],
-                                 opts["until"]) for group in groups)
+    frames.extend(_parquet_frame(spark, plan, group, options) for group in groups)
     if not frames:  # only zero-row files graphkit's reader found nothing in
         frames.append(spark.createDataFrame(target.empty_table()))
     df = frames[0]
@@ -247,11 +255,13 @@ def _input_frame(spark: Any, plan: Plan, pieces: list[tuple[str, list[Path]]],
     return df
 
 
-def _project_stage(df: Any, plan: Plan, n_parts: int, n_buckets: int, granularity: str,
-                   include_content: bool) -> Any:
+def _project_stage(df: Any, plan: Plan, n_parts: int, n_buckets: int,
+                   options: BuildOptions) -> Any:
     from pyspark.sql import functions as F
 
     target = rows_schema(plan.contract)
+    # What the executors' function takes with it: these values, not the options.
+    granularity, include_content = options.granularity, options.include_content
 
     def run(table: pa.Table) -> pa.Table:
         rows = table.drop_columns([_PART]).cast(target)
@@ -303,20 +313,29 @@ def _collect_meta(stage: Any, totals: Totals) -> dict[tuple[str, str], pa.Schema
     return {k: unify(v) for k, v in schemas.items()}
 
 
-def _write_merged(merged: Any, schemas: dict[tuple[str, str], pa.Schema],
-                  folder: SnapshotFolder, say: Progress) -> dict[str, dict[str, int]]:
+def _write_merged(merged: Any, plan: Plan, schemas: dict[tuple[str, str], pa.Schema],
+                  folder: SnapshotFolder, say: Progress,
+                  totals: Totals) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {"node": {}, "edge": {}}
     writers: dict[tuple[str, str], TableWriter] = {}
+    resolver = totals.resolver
     # Persisted first: the range sort samples its input before sorting, which
     # would otherwise run every merge twice. toLocalIterator then holds one sorted
-    # partition at a time on the driver.
+    # partition at a time on the driver. Nodes ("node" > "edge") come first: the
+    # edges partitions could not resolve are looked up among them.
     merged = merged.persist()
-    for row in merged.orderBy("kind", "type", "bucket").toLocalIterator():
+    for row in merged.orderBy(merged["kind"].desc(), "type", "bucket").toLocalIterator():
         key = (row["kind"], row["type"])
         if key not in writers:
             writers[key] = folder.writer(*key, final_schema(schemas[key]))
-        writers[key].add(_from_ipc(row["payload"]))
+        table = _from_ipc(row["payload"])
+        if key[0] == "node":
+            resolver.see(key[1], table)
+        else:
+            table = resolver.resolve(plan.types[key], table)
+        writers[key].add(table)
     merged.unpersist()
+    totals.add_dropped(resolver.dropped)
     for key, schema in schemas.items():
         w = writers.get(key) or folder.writer(*key, final_schema(schema))
         w.close()
@@ -328,51 +347,49 @@ def _write_merged(merged: Any, schemas: dict[tuple[str, str], pa.Schema],
 def build_spark(
     sources: Sequence[Path],
     snapshot_dir: Path,
+    options: BuildOptions | None = None,
     *,
-    contract: str | LoadedContract = DEFAULT_CONTRACT,
-    partitions: int | None = None,
     partition_key: str | None = None,
-    master: str | None = None,
     spark: Any = None,
-    granularity: str = "thread",
-    strict: bool = False,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    cache_dir: Path | None = None,
     progress: Progress | None = None,
-    fingerprints: bool = True,
-    include_content: bool = False,
     rejects_file: Path | None = None,
+    **keywords: Any,
 ) -> EngineResult:
-    """Build ``sources`` on Spark into the snapshot ``snapshot_dir``."""
+    """Build ``sources`` on Spark into the snapshot ``snapshot_dir``: on ``spark`` (a
+    session), else on one at ``options.spark_master`` (else the running one, else
+    ``local[*]``). ``options`` (or the ``keywords`` that make them) as for
+    :func:`graphkit.builds.partitioned.local.build_local`."""
+    options = BuildOptions.of(options, **keywords)
+    contract = options.contract
     say = progress or (lambda _m: None)
     c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     plan = make_plan(c, partition_key)
     listed: list[str] = []
     pieces = plan_sources(sources, listed)
     estimate = estimate_rows(pieces)
-    n_parts = partitions or auto_partitions(estimate)
+    n_parts = partition_count(options, estimate)
     n_buckets = buckets_for(estimate)
     t0 = time.perf_counter()
     # A session this call starts is stopped at the end; one it was given, or
     # found running (spark-submit, a notebook), is left as it was.
     owned = spark is None and active_session() is None
-    session = spark or start_session(master)
+    session = spark or start_session(options.spark_master)
+    if session.sparkContext.master.startswith("local"):
+        use_worker_python(session)  # a session found running too: its workers are ours
     timings = {"spark_start": time.perf_counter() - t0}
     session.conf.set("spark.sql.shuffle.partitions", str(n_parts))
     session.conf.set("spark.sql.session.timeZone", "UTC")
     account = ReadAccount(listed=listed)
-    opts = {"strict": strict, "since": since, "until": until, "cache_dir": cache_dir,
-            "progress": progress, "fingerprints": fingerprints,
-            "include_content": include_content}
-    work = Path(tempfile.mkdtemp(prefix=".graphkit-spark-", dir=Path(snapshot_dir).parent
-                                 if Path(snapshot_dir).parent.exists() else None))
+    # Named after the snapshot and this process, beside it: the next build deletes it
+    # if a kill left it.
+    Path(snapshot_dir).parent.mkdir(parents=True, exist_ok=True)
+    work = work_folder(Path(snapshot_dir))
     folder: SnapshotFolder | None = None
     stage = None
     try:
         ship_graphkit(session, work)
-        df = _input_frame(session, plan, pieces, account, opts, say)
-        stage = _project_stage(df, plan, n_parts, n_buckets, granularity, include_content)
+        df = _input_frame(session, plan, pieces, account, options, progress, say)
+        stage = _project_stage(df, plan, n_parts, n_buckets, options)
         stage = stage.persist()
         totals = Totals()
         t1 = time.perf_counter()
@@ -381,20 +398,22 @@ def build_spark(
             # No rows, so no partition ran: project no rows here, as the local
             # engines do, for every type's empty table and the contract's account.
             empty = project_partition(plan, rows_schema(c).empty_table(),
-                                      granularity=granularity, include_content=include_content)
+                                      granularity=options.granularity,
+                                      include_content=options.include_content)
             totals.add(empty.counts, empty.rejects)
             schemas = {k: unify([t.schema]) for k, t in empty.tables.items()}
         account.rows = totals.rows_read
         timings["read_project"] = time.perf_counter() - t1
         folder = SnapshotFolder(Path(snapshot_dir))
-        counts = _write_merged(_merge_stage(stage, plan, schemas), schemas, folder, say)
+        counts = _write_merged(_merge_stage(stage, plan, schemas), plan, schemas, folder, say,
+                               totals)
         timings["merge"] = time.perf_counter() - t1 - timings["read_project"]
         engine = {"name": "spark", "master": session.sparkContext.master,
                   "partitions": n_parts, "buckets": n_buckets, **describe(plan)}
         summary = summarize(totals, counts, len(account.skipped), engine)
         rejects = totals.rejects_table()
-        side_files(summary, rejects, account.skipped, rejects_file, include_content)
-        manifest = finish(folder, plan, totals, summary, account, granularity, include_content)
+        side_files(summary, rejects, account.skipped, rejects_file, options)
+        manifest = finish(folder, plan, totals, summary, account, options)
     except GraphkitError:
         if folder is not None:
             folder.abandon()
@@ -402,7 +421,7 @@ def build_spark(
     except Exception as exc:
         if folder is not None:
             folder.abandon()
-        user = _user_error(exc)
+        user = _user_error(exc) or spark_failure(exc, session)
         if user is not None:
             raise user from None
         raise

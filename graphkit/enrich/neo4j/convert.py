@@ -2,7 +2,7 @@
 
 Loading sends each batch's columns as lists (UTC timestamps as epoch
 integers: the driver converts every datetime in Python, ~100 µs each, see
-bench/NEO4J_LOAD.md); reading a graph back types each property from the
+bench/NEO4J_LOAD.md at d9272aa); reading a graph back types each property from the
 values the driver returns.
 """
 

@@ -14,10 +14,10 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -29,10 +29,6 @@ from graphkit.enrich.base import IfExists, LoadReport
 from graphkit.enrich.neo4j import convert, cypher, plan
 from graphkit.enrich.neo4j.lock import LOCK_LABEL as LOCK_LABEL  # where it was
 
-if TYPE_CHECKING:
-    from graphkit.enrich.neo4j.connection import Neo4jConnection
-    from graphkit.enrich.neo4j.store import Neo4jStore
-
 IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 
 # A node of this label exists while a load runs; a killed or failed one leaves it, and
@@ -40,8 +36,43 @@ IF_EXISTS_CHOICES: tuple[str, ...] = ("merge", "replace", "fail")
 LOAD_MARKER = "GraphkitLoad"
 
 
+class LoadTarget(Protocol):
+    """What a load writes into and asks along the way: the interface
+    :class:`~graphkit.enrich.neo4j.store.Neo4jStore` offers this module (named here,
+    so the load needs no import of the store that calls it)."""
+
+    batch_size: int
+    workers: int
+    indexes: tuple[tuple[str, str], ...]
+
+    def load_lock(self, wait: float | None = None, progress: ProgressLike = None,
+                  engine: str = "driver") -> AbstractContextManager[None]:
+        """Hold the database's one load lock while the body runs."""
+
+    def ensure_schema(self, labels: Sequence[str]) -> None:
+        """Uniqueness on ``id`` for every label and the lookup indexes."""
+
+    def unfinished_loads(self) -> list[dict[str, Any]]:
+        """The loads that began writing and have not finished."""
+
+    def delete_labels(self, labels: Sequence[str], batch_size: int | None = None) -> int:
+        """Detach-delete every node with one of ``labels``."""
+
+    def node_counts(self, labels: Sequence[str]) -> dict[str, int]:
+        """Number of nodes per label."""
+
+    def leader_counts(self, labels: Sequence[str]) -> dict[str, int]:
+        """Number of nodes per label, read where writes go (the cluster leader)."""
+
+    def write(self, query: str, **params: Any) -> int:
+        """One managed write transaction; its count."""
+
+    def write_ids(self, query: str, **params: Any) -> tuple[np.ndarray, np.ndarray]:
+        """One managed write of a node batch: rows written and their internal ids."""
+
+
 def load_graph(
-    store: Neo4jStore,
+    store: LoadTarget,
     graph: GraphTables,
     *,
     if_exists: IfExists = "merge",
@@ -79,21 +110,21 @@ def load_graph(
     return report
 
 @contextmanager
-def load_marker(store: Neo4jConnection, labels: list[str], if_exists: str) -> Iterator[None]:
+def load_marker(store: LoadTarget, labels: list[str], if_exists: str) -> Iterator[None]:
     """A committed :data:`LOAD_MARKER` node while the body writes, removed (with the
     markers this load makes stale, :func:`cypher.delete_load_markers`) only if it
     finishes: a load killed, or failed, midway leaves the database saying its graph
     is incomplete. (Before, only a replace said so: a killed merge or create left
     half a graph that every read reported as whole.)"""
     token = secrets.token_hex(8)
-    store._write(cypher.create_load_marker(LOAD_MARKER), labels=labels, mode=if_exists,
+    store.write(cypher.create_load_marker(LOAD_MARKER), labels=labels, mode=if_exists,
                  token=token, host=socket.gethostname(), pid=os.getpid())
     yield
-    store._write(cypher.delete_load_markers(LOAD_MARKER), token=token, labels=labels,
+    store.write(cypher.delete_load_markers(LOAD_MARKER), token=token, labels=labels,
                  replace=if_exists == "replace")
 
 
-def _check_fail(store: Neo4jStore, labels: list[str], if_exists: IfExists) -> None:
+def _check_fail(store: LoadTarget, labels: list[str], if_exists: IfExists) -> None:
     if labels and if_exists == "fail":
         existing = {k: v for k, v in store.node_counts(labels).items() if v}
         if existing:
@@ -104,7 +135,7 @@ def _check_fail(store: Neo4jStore, labels: list[str], if_exists: IfExists) -> No
             )
 
 
-def _load_locked(store: Neo4jStore, graph: GraphTables, labels: list[str],
+def _load_locked(store: LoadTarget, graph: GraphTables, labels: list[str],
                  if_exists: IfExists, size: int, n_workers: int, progress: ProgressLike,
                  report: LoadReport) -> _Meter:
     """:func:`load_graph`'s writes, under the load lock and marker: replace's delete,
@@ -120,7 +151,7 @@ def _load_locked(store: Neo4jStore, graph: GraphTables, labels: list[str],
                 report.removed = store.delete_labels(labels)
             ends = sorted({*labels, *(e.source_type for e in graph.edges.values()),
                            *(e.target_type for e in graph.edges.values())})
-            empty = not any(store._leader_counts(ends).values()) if ends else True
+            empty = not any(store.leader_counts(ends).values()) if ends else True
             report.write_mode = "create" if empty else "merge"
             report.workers = n_workers
             meter = _Meter(as_progress(progress).start(
@@ -143,7 +174,7 @@ def _load_locked(store: Neo4jStore, graph: GraphTables, labels: list[str],
     return meter
 
 
-def _load_nodes(store: Neo4jStore, graph: GraphTables, create: bool, size: int, n_workers: int,
+def _load_nodes(store: LoadTarget, graph: GraphTables, create: bool, size: int, n_workers: int,
                 meter: _Meter, node_ids: np.ndarray) -> dict[str, int]:
     """Every node batch, ``n_workers`` at a time (distinct ids never contend).
 
@@ -167,7 +198,7 @@ def _load_nodes(store: Neo4jStore, graph: GraphTables, create: bool, size: int, 
 
     def one(job: tuple[str, str, int, pa.Table]) -> tuple[str, int]:
         label, query, start, rows = job
-        at, ids = store._write_ids(query, **convert.node_params(rows))
+        at, ids = store.write_ids(query, **convert.node_params(rows))
         node_ids[start + at] = ids
         meter.add(rows.num_rows, label)
         return label, len(at)
@@ -177,7 +208,7 @@ def _load_nodes(store: Neo4jStore, graph: GraphTables, create: bool, size: int, 
             written[label] += done
     return written
 
-def _load_edges(store: Neo4jStore, graph: GraphTables, load_plan: plan.LoadPlan, create: bool,
+def _load_edges(store: LoadTarget, graph: GraphTables, load_plan: plan.LoadPlan, create: bool,
                 size: int, meter: _Meter, report: LoadReport,
                 node_ids: np.ndarray) -> None:
     """Each partition's relationship batches in one session, the partitions at once.
@@ -209,11 +240,11 @@ def _load_edges(store: Neo4jStore, graph: GraphTables, load_plan: plan.LoadPlan,
         done = 0
         if known.any():
             batch = tables[etype].take(pa.array(rows[known]))
-            done += store._write(by_id[etype], s=s[known].tolist(), t=t[known].tolist(),
+            done += store.write(by_id[etype], s=s[known].tolist(), t=t[known].tolist(),
                                 **convert.edge_params(batch))
         if not known.all():
             batch = tables[etype].take(pa.array(rows[~known]))
-            done += store._write(by_key[etype], **convert.edge_params(batch))
+            done += store.write(by_key[etype], **convert.edge_params(batch))
         return done
 
     def one_partition(p: int) -> dict[str, int]:

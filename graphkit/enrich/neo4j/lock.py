@@ -36,6 +36,7 @@ from graphkit.core.errors import StoreError
 from graphkit.core.progress import ProgressLike, as_progress
 from graphkit.enrich.neo4j import cypher
 from graphkit.enrich.neo4j.connection import Neo4jConnection
+from graphkit.enrich.neo4j.watch import seconds_from_env
 
 LOCK_LABEL = "GraphkitLoadLock"
 LOCK_CONSTRAINT = "graphkit_load_lock"
@@ -56,17 +57,8 @@ class LoadLockTimeout(StoreError):
 def lock_wait_from_env(env: dict[str, str] | os._Environ[str] = os.environ) -> float:
     """``GRAPHKIT_LOAD_LOCK_WAIT`` (seconds, ``inf`` to wait for ever), else
     :data:`DEFAULT_LOCK_WAIT`; a bad value is a one-line :class:`StoreError`."""
-    raw = env.get(LOCK_WAIT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_LOCK_WAIT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:  # also NaN
-        raise StoreError(f"{LOCK_WAIT_ENV}={raw!r} is not a number of seconds",
-                         hint="e.g. 600, 0 (do not wait) or inf (wait for ever)")
-    return value
+    return seconds_from_env(LOCK_WAIT_ENV, DEFAULT_LOCK_WAIT, zero=True,
+                            hint="e.g. 600, 0 (do not wait) or inf (wait for ever)", env=env)
 
 
 def _seconds(value: float) -> str:
@@ -94,7 +86,7 @@ def _transactions(conn: Neo4jConnection) -> list[dict[str, Any]]:
     """Every transaction this user may see (own ones always), or none if the
     server will not say."""
     try:
-        return conn._read("SHOW TRANSACTIONS YIELD transactionId, metaData, status, "
+        return conn.read("SHOW TRANSACTIONS YIELD transactionId, metaData, status, "
                           "elapsedTime, username, database")
     except StoreError:
         return []
@@ -124,7 +116,7 @@ def _terminate(conn: Neo4jConnection, token: str) -> None:
     for r in _transactions(conn):
         if (r.get("metaData") or {}).get("token") == token:
             with suppress(StoreError):
-                conn._run_auto("TERMINATE TRANSACTION $id", id=r["transactionId"])
+                conn.execute("TERMINATE TRANSACTION $id", id=r["transactionId"])
 
 
 @contextmanager
@@ -136,14 +128,14 @@ def load_lock(conn: Neo4jConnection, *, wait: float = DEFAULT_LOCK_WAIT,
     name = cypher.quote_name(LOCK_LABEL)
     # StoreError: made by another load at this moment; it exists either way.
     with suppress(StoreError):
-        conn._run_auto(f"CREATE CONSTRAINT {LOCK_CONSTRAINT} IF NOT EXISTS FOR (l:{name}) "
+        conn.execute(f"CREATE CONSTRAINT {LOCK_CONSTRAINT} IF NOT EXISTS FOR (l:{name}) "
                        "REQUIRE l.name IS UNIQUE")
     token = secrets.token_hex(8)
     meta = {"graphkit": _TAG, "token": token, "engine": engine, "pid": os.getpid(),
             "host": socket.gethostname(),
             "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
     outcome: dict[str, BaseException] = {}
-    with conn._errors(), conn._session() as session:
+    with conn.driver_errors(), conn.driver_session() as session:
         tx = session.begin_transaction(metadata=meta)
         taker = threading.Thread(target=_take, args=(tx, name, outcome), daemon=True,
                                  name="graphkit-load-lock")
@@ -197,6 +189,6 @@ def _wait(conn: Neo4jConnection, taker: threading.Thread, outcome: dict[str, Bas
                       f"{who}; giving up in {_seconds(left)}")
         taker.join(min(1.0, max(left, 0.01)))
     if "error" in outcome:
-        with conn._errors():
+        with conn.driver_errors():
             raise outcome["error"]
 

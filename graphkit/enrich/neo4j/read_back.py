@@ -27,14 +27,14 @@ def read_graph(db: Neo4jConnection, labels: Sequence[str] | None = None,
     does (its docstring says what comes back)."""
     # The token lists keep names whose nodes were all deleted: keep those in use.
     if labels is None:
-        labels = [r["label"] for r in db._read(
+        labels = [r["label"] for r in db.read(
             "CALL db.labels() YIELD label RETURN label ORDER BY label")
             if r["label"] not in BOOKKEEPING_LABELS
-            and db._read(f"MATCH (n:{cypher.quote_name(r['label'])}) RETURN 1 LIMIT 1")]
+            and db.read(f"MATCH (n:{cypher.quote_name(r['label'])}) RETURN 1 LIMIT 1")]
     if rel_types is None:
-        rel_types = [r["t"] for r in db._read(
+        rel_types = [r["t"] for r in db.read(
             "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t")
-            if db._read(f"MATCH ()-[:{cypher.quote_name(r['t'], 'relationship type')}]->()"
+            if db.read(f"MATCH ()-[:{cypher.quote_name(r['t'], 'relationship type')}]->()"
                           " RETURN 1 LIMIT 1")]
     for name in labels:
         cypher.quote_name(name)
@@ -58,7 +58,7 @@ def _read_nodes(db: Neo4jConnection, label: str) -> pa.Table:
             props.append({k: v for k, v in r["p"].items() if k != NODE_ID})
         return ids, props
 
-    with db._errors(), db._session() as session:
+    with db.driver_errors(), db.driver_session() as session:
         ids, props = session.execute_read(work)
     return convert.property_table({NODE_ID: pa.array(ids, pa.string())}, props)
 
@@ -77,7 +77,7 @@ def _read_relationships(db: Neo4jConnection, rel_type: str) -> EdgeTable:
             props.append(dict(r["p"]))
         return src, dst, ends, props
 
-    with db._errors(), db._session() as session:
+    with db.driver_errors(), db.driver_session() as session:
         src, dst, ends, props = session.execute_read(work)
     if len(ends) > 1:
         raise StoreError(

@@ -68,7 +68,7 @@ __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_WORKERS", "IF_EXISTS_CHOICES", "LOAD_M
 # 765 rows/s (33x slower than 5000). Flat from 500 to 5000 within the noise,
 # worse above: bigger transactions cost heap and GC in the 1 GiB launcher.
 DEFAULT_BATCH_SIZE = 5000
-# Sessions writing at once. bench/NEO4J_LOAD.md's sweep (1M-row snapshot,
+# Sessions writing at once. bench/NEO4J_LOAD.md at d9272aa's sweep (1M-row snapshot,
 # server CPU s on a 2-core machine): 1 worker 63.8, 2 workers 71-77, 4
 # workers 77.8; no retries. Every extra session costs server CPU (GC, JIT of
 # concurrent paths), so the default fills 2 server cores and no more; a
@@ -165,14 +165,14 @@ class Neo4jStore(Neo4jConnection):
         return load.load_graph(self, graph, if_exists=if_exists, batch_size=batch_size,
                                workers=workers, progress=progress, lock_wait=lock_wait)
 
-    def _leader_counts(self, labels: Sequence[str]) -> dict[str, int]:
+    def leader_counts(self, labels: Sequence[str]) -> dict[str, int]:
         """:meth:`node_counts` read on the cluster leader (a write transaction):
         a follower that lags behind could call a database empty that is not."""
 
         def work(tx: Any) -> dict[str, int]:
             return {r["label"]: r["count"] for r in tx.run(cypher.count_nodes(labels))}
 
-        with self._errors(), self._session() as session:
+        with self.driver_errors(), self.driver_session() as session:
             return dict(session.execute_write(work))
 
     def load_lock(self, wait: float | None = None, progress: ProgressLike = None,
@@ -191,7 +191,7 @@ class Neo4jStore(Neo4jConnection):
         """The loads that began writing and have not finished (killed, failed, or
         running now), oldest first: ``mode``, ``labels``, ``started_at``, ``host``,
         ``pid``. While there is one, the graph in the database is incomplete."""
-        return self._read(cypher.load_markers(LOAD_MARKER))
+        return self.read(cypher.load_markers(LOAD_MARKER))
 
     def interrupted_load(self) -> bool:
         """True if a load began and has not finished (:meth:`unfinished_loads`): the
@@ -203,8 +203,8 @@ class Neo4jStore(Neo4jConnection):
         statements = [cypher.unique_id_constraint(lab) for lab in labels]
         statements += [cypher.property_index(lab, prop) for lab, prop in self.indexes]
         for statement in statements:
-            self._run_auto(statement)
-        self._run_auto(cypher.AWAIT_INDEXES, seconds=300)
+            self.execute(statement)
+        self.execute(cypher.AWAIT_INDEXES, seconds=300)
 
     def delete_labels(self, labels: Sequence[str], batch_size: int | None = None) -> int:
         """Detach-delete every node with one of ``labels``, a batch per transaction."""
@@ -213,7 +213,7 @@ class Neo4jStore(Neo4jConnection):
         for label in labels:
             query = cypher.delete_nodes_batch(label)
             while True:
-                deleted = self._write(query, limit=limit)
+                deleted = self.write(query, limit=limit)
                 total += deleted
                 if deleted < limit:
                     break
@@ -223,14 +223,14 @@ class Neo4jStore(Neo4jConnection):
         """Number of nodes per label (0 for an absent label)."""
         if not labels:
             return {}
-        rows = self._read(cypher.count_nodes(labels))
+        rows = self.read(cypher.count_nodes(labels))
         return {r["label"]: r["count"] for r in rows}
 
     def relationship_counts(self, rel_types: Sequence[str]) -> dict[str, int]:
         """Number of relationships per type (0 for an absent type)."""
         if not rel_types:
             return {}
-        rows = self._read(cypher.count_relationships(rel_types))
+        rows = self.read(cypher.count_relationships(rel_types))
         return {r["type"]: r["count"] for r in rows}
 
     # --- LineageReader ------------------------------------------------------
@@ -245,21 +245,21 @@ class Neo4jStore(Neo4jConnection):
         ``session_id`` is."""
         if not is_text(user_id):
             return []  # not UTF-8: the driver cannot send it, and it names nothing
-        rows = self._read(cypher.resolve(self.vocabulary), id=user_id)
+        rows = self.read(cypher.resolve(self.vocabulary), id=user_id)
         hits = [Hit(r["type"], r["node_id"], r["id"], r["session_id"]) for r in rows]
         return sorted(hits, key=lambda h: (h.type, h.id, h.node_id))
 
     def parent_chain(self, thread_node_id: str) -> list[Hit]:
         """Ancestor threads along PARENT_THREAD, nearest first (the walking
         rules are :mod:`graphkit.enrich.walk`'s; one query fetches the edges)."""
-        rows = self._read(cypher.parent_edges(self.vocabulary), id=thread_node_id)
+        rows = self.read(cypher.parent_edges(self.vocabulary), id=thread_node_id)
         return self._parents(thread_node_id, [self._edge(r["child"], r["node_id"], r)
                                               for r in rows])
 
     def descendant_threads(self, thread_node_id: str) -> list[tuple[Hit, int]]:
         """Threads below along reversed PARENT_THREAD, each once at its smallest
         depth, ordered by depth then id."""
-        rows = self._read(cypher.child_edges(self.vocabulary), id=thread_node_id)
+        rows = self.read(cypher.child_edges(self.vocabulary), id=thread_node_id)
         return self._descendants(thread_node_id, [self._edge(r["parent"], r["node_id"], r)
                                                   for r in rows])
 
@@ -267,7 +267,7 @@ class Neo4jStore(Neo4jConnection):
         """:meth:`parent_chain`, :meth:`descendant_threads` and the session's
         :meth:`continuation_edges` upward, in one round trip
         (:class:`~graphkit.enrich.base.ThreadWalkReader`)."""
-        rows = self._read(cypher.thread_walk(self.vocabulary), id=thread_node_id,
+        rows = self.read(cypher.thread_walk(self.vocabulary), id=thread_node_id,
                           session=session_id)
         return self._walk(thread_node_id, rows)
 
@@ -276,7 +276,7 @@ class Neo4jStore(Neo4jConnection):
         in one round trip (:class:`~graphkit.enrich.base.LineageWalkReader`)."""
         if not is_text(user_id):
             return [], None
-        rows = self._read(cypher.lineage_walk(self.vocabulary), id=user_id)
+        rows = self.read(cypher.lineage_walk(self.vocabulary), id=user_id)
         found = next((r["hits"] for r in rows if r["dir"] == "hits"), None) or []
         hits = sorted((Hit(h["type"], h["node_id"], h["id"], h["session_id"]) for h in found),
                       key=lambda h: (h.type, h.id, h.node_id))
@@ -329,7 +329,7 @@ class Neo4jStore(Neo4jConnection):
         v = self.vocabulary
         if not v.continues or not is_text(session_id):
             return []
-        rows = self._read(cypher.continuation_edges(v, v.continues, up=up), id=session_id)
+        rows = self.read(cypher.continuation_edges(v, v.continues, up=up), id=session_id)
         return [ContinuationEdge(r["start"], r["near"], r["far"], plain(r["how"]),
                                  str(r["key"])) for r in rows]
 
@@ -337,7 +337,7 @@ class Neo4jStore(Neo4jConnection):
         """The threads of a session with their parent's node id and agent facts."""
         if not is_text(session_id):
             return []
-        rows = self._read(cypher.session_threads(self.vocabulary), id=session_id)
+        rows = self.read(cypher.session_threads(self.vocabulary), id=session_id)
         return [
             ThreadInfo(
                 node_id=r["node_id"],
@@ -363,14 +363,14 @@ class Neo4jStore(Neo4jConnection):
                 first_seen=convert.iso_text(r["first_seen"]),
                 last_seen=convert.iso_text(r["last_seen"]),
             )
-            for r in self._read(cypher.sessions(self.vocabulary))
+            for r in self.read(cypher.sessions(self.vocabulary))
         ]
 
     def node_rows(self, node_type: str, columns: Sequence[str],
                   where: tuple[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
         """The nodes of one type with ``columns``, ordered by id."""
         query = cypher.node_rows(node_type, columns, where[0] if where else None)
-        rows = self._read(query, values=texts(where[1]) if where else [])
+        rows = self.read(query, values=texts(where[1]) if where else [])
         out = [{NODE_ID: r["id"], **{c: plain(v) for c, v in zip(columns, r["vals"],
                                                                   strict=True)}}
                for r in rows]
@@ -383,7 +383,7 @@ class Neo4jStore(Neo4jConnection):
         query = cypher.edge_rows(edge_type, source_type, target_type, columns,
                                  from_sources=sources is not None,
                                  to_targets=targets is not None)
-        rows = self._read(query, sources=texts(sources or []), targets=texts(targets or []))
+        rows = self.read(query, sources=texts(sources or []), targets=texts(targets or []))
         out = [{EDGE_SOURCE: r["source"], EDGE_TARGET: r["target"],
                 **{c: plain(v) for c, v in zip(columns, r["vals"], strict=True)}}
                for r in rows]
@@ -394,7 +394,7 @@ class Neo4jStore(Neo4jConnection):
                         values: Sequence[str]) -> list[dict[str, Any]]:
         """All properties of the ``label`` nodes whose ``key`` is one of ``values``
         (times as ISO text, as the other stores give them)."""
-        rows = self._read(cypher.node_properties(label, key), values=texts(values))
+        rows = self.read(cypher.node_properties(label, key), values=texts(values))
         return [{k: convert.iso_text(v) if hasattr(v, "to_native") else v
                  for k, v in r["p"].items()} for r in rows]
 

@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from graphkit.core.errors import excerpt
 from graphkit.sources.transcripts.buffer import (
     LINE_AT,
     MESSAGE_COLUMNS,
@@ -54,6 +55,13 @@ from graphkit.sources.transcripts.buffer import (
     json_lines,
     parse_timestamp,
     with_lone_surrogates,
+)
+from graphkit.sources.transcripts.claude_records import (
+    QUIET_RECORDS,
+    SESSION_RECORDS,
+    is_job_state,
+    job_state_facts,
+    session_record,
 )
 from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
 from graphkit.sources.transcripts.files import holds_lone_surrogate, json_document
@@ -78,8 +86,8 @@ QUIET_TYPES = frozenset({
     "summary", "custom-title", "ai-title", "last-prompt", "task-summary", "tag",
     "agent-name", "agent-color", "agent-setting", "pr-link", "bridge-session",
     "file-history-snapshot", "attribution-snapshot", "queue-operation", "progress",
-    "speculation-accept", "mode", "permission-mode", "isolation-latch", "worktree-state",
-    "content-replacement", "fork-context-ref", "marble-origami-commit",
+    "speculation-accept", "mode", "permission-mode", "isolation-latch",
+    "content-replacement", "marble-origami-commit",
     "marble-origami-snapshot", "marble-origami-reset", "attachment",
 })
 _FLAT_KEYS = ("role", "model", "usage", "content", "id", "stop_reason")
@@ -317,8 +325,10 @@ class _ClaudeFile:
                 # of attachments (hook output, reminders, ...) only a queued prompt is one
                 if _queued_prompt(e) is not None:
                     self._add_queued(line, e)
-            elif etype not in QUIET_TYPES:  # a str here
-                self.skipped.append((line, f"entry type {etype[:80]!r} is not read"))
+            elif etype in SESSION_RECORDS:  # 2.1.2xx: facts of the session (.claude_records)
+                self._session_record(line, e, etype)
+            elif etype not in QUIET_TYPES and etype not in QUIET_RECORDS:  # a str here
+                self.skipped.append((line, f"entry type {excerpt(etype)} is not read"))
             return
         raw_ts = e.get("timestamp")
         if raw_ts is None:
@@ -428,6 +438,16 @@ class _ClaudeFile:
             self.side_lines.append(SideLine(session, line, uuid, e.get("parentUuid"), agent, ts,
                                             prompt, first_row, len(self.buf)))
 
+    def _session_record(self, line: int, e: dict[str, Any], etype: str) -> None:
+        """A record saying something of the session, not a message (continued-in,
+        cost-state, fork-context-ref, relocated, worktree-state): into the facts."""
+        raw = e.get("sessionId")
+        session = self._session(raw) if isinstance(raw, str) and raw else (
+            self.layout.folder_session or self.layout.session_hint)
+        why = session_record(self.facts, line, e, etype, session)
+        if why is not None:
+            self.skipped.append((line, why))
+
     def _add_flat(self, line: int, e: dict[str, Any]) -> None:
         """A line of the "flat" shape (its message's fields at the top, no envelope
         ``type``), as the envelope it stands for. A line without a time takes the one
@@ -476,8 +496,9 @@ class _ClaudeFile:
         if first is None or first == line:
             return
         if _said(self.entry_at(first)) != _said(e):
-            self.skipped.append((line, f"uuid {uuid} written again with other content than "
-                                       f"line {first}; the first is kept"))
+            said = excerpt(uuid, 36, quote=False)
+            self.skipped.append((line, f"uuid {said} written again with other content "
+                                       f"than line {first}; the first is kept"))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
                  agent: str | None, uuid: str | None, role: str, model: str | None
@@ -656,6 +677,9 @@ def _entry_reader(path: Path, data: bytes) -> Callable[[int], dict[str, Any] | N
 
 def parse_claude(path: Path, data: bytes) -> FileParse:
     """Parse one Claude transcript into pre-rows plus the cross-file facts it holds."""
+    if is_job_state(path):  # ~/.claude/jobs/<id>/state.json: a fork's parent, no rows
+        facts, skipped = job_state_facts(data)
+        return FileParse("claude", [], facts, skipped)
     state = _ClaudeFile(claude_layout(path))
     state.entry_at = _entry_reader(path, data)
     state.data = data

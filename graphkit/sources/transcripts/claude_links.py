@@ -20,12 +20,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from graphkit.sources.transcripts.buffer import dumps, dumps_decoded
+from graphkit.sources.transcripts.claude import claude_layout
+from graphkit.sources.transcripts.claude_records import (
+    background_pairs,
+    drop_background_copies,
+    side_run_kind,
+    workspace_columns,
+)
 from graphkit.sources.transcripts.extras import (
     claude_continuations,
     drop_branch_copies,
@@ -150,6 +159,8 @@ class _Facts:
     inline: dict[tuple[str, str], str] = field(default_factory=dict)
     spawns: dict[str, list[Any]] = field(default_factory=dict)
     warmups: set[tuple[str, str]] = field(default_factory=set)
+    # (session, agent) -> the call a fork subagent's fork-context-ref places it under
+    forks: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, files: list[ParsedFile]) -> _Facts:
@@ -180,11 +191,11 @@ class _Facts:
         run = self.run_of.get((sess, agent))
         call = (meta.get("toolUseId") or self.agent_link.get((sess, agent))
                 or (self.run_link.get((sess, run)) if run else None)
-                or self.inline.get((sess, agent)))
+                or self.inline.get((sess, agent)) or self.forks.get((sess, agent)))
         info = self.spawns.get(call, [None, None]) if call else [None, None]
-        kind = None
-        if agent.startswith("acompact"):
-            kind = "compaction"  # Claude's own summarising run: no spawning call
+        kind = side_run_kind(agent)  # Claude's own runs (compaction, prompt suggestion)
+        if kind is not None:
+            pass  # no spawning call: no one's subagent
         elif call is None:
             kind = "warmup" if (sess, agent) in self.warmups else "orphan"
         claude = {
@@ -206,9 +217,12 @@ def link_claude(files: list[ParsedFile], table: pa.Table | None,
         return None
     file_facts = [f.parse.facts for f in files]
     table = drop_branch_copies(table, file_facts)
+    background = background_pairs(file_facts)
+    table = one_session_per_agent_file(drop_background_copies(table, background), files)
     codes = ColumnCodes(table)
     table, resumed_from = settle_duplicates(table, codes)
     facts = _Facts.of(files)
+    facts.forks = fork_calls(table, files, facts.spawns)
     ts = table["message_created_at"].cast(pa.int64()).to_numpy(zero_copy_only=False)
     # The codes are reused only if settling kept the table as it was (number_threads checks).
     threads = number_threads(table, ("session_id", "agent_id"), ts, codes)
@@ -221,29 +235,131 @@ def link_claude(files: list[ParsedFile], table: pa.Table | None,
             claude = facts.agent_attributes(sess, agent)
             report.kinds[claude.get("agent_kind", "subagent")] += 1
         attrs_of[(sess, agent)] = dumps_decoded({"claude": claude}) if claude else None
-    _report_threads(attrs_of, report)
+    _report_threads(attrs_of, report, present_sessions(files))
     per_thread = np.empty(len(attrs_of), dtype=object)
     per_thread[:] = list(attrs_of.values())
-    attributes = with_extras(per_thread[threads.code].tolist(), table, file_facts,
-                             claude_continuations(table, file_facts))
-    return finish_rows(table, "anthropic", "claude", threads.index,
-                       threads.started[threads.code], attributes, keep_file)
+    continues = claude_continuations(table, file_facts)
+    continues.update((new, (origin, "background")) for new, origin in background.items())
+    attributes = with_extras(per_thread[threads.code].tolist(), table, file_facts, continues)
+    return workspace_columns(finish_rows(table, "anthropic", "claude", threads.index,
+                                         threads.started[threads.code], attributes,
+                                         keep_file), file_facts)
 
 
 def _report_threads(attrs_of: dict[tuple[str, str | None], str | None],
-                    report: LinkReport) -> None:
+                    report: LinkReport, present: set[str] | None = None) -> None:
     """Findings: subagents with no spawning call, subagents whose session has no main
-    transcript among the inputs (``attrs_of``: every thread's attributes)."""
+    transcript among the inputs, or one with no messages (``attrs_of``: every thread's
+    attributes; ``present``: sessions whose own transcript was read)."""
     mains = {sess for sess, agent in attrs_of if agent is None}
-    orphans, lost = [], []
+    orphans, lost, empty = [], [], []
     for (sess, agent), attrs in sorted(attrs_of.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
         if agent is None:
             continue
-        if sess not in mains:
+        if sess not in mains and present and sess in present:
+            empty.append({"session_id": sess, "agent_id": agent})
+        elif sess not in mains:
             lost.append({"session_id": sess, "agent_id": agent})
         elif attrs and '"agent_kind":"orphan"' in attrs:
             orphans.append({"session_id": sess, "agent_id": agent})
     report.add("missing-session", "{n} Claude subagent(s) whose session transcript "
                "(<session>.jsonl) is not among the inputs", lost)
+    report.add("session-without-messages", "{n} Claude subagent(s) whose session "
+               "transcript (<session>.jsonl) is among the inputs but has no messages (only "
+               "summaries or bookkeeping records)", empty)
     report.add("orphan-subagent", "{n} Claude subagent(s) with no spawning call found (no "
                "sidecar toolUseId, no result naming the agent, no matching prompt)", orphans)
+
+
+def present_sessions(files: list[ParsedFile]) -> set[str]:
+    """Sessions whose own transcript (``<session>.jsonl``, not an agent file) was read,
+    messages or none."""
+    out = set()
+    for f in files:
+        layout = claude_layout(Path(f.path))
+        if layout.agent_id is None:
+            out.add(layout.session_hint)
+            out.update(f.parse.facts.get("sessions", []))
+    return out
+
+
+def one_session_per_agent_file(table: pa.Table, files: list[ParsedFile]) -> pa.Table:
+    """An agent file is one agent of one session: rows of an agent file whose lines name
+    another session (a 2.0.x "Warmup" agent file carries the ids of both the session it
+    started in and the one that went on) take the file's first session."""
+    moved = {i: sessions[0] for i, f in enumerate(files)
+             if f.parse.facts.get("agent_id") and len(
+                 sessions := f.parse.facts.get("sessions", [])) > 1}
+    if not moved or not table.num_rows:
+        return table
+    file_of = table.column("_file").to_pylist()
+    now = table.column("session_id").to_pylist()
+    fixed = [moved.get(f, s) for f, s in zip(file_of, now, strict=True)]
+    if fixed == now:
+        return table
+    at = table.schema.get_field_index("session_id")
+    return table.set_column(at, table.schema.field("session_id"), pa.array(fixed, pa.string()))
+
+
+def fork_calls(table: pa.Table, files: list[ParsedFile],
+               spawns: dict[str, list[Any]]) -> dict[tuple[str, str], str]:
+    """(session, agent) → spawning call of each fork subagent whose file opens with a
+    ``fork-context-ref``: the latest ``subagent_type: "fork"`` call (else any spawning
+    call) of the thread holding its ``parentLastUuid``, made at or before the fork's
+    first line, that no other fork took."""
+    refs = [(f.parse.facts["fork_ref"], f.parse.facts.get("agent_id"),
+             f.parse.facts.get("sessions", [])) for f in files if f.parse.facts.get("fork_ref")]
+    if not refs or not table.num_rows:
+        return {}
+    wanted = {r["parent_last_uuid"] for r, _, _ in refs if r.get("parent_last_uuid")}
+    uuid_col, parent_col = table.column("provider_uuid"), table.column("parent_uuid")
+    hit = pc.fill_null(pc.or_(pc.is_in(uuid_col, pa.array(sorted(wanted), pa.string())),
+                              pc.is_in(parent_col, pa.array(sorted(wanted), pa.string()))),
+                       False)
+    holder: dict[str, tuple[str, str | None]] = {}
+    for row in table.filter(hit).select(["provider_uuid", "parent_uuid", "session_id",
+                                          "agent_id"]).to_pylist():
+        for u in (row["provider_uuid"], row["parent_uuid"]):
+            if u in wanted:
+                holder.setdefault(u, (row["session_id"], row["agent_id"]))
+    calls = table.filter(pc.fill_null(pc.is_in(table.column("tool_call_id"), pa.array(
+        sorted(spawns), pa.string())), False)).select(
+        ["tool_call_id", "session_id", "agent_id", "message_created_at", "part_type"])
+    starts = _agent_starts(table, {ref.get("agent_id") or agent for ref, agent, _ in refs})
+    out: dict[tuple[str, str], str] = {}
+    taken: set[str] = set()
+    for ref, agent, sessions in sorted(refs, key=lambda r: starts.get(
+            r[0].get("agent_id") or r[1] or "", 0)):
+        place = holder.get(ref.get("parent_last_uuid") or "")
+        name = ref.get("agent_id") or agent
+        if place is None or not name:
+            continue
+        found = _fork_call(calls, place, spawns, taken, starts.get(name))
+        if found is not None:
+            taken.add(found)
+            for s in sessions or [place[0]]:
+                out[(s, name)] = found
+    return out
+
+
+def _agent_starts(table: pa.Table, agents: set[Any]) -> dict[str, Any]:
+    """Each agent's first message time (comparable values)."""
+    names = sorted(a for a in agents if isinstance(a, str))
+    rows = table.filter(pc.fill_null(pc.is_in(table.column("agent_id"),
+                                              pa.array(names, pa.string())), False))
+    out: dict[str, Any] = {}
+    for a, t in zip(rows.column("agent_id").to_pylist(),
+                    rows.column("message_created_at").to_pylist(), strict=True):
+        if a not in out or t < out[a]:
+            out[a] = t
+    return out
+
+
+def _fork_call(calls: pa.Table, place: tuple[str, str | None], spawns: dict[str, list[Any]],
+               taken: set[str], start: Any) -> str | None:
+    rows = [r for r in calls.to_pylist() if r["part_type"] == "tool_call"
+            and (r["session_id"], r["agent_id"]) == place and r["tool_call_id"] not in taken
+            and (start is None or r["message_created_at"] <= start)]
+    forks = [r for r in rows if (spawns.get(r["tool_call_id"]) or [None])[0] == "fork"]
+    pick = sorted(forks or rows, key=lambda r: r["message_created_at"])
+    return pick[-1]["tool_call_id"] if pick else None

@@ -36,6 +36,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from graphkit.core.errors import excerpt
 from graphkit.sources.transcripts.buffer import (
     STATUS_ERROR,
     STATUS_SUCCESS,
@@ -146,9 +147,13 @@ def _meta_facts(meta: dict[str, Any], line_ts: int | None) -> dict[str, Any]:
     }
     base = meta.get("history_base")
     history_start = meta.get("subagent_history_start_ordinal")
-    if not isinstance(history_start, int) and isinstance(base, dict):
+    paginated = not isinstance(history_start, int) and isinstance(base, dict)
+    if paginated and isinstance(base, dict):
         history_start = base.get("end_ordinal_exclusive")
     return {
+        # 0.154+: a fork's rollout holds only its own records; the history is its
+        # source's, up to an ordinal of the source (history_base), not copied in.
+        **({"paginated": True} if paginated else {}),
         "thread_id": meta.get("id"),
         "session_id": meta.get("session_id") or None,
         # Records before this ordinal are the parent's history, copied in.
@@ -240,8 +245,8 @@ def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[in
             continue
         if kind not in _MESSAGE_KINDS:
             if not legacy and kind not in _QUIET_KINDS:
-                said = kind[:80] if isinstance(kind, str) else type(kind).__name__
-                skipped.append((line, f"rollout line type {said!r} is not read"))
+                said = excerpt(kind) if isinstance(kind, str) else repr(type(kind).__name__)
+                skipped.append((line, f"rollout line type {said} is not read"))
             continue
         if not isinstance(payload, dict):
             skipped.append((line, f"{kind} line without a payload object"))
@@ -249,7 +254,7 @@ def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[in
         ptype = payload.get("type") if kind == "response_item" else None
         if kind == "response_item" and not (type(ptype) is str and ptype in _ITEM_TYPES) and (
                 not legacy or isinstance(ptype, str)):  # legacy header, state lines: quiet
-            said = (f"of type {ptype[:80]!r}" if isinstance(ptype, str) else
+            said = (f"of type {excerpt(ptype)}" if isinstance(ptype, str) else
                     "without a type" if ptype is None else "whose type is not text")
             skipped.append((line, f"response_item {said} is not read"))
             continue
@@ -274,6 +279,12 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
     # Event messages repeat the response-item ones; used only when there are none.
     has_items = any(r.kind == "response_item" and r.payload.get("type") == "message"
                     for r in records)
+    # 0.14x+: user turns may be written only as item_completed events (UserMessage).
+    user_items = has_items and _has_user_items(records)
+    # Turns a writer also wrote as the older events are read from those (as before).
+    said = {r.payload.get("type") for r in records if r.kind == "event_msg"}
+    completed = (not user_items and "user_message" not in said,
+                 not has_items and "agent_message" not in said)
     buf = RowBuffer()
     tool_names: dict[str, str] = {}
     prev_mid: str | None = None
@@ -291,7 +302,7 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
                 prev_mid = turns[-n]
                 del turns[-n:]
                 undone += n
-        got = _parts(record, has_items, tool_names)
+        got = _parts(record, has_items, tool_names, completed)
         if got is None:
             continue
         role, parts = got
@@ -305,9 +316,34 @@ def parse_codex(path: Path, data: bytes) -> FileParse:
             buf.add(message, part)
     if undone:
         meta["attributes"]["rolled_back_turns"] = undone
+    # A rollout continuing another's history counts no usage before its own answers.
+    fork = bool(inherited or meta.get("paginated") or meta["attributes"].get("forked_from_id")
+                or (meta["parent_thread_id"] and len(buf)))
+    usage = codex_usage(lines, inherited, answers, meta["thread_id"], fork)
+    _usage_carriers(usage, answers, lines, meta, buf, prev_mid)
     facts = {**meta, "inherited_lines": len(inherited), **_thread_events(lines, inherited),
-             "usage": codex_usage(lines, inherited, answers, meta["thread_id"])}
+             "usage": usage}
     return with_lone_surrogates(FileParse("codex", buf.take(), facts, skipped), lone)
+
+
+def _usage_carriers(usage: list[list[Any]], answers: list[int], lines: Lines,
+                    meta: dict[str, Any], buf: RowBuffer, prev_mid: str | None) -> None:
+    """A row for usage no answer of the rollout holds (a spawned child whose rollout has
+    token counts and no message lines): an empty assistant message at the count's line,
+    so the thread and its tokens stay (as a flat Claude line's usage gets a row)."""
+    own = set(answers)
+    ts_of = {line: obj.get("timestamp") for line, obj in lines}
+    for line, _key, _counts in usage:
+        if line in own:
+            continue
+        ts = parse_timestamp(ts_of.get(line)) or meta["started_at"]
+        if ts is None:
+            continue
+        record = _Record(line, ts, "event_msg", {"type": "token_count"}, None, meta["cwd"],
+                         None)
+        message = _message(record, meta, "assistant", prev_mid)
+        prev_mid = message.message_id
+        buf.add(message, Part(0, "text", "event_msg", "token_count"))
 
 
 def _rollbacks(lines: Lines, inherited: set[int]) -> list[tuple[int, int]]:
@@ -389,11 +425,14 @@ def _message(record: _Record, meta: dict[str, Any], role: str,
     )
 
 
-def _parts(record: _Record, has_items: bool,
-           tool_names: dict[str, str]) -> tuple[str, list[Part]] | None:
+def _parts(record: _Record, has_items: bool, tool_names: dict[str, str],
+           completed: tuple[bool, bool] = (False, False)
+           ) -> tuple[str, list[Part]] | None:
     """(role, parts) of a record; None for a record that is not a message."""
     payload = record.payload
     if record.kind == "event_msg":
+        if payload.get("type") == _ITEM_COMPLETED:
+            return _completed_item(payload, *completed)
         return None if has_items else _event_message(payload)
     if record.kind == "compacted":
         return "system", [Part(0, "text", "compacted", "compact_summary",
@@ -449,6 +488,45 @@ def _searched_or_drawn(payload: dict[str, Any], ptype: str,
                          tool_name=tool_names.get(call_id or "", "tool_search"),
                          tool_call_id=call_id, tool_result_for=call_id,
                          status=STATUS_SUCCESS)]
+
+
+_ITEM_COMPLETED = "item_completed"
+
+
+def _has_user_items(records: list[_Record]) -> bool:
+    """Whether a user turn is written as a response item (a user message that is not
+    context Codex writes itself)."""
+    for r in records:
+        if r.kind == "response_item" and r.payload.get("type") == "message" and (
+                r.payload.get("role") == "user"):
+            text = _texts(r.payload.get("content")) or ""
+            if not text.lstrip().startswith(_CONTEXTUAL):
+                return True
+    return False
+
+
+def _completed_item(payload: dict[str, Any], users: bool,
+                    answers: bool) -> tuple[str, list[Part]] | None:
+    """An ``item_completed`` event (0.14x+: ``{"item": {"type": "UserMessage" |
+    "AgentMessage", "content": [{"type": "text" | "Text", "text"}]}}``): a user turn when
+    the rollout writes its user turns nowhere else (``users``: no such response item, no
+    ``user_message`` event), an answer likewise (``answers``)."""
+    item = payload.get("item")
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if kind == "UserMessage" and users:
+        role = "user"
+    elif kind == "AgentMessage" and answers:
+        role = "assistant"
+    else:
+        return None
+    content = item.get("content")
+    texts = [c.get("text") for c in content if isinstance(c, dict) and isinstance(
+        c.get("text"), str)] if isinstance(content, list) else []
+    if not texts:
+        return None
+    return role, [Part(i, "text", "event_msg", kind, t) for i, t in enumerate(texts)]
 
 
 def _event_message(payload: dict[str, Any]) -> tuple[str, list[Part]] | None:
@@ -581,6 +659,10 @@ def _inherited(lines: Lines, meta: dict[str, Any], legacy: bool) -> set[int]:
     fork time is found later, against the parent's own rollout (:mod:`.codex_links`).
     """
     start_ordinal = meta.get("history_start")
+    if start_ordinal is not None and not legacy and meta.get("paginated"):
+        # The ordinal counts in the source: only a record numbered below it is a copy.
+        return {line for position, (line, obj) in enumerate(lines) if position and type(
+            obj.get("ordinal")) is int and obj["ordinal"] < start_ordinal}
     if start_ordinal is not None and not legacy:
         return {line for position, (line, obj) in enumerate(lines) if position and (
             obj["ordinal"] if isinstance(obj.get("ordinal"), int) else position)

@@ -36,8 +36,15 @@ def link_codex(files: list[ParsedFile], table: pa.Table | None,
     convs = table["conversation_id"].to_pylist()
     ts = table["message_created_at"].cast(pa.int64()).to_pylist()
     index, start = number_messages(convs, table["message_id"].to_pylist(), ts)
-    found = _find_parents(facts_of, _spans(convs, ts))
-    parents = {t: f["parent_thread_id"] for t, f in facts_of.items() if f.get("parent_thread_id")}
+    state = report.codex_state
+    known: dict[str, str] = state.parents if state is not None else {}
+    # The state database's spawn edges before any guess; they also name the parents of
+    # threads whose rollouts are absent, so a session is found through them.
+    told = {c: p for c, p in known.items()
+            if c in facts_of and not facts_of[c].get("parent_thread_id")}
+    found = {**_find_parents(facts_of, _spans(convs, ts)), **told}
+    parents = {**known, **{t: f["parent_thread_id"] for t, f in facts_of.items()
+                           if f.get("parent_thread_id")}}
     parents.update(found)
     attrs_of, orphans = {}, []
     for conv in start:
@@ -45,6 +52,8 @@ def link_codex(files: list[ParsedFile], table: pa.Table | None,
         if facts.get("started_at") is not None:
             start[conv] = min(start[conv], facts["started_at"])
         attrs = dict(facts.get("attributes") or {})
+        if state is not None:
+            _state_names(attrs, state.names.get(conv, {}))
         if conv in parents:
             report.kinds["subagent"] += 1
         elif _is_subagent(facts):
@@ -56,11 +65,20 @@ def link_codex(files: list[ParsedFile], table: pa.Table | None,
     report.add("orphan-subagent", "{n} Codex subagent thread(s) whose parent thread was "
                "not found (no parent id, spawn event, review call or timing matches)", orphans)
     table = _set_links(table, convs, {c: _root(c, facts_of, parents) for c in start}, found,
-                       {c for c in start if _is_subagent(facts_of.get(c, {}))})
+                       {c for c in start if _is_subagent(facts_of.get(c, {})) or c in told})
     attributes = with_extras([attrs_of[c] for c in convs], table,
                              [f.parse.facts for f in files])
     return finish_rows(table, "openai", "codex", index, [start[c] for c in convs], attributes,
                        keep_file)
+
+
+def _state_names(attrs: dict[str, Any], names: dict[str, str]) -> None:
+    """A thread's nickname, role and name from the state database, where its rollout
+    names none."""
+    for key, name in (("agent_nickname", "agent_nickname"), ("agent_role", "agent_role"),
+                      ("thread_name", "name"), ("thread_name", "title")):
+        if name in names and not attrs.get(key):
+            attrs[key] = names[name]
 
 
 def _is_subagent(facts: dict[str, Any]) -> bool:
@@ -109,11 +127,16 @@ def _find_parents(facts_of: dict[str, dict[str, Any]],
             continue
         began, cwd = facts.get("started_at"), facts.get("cwd")
         others = [t for t in facts_of if t != thread]
+        review = (facts.get("attributes") or {}).get("subagent") == "review"
         rules = [
             sorted(spawner.get(thread, set()) - {thread}),
             [s for s in [facts.get("session_id")] if s and s != thread and s in facts_of],
+            # A review run starts as its parent enters review mode: within 100 ms (either
+            # side: the event may be written just after the run's first line), same cwd.
+            _entered_review(facts_of, others, began, cwd) if review else [],
             [t for t in others if began is not None and any(
-                lo <= began <= hi for lo, hi in facts_of[t].get("review_windows", []))],
+                lo <= began <= hi for lo, hi in facts_of[t].get("review_windows", []))
+             and not (review and cwd and facts_of[t].get("cwd") not in (None, cwd))],
             [t for t in others if began is not None and t in spans
              and spans[t][0] <= began <= spans[t][1] and facts_of[t].get("cwd") == cwd
              and not _is_subagent(facts_of[t])],
@@ -123,6 +146,19 @@ def _find_parents(facts_of: dict[str, dict[str, Any]],
                 found[thread] = candidates[0]
                 break
     return found
+
+
+REVIEW_GAP_US = 100_000  # how near a review run's start its parent enters review mode
+
+
+def _entered_review(facts_of: dict[str, dict[str, Any]], others: list[str], began: Any,
+                    cwd: Any) -> list[str]:
+    """The threads of ``cwd`` that entered review mode within 100 ms of ``began``."""
+    if not isinstance(began, int):
+        return []
+    return [t for t in others if facts_of[t].get("cwd") == cwd and any(
+        isinstance(lo, int) and abs(began - lo) <= REVIEW_GAP_US
+        for lo, _ in facts_of[t].get("review_windows", []))]
 
 
 def _set_links(table: pa.Table, convs: list[str], session_of: dict[str, str],
@@ -160,6 +196,8 @@ def _drop_replayed(table: pa.Table, facts_of: dict[str, dict[str, Any]]) -> pa.T
     for thread, facts in facts_of.items():
         source = (facts.get("attributes") or {}).get("forked_from_id") or facts.get(
             "parent_thread_id")
+        if facts.get("paginated"):
+            continue  # its rollout holds only its own records: nothing replayed
         if source and source != thread and source in facts_of:
             sources[thread] = source
     if not sources:

@@ -113,12 +113,18 @@ def _codex_tokens(total: dict[str, Any]) -> dict[str, int]:
 
 
 def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int],
-                assistant_lines: Sequence[int], thread: str) -> list[list[Any]]:
+                assistant_lines: Sequence[int], thread: str,
+                fork: bool = True) -> list[list[Any]]:
     """Per-turn usage of one rollout: ``[message line, key, usage]`` facts.
 
     ``lines`` are the rollout's (line, object) pairs, ``inherited`` the lines a
     fork copied from its parent (they only set the baseline), ``assistant_lines``
-    the lines where the rollout's own assistant messages start.
+    the lines where the rollout's own assistant messages start. ``fork``: the rollout
+    continues another's history, so a total before its first answer (or its first total,
+    which counts its source's responses too) is no usage of its own; in any other
+    rollout usage before the first answer is the first answer's, or, with no answer at
+    all, its own fact at the line of the first count (:func:`.codex.parse_codex` gives
+    that line a row to sit on).
     """
     starts = sorted(set(assistant_lines))
     keys = CODEX_KEYS
@@ -126,6 +132,8 @@ def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int]
     prev = dict.fromkeys(keys, 0)
     at = 0  # index into starts of the first assistant message after the cursor
     last: int | None = None
+    early: list[Any] = [None, dict.fromkeys(keys, 0)]  # (first line, usage) before any answer
+    totals = 0  # token_count totals seen (a fork's first one counts its source's too)
     # Newer writers also write token_usage_record lines (a response's own usage); read
     # only when no token_count event carries usage (see _usage_records).
     records = None if _has_token_counts(lines) else _usage_records(lines, thread)
@@ -147,21 +155,33 @@ def codex_usage(lines: Sequence[tuple[int, dict[str, Any]]], inherited: set[int]
                 base = prev if all(now[k] >= prev[k] for k in keys) else dict.fromkeys(
                     keys, 0)
                 delta = {k: now[k] - base[k] for k in keys}
+                last_usage = info.get("last_token_usage") if isinstance(info, dict) else None
+                if fork and not totals and isinstance(last_usage, dict):
+                    delta = _codex_tokens(last_usage)  # its own response
                 prev = now
+                totals += 1
             elif isinstance(info, dict) and isinstance(info.get("last_token_usage"), dict):
                 # No total, only the last response's usage (other readers meet such
                 # events): that response's usage is the delta itself.
                 delta = _codex_tokens(info["last_token_usage"])
             else:
                 continue
-        if line in inherited or last is None:
-            # A total before any answer of this file is no response of its own (every
-            # response writes an assistant-role item first): a fork's copy of its
-            # source's totals, whose answers the copy may leave out. It is the baseline.
+        if line in inherited or (last is None and fork):
+            # A total before any answer of a fork is no response of its own: its copy
+            # of its source's totals, whose answers the copy may leave out. The baseline.
+            continue
+        if last is None:  # no answer yet (newer writers count first): the first answer's
+            if any(delta.values()):
+                early[0] = early[0] if early[0] is not None else line
+                early[1] = {k: early[1][k] + delta[k] for k in keys}
             continue
         if any(delta.values()):
             acc = out.setdefault(last, dict.fromkeys(keys, 0))
             out[last] = {k: acc[k] + delta[k] for k in keys}
+    if early[0] is not None:
+        spot = next((s for s in starts if s > early[0]), early[0])
+        acc = out.setdefault(spot, dict.fromkeys(keys, 0))
+        out[spot] = {k: acc[k] + early[1][k] for k in keys}
     # Cache writes only where a turn wrote some: the usage of every other turn is the
     # three counts it always was.
     return [[line, f"{thread}|turn-{line}",

@@ -39,6 +39,8 @@ class LinkReport(msgspec.Struct):
 
     kinds: Counter[str] = msgspec.field(default_factory=Counter)
     findings: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    # Codex's state databases (.codex_state.CodexState), when any lie beside the rollouts.
+    codex_state: Any = None
 
     def add(self, check: str, message: str, examples: list[dict[str, Any]]) -> None:
         """Record a finding of ``len(examples)`` cases (a few kept as examples)."""

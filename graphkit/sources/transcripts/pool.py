@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import pyarrow as pa
 
+from graphkit.core.files import read_file
 from graphkit.core.workers import can_fork, run_all, wanted_workers
 from graphkit.sources.transcripts.buffer import (
     LINE_AT,
@@ -29,7 +30,13 @@ from graphkit.sources.transcripts.buffer import (
 )
 from graphkit.sources.transcripts.claude import parse_claude
 from graphkit.sources.transcripts.codex import parse_codex
-from graphkit.sources.transcripts.files import not_a_transcript, read_file, sniff_kind
+from graphkit.sources.transcripts.files import (
+    ZSTD,
+    as_utf8,
+    not_a_transcript,
+    sniff_kind,
+    unzstd,
+)
 from graphkit.sources.transcripts.index import stat_key
 
 # Below this many bytes to parse, the workers' start and the tables' way back cost more
@@ -38,7 +45,7 @@ MIN_BYTES = 4 * 1024 * 1024
 _RUN_BYTES = 1024 * 1024  # files per claim: about this many bytes, in order
 
 # Young objects between two collections of the cyclic GC while transcripts are read
-# (here in the parse child, and by read.py's _fewer_collections).
+# (here in a parse worker, and by read.py's _fewer_collections).
 # What a read keeps is ~13 lists of facts per file plus the rows waiting for conversion
 # (~20k 41-value tuples): at 100k the collector ran twice over the benchmark's 5,698
 # files (0.08-0.13 CPU-s of ~1.8, found nothing: the parser makes no cycles); at 1M a
@@ -77,6 +84,17 @@ def read_one(path: Path) -> tuple[Parsed, bytes | None]:
         return out, None
     out.fingerprint = {"path": str(path), "size": len(data), "mtime_ns": st.st_mtime_ns,
                        "sha256": hashlib.sha256(data).hexdigest()}
+    if path.name.endswith(ZSTD):  # a compressed rollout: its lines, as a plain one's
+        try:
+            data = unzstd(data)
+        except OSError as exc:
+            out.error = f"cannot read file: {exc.strerror}"
+            return out, None
+    try:
+        data = as_utf8(data)  # a BOM, UTF-16 or UTF-32: read as the UTF-8 it says
+    except UnicodeError as exc:
+        out.error = str(exc)
+        return out, None
     return out, data
 
 

@@ -26,6 +26,7 @@ from graphkit.sources.transcripts.buffer import LONE_SURROGATES, FileParse
 from graphkit.sources.transcripts.claude import claude_layout
 from graphkit.sources.transcripts.claude_links import link_claude
 from graphkit.sources.transcripts.codex_links import link_codex
+from graphkit.sources.transcripts.codex_state import read_state, state_databases
 from graphkit.sources.transcripts.files import (
     not_a_transcript,
     read_meta,
@@ -163,7 +164,7 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
         for line, reason in parse.skipped:
             _skip(result, strict, SkippedLine(str(path), line, reason))
         rows = span[1] if span is not None else parse.num_rows
-        if not rows and not parse.skipped and not bad:
+        if not rows and not parse.skipped and not bad and not parse.facts.get("job_state"):
             _skip(result, strict, SkippedLine(str(path), 0, _no_messages(parse.kind)))
         meta = None
         if parse.kind == "claude" and claude_layout(path).agent_id:
@@ -193,6 +194,11 @@ def _read(paths: Sequence[Path], strict: bool, since: dt.datetime | None,
         index.save(tables, seen, bad_of)
     shown.note(f"linking {len(parsed)} transcript file(s)")
     report = LinkReport()
+    rollouts = [Path(f.path) for f in parsed if f.parse.kind == "codex"]
+    if rollouts:  # ~/.codex/state_*.sqlite: spawn edges of absent or archived parents
+        report.codex_state = read_state(state_databases([] if listed else paths, rollouts))
+        report.findings.extend({"check": "codex-state", "count": 1, "message": note,
+                                "examples": []} for note in report.codex_state.notes)
     if closure:
         result.files = [f.path for f in parsed]
         result.file_codex = [f.parse.kind == "codex" for f in parsed]

@@ -32,4 +32,11 @@
 # inter_agent_communication lines (and such a message wrapped as an assistant one) are
 # user messages; token_count's cache_write_input_tokens are cache writes (taken out of
 # input); thread_rolled_back relinks the next message and counts rolled_back_turns.
-PARSER_VERSION = 12
+# 13 (formats, issue 30): Claude 2.1.2xx session records (continued-in, cost-state,
+# fork-context-ref, relocated, worktree-state) are facts, the other new records known (were
+# skipped lines); a jobs/<id>/state.json is read for its fork fields. Codex: item_completed
+# user turns are read; a history_base fork's records are its own; usage before the first
+# answer counts (not in a fork), and usage with no answer gets a row; .jsonl.zst read.
+# 14 (safety): an unknown record type or a repeated uuid named in a skipped line's
+# reason is escaped and cut (cached reasons echoed it as written).
+PARSER_VERSION = 14

@@ -44,6 +44,8 @@
   }
 
   function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+  // A cost in USD; null: a model graphkit has no price for (unknown, never zero).
+  function usd(x) { return x === null || x === undefined ? "unpriced" : "$" + x.toFixed(4); }
 
   function descendants(i) {
     var out = [];
@@ -105,6 +107,16 @@
     fact(facts, "subagents / child threads", agents);
     fact(facts, "deepest", depth ? "depth " + depth : "");
     fact(facts, "messages", data.session.messages);
+    if (threads.length && threads[0].subtree_cost_usd !== undefined) {
+      var priced = threads.every(function (t) { return t.cost_usd !== null; });
+      var total = threads.reduce(function (m, t) { return m + (t.cost_usd || 0); }, 0);
+      fact(facts, "cost", priced ? usd(total) : usd(total) + " + unpriced");
+    }
+    if (data.index_href) {
+      var back = el("a", "back", "all sessions");
+      back.href = data.index_href;
+      document.querySelector(".title").prepend(back);
+    }
     fact(facts, "start", stamp(data.session.first_seen));
     fact(facts, "end", stamp(data.session.last_seen));
     if (t0 !== null && t1 !== null) { fact(facts, "span", span(t1 - t0)); }
@@ -170,6 +182,9 @@
         counts.push(plural(t.messages, "msg"));
       }
       if (t.tokens !== null && t.tokens !== undefined) { counts.push(t.tokens + " tok"); }
+      if (t.subtree_cost_usd !== undefined) {
+        counts.push(usd(t.cost_usd) + (children[i].length ? " (tree " + usd(t.subtree_cost_usd) + ")" : ""));
+      }
       cell.appendChild(el("span", "count", counts.join(" · ")));
       row.appendChild(cell);
       row.appendChild(drawBar(t));
@@ -287,6 +302,8 @@
     var a = time(t.first_seen), b = time(t.last_seen);
     table(box, [["kind", t.kind], ["agent type", t.agent_type], ["description", t.description],
       ["model", t.model], ["messages", t.messages], ["tokens", t.tokens],
+      ["cost", t.subtree_cost_usd === undefined ? "" : usd(t.cost_usd)],
+      ["subtree cost", t.subtree_cost_usd === undefined ? "" : usd(t.subtree_cost_usd)],
       ["start", stamp(t.first_seen)], ["end", stamp(t.last_seen)],
       ["duration", a !== null && b !== null ? span(b - a) : ""],
       ["depth", t.depth - 1 ? "subagent depth " + (t.depth - 1) : "top level"],
@@ -333,7 +350,11 @@
   document.getElementById("expand-all").addEventListener("click", function () { setAll(false); });
   document.getElementById("collapse-all").addEventListener("click", function () { setAll(true); });
   // #thread=ID in the address opens that thread (a link to one subagent).
-  var wanted = decodeURIComponent((location.hash.match(/^#thread=(.*)$/) || [])[1] || "");
+  // A fragment that is no valid escape (#thread=100%) is taken as written: decoding
+  // it threw, and the page stopped half-drawn.
+  var asked = (location.hash.match(/^#thread=(.*)$/) || [])[1] || "";
+  var wanted = asked;
+  try { wanted = decodeURIComponent(asked); } catch (e) { wanted = asked; }
   var first = threads.findIndex(function (t) { return t.id === wanted; });
   if (first < 0 && threads.length) { first = roots.length ? roots[0] : 0; }
   if (first >= 0) { select(first); }
