@@ -59,5 +59,7 @@ def test_a_push_reads_back_from_phoenix_as_the_graph(tmp_path: Path) -> None:
     assert sorted((s.trace, s.span, s.parent) for s in got) == \
         sorted((s.trace, s.span, s.parent) for s in written)
     checked = check_against_graph(got, snapshot)
-    assert checked["sessions"] == 50 and checked["threads"] == 118
+    counts = json.loads((snapshot / "manifest.json").read_text())["counts"]["nodes"]
+    assert checked["sessions"] == counts["Session"] >= 50
+    assert checked["threads"] == counts["Thread"] >= 118
     assert checked["subagents"] >= 60 and checked["tokens"] > 0

@@ -194,7 +194,8 @@ def test_a_history_of_3000_sessions_draws_without_freezing(browser: Browser,
         rows = re.search(r'data-rows="(\d+)"', html)
         ms = re.search(r'data-render-ms="([\d.]+)"', html)
         assert rows is not None and ms is not None
-        assert int(rows.group(1)) == len(truth.sessions) == 3000
+        # 3,000 sessions, and the continuations the generator adds as sessions of their own
+        assert int(rows.group(1)) == len(truth.sessions) >= 3000
         timings.append(float(ms.group(1)))
     print(f"3,000-session history drawn in {timings} ms")
     assert max(timings) < 1500, timings
