@@ -145,11 +145,37 @@ def unfinished_load_warning(neo: Neo4jStore) -> str | None:
 
 
 def latest_own_snapshot(notes: Notes | None = None) -> Path:
-    """Return the latest snapshot built from the user's own transcript folders, from the
-    snapshot index; ``notes`` hears which one (so the answer's source is never a guess)
-    and any problem with the index.
+    """Return the folder of the latest snapshot built from the user's own transcript
+    folders (:func:`graphkit.default_transcript_roots`), from the snapshot index.
 
-    Raises :class:`GraphkitError` when the index holds no build of them yet.
+    What the read commands answer from when no ``--snapshot`` is given.
+
+    Parameters
+    ----------
+    notes : callable, optional
+        Hears which snapshot was picked (so the answer's source is never a guess) and
+        any problem with the index.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    GraphkitError
+        The index holds no build of the user's transcript folders yet.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from unittest import mock
+    >>> home = Path(tempfile.mkdtemp()); (home / ".claude" / "projects").mkdir(parents=True)
+    >>> with mock.patch.dict(os.environ, {"HOME": str(home), "GRAPHKIT_HOME": str(home),
+    ...                                   "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": ""}):
+    ...     latest_own_snapshot()
+    Traceback (most recent call last):
+    ...
+    graphkit.core.errors.GraphkitError: give --snapshot DIR (or --neo4j): the snapshot index (...) has no build of your own history (...) yet; ...
     """
     from graphkit.snapshot.index import SnapshotIndex
     from graphkit.sources.transcripts import default_transcript_roots
