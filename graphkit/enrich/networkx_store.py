@@ -366,7 +366,8 @@ def from_networkx(G: nx.MultiDiGraph) -> GraphTables:
     >>> back = from_networkx(nx.node_link_graph(nx.node_link_data(to_networkx(example_graph()))))
     >>> back.node_counts() == example_graph().node_counts()
     True
-    >>> G = nx.MultiDiGraph(); _ = G.add_edge("a", "b", type="KNOWS")
+    >>> G = nx.MultiDiGraph(); G.add_nodes_from(["ann", "bob"], type="Person")
+    >>> _ = G.add_edge("ann", "bob", type="KNOWS")
     >>> from_networkx(G).edge_counts()
     {'KNOWS': 1}
     """

@@ -175,7 +175,8 @@ def latest_own_snapshot(notes: Notes | None = None) -> Path:
     ...     latest_own_snapshot()
     Traceback (most recent call last):
     ...
-    graphkit.core.errors.GraphkitError: give --snapshot DIR (or --neo4j): the snapshot index (...) has no build of your own history (...) yet; ...
+    graphkit.core.errors.GraphkitError: give --snapshot DIR (or --neo4j): the snapshot index
+    (...) has no build of your own history (...) yet; ...
     """
     from graphkit.snapshot.index import SnapshotIndex
     from graphkit.sources.transcripts import default_transcript_roots

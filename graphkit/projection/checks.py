@@ -102,7 +102,8 @@ def unchecked(contract: LoadedContract) -> list[str]:
     ...     "contract: repos\nversion: 1\ninput:\n  repo: {type: string}\n"
     ...     "nodes:\n  - type: Repo\n    key: [repo]\n")
     >>> unchecked(load_contract(path))
-    ['the contract repos declares no `lineage:` section, so sessions, parents and cycles are not checked; only its named reject rules are']
+    ['the contract repos declares no `lineage:` section, so sessions, parents and cycles
+    are not checked; only its named reject rules are']
     """
     if contract.spec.lineage is None:
         return [f"the contract {contract.name} declares no `lineage:` section, so sessions, "
