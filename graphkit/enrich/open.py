@@ -112,10 +112,23 @@ def open_neo4j(*, password: str | None = None, notes: Notes | None = None,
 
     Examples
     --------
-    Needs a server, so not a doctest::
+    The connection is checked when the block starts:
 
-        with open_neo4j(notes=print) as neo:
-            sessions(neo)
+    >>> import os
+    >>> from unittest import mock
+    >>> env = {"NEO4J_URI": "bolt://127.0.0.1:1", "NEO4J_PASSWORD": "secret"}
+    >>> with mock.patch.dict(os.environ, env), open_neo4j() as neo:
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    graphkit.core.errors.StoreError: cannot reach Neo4j at bolt://127.0.0.1:1 ...
+
+    With a server running (``graphkit neo4j-server``, and ``NEO4J_*`` set):
+
+    >>> from graphkit.queries.sessions import sessions
+    >>> with open_neo4j(notes=print) as neo:  # doctest: +SKIP
+    ...     print(len(sessions(neo)))
+    14
     """
     from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 
