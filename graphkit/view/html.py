@@ -84,8 +84,33 @@ def render_html(data: dict[str, Any]) -> str:
     return page_html("view", data, f"graphkit view · session {session}")
 
 
-def write_html(page: str, out: Path) -> None:
-    """Write ``page`` to ``out`` atomically (a temporary file renamed into place), or
-    through it when it is a pipe or device."""
+def write_html(page: str, out: str | Path) -> None:
+    """Write the HTML text ``page`` to the file ``out``: atomically (a temporary file
+    renamed into place), or through it when it is a pipe or device.
+
+    The file gets the umask's usual mode, as a file saved by a browser would (the
+    temporary file it is written to starts private).
+
+    Parameters
+    ----------
+    page : str
+        The page, e.g. :attr:`graphkit.SessionPage.html`.
+    out : str or Path
+        The file to write.
+
+    Raises
+    ------
+    GraphkitError
+        ``out`` is a folder or cannot be written (one line naming it).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> out = Path(tempfile.mkdtemp()) / "page.html"
+    >>> write_html("<!doctype html><title>hi</title>", out)
+    >>> out.read_text()
+    '<!doctype html><title>hi</title>'
+    """
     with output_file(Path(out), public=True) as f:
         f.write(page.encode("utf-8"))

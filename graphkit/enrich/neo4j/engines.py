@@ -27,7 +27,8 @@ def load_snapshot(snapshot_dir: str | Path, *, engine: str = "driver",
         The snapshot folder (read, and checked, before the server is asked with the
         driver engine).
     engine : {"driver", "spark"}
-        Who writes: the driver's sessions, or Spark's executors (the ``spark`` extra: ``pip install 'agent-graphkit[spark]'``).
+        Who writes: the driver's sessions, or Spark's executors (the ``spark``
+        extra: ``pip install 'agent-graphkit[spark]'``).
     spark_master : str, optional
         The Spark master for ``engine="spark"`` (default: the spark-submit session,
         else ``local[*]``).
