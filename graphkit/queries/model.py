@@ -14,7 +14,12 @@ class Ref:
 
     For a Thread the id is the ``agent_id`` of a Claude subagent, the
     ``conversation_id`` of a Codex thread, or the ``session_id`` of a Claude
-    main loop; for a Session it is the ``session_id``.
+    main loop; for a Session it is the ``session_id``. What :func:`graphkit.ancestors`
+    and :func:`graphkit.descendants` list; refs sort by type, then id.
+
+    >>> ref = Ref("Thread", "ag-1")
+    >>> ref.to_json(), ref < Ref("Thread", "ag-2")
+    ({'type': 'Thread', 'id': 'ag-1'}, True)
     """
 
     type: str
