@@ -260,7 +260,7 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     ...
     graphkit.core.errors.GraphkitError: ...prices.json: model 'my-model' needs numbers for ...
     """
-    where = path or DEFAULT_PRICES
+    where = Path(path) if path else DEFAULT_PRICES
     try:
         # Only a regular file: a FIFO given as --prices waited for a writer forever,
         # a link to /dev/zero was read until memory ran out.
