@@ -10,6 +10,8 @@ Every question has a function returning a typed answer and one turning that answ
 into the JSON-able records ``graphkit … --json`` prints: ``sessions`` /
 ``session_records``, ``lineage_many`` / ``lineage_records``, ``tree`` /
 ``tree_records``, ``usage`` / ``usage_records``, ``files`` / ``file_records``.
+Every name, grouped by what it is for and with an example that runs, is in
+docs/python-api.md; every path a function takes may be a ``str`` or a ``Path``.
 
 >>> import graphkit
 >>> result = graphkit.build("samples/rows")
