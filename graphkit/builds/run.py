@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pyarrow as pa
 
 from graphkit.builds.options import BuildOptions, Sources, as_paths
@@ -198,7 +199,7 @@ class RowsResult:
 def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str,
                options: BuildOptions | None = None, *, progress: Progress | None = None,
                **keywords: Any) -> RowsResult:
-    """Write the full ``ai_gateway_messages`` rows of ``sources`` to Parquet, and return
+    """Write the full ``ai_gateway_messages`` rows of ``sources`` to ``out``, and return
     what was written (``graphkit rows``).
 
     Parameters
@@ -206,12 +207,16 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str,
     sources : str, Path or sequence of them
         Row files, transcript folders or HypAware caches.
     out : str or Path
-        A file (written to a temporary file and renamed into place), ``-`` for stdout,
-        or an existing special file such as a pipe (written through, never replaced).
+        Parquet (``.parquet``, ``.pq``, no suffix, or ``-`` for stdout) or JSON Lines
+        (``.jsonl``, ``.ndjson``); another suffix is refused before anything is read.
+        A file is written to a temporary file and renamed into place (a symbolic
+        link's target is written); an existing special file such as a pipe is written
+        through, never replaced. It may not be a source, a transcript or a snapshot's
+        file.
     options : BuildOptions, optional
         Of these the reading ones apply: ``strict``, ``since``/``until``,
         ``cache_dir``, and ``include_content`` (content columns are left out without
-        it).
+        it; with it the file is private, 0600).
     progress : callable, optional
         Called with a line for each step.
     **keywords
@@ -226,8 +231,8 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str,
     Raises
     ------
     GraphkitError
-        ``out`` is a folder or cannot be written; ``SourceError``: a source is
-        missing or unreadable.
+        ``out`` has another suffix, is a folder, is one of the inputs or cannot be
+        written; ``SourceError``: a source is missing or unreadable.
 
     Examples
     --------
@@ -242,6 +247,11 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str,
 
     o = BuildOptions.of(options, **keywords)
     paths = as_paths(sources)
+    fmt = rows_format(out)
+    if str(out) != "-":
+        from graphkit.core.files import check_output
+
+        check_output(out, sources=paths, what="rows file")  # before a long read
     if progress:
         progress("reading " + ", ".join(str(p) for p in paths))
     result = read_message_rows(paths, strict=o.strict, since=o.since, until=o.until,
@@ -250,14 +260,42 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str,
     left_out = [] if o.include_content else list(CONTENT_COLUMNS)
     if progress:
         progress(f"writing {result.table.num_rows} rows to {out}")
-    _write_parquet(result.table, out)
+    _write_rows_file(result.table, out, fmt, paths,
+                     private=o.include_content)
     # The reading's notes and findings, as build prints them: a transcript line whose
     # lone surrogate was replaced is a finding only, and `rows` said nothing of it.
     return RowsResult(str(out), result.table.num_rows, list(result.skipped), left_out,
                       source_messages(result.account))
 
 
-def _write_parquet(table: pa.Table, out: Path | str) -> None:
+# What `rows --out` writes, by the output's suffix: what `graphkit build` reads back.
+_ROWS_FORMATS = {".parquet": "parquet", ".pq": "parquet", "": "parquet",
+                 ".jsonl": "jsonl", ".ndjson": "jsonl"}
+
+
+def rows_format(out: Path | str) -> str:
+    """``"parquet"`` or ``"jsonl"``: the format a rows file named ``out`` is written
+    in (stdout and special files: Parquet); :class:`GraphkitError` for another suffix
+    (``x.jsonl`` silently got Parquet, which ``graphkit build x.jsonl`` then refused).
+
+    >>> rows_format("rows.jsonl"), rows_format("-"), rows_format("r.parquet")
+    ('jsonl', 'parquet', 'parquet')
+    """
+    if str(out) == "-":
+        return "parquet"
+    path = Path(out)
+    suffix = path.suffix.lower()
+    fmt = _ROWS_FORMATS.get(suffix)
+    if fmt is None:
+        if path.exists() and not path.is_file() and not path.is_dir():
+            return "parquet"  # a pipe or device: no suffix to go by
+        raise GraphkitError(f"cannot write rows as {suffix!r}", path=str(out),
+                            hint="name the file .parquet (Parquet) or .jsonl (JSON Lines)")
+    return fmt
+
+
+def _write_rows_file(table: pa.Table, out: Path | str, fmt: str,
+                     sources: Sequence[Path], *, private: bool) -> None:
     import errno
     import sys
 
@@ -273,8 +311,20 @@ def _write_parquet(table: pa.Table, out: Path | str) -> None:
                 raise
             raise write_error(exc, "stdout") from None
         return
-    with output_file(out) as f:
-        pq.write_table(table, pa.PythonFile(f, mode="w"))
+    with output_file(out, sources=sources, what="rows file", private=private) as f:
+        if fmt == "jsonl":
+            write_json_lines(table, f)
+        else:
+            pq.write_table(table, pa.PythonFile(f, mode="w"))
+
+
+def write_json_lines(table: pa.Table, out: Any) -> None:
+    """``table`` as JSON Lines to the binary file ``out``, one object per row, a batch
+    at a time: timestamps as ISO 8601 text, nulls as null (what the row files' reader
+    reads back to the same rows)."""
+    for batch in table.to_batches(max_chunksize=8192):
+        lines = [msgspec.json.encode(row) for row in batch.to_pylist()]
+        out.write(b"\n".join(lines) + b"\n" if lines else b"")
 
 
 def check(sources: str | Path | Sequence[str | Path], options: BuildOptions | None = None,

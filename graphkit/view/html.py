@@ -16,6 +16,7 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -84,24 +85,33 @@ def render_html(data: dict[str, Any]) -> str:
     return page_html("view", data, f"graphkit view · session {session}")
 
 
-def write_html(page: str, out: str | Path) -> None:
+def write_html(page: str, out: str | Path, *, sources: Sequence[Path | str] = (),
+               private: bool = False) -> None:
     """Write the HTML text ``page`` to the file ``out``: atomically (a temporary file
-    renamed into place), or through it when it is a pipe or device.
+    renamed into place; a symbolic link's target is written), or through it when it is
+    a pipe or device.
 
-    The file gets the umask's usual mode, as a file saved by a browser would (the
-    temporary file it is written to starts private).
+    Without ``private`` the file gets the umask's usual mode, as a file saved by a
+    browser would (the temporary file it is written to starts private).
 
     Parameters
     ----------
     page : str
         The page, e.g. :attr:`graphkit.SessionPage.html`.
     out : str or Path
-        The file to write.
+        The file to write. It may not be one of ``sources``, a transcript or a
+        snapshot's file.
+    sources : sequence of str or Path
+        The inputs the page was made from (refused as ``out``).
+    private : bool
+        A page that shows message content: the file is 0600, as the snapshot it came
+        from is.
 
     Raises
     ------
     GraphkitError
-        ``out`` is a folder or cannot be written (one line naming it).
+        ``out`` is a folder, one of the inputs, or cannot be written (one line naming
+        it).
 
     Examples
     --------
@@ -112,5 +122,6 @@ def write_html(page: str, out: str | Path) -> None:
     >>> out.read_text()
     '<!doctype html><title>hi</title>'
     """
-    with output_file(Path(out), public=True) as f:
+    with output_file(Path(out), public=not private, private=private, sources=sources,
+                     what="view") as f:
         f.write(page.encode("utf-8"))

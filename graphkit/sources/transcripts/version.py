@@ -37,4 +37,6 @@
 # skipped lines); a jobs/<id>/state.json is read for its fork fields. Codex: item_completed
 # user turns are read; a history_base fork's records are its own; usage before the first
 # answer counts (not in a fork), and usage with no answer gets a row; .jsonl.zst read.
-PARSER_VERSION = 13
+# 14 (safety): an unknown record type or a repeated uuid named in a skipped line's
+# reason is escaped and cut (cached reasons echoed it as written).
+PARSER_VERSION = 14
