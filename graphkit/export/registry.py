@@ -228,7 +228,9 @@ def export_snapshot(snapshot_dir: Path | str, fmt: str, out: Path | str | None, 
     out : str, Path or None
         The file or folder to write (written beside it and renamed into place; a
         folder graphkit did not write is refused); ``"-"`` or None for stdout where
-        the format is one file.
+        the format is one file. It may not be the snapshot or one of its files (nor a
+        source or transcript). An export of a snapshot built with
+        ``include_content`` is private (0600 files, a 0700 folder), as the snapshot is.
     progress : callable, optional
         Called with a line for each step.
     include_content : bool
@@ -246,6 +248,8 @@ def export_snapshot(snapshot_dir: Path | str, fmt: str, out: Path | str | None, 
         or ``include_content`` for a format that writes what the snapshot holds.
     SnapshotError
         The snapshot cannot be read.
+    GraphkitError
+        ``out`` is the snapshot, one of its files, or another input.
 
     Examples
     --------

@@ -126,7 +126,8 @@ def write_snapshot(
     ------
     SnapshotError
         Nothing is touched when the target is a file, lies under a file, cannot be
-        written, or is a folder graphkit did not write, or when a table's name or
+        written, is a folder graphkit did not write or lies inside another
+        snapshot (which could then not be replaced), or when a table's name or
         ends cannot be written; a disk that fills mid-write leaves the old snapshot.
 
     Examples
