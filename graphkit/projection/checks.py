@@ -33,6 +33,7 @@ from graphkit.core.schema import FILE_COL, ROW_COL
 from graphkit.projection.groups import decoded, single
 from graphkit.projection.project import Projection, derive, project
 from graphkit.sources.read import SourceRows
+from graphkit.sources.transcripts.drift import CHECK as UNKNOWN_RECORD_TYPES
 from graphkit.sources.transcripts.drift import drift_finding, unknown_records
 
 SAMPLE = 5  # examples listed per finding
@@ -67,8 +68,10 @@ class Finding:
 
 
 # Findings about what was read rather than about identity: lines no reader knows (a
-# future record type), text made valid (lone surrogates, invalid UTF-8).
-WARNINGS = frozenset({"skipped-lines", "lone-surrogate", "invalid-utf8"})
+# future record type, and those types counted), text made valid (lone surrogates,
+# invalid UTF-8).
+WARNINGS = frozenset({"skipped-lines", UNKNOWN_RECORD_TYPES, "lone-surrogate",
+                      "invalid-utf8"})
 
 
 def reading_findings(rows: SourceRows) -> list[Finding]:
