@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from graphkit.core.errors import GraphkitError
 from graphkit.core.files import (
@@ -119,12 +119,14 @@ class Output:
             yield fh
 
     @contextmanager
-    def folder(self, fmt: str) -> Iterator[Path]:
-        """A new folder to fill; it replaces ``path`` once complete."""
+    def folder(self, fmt: str, layout: FolderLayout | None = None) -> Iterator[Path]:
+        """A new folder to fill; it replaces ``path`` once complete, where ``path`` holds
+        only what an export of ``layout`` writes (default: the Neo4j import folders')."""
         if self.path is None:
             raise ExportError(f"format {fmt} writes a folder and cannot go to stdout",
                               hint="give a folder path as OUT")
-        with _atomic_folder(self.path, self.sources, self.private) as tmp:
+        with _atomic_folder(self.path, self.sources, self.private,
+                            layout or EXPORT_LAYOUT) as tmp:
             yield tmp
 
 
@@ -306,7 +308,8 @@ def _atomic_file(path: Path, sources: Sequence[Path], private: bool) -> Iterator
 
 
 @contextmanager
-def _atomic_folder(given: Path, sources: Sequence[Path], private: bool) -> Iterator[Path]:
+def _atomic_folder(given: Path, sources: Sequence[Path], private: bool,
+                   layout: FolderLayout) -> Iterator[Path]:
     utf8_path(given, "export")  # Arrow writes the folder's tables
     # A link to a folder stands for that folder (as for every output): it is replaced,
     # the link kept.
@@ -317,7 +320,7 @@ def _atomic_folder(given: Path, sources: Sequence[Path], private: bool) -> Itera
     if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
         raise ExportError("refusing to replace a folder that is not a graphkit export",
                           path=str(given), hint="choose an empty or new folder")
-    foreign = _foreign_entry(path) if path.is_dir() else None
+    foreign = _foreign_entry(path, layout) if path.is_dir() else None
     if foreign is not None:
         # The whole folder is replaced: a user's file put beside the export's went too.
         raise ExportError(f"refusing to replace a graphkit export that holds {foreign!r}, "
@@ -355,23 +358,34 @@ def _atomic_folder(given: Path, sources: Sequence[Path], private: bool) -> Itera
 
 # What a folder export writes: these at its top, and tables in its folders (and the
 # report its README's neo4j-admin command leaves where it is run).
-_EXPORT_TOP = frozenset({MARKER, "README.md", "schema.cypher", "nodes", "relationships",
-                         "skipped", "import.report"})
-_EXPORT_TABLES = (".csv", ".parquet")
+class FolderLayout(NamedTuple):
+    """What a folder export writes, so a folder holding anything else is never replaced:
+    the ``top`` entries, of which ``folders`` are folders of files ending in ``inner``."""
+
+    top: frozenset[str]
+    folders: frozenset[str]
+    inner: tuple[str, ...]
 
 
-def _foreign_entry(folder: Path) -> str | None:
-    """The first entry of an existing export ``folder`` that an export does not write
-    (None: every entry is the export's)."""
+# The Neo4j import folders (neo4j-csv, neo4j-parquet).
+EXPORT_LAYOUT = FolderLayout(
+    frozenset({MARKER, "README.md", "schema.cypher", "nodes", "relationships", "skipped",
+               "import.report"}),
+    frozenset({"nodes", "relationships", "skipped"}), (".csv", ".parquet"))
+
+
+def _foreign_entry(folder: Path, layout: FolderLayout) -> str | None:
+    """The first entry of an existing export ``folder`` that an export of ``layout``
+    does not write (None: every entry is the export's)."""
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.name not in _EXPORT_TOP:
+        if entry.name not in layout.top:
             return entry.name
         if entry.is_dir(follow_symlinks=False):
             for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
                 if not inner.is_file(follow_symlinks=False) or \
-                        not inner.name.endswith(_EXPORT_TABLES):
+                        not inner.name.endswith(layout.inner):
                     return f"{entry.name}/{inner.name}"
-        elif entry.name in ("nodes", "relationships", "skipped"):
+        elif entry.name in layout.folders:
             return entry.name  # a file where the export keeps a folder
     return None
 

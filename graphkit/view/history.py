@@ -189,7 +189,7 @@ def write_site(reader: LineageReader, out: Path | str, *, include_content: bool 
     >>> report.sessions, report.threads, (site / "index.html").is_file()
     (2, 5, True)
     """
-    from graphkit.export.registry import ExportReport, Output, write_marker
+    from graphkit.export.registry import MARKER, ExportReport, FolderLayout, Output, write_marker
 
     say = progress or (lambda _m: None)
     table = table or load_prices()
@@ -199,7 +199,9 @@ def write_site(reader: LineageReader, out: Path | str, *, include_content: bool 
     say(f"adding up usage of {len(summaries)} sessions")
     usages = session_usage(reader, [s.session_id for s in summaries])
     threads = 0
-    with Output(Path(out)).folder("view") as tmp:
+    layout = FolderLayout(frozenset({MARKER, INDEX, SESSIONS}), frozenset({SESSIONS}),
+                          (".html",))
+    with Output(Path(out)).folder("view", layout) as tmp:
         (tmp / SESSIONS).mkdir()
         for i, u in enumerate(usages, 1):
             if i % 200 == 0:
