@@ -34,6 +34,8 @@ def unknown_type(reason: str) -> str | None:
     'claude:frame-link'
     >>> unknown_type("response_item of type 'thread_goal_update' is not read")
     'codex:response_item:thread_goal_update'
+    >>> unknown_type("entry type 'it's' is not read")  # quoted as written
+    "claude:it's"
     >>> unknown_type("not valid JSON") is None
     True
     """
@@ -43,7 +45,9 @@ def unknown_type(reason: str) -> str | None:
             try:
                 name = ast.literal_eval(found.group(1))
             except (ValueError, SyntaxError):
-                return None
+                # The readers quote a type as written (core.errors.excerpt), not as
+                # Python would: a quote inside it stays as it is.
+                name = found.group(1)[1:-1]
             return f"{reader}:{name}" if isinstance(name, str) else None
     return None
 
