@@ -194,6 +194,10 @@ TARGETS = [
      ">=", 100000.0),
     ("transcripts_process_lines_per_s", "transcripts→rows ≥ 100k Claude lines/s, whole "
      "`graphkit rows` process", ">=", 100000.0),
+    ("ccusage_cold_ratio", "`graphkit build` + `usage --json` cold ≤ 2× ccusage's wall, "
+     "whole processes, same history (bench/ccusage.py)", "<=", 2.0),
+    ("ccusage_kept_ratio", "`graphkit build` (snapshot kept) + `usage --json` ≤ 1× "
+     "ccusage's wall", "<=", 1.0),
     ("incremental_noop_ratio", "transcript rebuild, nothing changed ≤ 5% of cold (whole "
      "process)", "<=", 0.05),
     ("incremental_append_ratio", "transcript rebuild, one line appended ≤ 10% of cold "
@@ -321,8 +325,8 @@ def write_markdown(results: dict[str, Any], out: Path) -> None:
     write_section("results", "\n".join(lines), out)
 
 
-SECTIONS = ("build", "whole", "lineage", "transcripts", "incremental", "neo4j", "scale",
-            "shapes")
+SECTIONS = ("build", "whole", "lineage", "transcripts", "ccusage", "incremental", "neo4j",
+            "scale", "shapes")
 
 
 def section_build(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
@@ -470,7 +474,7 @@ def section_neo4j(args: argparse.Namespace, results: dict[str, Any], paths: dict
 # `python -m bench.scale`), which write incremental.json / scale.json beside this file; a run
 # that skips them reports those files' figures, so the targets table is never blank for them.
 STANDALONE = {"incremental": HERE / "incremental.json", "scale": HERE / "scale.json",
-              "shapes": HERE / "shapes.json"}
+              "shapes": HERE / "shapes.json", "ccusage": HERE / "ccusage.json"}
 
 
 def keep_standalone_runs(results: dict[str, Any], metrics: dict[str, Any],
@@ -487,6 +491,22 @@ def keep_standalone_runs(results: dict[str, Any], metrics: dict[str, Any],
         results.setdefault("sections_run", {})[name] = {
             "at": got.get("when", f"see {path.name}"), "seconds": None,
             "load_avg": [list(load), list(load)], "kept": True}
+
+
+def section_ccusage(args: argparse.Namespace, results: dict[str, Any], paths: dict[int, Path],
+                    metrics: dict[str, Any]) -> None:
+    """graphkit's first build (and a kept one) + `usage --json` beside ccusage, whole
+    processes on the same generated Claude history (bench/ccusage.py)."""
+    from bench.ccusage import markdown
+    from bench.ccusage import run as run_ccusage
+
+    got = run_ccusage(args.data, say, runs=3 if args.quick else 5)
+    results["ccusage"] = got
+    metrics.update(got["metrics"])
+    if not got["metrics"]:
+        results["notes"].append(f"ccusage not measured: {got['ccusage'].get('error')}")
+    (args.out / "ccusage.json").write_text(json.dumps(got, indent=1, default=str) + "\n")
+    write_section("ccusage", "\n".join(markdown(got)), args.out)
 
 
 def section_incremental(args: argparse.Namespace, results: dict[str, Any],

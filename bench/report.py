@@ -74,6 +74,10 @@ def main() -> None:
         from bench.incremental import markdown as incremental_markdown
 
         write_section("incremental", incremental_markdown(incremental))
+    if (ccusage := saved("ccusage.json")) is not None:
+        from bench.ccusage import markdown as ccusage_markdown
+
+        write_section("ccusage", "\n".join(ccusage_markdown(ccusage)))
     if (scale := saved("scale.json")) is not None:
         from bench.scale import markdown as scale_markdown
 

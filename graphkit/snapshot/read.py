@@ -14,6 +14,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -158,16 +159,25 @@ def _manifest(snap: _Opened, *, shared: bool) -> dict[str, Any]:
         manifest = _PARSED[0][1]  # the same bytes: the same manifest, checked again below
     else:
         try:
-            manifest = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, RecursionError, ValueError) as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise SnapshotError(f"malformed manifest ({reason})", path=where,
-                                hint="rebuild the snapshot") from None
+            manifest = _DECODE(data)
+        except Exception:  # json.loads gives the value or the reason, as before msgspec
+            try:
+                manifest = json.loads(data.decode("utf-8"))
+            except (UnicodeDecodeError, RecursionError, ValueError) as exc:
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise SnapshotError(f"malformed manifest ({reason})", path=where,
+                                    hint="rebuild the snapshot") from None
         if shared:
             _PARSED[:] = [(data, manifest)]
     _check_manifest(manifest, where)
     _check_files(snap, manifest)
     return manifest
+
+
+# msgspec reads a JSON document 3-4x faster than json.loads, to the same value (floats
+# through ``float``); what it refuses (NaN, lone surrogates, a BOM, deep nesting, bad
+# UTF-8) goes to json.loads, which gives the value or the error it always gave.
+_DECODE = msgspec.json.Decoder(float_hook=float).decode
 
 
 def _check_manifest(m: Any, where: str) -> None:

@@ -175,10 +175,10 @@ def test_view_and_export_write_through_a_pipe_and_never_replace_it(
         "export-edges": ["export", snap, "--format", "edges", fifo],
         "export-graphml": ["export", snap, "--format", "graphml", fifo],
     }[command]
-    # The reader writes to a file: into a pipe nobody reads while graphkit writes (in
-    # this process), it stopped at 64 KiB and so did graphkit (GraphML is bigger).
-    read = tmp_path / "read"
-    with read.open("wb") as sink:
+    # The reader drains the FIFO into a file: into a pipe nobody reads until the command
+    # ends, a graph bigger than the pipe's buffer would block both.
+    drained = tmp_path / "drained"
+    with drained.open("wb") as sink:
         reader = subprocess.Popen(["cat", str(fifo)], stdout=sink)
         try:
             proc = graphkit(*args)
@@ -186,7 +186,7 @@ def test_view_and_export_write_through_a_pipe_and_never_replace_it(
         finally:
             reader.kill()
     assert proc.returncode == 0, proc.stderr
-    assert fifo.is_fifo() and read.stat().st_size > 1000
+    assert fifo.is_fifo() and drained.stat().st_size > 1000
 
 
 @pytest.mark.parametrize("args", [["sessions"], ["tree", SESSION], ["lineage", SESSION, "--json"],

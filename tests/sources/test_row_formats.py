@@ -172,8 +172,11 @@ def test_a_key_twice_in_one_json_lines_object_is_named_by_its_line(
     # Was: "SRC: cannot read rows: Error creating dataset. Could not read schema from
     # '…/r.jsonl'. Is this a 'json' file?: … Column(/session_id) was specified twice in
     # row 2; check that the file is complete …": the folder, no line, the wrong fix.
-    lines = [json.dumps(r) for r in _sample_lines()]
+    rows = _sample_lines()
+    rows[2] = {**rows[2], "attributes": None}  # the sample's own may be an object already
+    lines = [json.dumps(r) for r in rows]
     if nested:
+        assert '"attributes": null' in lines[2]
         lines[2] = lines[2].replace('"attributes": null', '"attributes": {"a": 1, "a": 2}')
     else:
         lines[2] = lines[2][:-1] + ', "session_id": "other"}'

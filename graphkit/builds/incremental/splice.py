@@ -26,7 +26,7 @@ import json
 import os
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 import numpy as np
@@ -65,12 +65,23 @@ class SpliceUnusable(Exception):
     """The sources cannot be built this way (e.g. no rows at all): build them whole."""
 
 
+class FileKeys(NamedTuple):
+    """A file's link keys (:func:`graphkit.sources.transcripts.links.closure_keys`), their
+    hashes in the same order (:func:`~graphkit.builds.incremental.state.key_hashes`) and its
+    home key (``x:codex`` if it holds it, else its least ``s:`` session key, else None):
+    made where the group is read, which may be a worker process."""
+
+    keys: list[str]
+    hashes: np.ndarray
+    home: str | None
+
+
 class _Group(msgspec.Struct):
     """One group's files as read this time (``rows`` None: not read yet)."""
 
     members: list[str]
     rows: TranscriptRows | None = None
-    keys: dict[str, set[str]] = msgspec.field(default_factory=dict)
+    links: dict[str, FileKeys] = msgspec.field(default_factory=dict)
 
 
 
@@ -94,13 +105,16 @@ def bucket_of_key(key: str) -> int:
 
 def _guess(path: str) -> int:
     """A new file's first group: its session's, as the path tells it (a subagent file beside
-    the session files: as its first line tells it); moved if its keys say otherwise."""
-    p = Path(path)
-    if p.name.startswith("rollout-"):
+    the session files: as its first line tells it); moved if its keys say otherwise.
+    (String work on the walk's normalized paths: a Path per file cost 0.07 CPU-s of a
+    cold build of 6k files.)"""
+    folder, _, name = path.rpartition(os.sep)
+    if name.startswith("rollout-"):
         return bucket_of_key(_CODEX_KEY)
-    if p.parent.name == "subagents":
-        return bucket_of_key("s:" + p.parent.parent.name)
-    if p.name.startswith("agent-"):
+    above, _, parent = folder.rpartition(os.sep)
+    if parent == "subagents":
+        return bucket_of_key("s:" + above.rpartition(os.sep)[2])
+    if name.startswith("agent-"):
         from graphkit.core.files import open_regular
 
         try:
@@ -110,16 +124,31 @@ def _guess(path: str) -> int:
                 return bucket_of_key("s:" + first["sessionId"])
         except (OSError, ValueError, RecursionError, msgspec.DecodeError):
             pass  # a guess only: the file's keys decide
-    return bucket_of_key("s:" + p.name.split(".", 1)[0])
+    return bucket_of_key("s:" + name.split(".", 1)[0])
 
 
-def _home(keys: set[str], paths: list[str]) -> int:
-    """The group a set of linked files belongs in when none was in one before: all Codex
-    rollouts', else its smallest session's (what :func:`_guess` guesses)."""
+def _home_key(keys: list[str]) -> str | None:
+    """What decides the home of a file's linked set (:func:`_home`): ``x:codex``, else its
+    least session key, else None."""
     if _CODEX_KEY in keys:
-        return bucket_of_key(_CODEX_KEY)
-    sessions = [k for k in keys if k.startswith("s:")]
-    return bucket_of_key(min(sessions)) if sessions else _guess(min(paths))
+        return _CODEX_KEY
+    return min((k for k in keys if k.startswith("s:")), default=None)
+
+
+def _either(a: str | None, b: str | None) -> str | None:
+    """The home key of two linked sets together."""
+    if a is None or b is None:
+        return b if a is None else a
+    return _CODEX_KEY if _CODEX_KEY in (a, b) else min(a, b)
+
+
+def _home(home: str | None, paths: list[str]) -> int:
+    """The group a set of linked files belongs in when none was in one before: all Codex
+    rollouts', else its smallest session's (what :func:`_guess` guesses); ``home`` is
+    the set's home key (:func:`_home_key` of all its keys)."""
+    if home is not None:
+        return bucket_of_key(home)
+    return _guess(min(paths))
 
 
 
@@ -249,11 +278,14 @@ def read_groups(roots: list[Path], store: Store, key: str, progress: Progress | 
     cool = sum(1 for b in assign.values() if b == HOT) * BUCKETS > len(files)
     groups: dict[int, _Group] = {}
     for _ in range(_ROUNDS):
+        todo: dict[int, list[str]] = {}
         for b in sorted(dirty):
             members = [p for p in files if assign.get(p) == b]
             if b not in groups or groups[b].members != members:
-                groups[b] = _read_group(members, shown)
-                store.parsed.update(groups[b].rows.parsed)  # type: ignore[union-attr]
+                todo[b] = members
+        for b, got in zip(todo, _read_groups(list(todo.values()), shown, walk), strict=True):
+            groups[b] = got
+            store.parsed.update(got.rows.parsed)  # type: ignore[union-attr]
         reached = _reached(groups, changed, store.keys, dirty)
         if reached:
             dirty |= reached
@@ -283,6 +315,16 @@ class _OneTask(CoreProgress):
     def start(self, name: str, total: int | None = None, unit: str = "") -> Task:
         return _Shared(self) if name == READING else self.outer.start(name, total, unit)
 
+    def read_elsewhere(self, group: _Group) -> None:
+        """Count a group's files read by another process (not shown one by one)."""
+        rows = group.rows
+        new = [p for p in group.members if p not in self.counted]
+        if rows is None or not new:
+            return
+        self.counted.update(new)
+        self.task.advance(len(new), rows=rows.table.num_rows,
+                          bytes=sum(int(f.get("size", 0)) for f in rows.fingerprints))
+
     def finish(self, total: int) -> None:
         """Count the files not read (their groups kept) and end the task."""
         if total > len(self.counted):
@@ -305,6 +347,31 @@ class _Shared(Task):
             self.one.task.advance(n, **counts)
 
 
+def _read_groups(members: list[list[str]], shown: _OneTask, walk: Walk) -> list[_Group]:
+    """:func:`_read_group` of each list of ``members``, by every worker process
+    (:func:`graphkit.core.workers.run_all`); the largest groups (in bytes) first. This
+    process shows its files as it reads them, the others' are counted when they are in."""
+    from graphkit.core.workers import run_all, wanted_workers
+
+    if len(members) < 2:
+        return [_read_group(m, shown) for m in members]
+    # What every read imports on first use, imported once before the workers fork (else
+    # each would import it again: ~0.08 CPU-s a process).
+    import numpy.ma  # noqa: F401  (numpy's unique, which numbers threads, asks for it)
+
+    import graphkit.sources.transcripts.read  # noqa: F401
+    here = os.getpid()
+
+    def read(group: list[str]) -> _Group:
+        return _read_group(group, shown if os.getpid() == here else None)
+
+    sizes = [sum((walk.stat(p) or [0])[0] for p in m) for m in members]
+    got = run_all(read, members, wanted_workers(), sizes)
+    for g in got:
+        shown.read_elsewhere(g)
+    return got
+
+
 def _read_group(members: list[str], progress: Any) -> _Group:
     """Parse a group's files and link them. No rows are cached: the group's partial graph
     is what is kept, and parsing a group's files again costs about what reading their
@@ -313,7 +380,11 @@ def _read_group(members: list[str], progress: Any) -> _Group:
 
     rows = read_transcripts([Path(p) for p in members], progress=progress, closure=True,
                             listed=True)
-    return _Group(members, rows, dict(zip(rows.files, rows.file_keys, strict=True)))
+    links = {}
+    for path, keys in zip(rows.files, rows.file_keys, strict=True):
+        ordered = list(keys)
+        links[path] = FileKeys(ordered, key_hashes(ordered), _home_key(ordered))
+    return _Group(members, rows, links)
 
 
 def _reached(groups: dict[int, _Group], changed: set[str], keys: pa.Table, dirty: set[int]
@@ -322,7 +393,7 @@ def _reached(groups: dict[int, _Group], changed: set[str], keys: pa.Table, dirty
     keys are its group's alone already)."""
     if not keys.num_rows:
         return set()
-    mine = [key_hashes(k) for g in groups.values() for p, k in g.keys.items() if p in changed]
+    mine = [k.hashes for g in groups.values() for p, k in g.links.items() if p in changed]
     if not mine:
         return set()
     import pyarrow.compute as pc
@@ -330,6 +401,27 @@ def _reached(groups: dict[int, _Group], changed: set[str], keys: pa.Table, dirty
     held = np.unique(np.concatenate(mine))
     hit = keys.filter(pc.is_in(keys.column("h"), pa.array(held)))
     return {int(b) for b in np.unique(hit.column("b").to_numpy())} - dirty
+
+
+def _shared_keys(groups: dict[int, _Group]) -> list[tuple[str, str]]:
+    """(file, key) for every key that more than one file holds: only those join files.
+    Found by the keys' hashes over all files at once (a key held once, nearly every
+    message id, never reaches Python); a hash two different keys share only adds a
+    pair whose key, compared as text, joins nothing."""
+    paths = [(p, fk) for g in groups.values() for p, fk in g.links.items()]
+    if not paths:
+        return []
+    hashes = np.concatenate([fk.hashes for _, fk in paths])
+    if not hashes.size:
+        return []
+    held, counts = np.unique(hashes, return_counts=True)
+    hits = np.flatnonzero(np.isin(hashes, held[counts > 1]))
+    if not hits.size:
+        return []
+    starts = np.cumsum([0, *(len(fk.keys) for _, fk in paths)])
+    owner = np.searchsorted(starts, hits, side="right") - 1
+    return [(paths[f][0], paths[f][1].keys[h - starts[f]])
+            for f, h in zip(owner.tolist(), hits.tolist(), strict=True)]
 
 
 def _regroup(groups: dict[int, _Group], assign: dict[str, int], old: dict[str, int],
@@ -347,20 +439,18 @@ def _regroup(groups: dict[int, _Group], assign: dict[str, int], old: dict[str, i
             x = parent[x]
         return x
 
-    for g in groups.values():
-        for path, keys in g.keys.items():
-            root = find("f:" + path)
-            for k in keys:
-                other = find(k)
-                if other != root:
-                    parent[other] = root
+    for path, key in _shared_keys(groups):
+        root, other = find("f:" + path), find(key)
+        if other != root:
+            parent[other] = root
     members: dict[str, list[str]] = {}
-    keys_of: dict[str, set[str]] = {}
+    homes: dict[str, str | None] = {}
     for g in groups.values():
         for path in g.members:
             root = find("f:" + path)
             members.setdefault(root, []).append(path)
-            keys_of.setdefault(root, set()).update(g.keys.get(path, ()))
+            fk = g.links.get(path)
+            homes[root] = _either(homes.get(root), fk.home if fk is not None else None)
     moved: set[int] = set()
     for root, paths in members.items():
         known = [old[p] for p in paths if p in old]
@@ -369,7 +459,7 @@ def _regroup(groups: dict[int, _Group], assign: dict[str, int], old: dict[str, i
         elif known and not (cool and min(known) == HOT):
             target = min(known)
         else:
-            target = _home(keys_of[root], paths)
+            target = _home(homes[root], paths)
         for p in paths:
             if assign[p] != target:
                 moved.update((assign[p], target))
@@ -435,6 +525,38 @@ def splice_build(roots: list[Path], contract: LoadedContract, options: BuildOpti
         raise SpliceUnusable(str(exc)) from exc
 
 
+def _to_project(parts: dict[int, dict[str, Any]], groups: dict[int, _Group],
+                assign: dict[str, int], files: list[str], store: Store, notes: list[str],
+                progress: Progress | None) -> list[int]:
+    """The groups to project (read or read again); each other group's stored partial
+    into ``parts`` (one found unreadable is read again, and said in ``notes``)."""
+    from graphkit.builds.incremental.parts import PartUnreadable, load_info
+
+    todo = []
+    for b in sorted(set(assign.values())):
+        if b in parts:
+            continue
+        g = groups.get(b)
+        if g is None:
+            ref = store.part(b)
+            assert ref is not None
+            try:
+                parts[b] = load_info(store.dir, b, ref)
+            except PartUnreadable as exc:
+                notes.append(f"stored graph part of link group {b} unreadable ({exc}); "
+                             "projected again")
+                g = groups[b] = _Group([p for p in files if assign.get(p) == b])
+            else:
+                continue
+        if progress:
+            progress(f"projecting link group {b} ({len(g.members)} files)")
+        if g.rows is None:  # its stored partial was unreadable: read it again
+            g = groups[b] = _read_group(g.members, progress)
+            store.parsed.update(g.rows.parsed)  # type: ignore[union-attr]
+        todo.append(b)
+    return todo
+
+
 def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: str,
             options: BuildOptions, progress: Progress | None,
             inputs: list[list[Any]] | None) -> tuple[Projection, SourceRows]:
@@ -443,11 +565,11 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
         PartUnreadable,
         assemble,
         forget_reads,
-        load_info,
         project_group,
         save_part,
     )
     from graphkit.builds.partitioned.plan import make_plan
+    from graphkit.core.workers import run_all, wanted_workers
     from graphkit.sources.transcripts.index import check_cache_dir
 
     check_cache_dir(cache_dir, roots)
@@ -470,32 +592,24 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
     before = {int(b): str(p.get("file")) for b, p in store.state.get("parts", {}).items()
               if isinstance(p, dict)} if store.state else None
     parts: dict[int, dict[str, Any]] = {}
+
+    def project_one(b: int) -> dict[str, Any]:
+        rows = groups[b].rows
+        assert rows is not None
+        out, info = project_group(plan, contract, rows, label, options.granularity,
+                                  options.include_content)
+        info["key"] = key
+        return save_part(store.dir, b, out, info)
+
     for _ in range(_ROUNDS):
-        for b in sorted(set(assign.values())):
-            if b in parts:
-                continue
-            g = groups.get(b)
-            if g is None:
-                ref = store.part(b)
-                assert ref is not None
-                try:
-                    parts[b] = load_info(store.dir, b, ref)
-                except PartUnreadable as exc:
-                    notes.append(f"stored graph part of link group {b} unreadable ({exc}); "
-                                 "projected again")
-                    g = groups[b] = _Group([p for p in files if assign.get(p) == b])
-                else:
-                    continue
-            if progress:
-                progress(f"projecting link group {b} ({len(g.members)} files)")
-            if g.rows is None:  # its stored partial was unreadable: read it again
-                g = groups[b] = _read_group(g.members, progress)
-                store.parsed.update(g.rows.parsed)  # type: ignore[union-attr]
-            assert g.rows is not None
-            out, info = project_group(plan, contract, g.rows, label, options.granularity,
-                                      options.include_content)
-            info["key"] = key
-            parts[b] = save_part(store.dir, b, out, info)
+        todo = _to_project(parts, groups, assign, files, store, notes, progress)
+        # Each group is projected on its own: by every worker process, largest first
+        # (acero, which group_by loads on first use, loaded once before they fork).
+        import pyarrow.acero  # noqa: F401
+
+        weights = [groups[b].rows.table.num_rows for b in todo]  # type: ignore[union-attr]
+        parts.update(zip(todo, run_all(project_one, todo, wanted_workers(), weights),
+                         strict=True))
         try:
             projection, sources, agents = assemble(plan, contract, files, parts,
                                                    options.granularity, store.dir,
@@ -511,7 +625,8 @@ def _splice(roots: list[Path], contract: LoadedContract, cache_dir: Path, key: s
         forget_reads()
         raise SpliceUnusable("stored graph parts unreadable")
     forget_reads()
-    save_state(store, files, assign, {b: g.keys for b, g in groups.items()}, parts)
+    save_state(store, files, assign,
+               {b: {p: k.hashes for p, k in g.links.items()} for b, g in groups.items()}, parts)
     drop_stale(store, parts)
     reused = sum(1 for b in parts if b not in groups)
     final = {p for part in parts.values() for p in part["files"]}

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def parser_version() -> int:
 
     return int(index.PARSER_VERSION)
 
-def key_hashes(keys: set[str]) -> np.ndarray:
+def key_hashes(keys: Iterable[str]) -> np.ndarray:
     """64-bit hashes of link keys (two checksums: fast, and a collision only makes a
     build read one group more)."""
     out = []
@@ -209,19 +210,19 @@ def side_path(path: str) -> str | None:
     return f"{folder}{sep}{side}" if folder else sep + side
 
 def save_state(store: Store, files: list[str], assign: dict[str, int],
-               read_keys: dict[int, dict[str, set[str]]],
+               read_keys: dict[int, dict[str, np.ndarray]],
                parts: dict[int, dict[str, Any]]) -> None:
     """Write the state and key table of this build: ``files`` in order, each one's group
-    (``assign``), the link keys of every file of the groups read this time (``read_keys``
-    by group; the other groups' keys are kept as stored) and every group's partial."""
+    (``assign``), the link keys' hashes (:func:`key_hashes`) of every file of the groups
+    read this time (``read_keys`` by group; the other groups' are kept as stored) and
+    every group's partial."""
     from graphkit.sources.transcripts.index import atomic_write
 
     keep = store.keys.filter(pa.array(~np.isin(store.keys.column("b").to_numpy(),
                                                list(read_keys))))
     fresh_h, fresh_b = [keep.column("h").to_numpy()], [keep.column("b").to_numpy()]
     for b, by_file in read_keys.items():
-        for path, keys in by_file.items():
-            h = key_hashes(keys)
+        for path, h in by_file.items():
             fresh_h.append(h)
             fresh_b.append(np.full(len(h), assign.get(path, b), dtype=np.int16))
     table = pa.table({"h": pa.array(np.concatenate(fresh_h), pa.uint64()),

@@ -9,7 +9,6 @@ seen the day it lands: in the build summary (``unknown_records``), its ``--json`
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -19,10 +18,14 @@ from typing import Any
 CLAUDE_ENTRY = "claude"
 CODEX_LINE = "codex"
 CODEX_ITEM = "codex:response_item"
+# How a reader names a type it does not read: core.errors.excerpt's form, the text
+# between single quotes as written (control characters escaped), and a long one cut,
+# followed by its length.
+_NAMED = r"'(.*)'(?: \(\d+ characters\))?"
 _REASONS = (
-    (re.compile(r"^entry type ('.*'|\".*\") is not read$"), CLAUDE_ENTRY),
-    (re.compile(r"^rollout line type ('.*'|\".*\") is not read$"), CODEX_LINE),
-    (re.compile(r"^response_item of type ('.*'|\".*\") is not read$"), CODEX_ITEM),
+    (re.compile(rf"^entry type {_NAMED} is not read$"), CLAUDE_ENTRY),
+    (re.compile(rf"^rollout line type {_NAMED} is not read$"), CODEX_LINE),
+    (re.compile(rf"^response_item of type {_NAMED} is not read$"), CODEX_ITEM),
 )
 CHECK = "unknown-record-types"
 
@@ -34,21 +37,15 @@ def unknown_type(reason: str) -> str | None:
     'claude:frame-link'
     >>> unknown_type("response_item of type 'thread_goal_update' is not read")
     'codex:response_item:thread_goal_update'
-    >>> unknown_type("entry type 'it's' is not read")  # quoted as written
-    "claude:it's"
+    >>> unknown_type("entry type 'a-very-long-record-type-n…' (40 characters) is not read")
+    'claude:a-very-long-record-type-n…'
     >>> unknown_type("not valid JSON") is None
     True
     """
     for pattern, reader in _REASONS:
         found = pattern.match(reason)
         if found is not None:
-            try:
-                name = ast.literal_eval(found.group(1))
-            except (ValueError, SyntaxError):
-                # The readers quote a type as written (core.errors.excerpt), not as
-                # Python would: a quote inside it stays as it is.
-                name = found.group(1)[1:-1]
-            return f"{reader}:{name}" if isinstance(name, str) else None
+            return f"{reader}:{found.group(1)}"
     return None
 
 

@@ -340,9 +340,10 @@ def closure_keys(files: list[ParsedFile], tables: dict[str, pa.Table | None]) ->
     ``s:`` sessions (resumes are ranked per session, subagents' sidecars, links and warmups
     are keyed by session, ``/branch`` copies and continuations name their origin session),
     ``m:`` message ids and uuids (replays settled by message id, ``part_id`` kept once,
-    compactions name another session's uuid), ``c:`` spawning calls, ``u:`` usage pairs
-    (counted once over all files), ``t:`` agent teams; every Codex rollout shares ``x:codex``
-    (parents are matched by time and cwd over all threads). ``tables``: the combined
+    compactions name another session's uuid, a fork names its parent's last uuid),
+    ``c:`` spawning calls, ``u:`` usage pairs (counted once over all files), ``t:`` agent
+    teams; every Codex rollout shares ``x:codex`` (parents are matched by time and cwd
+    over all threads). ``tables``: the combined
     pre-rows of each kind, ``_file`` the file's position among the files of its kind.
     """
     out: list[set[str]] = []
@@ -381,6 +382,18 @@ def _fact_keys(f: ParsedFile) -> set[str]:
     for sess, _named, call in [*facts.get("agent_links", []), *facts.get("run_links", [])]:
         keys.update((f"s:{sess}", f"c:{call}"))
     keys.update(f"u:{key}" for _line, key, _usage in facts.get("usage", []))
+    # Records naming other sessions: a background continuation's pair (a continued-in
+    # record, or a job's state.json of no session of its own), a fork's parent; and the
+    # sessions a cost-state or workspace record speaks for.
+    keys.update(f"s:{s}" for pair in facts.get("continued_in", []) for s in pair
+                if isinstance(s, str) and s)
+    ref = facts.get("fork_ref") or {}
+    if ref.get("parent_session_id"):
+        keys.add(f"s:{ref['parent_session_id']}")
+    if ref.get("parent_last_uuid"):
+        keys.add(f"m:{ref['parent_last_uuid']}")
+    for name in ("cost_state", "workspace"):
+        keys.update(f"s:{s}" for s in (facts.get(name) or {}) if isinstance(s, str) and s)
     if f.meta and isinstance(f.meta.get("toolUseId"), str):
         keys.add("c:" + f.meta["toolUseId"])
     return keys

@@ -16,6 +16,7 @@ import graphkit.builds.incremental.splice as splice
 from graphkit.builds.snapshot import build_snapshot
 from graphkit.snapshot import read_snapshot
 from tests.helpers.cli import graphkit
+from tests.helpers.paths import SHAPED
 from tests.helpers.transcripts import assistant, fixtures, text, user, write_jsonl
 
 TRANSCRIPTS = fixtures() / "transcripts"
@@ -99,10 +100,13 @@ def _two_groups(root: Path) -> tuple[str, str]:
     return first, other
 
 
-def test_a_cold_spliced_build_equals_a_build_of_all_rows(tmp_path: Path,
-                                                         monkeypatch: Any) -> None:
+# The real transcripts, and the shapes of each record kind that links files (a job's
+# state.json, a continued-in record, a fork's context ref: once missed by the link keys).
+@pytest.mark.parametrize("sources", [TRANSCRIPTS, SHAPED], ids=["real", "shaped"])
+def test_a_cold_spliced_build_equals_a_build_of_all_rows(tmp_path: Path, monkeypatch: Any,
+                                                         sources: Path) -> None:
     work = tmp_path / "t"
-    shutil.copytree(TRANSCRIPTS, work)
+    shutil.copytree(sources, work)
     mine = _build(work, tmp_path / "snap", tmp_path / "cache")
     theirs = _whole(work, tmp_path / "whole", monkeypatch)
     _assert_same(tmp_path / "snap", mine, tmp_path / "whole", theirs)

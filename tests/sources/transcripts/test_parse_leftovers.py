@@ -1,5 +1,5 @@
-"""A killed build's parse hand-over folder (in the temporary folder) is deleted by the
-next parse in worker processes (issue 31); a live build's is kept."""
+"""A killed build's hand-over folder of worker processes (in the temporary folder) is
+deleted by the next parse in worker processes (issue 31); a live build's is kept."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+import graphkit.sources.transcripts.pool as pool
+from graphkit.core.workers import can_fork
 from graphkit.snapshot.swap import HOST
-from graphkit.sources.transcripts.pool import parse_in_workers
 
 SHOWCASE = (Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
             / "claude-code-log" / "minimal_showcase")
@@ -21,6 +22,7 @@ SHOWCASE = (Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 def test_a_dead_builds_parse_folder_goes_with_the_next_parse(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("GRAPHKIT_PARSE_WORKERS", "2")  # workers whatever the load
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     dead = tmp_path / f".graphkit-parse.graphkit-tmp-{HOST}-{proc.pid}-abcd1234"
@@ -29,6 +31,9 @@ def test_a_dead_builds_parse_folder_goes_with_the_next_parse(
         folder.mkdir()
         (folder / "out.pickle").write_bytes(b"x" * 100)
     paths = sorted(SHOWCASE.glob("*.jsonl"))
-    got = list(parse_in_workers(paths, [p.stat().st_size for p in paths]))
+    assert len(paths) > 1 and can_fork()
+    monkeypatch.setattr(pool, "_RUN_BYTES", 1)  # a run per file: more than one to share
+    monkeypatch.setattr(pool, "MIN_BYTES", 0)
+    got = list(pool.parse_in_workers(paths, [p.stat().st_size for p in paths]))
     assert len(got) == len(paths)
     assert sorted(p.name for p in tmp_path.iterdir()) == [live.name]
