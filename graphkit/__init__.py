@@ -10,6 +10,8 @@ Every question has a function returning a typed answer and one turning that answ
 into the JSON-able records ``graphkit … --json`` prints: ``sessions`` /
 ``session_records``, ``lineage_many`` / ``lineage_records``, ``tree`` /
 ``tree_records``, ``usage`` / ``usage_records``, ``files`` / ``file_records``.
+Every name, grouped by what it is for and with an example that runs, is in
+docs/python-api.md; every path a function takes may be a ``str`` or a ``Path``.
 
 >>> import graphkit
 >>> result = graphkit.build("samples/rows")
@@ -83,6 +85,7 @@ _EXPORTS = {
     "ThreadUsage": "graphkit.queries.usage",
     "Tokens": "graphkit.queries.tokens",
     "Lineage": "graphkit.queries.model",
+    "Ref": "graphkit.queries.model",
     "SessionTree": "graphkit.queries.model",
     "TreeNode": "graphkit.queries.model",
     "Continuation": "graphkit.queries.model",
@@ -111,7 +114,7 @@ _EXPORTS = {
     "write_html": "graphkit.view.html",
     "write_site": "graphkit.view.history",
     "serve_mcp": "graphkit.serve.mcp",
-    "MCP_PAGE": "graphkit.serve.mcp",
+    "MCP_PAGE_SIZE": "graphkit.serve.mcp",
     "read_manifest": "graphkit.snapshot.read",
     "SiteReport": "graphkit.view.history",
     "GraphTables": "graphkit.core.graph",
@@ -121,7 +124,7 @@ _EXPORTS = {
 
 __all__ = [
     "GROUPINGS",
-    "MCP_PAGE",
+    "MCP_PAGE_SIZE",
     "BuildOptions",
     "BuildResult",
     "Continuation",
@@ -140,6 +143,7 @@ __all__ = [
     "NetworkXStore",
     "PriceTable",
     "Rebuild",
+    "Ref",
     "SessionPage",
     "SessionRow",
     "SessionTree",
@@ -236,7 +240,7 @@ if TYPE_CHECKING:
         session_tree,
         tree,
     )
-    from graphkit.queries.model import Continuation, Lineage, SessionTree, TreeNode
+    from graphkit.queries.model import Continuation, Lineage, Ref, SessionTree, TreeNode
     from graphkit.queries.prices import GROUPINGS, Cost, PriceTable, UsageGroup, load_prices
     from graphkit.queries.records import (
         file_records,
@@ -249,7 +253,7 @@ if TYPE_CHECKING:
     from graphkit.queries.tokens import Tokens
     from graphkit.queries.usage import SessionUsage, ThreadUsage
     from graphkit.queries.usage_report import UsageReport, usage
-    from graphkit.serve.mcp import MCP_PAGE, serve_mcp
+    from graphkit.serve.mcp import MCP_PAGE_SIZE, serve_mcp
     from graphkit.snapshot.diff import GraphDiff, diff_snapshots
     from graphkit.snapshot.read import read_manifest, read_snapshot
     from graphkit.snapshot.write import write_snapshot

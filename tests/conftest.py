@@ -17,14 +17,6 @@ from tests.helpers.paths import FIXTURES, SAMPLE_ROWS
 from tests.helpers.view_pages import nasty, samples  # noqa: F401 (fixtures for every test)
 
 
-@pytest.fixture(autouse=True)
-def _own_snapshot_index(tmp_path_factory: pytest.TempPathFactory,
-                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test's builds record their snapshots in a fresh index of their own,
-    never in the user's ~/.local/share/graphkit."""
-    monkeypatch.setenv("GRAPHKIT_HOME", str(tmp_path_factory.mktemp("graphkit-home")))
-
-
 @pytest.fixture(scope="session")
 def fixtures() -> Path:
     """``tests/fixtures``: real transcripts (see its SOURCES.md) and a HypAware cache."""

@@ -42,8 +42,24 @@ def default_rejects_path(snapshot_dir: Path | None) -> Path:
 
 
 def history_snapshot() -> Path:
-    """Where a build of your own history goes when no snapshot folder is named: beside
-    the snapshot index, so the read commands find it with no arguments."""
+    """Return the snapshot folder a build of your own history goes to when none is
+    named (``graphkit build`` with no arguments).
+
+    It lies beside graphkit's snapshot index (``$GRAPHKIT_HOME``, else
+    ``$XDG_DATA_HOME/graphkit``, else ``~/.local/share/graphkit``), so the read
+    commands find it with no arguments (:func:`graphkit.latest_own_snapshot`).
+
+    Returns
+    -------
+    Path
+        ``…/graphkit/history``; nothing is made or read.
+
+    Examples
+    --------
+    >>> folder = history_snapshot()
+    >>> folder.name, folder.parent == index_path().parent
+    ('history', True)
+    """
     return index_path().parent / "history"
 
 
@@ -69,7 +85,7 @@ class BuildOutputs(NamedTuple):
     index_file: Path
 
     @classmethod
-    def of(cls, snapshot_dir: Path | None, options: BuildOptions) -> BuildOutputs:
+    def of(cls, snapshot_dir: str | Path | None, options: BuildOptions) -> BuildOutputs:
         """The outputs of a build into ``snapshot_dir`` with ``options``."""
         snapshot = Path(snapshot_dir) if snapshot_dir is not None else None
         cache = options.cache_dir or (default_cache_dir(snapshot) if snapshot is not None

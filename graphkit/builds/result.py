@@ -26,9 +26,25 @@ SKIPPED_IN_SUMMARY = 100
 
 def skipped_lines_summary(skipped: Sequence[dict[str, Any]],
                           cap: int = SKIPPED_IN_SUMMARY) -> list[dict[str, Any]]:
-    """The first ``cap`` skipped lines as ``{"file", "line", "reason"}`` (line 0: a whole
-    file), for a build's JSON summary.
+    """Return the first ``cap`` skipped transcript lines as ``graphkit build --json``
+    lists them: ``{"file", "line", "reason"}`` (line 0: a whole file).
 
+    A build's :attr:`BuildResult.skipped` holds every line that gave no rows (each also
+    in the skipped-lines file beside the snapshot); a summary lists the first ones.
+
+    Parameters
+    ----------
+    skipped : sequence of dict
+        ``{"path", "line", "reason"}`` records, as :attr:`BuildResult.skipped` holds them.
+    cap : int
+        How many to list (default 100).
+
+    Returns
+    -------
+    list of dict
+
+    Examples
+    --------
     >>> skipped_lines_summary([{"path": "a.jsonl", "line": 3, "reason": "not JSON"}])
     [{'file': 'a.jsonl', 'line': 3, 'reason': 'not JSON'}]
     """
@@ -47,7 +63,20 @@ def source_messages(sources: SourceRows) -> list[str]:
 
 @dataclass
 class BuildResult:
-    """A built graph and the account of the rows behind it."""
+    """A built graph and the account of the rows behind it: what :func:`graphkit.build`
+    returns.
+
+    ``graph`` is the :class:`~graphkit.core.graph.GraphTables`; ``summary()`` counts rows
+    read, used, rejected and duplicated, skipped lines, and nodes and edges by type;
+    ``skipped`` lists the transcript lines that gave no rows and ``notes`` what reading
+    said. ``contract`` is the contract used, ``sources`` the rows' account and
+    ``timings`` the seconds of each stage.
+
+    >>> from graphkit.builds.run import build
+    >>> result = build("samples/rows")
+    >>> result.summary()["rows_rejected"], result.skipped, result.graph.granularity
+    (0, [], 'thread')
+    """
 
     contract: LoadedContract
     projection: Projection

@@ -56,17 +56,49 @@ def build(
     table_sink: TableSink | None = None,
     **keywords: Any,
 ) -> BuildResult:
-    """Read ``sources``, check them against the contract and project the graph.
+    """Return the graph of ``sources``: read them, check them against the contract and
+    project the graph, in this process. Nothing is written.
 
-    ``sources`` is a path, a list of paths, or an Arrow table of
-    ``ai_gateway_messages`` rows already in memory. ``options``: a
-    :class:`~graphkit.builds.options.BuildOptions` (``contract``, ``granularity``,
-    ``include_content``, ``strict``, ``since``/``until``, ``cache_dir``, ``fingerprints``,
-    ``hash_inputs``); ``keywords`` make one, or replace its values. ``input_state``:
-    what :func:`graphkit.builds.uptodate.input_state` said of ``sources`` just now (a
-    transcript build takes the files and their stat from it). ``table_sink``: handed
-    each table of a row build as it is projected (:func:`graphkit.projection.project.project`).
+    Parameters
+    ----------
+    sources : str, Path, sequence of them, or pyarrow.Table
+        Row files (Parquet, JSON Lines), Claude Code or Codex transcript folders,
+        HypAware caches — or an Arrow table of ``ai_gateway_messages`` rows already in
+        memory (:func:`records_table` makes one from dicts).
+    options : BuildOptions, optional
+        The build's options (``contract``, ``granularity``, ``include_content``,
+        ``strict``, ``since``/``until``, ``cache_dir``, ``fingerprints``,
+        ``hash_inputs``); default: ``BuildOptions()``.
+    progress : callable, optional
+        Called with a line for each step (reading, projecting).
+    input_state : list, optional
+        What :func:`graphkit.builds.uptodate.input_state` said of ``sources`` just now
+        (a transcript build takes the files and their stat from it).
+    table_sink : callable, optional
+        Handed each table of a row build as it is projected
+        (:func:`graphkit.projection.project.project`).
+    **keywords
+        Build options by name: they make ``options`` (or replace its values).
 
+    Returns
+    -------
+    BuildResult
+        ``graph`` (a :class:`GraphTables`) and ``summary()``: rows read, used, rejected,
+        duplicates, nodes and edges by type.
+
+    Raises
+    ------
+    GraphkitError
+        An option is out of range or options clash (partitioned builds write a
+        snapshot: use :func:`build_snapshot`); ``ContractError``: the contract cannot
+        be found or is wrong; ``SourceError``: a source is missing or unreadable.
+
+    See Also
+    --------
+    build_snapshot : build and write a snapshot (what ``graphkit build`` runs).
+
+    Examples
+    --------
     >>> result = build("samples/rows")
     >>> result.summary()["nodes"]["Session"]
     14
@@ -167,16 +199,48 @@ class RowsResult:
 def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str,
                options: BuildOptions | None = None, *, progress: Progress | None = None,
                **keywords: Any) -> RowsResult:
-    """Write the full ``ai_gateway_messages`` rows of ``sources`` to ``out``: Parquet
-    (``.parquet``, ``.pq``, no suffix, or ``-`` for stdout) or JSON Lines (``.jsonl``,
-    ``.ndjson``); another suffix is refused before anything is read.
+    """Write the full ``ai_gateway_messages`` rows of ``sources`` to ``out``, and return
+    what was written (``graphkit rows``).
 
-    ``out`` is a file (written to a temporary file and renamed into place; a symbolic
-    link's target is written), or an existing special file such as a pipe (written
-    through, never replaced). It may not be a source, a transcript or a snapshot's file.
-    Of ``options`` (or the ``keywords`` that make them) the reading ones apply:
-    ``strict``, ``since``/``until``, ``cache_dir``, and ``include_content`` (content
-    columns are left out without it; with it the file is private, 0600).
+    Parameters
+    ----------
+    sources : str, Path or sequence of them
+        Row files, transcript folders or HypAware caches.
+    out : str or Path
+        Parquet (``.parquet``, ``.pq``, no suffix, or ``-`` for stdout) or JSON Lines
+        (``.jsonl``, ``.ndjson``); another suffix is refused before anything is read.
+        A file is written to a temporary file and renamed into place (a symbolic
+        link's target is written); an existing special file such as a pipe is written
+        through, never replaced. It may not be a source, a transcript or a snapshot's
+        file.
+    options : BuildOptions, optional
+        Of these the reading ones apply: ``strict``, ``since``/``until``,
+        ``cache_dir``, and ``include_content`` (content columns are left out without
+        it; with it the file is private, 0600).
+    progress : callable, optional
+        Called with a line for each step.
+    **keywords
+        Build options by name: they make ``options`` (or replace its values).
+
+    Returns
+    -------
+    RowsResult
+        ``out``, ``rows`` written, the ``skipped`` transcript lines, the content
+        columns ``left_out`` and the reading's ``notes``.
+
+    Raises
+    ------
+    GraphkitError
+        ``out`` has another suffix, is a folder, is one of the inputs or cannot be
+        written; ``SourceError``: a source is missing or unreadable.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "rows.parquet"
+    >>> written = write_rows("samples/rows", out)
+    >>> written.rows, "content_text" in written.left_out, out.exists()
+    (326, True, True)
     """
     from graphkit.core.schema import CONTENT_COLUMNS
     from graphkit.sources.full_schema import read_message_rows
@@ -266,9 +330,41 @@ def write_json_lines(table: pa.Table, out: Any) -> None:
 def check(sources: str | Path | Sequence[str | Path], options: BuildOptions | None = None,
           *, progress: Progress | None = None,
           **keywords: Any) -> tuple[int, list[Finding]]:
-    """Identity checks of ``sources`` without building: the number of rows read and the
-    findings (empty when all is well). Of ``options`` (or the ``keywords`` that make
-    them) ``contract`` and ``since``/``until`` (rows in that time only) apply."""
+    """Return the number of rows read from ``sources`` and what the identity checks
+    found, without building (``graphkit check``).
+
+    The checks are the contract's reject rules that name a check and its lineage
+    checks (e.g. parent links that loop); :func:`graphkit.unchecked` says what a
+    contract leaves out.
+
+    Parameters
+    ----------
+    sources : str, Path or sequence of them
+        Row files, transcript folders or HypAware caches.
+    options : BuildOptions, optional
+        Of these ``contract`` and ``since``/``until`` (rows in that time only) apply.
+    progress : callable, optional
+        Called with a line for each step.
+    **keywords
+        Build options by name: they make ``options`` (or replace its values).
+
+    Returns
+    -------
+    tuple of (int, list of Finding)
+        The rows read, and one ``Finding(check, count, message, examples)`` per
+        failed check (empty when all is well).
+
+    Raises
+    ------
+    GraphkitError
+        ``ContractError``: the contract cannot be found or is wrong;
+        ``SourceError``: a source is missing or unreadable.
+
+    Examples
+    --------
+    >>> check("samples/rows")
+    (326, [])
+    """
     from graphkit.projection.checks import check_rows, reading_findings
 
     o = BuildOptions.of(options, **keywords)
@@ -294,8 +390,34 @@ def graph_from_records(
 
 
 def records_table(records: list[dict[str, Any]]) -> pa.Table:
-    """Rows given as dicts as an Arrow table of ``ai_gateway_messages`` columns
-    (every column any record names, typed as in the schema)."""
+    """Return rows given as dicts as an Arrow table of ``ai_gateway_messages`` columns:
+    the quickest way to try a case with :func:`build`.
+
+    Parameters
+    ----------
+    records : list of dict
+        One dict per message part, keyed by ``ai_gateway_messages`` column names
+        (``session_id``, ``message_id``, ``part_id``, ``agent_id``, …).
+
+    Returns
+    -------
+    pyarrow.Table
+        Every column any record names, typed as in the schema (missing values null).
+
+    Raises
+    ------
+    pyarrow.ArrowInvalid
+        A value does not fit its column's type.
+
+    Examples
+    --------
+    >>> rows = records_table([
+    ...     {"session_id": "s1", "message_id": "m1", "part_id": "m1:0", "role": "user"}])
+    >>> rows.num_rows, rows.column_names
+    (1, ['session_id', 'message_id', 'role', 'part_id'])
+    >>> build(rows).graph.node_counts()["Session"]
+    1
+    """
     names = [n for n in MESSAGES_SCHEMA.names if any(n in r for r in records)]
     schema = pa.schema([MESSAGES_SCHEMA.field(n).with_nullable(True) for n in names])
     return pa.Table.from_pylist(records, schema=schema)

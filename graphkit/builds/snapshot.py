@@ -29,30 +29,59 @@ if TYPE_CHECKING:
 
 def build_snapshot(
     sources: Sources,
-    snapshot_dir: Path | None,
+    snapshot_dir: str | Path | None,
     options: BuildOptions | None = None,
     *,
     neo4j: Neo4jStore | None = None,
     progress: Progress | None = None,
     **keywords: Any,
 ) -> tuple[BuildResult, dict[str, Any]]:
-    """Build ``sources`` into the snapshot folder ``snapshot_dir``, write the rejects and
-    skipped lines beside it, and load the graph into ``options.store``.
+    """Build ``sources`` into a snapshot folder and return the build and its summary
+    (what ``graphkit build`` runs).
 
-    ``options``: a :class:`~graphkit.builds.options.BuildOptions`; ``keywords`` make one
-    (or replace its values). ``store`` is ``snapshot`` (the snapshot alone), ``networkx``
-    (also loaded into an in-process NetworkX graph, whose counts the summary reports) or
-    ``neo4j`` (also loaded into ``neo4j``, a connected store). When nothing changed
-    since the last build of the same sources with the same options, the snapshot is kept
-    and nothing is read (``summary["snapshot_reused"]``).
+    The rejects and skipped lines are written beside the snapshot, the snapshot is
+    swapped into place whole (a failed build leaves the last one), and the graph is
+    loaded into ``options.store``. When nothing changed since the last build of the
+    same sources with the same options, the snapshot is kept and nothing is read
+    (``summary["snapshot_reused"]``).
 
-    Returns the build (for a kept or partitioned build, a
-    :class:`~graphkit.builds.result.SnapshotResult` that reads its graph from the
-    snapshot when asked) and the summary ``graphkit build`` prints.
+    Parameters
+    ----------
+    sources : str, Path, sequence of them, or pyarrow.Table
+        As :func:`graphkit.build` takes them.
+    snapshot_dir : str, Path or None
+        The snapshot folder (None: the graph goes only to Neo4j, with
+        ``store="neo4j"``). An existing folder must be a graphkit snapshot.
+    options : BuildOptions, optional
+        The build's options. ``store`` is ``snapshot`` (the snapshot alone),
+        ``networkx`` (also loaded into an in-process NetworkX graph, whose counts the
+        summary reports) or ``neo4j`` (also loaded into ``neo4j``).
+    neo4j : Neo4jStore, optional
+        A connected store, for ``store="neo4j"``.
+    progress : callable, optional
+        Called with a line for each step.
+    **keywords
+        Build options by name: they make ``options`` (or replace its values).
 
+    Returns
+    -------
+    tuple of (BuildResult, dict)
+        The build (for a kept or partitioned build, a result that reads its graph
+        from the snapshot when asked) and the summary ``graphkit build --json``
+        prints: ``snapshot``, rows read, used and rejected, ``nodes``, ``edges``, ….
+
+    Raises
+    ------
+    GraphkitError
+        No snapshot folder and no Neo4j store; options that clash; the snapshot
+        folder is not graphkit's or cannot be written (``SnapshotError``); a source
+        or the contract cannot be read (``SourceError``, ``ContractError``).
+
+    Examples
+    --------
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "graph"
-    >>> result, summary = build_snapshot("samples/rows", out, granularity="message")
+    >>> result, summary = build_snapshot("samples/rows", str(out), granularity="message")
     >>> summary["snapshot"] == str(out), summary["nodes"]["Session"]
     (True, 14)
     >>> again = build_snapshot("samples/rows", out, BuildOptions(granularity="message"))

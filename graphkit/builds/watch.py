@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphkit.builds.options import BuildOptions
+from graphkit.builds.options import BuildOptions, as_paths
 from graphkit.builds.outputs import BuildOutputs
 from graphkit.builds.result import BuildResult
 from graphkit.builds.snapshot import build_snapshot
@@ -67,10 +67,19 @@ LOOK_AGAIN_S = 1.1
 
 @dataclass
 class Rebuild:
-    """What one build of a watch did, for its report: ``n`` (0: the first build) after
-    ``changed`` changed paths; its ``summary`` and every ``skipped`` line (None and []
-    when it failed with ``error``); the ``notes`` and ``new_skipped`` lines not reported
-    before; wall and CPU seconds."""
+    """What one build of a :func:`watch_builds` did: what its ``report`` is handed.
+
+    ``n`` is 0 for the first build, then counts the rebuilds, each after ``changed``
+    changed paths. ``summary`` is the build's summary (as :func:`build_snapshot` returns
+    it) and ``skipped`` every skipped transcript line; None and [] when the build failed
+    with ``error`` (its one line). ``notes`` and ``new_skipped`` are the lines not
+    reported by an earlier build; ``seconds`` and ``cpu`` its wall and CPU time.
+
+    >>> Rebuild({"snapshot_reused": True}, [], 0.1, 0.1, n=2, changed=1).kept
+    True
+    >>> Rebuild(None, [], 0.0, 0.0, "no such file or folder").kept
+    False
+    """
 
     summary: dict[str, Any] | None
     skipped: list[dict[str, Any]]
@@ -272,7 +281,8 @@ class _Builder:
     """Each build of a watch, and what its reports have said already (notes, and
     skipped lines after the first build's summary listed them), so each is said once."""
 
-    def __init__(self, sources: Sequence[Path], snapshot_dir: Path | None, options: OptionsNow,
+    def __init__(self, sources: Sequence[Path], snapshot_dir: str | Path | None,
+                 options: OptionsNow,
                  progress: ProgressShown | None) -> None:
         self.sources, self.snapshot_dir, self.options = list(sources), snapshot_dir, options
         self.progress = progress
@@ -301,23 +311,69 @@ class _Builder:
         return result, summary, notes, new
 
 
-def watch_builds(sources: Sequence[Path], snapshot_dir: Path | None, options: OptionsNow,
-                 report: Callable[[Rebuild], None], *, progress: ProgressShown | None = None,
+def watch_builds(sources: str | Path | Sequence[str | Path], snapshot_dir: str | Path | None,
+                 options: OptionsNow, report: Callable[[Rebuild], None], *,
+                 progress: ProgressShown | None = None,
                  say: Callable[[str], None] = _stderr) -> int:
-    """Build ``sources`` into ``snapshot_dir`` now and again after each batch of changes
-    under them or to the contract, until SIGINT or SIGTERM; ``report`` each
-    :class:`Rebuild`. ``options``: the build's options, or a function that makes them for
-    each build. ``progress``: makes each build's progress display; ``say``: the watch's
-    own one-line messages. A rebuild that fails with an error a user can cause is
-    reported and the watch goes on (the snapshot stays the last one written); the first
-    build's error ends it, as a plain build's would. Returns the exit code: 0, or 130
-    when a second signal stopped a rebuild."""
-    build = _Builder(sources, snapshot_dir, options, progress)
+    """Build ``sources`` into ``snapshot_dir`` now and again after each batch of changes,
+    until SIGINT or SIGTERM, and return the exit code (``graphkit build --watch``).
+
+    Changes under the sources and to the contract's file start a rebuild; the
+    snapshot, its cache and the files beside it do not. A rebuild that fails with an
+    error a user can cause is reported and the watch goes on (the snapshot stays the
+    last one written); the first build's error ends it, as a plain build's would.
+
+    Parameters
+    ----------
+    sources : str, Path or sequence of them
+        Transcript folders or row files (not a table in memory: it cannot change).
+    snapshot_dir : str, Path or None
+        The snapshot folder kept up to date.
+    options : BuildOptions or callable
+        The build's options, or a function making them for each build (so a relative
+        ``since`` such as "2 hours ago" is counted from each build's now). Made with
+        ``watch=True`` if they were not: a watch works with the default engine and the
+        snapshot store only.
+    report : callable
+        Called with each build's :class:`Rebuild`: the first (``n`` 0), then one per
+        batch of changes.
+    progress : callable, optional
+        Makes each build's progress display (a context manager giving a progress
+        callable).
+    say : callable, optional
+        Hears the watch's own one-line messages (default: standard error).
+
+    Returns
+    -------
+    int
+        0, or 130 when a second signal stopped a rebuild.
+
+    Raises
+    ------
+    GraphkitError
+        A source does not exist, the options cannot work with a watch, or the first
+        build fails.
+
+    Examples
+    --------
+    A watch stops at SIGINT; this one sends it to itself after the first build:
+
+    >>> import signal, tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "graph"
+    >>> def report(rebuild: Rebuild) -> None:
+    ...     print(rebuild.n, rebuild.summary["nodes"]["Session"], rebuild.kept)
+    ...     signal.raise_signal(signal.SIGINT)
+    >>> watch_builds("samples/rows", out, BuildOptions(watch=True), report, say=print)
+    0 14 False
+    0
+    """
+    paths = as_paths(sources)
+    build = _Builder(paths, snapshot_dir, options, progress)
     first = build.options_now()
     if not first.watch:
         first = BuildOptions.of(first, watch=True)  # its checks: what a watch cannot do
     outputs = BuildOutputs.of(snapshot_dir, first)
-    roots = [str(Path(p).expanduser().resolve()) for p in sources]
+    roots = [str(Path(p).expanduser().resolve()) for p in paths]
     for root in roots:  # what a build says of it, before any watch is armed
         if not os.path.exists(root):
             raise GraphkitError("no such file or folder", path=root, hint="check the path")

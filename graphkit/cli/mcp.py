@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 @click.option("--neo4j", is_flag=True,
               help="Answer from the Neo4j server named by NEO4J_URI/NEO4J_USERNAME/"
                    "NEO4J_PASSWORD/NEO4J_DATABASE instead of a snapshot.")
-@click.option("--page", type=click.IntRange(min=1), default=graphkit.MCP_PAGE, show_default=True,
+@click.option("--page", type=click.IntRange(min=1), default=graphkit.MCP_PAGE_SIZE,
+              show_default=True,
               help="Sessions per page of the sessions tool (a cursor asks for the next).")
 def mcp_command(snapshot_dir: Path | None, neo4j: bool, page: int) -> None:
     """Serve the graph to agents over MCP (stdio): tools sessions, lineage, tree,

@@ -136,14 +136,38 @@ def _refuse_duplicate_keys(root: yaml.Node, path: Path) -> None:
             todo.extend(node.value)
 
 
-def load_contract(name_or_path: str = DEFAULT_CONTRACT) -> LoadedContract:
-    """Load and check a contract by shipped name or path.
+def load_contract(name_or_path: str | Path = DEFAULT_CONTRACT) -> LoadedContract:
+    """Return the contract named ``name_or_path``, loaded and checked.
 
+    Parameters
+    ----------
+    name_or_path : str or Path
+        A shipped contract's name (``ai-gateway-graph``), or a YAML file's path
+        (anything ending ``.yaml``/``.yml``, or a file that exists).
+
+    Returns
+    -------
+    LoadedContract
+        ``name``, ``version``, ``path`` and ``spec``: the checked contract (nodes,
+        edges, reject rules, lineage).
+
+    Raises
+    ------
+    ContractError
+        No contract has that name or path, or the file is not a valid contract (the
+        message names its file, line and what to fix).
+
+    Examples
+    --------
     >>> c = load_contract()
     >>> c.name, [n.type for n in c.spec.nodes][:3]
     ('ai-gateway-graph', ['Session', 'Thread', 'Agent'])
+    >>> load_contract("no-such-contract")
+    Traceback (most recent call last):
+    ...
+    graphkit.core.errors.ContractError: no contract named 'no-such-contract'; shipped contracts: ...
     """
-    path = find_contract(name_or_path)
+    path = find_contract(str(name_or_path))
     data = _read_bytes(path)
     entry = cache.read_entry(data)
     if entry is not None:

@@ -10,7 +10,16 @@ import re
 
 
 class GraphkitError(Exception):
-    """A user-facing error that names the input, the place and the fix."""
+    """A user-facing error that names the input, the place and the fix, in one line.
+
+    The command line prints exactly ``str(error)`` and exits 2. Its subclasses say where
+    it came from: ``SourceError``, ``ContractError``, ``QueryError``, ``StoreError``,
+    ``SnapshotError``, ``ExportError``.
+
+    >>> error = GraphkitError("not JSON", path="a.jsonl", line=3, hint="fix the line")
+    >>> str(error)
+    'a.jsonl:3: not JSON; fix the line'
+    """
 
     def __init__(
         self,

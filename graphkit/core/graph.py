@@ -52,7 +52,19 @@ class EdgeTable:
 
 @dataclass
 class GraphTables:
-    """A whole graph: node tables by type, edge tables by type, and provenance."""
+    """A whole graph: node tables by type, edge tables by type, and provenance.
+
+    ``nodes`` maps a node type to its table (``id``, then its properties), ``edges`` an
+    edge type to its table (``source``, ``target``, properties); ``contract_name``,
+    ``contract_version``, ``id_recipe`` and ``granularity`` say how it was made, and
+    ``lineage`` which types the lineage questions walk. :func:`graphkit.build` and
+    :func:`graphkit.read_snapshot` return one.
+
+    >>> from graphkit.builds.run import example_graph
+    >>> graph = example_graph()
+    >>> graph.node_counts()["Thread"], graph.nodes["Session"].table.column_names[:2]
+    (5, ['id', 'session_id'])
+    """
 
     contract_name: str
     contract_version: int
@@ -81,6 +93,9 @@ class LineageVocabulary:
     The defaults are the default contract's names. A graph whose contract
     declares no vocabulary has none, and lineage questions on it are refused
     with a message naming what is missing.
+
+    >>> LineageVocabulary().parent, LineageVocabulary(parent="SPAWNED_BY").parent
+    ('PARENT_THREAD', 'SPAWNED_BY')
     """
 
     session: str = "Session"  # the anchor node type

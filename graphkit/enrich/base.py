@@ -27,7 +27,17 @@ IfExists = Literal["merge", "replace", "fail"]
 
 @dataclass
 class LoadReport:
-    """What one store's ``load`` did, the same fields for every store."""
+    """What one store's ``load`` did, the same fields for every store: ``nodes`` and
+    ``edges`` written by type, ``removed``, ``skipped_edges``, ``seconds``, and for
+    Neo4j its ``batch_size``, ``workers``, ``write_mode`` and ``target`` (the server,
+    credentials never shown). :func:`graphkit.load_snapshot` returns one.
+
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> report = NetworkXStore().load(example_graph())
+    >>> report.nodes["Thread"], report.edges["PARENT_THREAD"]
+    (5, 3)
+    """
 
     nodes: dict[str, int] = field(default_factory=dict)  # nodes written per type
     edges: dict[str, int] = field(default_factory=dict)  # edges written per type
@@ -129,7 +139,20 @@ def plain(value: Any) -> Any:
 
 
 class LineageReader(Protocol):
-    """The primitive questions every store answers."""
+    """The primitive questions every store answers: the type the query functions
+    (:func:`graphkit.lineage`, :func:`graphkit.sessions`, …) take as ``store``.
+
+    :class:`graphkit.SnapshotReader`, :class:`graphkit.NetworkXStore` and
+    :class:`graphkit.Neo4jStore` implement it, and answer every question alike.
+
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> def session_ids(store: LineageReader) -> list[str]:
+    ...     return sorted(s.session_id for s in store.sessions())
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> session_ids(store), store.vocabulary.thread
+    (['sess-1', 'th-root'], 'Thread')
+    """
 
     @property
     def vocabulary(self) -> LineageVocabulary:

@@ -112,10 +112,23 @@ def open_neo4j(*, password: str | None = None, notes: Notes | None = None,
 
     Examples
     --------
-    Needs a server, so not a doctest::
+    The connection is checked when the block starts:
 
-        with open_neo4j(notes=print) as neo:
-            sessions(neo)
+    >>> import os
+    >>> from unittest import mock
+    >>> env = {"NEO4J_URI": "bolt://127.0.0.1:1", "NEO4J_PASSWORD": "secret"}
+    >>> with mock.patch.dict(os.environ, env), open_neo4j() as neo:
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    graphkit.core.errors.StoreError: cannot reach Neo4j at bolt://127.0.0.1:1 ...
+
+    With a server running (``graphkit neo4j-server``, and ``NEO4J_*`` set):
+
+    >>> from graphkit.queries.sessions import sessions
+    >>> with open_neo4j(notes=print) as neo:  # doctest: +SKIP
+    ...     print(len(sessions(neo)))
+    14
     """
     from graphkit.enrich.neo4j.store import Neo4jConfig, Neo4jStore
 
@@ -145,11 +158,38 @@ def unfinished_load_warning(neo: Neo4jStore) -> str | None:
 
 
 def latest_own_snapshot(notes: Notes | None = None) -> Path:
-    """Return the latest snapshot built from the user's own transcript folders, from the
-    snapshot index; ``notes`` hears which one (so the answer's source is never a guess)
-    and any problem with the index.
+    """Return the folder of the latest snapshot built from the user's own transcript
+    folders (:func:`graphkit.default_transcript_roots`), from the snapshot index.
 
-    Raises :class:`GraphkitError` when the index holds no build of them yet.
+    What the read commands answer from when no ``--snapshot`` is given.
+
+    Parameters
+    ----------
+    notes : callable, optional
+        Hears which snapshot was picked (so the answer's source is never a guess) and
+        any problem with the index.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    GraphkitError
+        The index holds no build of the user's transcript folders yet.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from unittest import mock
+    >>> home = Path(tempfile.mkdtemp()); (home / ".claude" / "projects").mkdir(parents=True)
+    >>> with mock.patch.dict(os.environ, {"HOME": str(home), "GRAPHKIT_HOME": str(home),
+    ...                                   "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": ""}):
+    ...     latest_own_snapshot()
+    Traceback (most recent call last):
+    ...
+    graphkit.core.errors.GraphkitError: give --snapshot DIR (or --neo4j): the snapshot index
+    (...) has no build of your own history (...) yet; ...
     """
     from graphkit.snapshot.index import SnapshotIndex
     from graphkit.sources.transcripts import default_transcript_roots

@@ -56,7 +56,13 @@ def _group(keys: list[Any], values: list[Any]) -> dict[Any, list[Any]]:
 
 
 class SnapshotReader:
-    """A :class:`~graphkit.enrich.base.LineageReader` over a snapshot folder.
+    """A snapshot folder as a store: a :class:`~graphkit.enrich.base.LineageReader` that
+    answers from the snapshot's Arrow tables in place, reading only the tables a
+    question needs (what the read commands use).
+
+    Making one reads and checks the manifest and the Thread and Session tables
+    (:class:`~graphkit.snapshot.format.SnapshotError` if the folder is no snapshot);
+    ``directory`` (a str or a Path) is kept as a Path.
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -69,7 +75,7 @@ class SnapshotReader:
     ['ag-1', 'sess-1', 'sess-1']
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         self._manifest = read_manifest(self.directory)
         self._vocabulary = manifest_lineage(self._manifest)

@@ -127,11 +127,53 @@ def read_neo4j_graph(store: Neo4jStore, *,
     return fit_to_contract(found, contract, granularity)
 
 
-def snapshot_neo4j(store: Neo4jStore, directory: Path, *,
+def snapshot_neo4j(store: Neo4jStore, directory: str | Path, *,
                    contract: str | LoadedContract | None = DEFAULT_CONTRACT,
                    granularity: str | None = None,
                    include_content: bool = False) -> dict[str, Any]:
-    """Write a snapshot of the graph in ``store`` to ``directory``; return its manifest."""
+    """Write a snapshot of the graph in the Neo4j ``store`` to the folder ``directory``
+    and return its manifest (``graphkit snapshot --neo4j``).
+
+    Neo4j keeps no nulls, integer widths or natural keys, so ``contract`` fills them
+    in: each table read is fitted to the contract's table of its type. Labels, types
+    and properties the contract does not name are kept as found, never dropped.
+
+    Parameters
+    ----------
+    store : Neo4jStore
+        A connected store (:func:`graphkit.open_neo4j`).
+    directory : str or Path
+        The snapshot folder (written as :func:`graphkit.write_snapshot` writes).
+    contract : str, LoadedContract or None
+        The contract the graph was built with (None: every table as found, its ids
+        its keys).
+    granularity : {"thread", "message"}, optional
+        The graph's granularity (default: as the graph says).
+    include_content : bool
+        Keep the properties computed from message content.
+
+    Returns
+    -------
+    dict
+        The manifest written.
+
+    Raises
+    ------
+    StoreError
+        The server cannot be read, or what it holds does not fit the contract.
+    SnapshotError
+        ``directory`` cannot be written (a folder graphkit did not write is refused).
+
+    Examples
+    --------
+    Needs a Neo4j server holding a graph (``graphkit load``), so not run here:
+
+    >>> from graphkit.enrich.open import open_neo4j
+    >>> with open_neo4j() as neo:  # doctest: +SKIP
+    ...     manifest = snapshot_neo4j(neo, "out/from-neo4j")
+    >>> manifest["counts"]["nodes"]["Session"]  # doctest: +SKIP
+    14
+    """
     from graphkit.snapshot import write_snapshot
 
     graph = read_neo4j_graph(store, contract=contract, granularity=granularity)

@@ -53,9 +53,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphkit._version import __version__
@@ -66,6 +67,8 @@ if TYPE_CHECKING:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
+
+    from graphkit.export.registry import ExportReport
 
 #: The release of the OpenTelemetry semantic conventions whose GenAI spans this follows.
 SEMCONV = "1.41.1"
@@ -697,19 +700,25 @@ def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Non
                         hint="is the receiver running and reachable?") from None
 
 
-def send_traces(snapshot_dir: Any, endpoint: str, *, include_content: bool = False,
-                progress: Any = None, headers: dict[str, str] | None = None) -> Any:
+def send_traces(snapshot_dir: str | Path, endpoint: str, *, include_content: bool = False,
+                progress: Callable[[str], None] | None = None,
+                headers: dict[str, str] | None = None) -> ExportReport:
     """Send the snapshot in ``snapshot_dir`` to an OTLP/HTTP receiver as traces, a trace
-    per session (what ``graphkit export --otlp-endpoint`` runs).
+    per session, and return what was sent (``graphkit export --otlp-endpoint``).
 
     Parameters
     ----------
-    snapshot_dir : path of a snapshot folder.
-    endpoint : the receiver's URL; one without a path gets ``/v1/traces``.
-    include_content : add message text (a snapshot built with it) and descriptions.
-    progress : called with a line for each step, if given.
-    headers : HTTP headers; by default those of ``OTEL_EXPORTER_OTLP_TRACES_HEADERS``
-        or ``OTEL_EXPORTER_OTLP_HEADERS``, as the OpenTelemetry specification says.
+    snapshot_dir : str or Path
+        A snapshot folder.
+    endpoint : str
+        The receiver's URL; one without a path gets ``/v1/traces``.
+    include_content : bool
+        Add message text (from a snapshot built with it) and descriptions.
+    progress : callable, optional
+        Called with a line for each step.
+    headers : dict of str to str, optional
+        HTTP headers; by default those of ``OTEL_EXPORTER_OTLP_TRACES_HEADERS`` or
+        ``OTEL_EXPORTER_OTLP_HEADERS``, as the OpenTelemetry specification says.
 
     Returns
     -------
@@ -718,12 +727,40 @@ def send_traces(snapshot_dir: Any, endpoint: str, *, include_content: bool = Fal
 
     Raises
     ------
-    GraphkitError
-        A bad URL or header, an unreadable snapshot, or a receiver that refused or
-        could not be reached (one line; header values are never shown).
+    OtlpError
+        A bad URL or header, or a receiver that refused or could not be reached (one
+        line; header values are never shown).
+    SnapshotError
+        The snapshot cannot be read.
+    ImportError
+        The ``otlp`` extra (``opentelemetry-proto``) is not installed.
+
+    Examples
+    --------
+    A receiver of a few lines (an OpenTelemetry Collector answers the same way):
+
+    >>> import http.server, tempfile, threading
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.snapshot.write import write_snapshot
+    >>> snapshot = Path(tempfile.mkdtemp()) / "graph"
+    >>> _ = write_snapshot(example_graph(), snapshot)
+    >>> class Receiver(http.server.BaseHTTPRequestHandler):
+    ...     def do_POST(self) -> None:
+    ...         self.rfile.read(int(self.headers["Content-Length"]))
+    ...         self.send_response(200); self.end_headers()
+    ...     def log_message(self, *args: Any) -> None:
+    ...         pass
+    >>> server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    >>> threading.Thread(target=server.serve_forever, daemon=True).start()
+    >>> send_traces(snapshot, f"http://127.0.0.1:{server.server_port}").account
+    '2 traces, 7 spans and 0 links'
+    >>> server.shutdown(); server.server_close()
+    >>> send_traces(snapshot, "http://127.0.0.1:1")
+    Traceback (most recent call last):
+    ...
+    graphkit.export.otlp.OtlpError: POST http://127.0.0.1:1/v1/traces: ...; is the receiver ...
     """
     import time
-    from pathlib import Path
 
     from graphkit.export.registry import ExportReport
     from graphkit.snapshot import read_snapshot

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from graphkit.core.errors import GraphkitError
 from graphkit.core.files import (
@@ -50,7 +50,18 @@ class ExportError(GraphkitError):
 
 @dataclass
 class ExportReport:
-    """What one export wrote."""
+    """What one export wrote: what :func:`graphkit.export_snapshot` and
+    :func:`graphkit.send_traces` return.
+
+    ``format`` and ``out`` (the file or folder, ``-`` for stdout, or the receiver's
+    URL); ``nodes`` and ``edges`` written by type; ``account``: what was written in the
+    format's own words where nodes and edges would misname it (``"2 traces, 7 spans
+    and 0 links"``); ``notes``: what a user should know (skips, encodings); ``seconds``.
+    ``to_json()`` is what ``graphkit export --json`` prints.
+
+    >>> ExportReport("graphml", "out.graphml", nodes={"Session": 2}).to_json()["nodes"]
+    {'Session': 2}
+    """
 
     format: str
     out: str  # the file or folder, or "-" for stdout
@@ -108,12 +119,14 @@ class Output:
             yield fh
 
     @contextmanager
-    def folder(self, fmt: str) -> Iterator[Path]:
-        """A new folder to fill; it replaces ``path`` once complete."""
+    def folder(self, fmt: str, layout: FolderLayout | None = None) -> Iterator[Path]:
+        """A new folder to fill; it replaces ``path`` once complete, where ``path`` holds
+        only what an export of ``layout`` writes (default: the Neo4j import folders')."""
         if self.path is None:
             raise ExportError(f"format {fmt} writes a folder and cannot go to stdout",
                               hint="give a folder path as OUT")
-        with _atomic_folder(self.path, self.sources, self.private) as tmp:
+        with _atomic_folder(self.path, self.sources, self.private,
+                            layout or EXPORT_LAYOUT) as tmp:
             yield tmp
 
 
@@ -134,7 +147,19 @@ class Format:
 
 
 def format_names() -> list[str]:
-    """Every format's name, without importing any of them."""
+    """Return the name of every export format, sorted (``graphkit export --format``).
+
+    No format's module is imported to list them.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> format_names()
+    ['cypher', 'edges', 'gexf', 'graphml', 'neo4j-csv', 'neo4j-parquet', 'node-link', 'otlp-json']
+    """
     import graphkit.export.formats as pkg
 
     return sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(pkg.__path__)
@@ -191,7 +216,58 @@ def export_graph(graph: GraphTables, fmt: str, out: Path | str | None, *,
 def export_snapshot(snapshot_dir: Path | str, fmt: str, out: Path | str | None, *,
                     progress: Progress | None = None,
                     include_content: bool = False) -> ExportReport:
-    """Read the snapshot in ``snapshot_dir`` and export it (see :func:`export_graph`)."""
+    """Write the snapshot in ``snapshot_dir`` in the export format ``fmt`` and return what
+    was written (``graphkit export``).
+
+    Parameters
+    ----------
+    snapshot_dir : str or Path
+        A snapshot folder.
+    fmt : str
+        One of :func:`export_formats`: ``graphml``, ``gexf``, ``node-link`` (JSON),
+        ``edges`` (CSV), ``cypher``, ``neo4j-csv`` and ``neo4j-parquet`` (folders for
+        ``neo4j-admin import``), ``otlp-json``.
+    out : str, Path or None
+        The file or folder to write (written beside it and renamed into place; a
+        folder graphkit did not write is refused); ``"-"`` or None for stdout where
+        the format is one file. It may not be the snapshot or one of its files (nor a
+        source or transcript). An export of a snapshot built with
+        ``include_content`` is private (0600 files, a 0700 folder), as the snapshot is.
+    progress : callable, optional
+        Called with a line for each step.
+    include_content : bool
+        Message text too, for a format that leaves it out unless asked.
+
+    Returns
+    -------
+    ExportReport
+
+    Raises
+    ------
+    ExportError
+        An unknown format (before the snapshot is read), ``out`` of the wrong kind
+        (a folder for a one-file format, or a folder that is not a graphkit export),
+        or ``include_content`` for a format that writes what the snapshot holds.
+    SnapshotError
+        The snapshot cannot be read.
+    GraphkitError
+        ``out`` is the snapshot, one of its files, or another input.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.snapshot.write import write_snapshot
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = write_snapshot(example_graph(), d / "graph")
+    >>> report = export_snapshot(d / "graph", "graphml", d / "graph.graphml")
+    >>> report.nodes["Thread"], (d / "graph.graphml").is_file()
+    (5, True)
+    >>> export_snapshot(str(d / "graph"), "json", "out.json")
+    Traceback (most recent call last):
+    ...
+    graphkit.export.registry.ExportError: unknown export format 'json'; use one of cypher, ...
+    """
     from graphkit.snapshot import read_snapshot
 
     get_format(fmt)  # an unknown format fails before the snapshot is read
@@ -214,12 +290,9 @@ def holds_content(graph: GraphTables) -> bool:
 
 
 def write_marker(folder: Path, report: ExportReport, extra: dict[str, Any]) -> None:
-    """The folder's ``graphkit-export.json``: format, counts, format notes and the files
-    the export wrote (written last: the next export into the folder replaces these and
-    refuses anything else found there)."""
-    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    """The folder's ``graphkit-export.json``: format, counts and format notes."""
     data = {"format": report.format, "nodes": report.nodes, "edges": report.edges,
-            "notes": report.notes, **extra, "files": files}
+            "notes": report.notes, **extra}
     (folder / MARKER).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
@@ -235,7 +308,8 @@ def _atomic_file(path: Path, sources: Sequence[Path], private: bool) -> Iterator
 
 
 @contextmanager
-def _atomic_folder(given: Path, sources: Sequence[Path], private: bool) -> Iterator[Path]:
+def _atomic_folder(given: Path, sources: Sequence[Path], private: bool,
+                   layout: FolderLayout) -> Iterator[Path]:
     utf8_path(given, "export")  # Arrow writes the folder's tables
     # A link to a folder stands for that folder (as for every output): it is replaced,
     # the link kept.
@@ -246,7 +320,7 @@ def _atomic_folder(given: Path, sources: Sequence[Path], private: bool) -> Itera
     if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
         raise ExportError("refusing to replace a folder that is not a graphkit export",
                           path=str(given), hint="choose an empty or new folder")
-    foreign = _foreign_entry(path) if path.is_dir() else None
+    foreign = _foreign_entry(path, layout) if path.is_dir() else None
     if foreign is not None:
         # The whole folder is replaced: a user's file put beside the export's went too.
         raise ExportError(f"refusing to replace a graphkit export that holds {foreign!r}, "
@@ -284,48 +358,36 @@ def _atomic_folder(given: Path, sources: Sequence[Path], private: bool) -> Itera
 
 # What a folder export writes: these at its top, and tables in its folders (and the
 # report its README's neo4j-admin command leaves where it is run).
-_EXPORT_TOP = frozenset({MARKER, "README.md", "schema.cypher", "nodes", "relationships",
-                         "skipped", "import.report"})
-_EXPORT_TABLES = (".csv", ".parquet")
+class FolderLayout(NamedTuple):
+    """What a folder export writes, so a folder holding anything else is never replaced:
+    the ``top`` entries, of which ``folders`` are folders of files ending in ``inner``."""
+
+    top: frozenset[str]
+    folders: frozenset[str]
+    inner: tuple[str, ...]
 
 
-def _foreign_entry(folder: Path) -> str | None:
-    """The first entry of an existing export ``folder`` that an export did not write
-    (None: every entry is the export's): the marker's list of files when it has one
-    (with neo4j-admin's ``import.report``, written beside an import folder's tables);
-    otherwise the names a bulk export writes, as exports before the list had."""
-    listed = _listed_files(folder)
-    if listed is not None:
-        for dirpath, _dirs, files in walk_folders(folder):
-            for name in sorted(files):
-                rel = Path(dirpath, name).relative_to(folder).as_posix()
-                if rel not in listed and rel not in (MARKER, "import.report"):
-                    return rel
-        return None
+# The Neo4j import folders (neo4j-csv, neo4j-parquet).
+EXPORT_LAYOUT = FolderLayout(
+    frozenset({MARKER, "README.md", "schema.cypher", "nodes", "relationships", "skipped",
+               "import.report"}),
+    frozenset({"nodes", "relationships", "skipped"}), (".csv", ".parquet"))
+
+
+def _foreign_entry(folder: Path, layout: FolderLayout) -> str | None:
+    """The first entry of an existing export ``folder`` that an export of ``layout``
+    does not write (None: every entry is the export's)."""
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.name not in _EXPORT_TOP:
+        if entry.name not in layout.top:
             return entry.name
         if entry.is_dir(follow_symlinks=False):
             for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
                 if not inner.is_file(follow_symlinks=False) or \
-                        not inner.name.endswith(_EXPORT_TABLES):
+                        not inner.name.endswith(layout.inner):
                     return f"{entry.name}/{inner.name}"
-        elif entry.name in ("nodes", "relationships", "skipped"):
+        elif entry.name in layout.folders:
             return entry.name  # a file where the export keeps a folder
     return None
-
-
-def _listed_files(folder: Path) -> frozenset[str] | None:
-    """The files an export's marker says it wrote (None: no such list, or no marker
-    that can be read as one)."""
-    try:
-        data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-        return None
-    return frozenset(files)
 
 
 def _make_private(folder: Path) -> None:

@@ -33,7 +33,7 @@ from graphkit.core.schema import FILE_COL, ROW_COL
 from graphkit.projection.groups import decoded, single
 from graphkit.projection.project import Projection, derive, project
 from graphkit.sources.read import SourceRows
-from graphkit.sources.transcripts.drift import CHECK as DRIFT_CHECK
+from graphkit.sources.transcripts.drift import CHECK as UNKNOWN_RECORD_TYPES
 from graphkit.sources.transcripts.drift import drift_finding, unknown_records
 
 SAMPLE = 5  # examples listed per finding
@@ -68,9 +68,10 @@ class Finding:
 
 
 # Findings about what was read rather than about identity: lines no reader knows (a
-# future record type, and the types themselves), text made valid (lone surrogates,
+# future record type, and those types counted), text made valid (lone surrogates,
 # invalid UTF-8).
-WARNINGS = frozenset({"skipped-lines", DRIFT_CHECK, "lone-surrogate", "invalid-utf8"})
+WARNINGS = frozenset({"skipped-lines", UNKNOWN_RECORD_TYPES, "lone-surrogate",
+                      "invalid-utf8"})
 
 
 def reading_findings(rows: SourceRows) -> list[Finding]:
@@ -94,7 +95,37 @@ def reading_findings(rows: SourceRows) -> list[Finding]:
 
 
 def unchecked(contract: LoadedContract) -> list[str]:
-    """Notes on what ``check_rows`` cannot check for this contract (empty: nothing left out)."""
+    r"""Return what :func:`graphkit.check` cannot check for ``contract``, one note a line
+    (empty: nothing is left out).
+
+    A contract without a ``lineage:`` section names no sessions, parents or threads,
+    so only its named reject rules are checked; ``graphkit check`` prints these notes
+    so that "no findings" is not read as more than it is.
+
+    Parameters
+    ----------
+    contract : LoadedContract
+        A contract, as :func:`graphkit.load_contract` returns it.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> from graphkit.contract.loader import load_contract
+    >>> unchecked(load_contract("ai-gateway-graph"))
+    []
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "repos.yaml"
+    >>> _ = path.write_text(
+    ...     "contract: repos\nversion: 1\ninput:\n  repo: {type: string}\n"
+    ...     "nodes:\n  - type: Repo\n    key: [repo]\n")
+    >>> unchecked(load_contract(path))
+    ['the contract repos declares no `lineage:` section, so sessions, parents and cycles
+    are not checked; only its named reject rules are']
+    """
     if contract.spec.lineage is None:
         return [f"the contract {contract.name} declares no `lineage:` section, so sessions, "
                 "parents and cycles are not checked; only its named reject rules are"]

@@ -28,7 +28,13 @@ _EDGE_COLUMNS = ("reads", "writes", "first_seen", "last_seen")
 
 @dataclass(frozen=True, order=True)
 class FileTouch:
-    """One (thread, file) pair: how often the thread read and wrote the file."""
+    """One (thread, file) pair: how often the thread read and wrote the file, and when
+    first and last. :func:`files` returns them.
+
+    >>> touch = FileTouch("s-1", "ag-1", "/repo/src/app.py", reads=2, writes=1)
+    >>> touch.path, touch.reads + touch.writes
+    ('/repo/src/app.py', 3)
+    """
 
     session_id: str
     thread: str
@@ -135,6 +141,8 @@ def files(store: LineageReader, session_ids: Sequence[str] = (), *, path: str | 
     ------
     QueryError
         An id names no session.
+    GraphkitError
+        ``since`` or ``until`` is no time.
 
     Examples
     --------

@@ -105,24 +105,122 @@ def _pick(v: LineageVocabulary, user_id: str, hits: list[Hit],
 
 
 def ancestors(reader: LineageReader, user_id: str) -> list[Ref]:
-    """Parent threads nearest first, ending with the Session.
+    """Return the threads above ``user_id``, nearest first, ending with its Session.
 
-    A thread is not its own ancestor; a Session has no ancestors.
+    A thread is not its own ancestor; a Session has no ancestors. A Claude session id
+    names the session's main thread, whose only ancestor is the Session.
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph (a snapshot reader, the NetworkX or the Neo4j store).
+    user_id : str
+        An agent id, a thread id or a session id.
+
+    Returns
+    -------
+    list of Ref
+        ``Ref(type, id)`` of each parent thread, then of the Session.
+
+    Raises
+    ------
+    QueryError
+        ``user_id`` names nothing, or several threads.
+
+    See Also
+    --------
+    descendants, lineage
+
+    Examples
+    --------
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> [(r.type, r.id) for r in ancestors(store, "ag-2")]
+    [('Thread', 'ag-1'), ('Thread', 'sess-1'), ('Session', 'sess-1')]
+    >>> [r.id for r in ancestors(store, "ag-1")]  # not its own ancestor
+    ['sess-1', 'sess-1']
     """
     return lineage(reader, user_id).ancestors
 
 
 def descendants(reader: LineageReader, user_id: str) -> list[Ref]:
-    """Every thread below, nearest first (by depth, then id).
+    """Return every thread below ``user_id``, nearest first (by depth, then id).
 
-    For a session id that names no thread, every thread of the session.
+    A thread is not its own descendant. For a session id that names no thread, every
+    thread of the session.
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph (a snapshot reader, the NetworkX or the Neo4j store).
+    user_id : str
+        An agent id, a thread id or a session id.
+
+    Returns
+    -------
+    list of Ref
+        ``Ref(type, id)`` of each thread spawned below it, at any depth.
+
+    Raises
+    ------
+    QueryError
+        ``user_id`` names nothing, or several threads.
+
+    See Also
+    --------
+    ancestors, lineage
+
+    Examples
+    --------
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> [r.id for r in descendants(store, "sess-1")]
+    ['ag-1', 'ag-2']
+    >>> descendants(store, "ag-2")
+    []
     """
     return lineage(reader, user_id).descendants
 
 
 def lineage(reader: LineageReader, user_id: str) -> Lineage:
-    """Ancestors and descendants of the thread (or session) named by ``user_id``,
-    and the sessions its session continues."""
+    """Return the ancestors and descendants of the thread (or session) named by
+    ``user_id``, and the sessions its session continues.
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph (a snapshot reader, the NetworkX or the Neo4j store).
+    user_id : str
+        An agent id, a thread id or a session id. A Claude session id names both the
+        Session and its main thread; the thread is meant.
+
+    Returns
+    -------
+    Lineage
+        ``ancestors`` (as :func:`ancestors`), ``descendants`` (as :func:`descendants`)
+        with their ``descendant_depths``, and ``continues``: the sessions it resumes,
+        forks or compacts, nearest first.
+
+    Raises
+    ------
+    QueryError
+        ``user_id`` names nothing, or several threads.
+
+    See Also
+    --------
+    lineage_many : several ids, with notes on threads whose parents are unknown.
+
+    Examples
+    --------
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> answer = lineage(store, "ag-1")
+    >>> answer.session_id, [r.id for r in answer.ancestors], [r.id for r in answer.descendants]
+    ('sess-1', ['sess-1', 'sess-1'], ['ag-2'])
+    """
     v = reader.vocabulary
     walk: ThreadWalk | None = None
     if isinstance(reader, LineageWalkReader):
@@ -206,10 +304,36 @@ def _depths(threads: list[ThreadInfo]) -> dict[str, int]:
 
 
 def session_tree(reader: LineageReader, session_id: str) -> TreeNode:
-    """The session's threads as a tree: roots are threads without a parent in
-    the session, the main thread first, then children by start time (then id).
-    Threads whose parent links form a loop hang under the session, flagged.
+    """Return the session's threads as a tree under the Session.
 
+    Roots are threads without a parent in the session, the main thread first, then
+    children by start time (then id). Threads whose parent links form a loop hang
+    under the session, flagged (``cycle``), so none is lost.
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph (a snapshot reader, the NetworkX or the Neo4j store).
+    session_id : str
+        The session's id.
+
+    Returns
+    -------
+    TreeNode
+        The Session's node: ``ref``, ``children`` (each a :class:`TreeNode` with its
+        thread's ``info``) and ``to_json()``.
+
+    Raises
+    ------
+    QueryError
+        ``session_id`` names no session (the message says if it names a thread).
+
+    See Also
+    --------
+    tree : the same tree with the sessions it continues and that continue it.
+
+    Examples
+    --------
     >>> from graphkit.builds.run import example_graph
     >>> from graphkit.enrich.networkx_store import NetworkXStore
     >>> store = NetworkXStore(); _ = store.load(example_graph())

@@ -14,7 +14,12 @@ class Ref:
 
     For a Thread the id is the ``agent_id`` of a Claude subagent, the
     ``conversation_id`` of a Codex thread, or the ``session_id`` of a Claude
-    main loop; for a Session it is the ``session_id``.
+    main loop; for a Session it is the ``session_id``. What :func:`graphkit.ancestors`
+    and :func:`graphkit.descendants` list; refs sort by type, then id.
+
+    >>> ref = Ref("Thread", "ag-1")
+    >>> ref.to_json(), ref < Ref("Thread", "ag-2")
+    ({'type': 'Thread', 'id': 'ag-1'}, True)
     """
 
     type: str
@@ -27,7 +32,11 @@ class Ref:
 class Continuation:
     """A session on a continuation chain (see :mod:`graphkit.queries.continuations`),
     ``depth`` steps away, and how it continues: resume, fork, branch, compaction
-    or teammate."""
+    or teammate. :attr:`Lineage.continues` and :class:`SessionTree` list them.
+
+    >>> Continuation("Session", "s-0", "resume").to_json()
+    {'type': 'Session', 'id': 's-0', 'how': 'resume'}
+    """
 
     type: str
     id: str
@@ -41,7 +50,21 @@ class Continuation:
 
 @dataclass
 class Lineage:
-    """The answer of ``graphkit lineage`` for one id."""
+    """The answer of ``graphkit lineage`` for one id: what :func:`graphkit.lineage`
+    returns.
+
+    ``id`` as asked and its ``session_id``; ``ancestors`` nearest first, ending with the
+    Session; ``descendants`` nearest first, with their ``descendant_depths``;
+    ``continues``: the sessions its session continues; ``notes``: what a user must
+    hear of its threads (e.g. parents HypAware could not know).
+
+    >>> from graphkit.queries.lineage import lineage
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> lineage(store, "th-child").to_json()["ancestors"]
+    [{'type': 'Thread', 'id': 'th-root'}, {'type': 'Session', 'id': 'th-root'}]
+    """
 
     id: str
     session_id: str
@@ -67,7 +90,21 @@ class Lineage:
         }
 @dataclass
 class TreeNode:
-    """A thread in a session tree: the main thread first, then children by start time."""
+    """A node of a session tree: the Session at the root, then its threads, the main
+    thread first and children by start time.
+
+    ``ref`` names it; ``info`` holds a thread's kind, agent type, message count and
+    first time (None for the Session); ``children`` the threads it spawned; ``cycle``
+    marks a thread whose parent links loop. ``to_json()`` is the nested tree.
+
+    >>> from graphkit.queries.lineage import session_tree
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> root = session_tree(store, "th-root")
+    >>> [(c.ref.id, c.info.kind) for c in root.children[0].children]
+    [('th-child', 'child-thread')]
+    """
 
     ref: Ref
     info: ThreadInfo | None = None
@@ -96,8 +133,18 @@ class TreeNode:
 
 @dataclass
 class SessionTree:
-    """The answer of ``graphkit tree``: a session's threads as a tree, and the sessions
-    it continues and that continue it (nearest first)."""
+    """The answer of ``graphkit tree``: a session's threads as a tree (``root``), and
+    the sessions it ``continues`` and that continue it (``continued_by``), nearest first.
+    What :func:`graphkit.tree` returns.
+
+    >>> from graphkit.queries.lineage import tree
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> answer = tree(store, "th-root")
+    >>> answer.root.ref.id, answer.continues, answer.continued_by
+    ('th-root', [], [])
+    """
 
     session_id: str
     root: TreeNode

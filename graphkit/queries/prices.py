@@ -33,7 +33,19 @@ _DATE = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 
 @dataclass(frozen=True)
 class PriceTable:
-    """Prices per million tokens by model, with where they come from."""
+    """Prices in USD per million tokens by model, with where they come from: what
+    :func:`load_prices` returns.
+
+    ``models`` maps a model's name to its (input, output, cache write, cache read)
+    prices; ``as_of``, ``source`` and ``path`` say where they come from. ``price(model)``
+    finds a model's prices (a provider prefix and a date suffix are tried away), and
+    ``cost(model, tokens)`` is what the tokens cost in USD (None: no price).
+
+    >>> from graphkit.queries.tokens import Tokens
+    >>> table = PriceTable({"m": (1.0, 2.0, 1.25, 0.1)})
+    >>> table.cost("m", Tokens(input_tokens=2_000_000)), table.cost("other", Tokens(1))
+    (2.0, None)
+    """
 
     models: dict[str, tuple[float, float, float, float]]
     as_of: str | None = None
@@ -87,7 +99,20 @@ class PriceTable:
 
 @dataclass
 class Cost:
-    """A cost added up over models: the priced part, and what could not be priced."""
+    """A cost added up over models: ``usd``, the priced part, and ``unpriced``, the
+    tokens of each model the price table has no price for (their cost is unknown, not
+    zero). ``known`` is the cost, or None where any tokens are unpriced; ``note`` says
+    why.
+
+    >>> from graphkit.queries.tokens import Tokens
+    >>> cost = Cost()
+    >>> cost.add(PriceTable({"m": (1.0, 2.0, 1.0, 0.0)}), "m", Tokens(output_tokens=500_000))
+    >>> cost.usd, cost.known
+    (1.0, 1.0)
+    >>> cost.add(PriceTable({}), "mystery", Tokens(input_tokens=10))
+    >>> cost.known is None, sorted(cost.unpriced)
+    (True, ['mystery'])
+    """
 
     usd: float = 0.0
     unpriced: dict[str, Tokens] = field(default_factory=dict)
@@ -195,10 +220,47 @@ def _known_keys(obj: dict[str, Any], known: tuple[str, ...], model: str | None, 
                                  "remove it")
 
 
-def load_prices(path: Path | None = None) -> PriceTable:
-    """The shipped table, or the one at ``path``; a malformed file is a
-    :class:`GraphkitError` naming it."""
-    where = path or DEFAULT_PRICES
+def load_prices(path: str | Path | None = None) -> PriceTable:
+    r"""Return the price table at ``path``, or the one shipped with graphkit.
+
+    A table is JSON: ``{"models": {NAME: {"input", "output", "cache_creation",
+    "cache_read"}}}`` in USD per million tokens (``cache_creation`` defaults to
+    ``input``, the others to 0), with optional ``as_of`` and ``source``. The shipped
+    one holds Anthropic's and OpenAI's list prices and says where they come from.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A price table file (``--prices``); default: the shipped one.
+
+    Returns
+    -------
+    PriceTable
+
+    Raises
+    ------
+    GraphkitError
+        The file cannot be read, is not JSON, names a key twice or one no table has, or
+        a price is not a number (one line naming the file, and the line where known).
+
+    Examples
+    --------
+    >>> from graphkit.queries.tokens import Tokens
+    >>> load_prices().price("claude-sonnet-4-5")
+    (3.0, 15.0, 3.75, 0.3)
+    >>> import json, tempfile
+    >>> mine = Path(tempfile.mkdtemp()) / "prices.json"
+    >>> _ = mine.write_text(json.dumps({"models": {"my-model": {"input": 1, "output": 2}}}))
+    >>> tokens = Tokens(input_tokens=1_000_000, output_tokens=500_000)
+    >>> load_prices(mine).cost("my-model", tokens)
+    2.0
+    >>> _ = mine.write_text('{"models": {"my-model": {"input": "cheap"}}}')
+    >>> load_prices(str(mine))
+    Traceback (most recent call last):
+    ...
+    graphkit.core.errors.GraphkitError: ...prices.json: model 'my-model' needs numbers for ...
+    """
+    where = Path(path) if path else DEFAULT_PRICES
     try:
         # Only a regular file: a FIFO given as --prices waited for a writer forever,
         # a link to /dev/zero was read until memory ran out.
@@ -233,8 +295,18 @@ def load_prices(path: Path | None = None) -> PriceTable:
 
 @dataclass
 class UsageGroup:
-    """Tokens and their cost for one key of a grouping: a model, an agent type, a day
-    or a session, over the sessions asked about."""
+    """Tokens and their cost for one key of a grouping (``graphkit usage --by``): a
+    model, an agent type, a day or a session, over the sessions asked about.
+
+    ``key`` names the group, ``tokens`` and ``cost`` are its totals, ``sessions`` how
+    many sessions spent tokens in it, and ``session_id`` the session it lies in (None
+    for a group across sessions). :attr:`UsageReport.groups` holds them.
+
+    >>> from graphkit.queries.tokens import Tokens
+    >>> group = UsageGroup("claude-sonnet-4-5", Tokens(output_tokens=10), Cost(usd=0.00015))
+    >>> group.to_json("model")["cost_usd"]
+    0.00015
+    """
 
     key: str
     tokens: Tokens

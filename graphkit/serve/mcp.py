@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 # Sessions a page of the ``sessions`` tool holds by default; a cursor picks up after it.
 PAGE = 500
-MCP_PAGE = PAGE  # the front door's name for it
+MCP_PAGE_SIZE = PAGE  # the front door's name for it (graphkit mcp --page's default)
 # One encoder for the records, as ``--json`` prints them (values JSON lacks as text).
 _ENCODE = json.JSONEncoder(default=str).encode
 MANIFEST_URI = "graphkit://snapshot/manifest.json"
@@ -292,7 +292,7 @@ def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
 
 # --- the server ------------------------------------------------------------------------
 
-def _snapshot_texts(snapshot: Path | None) -> dict[str, tuple[str, str, str]]:
+def _snapshot_texts(snapshot: str | Path | None) -> dict[str, tuple[str, str, str]]:
     """The resources: uri → (name, mime type, text) for the snapshot's manifest and the
     contract it was built with (when that contract, at that version, is still found)."""
     if snapshot is None:
@@ -321,7 +321,7 @@ def error_text(exc: BaseException) -> str:
     return printable(message() if callable(message) else str(exc))
 
 
-def make_server(open_store: Callable[[], Any], snapshot: Path | None, *,
+def make_server(open_store: Callable[[], Any], snapshot: str | Path | None, *,
                 page: int = PAGE) -> Server[Any]:
     """The MCP server: ``open_store()`` is a context manager giving the store each call
     asks (a snapshot read in place per call, so a rebuilt snapshot is seen); ``snapshot``
@@ -403,25 +403,42 @@ def serve_stdio(server: Server[Any]) -> None:
     anyio.run(run)
 
 
-def serve_mcp(open_store: Callable[[], Any], snapshot: Path | None, *,
+def serve_mcp(open_store: Callable[[], Any], snapshot: str | Path | None, *,
               page: int = PAGE) -> None:
-    """Serve the graph over MCP on stdin and stdout until the client closes stdin (what
-    ``graphkit mcp`` runs).
+    """Serve the graph to agents over MCP on stdin and stdout until the client closes
+    stdin (what ``graphkit mcp`` runs).
+
+    The tools ``sessions``, ``lineage``, ``tree``, ``usage`` and ``files`` answer with
+    the records the matching command prints with ``--json`` (``structuredContent``);
+    the snapshot's manifest and contract are resources. A bad argument or an unknown id
+    is a tool error carrying the command's one-line message; the server goes on.
 
     Parameters
     ----------
     open_store : callable
-        A context manager factory giving the store each tool call asks (a snapshot read
-        in place per call, so a rebuilt snapshot is seen).
-    snapshot : Path or None
+        Called for each tool call; returns a context manager giving the store to ask,
+        such as ``lambda: graphkit.open_store(snapshot)`` (a snapshot read in place per
+        call, so a rebuilt snapshot is seen).
+    snapshot : str, Path or None
         The snapshot folder whose manifest and contract are the server's resources
         (None for Neo4j: no resources).
     page : int
-        Sessions per page of the ``sessions`` tool.
+        Sessions per page of the ``sessions`` tool (:data:`MCP_PAGE_SIZE` by default);
+        its ``next_cursor`` asks for the next.
 
     Raises
     ------
+    SnapshotError
+        ``snapshot`` is not a readable snapshot (before anything is served).
     ImportError
         The ``mcp`` extra is not installed.
+
+    Examples
+    --------
+    It serves until its client (an agent) closes stdin, so not run here; register it
+    with Claude Code as ``claude mcp add graphkit -- graphkit mcp``:
+
+    >>> from graphkit.enrich.open import open_store
+    >>> serve_mcp(lambda: open_store("out/graph"), "out/graph")  # doctest: +SKIP
     """
     serve_stdio(make_server(open_store, snapshot, page=page))

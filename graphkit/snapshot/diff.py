@@ -95,7 +95,17 @@ class TableDiff:
 
 @dataclass
 class GraphDiff:
-    """Every node and edge type's :class:`TableDiff`, and what lineage makes of them."""
+    """What :func:`graphkit.diff_snapshots` found: every node and edge type's
+    :class:`TableDiff` (``nodes``, ``edges``), and the child threads each session gained.
+
+    Its ``repr`` is long (it holds the rows that differ): ask ``counts()``,
+    ``records()`` or ``summary()`` instead.
+
+    >>> from graphkit.builds.run import example_graph
+    >>> diff = diff_graphs(example_graph(), example_graph())
+    >>> diff.is_empty(), diff.counts(), sorted(diff.nodes)[:2]
+    (True, {'nodes': {}, 'edges': {}}, ['Agent', 'File'])
+    """
 
     nodes: dict[str, TableDiff] = field(default_factory=dict)
     edges: dict[str, TableDiff] = field(default_factory=dict)
@@ -126,11 +136,47 @@ class GraphDiff:
         return {"record": "diff", **self.counts(), "new_child_threads": self.child_threads}
 
 
-def diff_snapshots(old: Path, new: Path, *, include_content: bool = False) -> GraphDiff:
-    """The differences from the snapshot folder ``old`` to ``new``.
+def diff_snapshots(old: str | Path, new: str | Path, *,
+                   include_content: bool = False) -> GraphDiff:
+    """Return what changed from the snapshot folder ``old`` to ``new``: nodes and edges
+    added, removed and changed, type by type (``graphkit diff``).
 
-    A snapshot built with ``--include-content`` holds message text; diffing it
-    prints that text, so it needs ``include_content=True``.
+    Nodes match on their id (the same natural key gives the same id on every build),
+    edges on ``(source, target)`` within their type.
+
+    Parameters
+    ----------
+    old, new : str or Path
+        Two snapshot folders.
+    include_content : bool
+        Allow snapshots built with ``--include-content``: their diff shows message text,
+        so it must be asked for.
+
+    Returns
+    -------
+    GraphDiff
+        ``is_empty()``, ``counts()`` (added/removed/changed by type), ``records()``
+        (one JSON-ready dict per change), ``new_child_threads()`` and ``summary()``.
+
+    Raises
+    ------
+    GraphkitError
+        A snapshot holds message content and ``include_content`` is not set;
+        ``SnapshotError``: a folder is not a readable snapshot.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from graphkit.builds.run import example_rows, graph_from_records
+    >>> from graphkit.snapshot.write import write_snapshot
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = write_snapshot(graph_from_records(example_rows()[:3]), d / "before")
+    >>> _ = write_snapshot(graph_from_records(example_rows()), d / "after")
+    >>> diff = diff_snapshots(d / "before", d / "after")
+    >>> diff.counts()["nodes"]["Thread"], diff.new_child_threads()
+    ({'added': 2, 'removed': 0, 'changed': 0}, {'th-root': ['th-child']})
+    >>> diff_snapshots(str(d / "after"), str(d / "after")).is_empty()
+    True
     """
     from graphkit.snapshot.read import read_manifest, read_snapshot
 

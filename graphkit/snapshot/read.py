@@ -383,12 +383,45 @@ def manifest_lineage(manifest: dict[str, Any]) -> LineageVocabulary | None:
     return LineageVocabulary.from_json(data) if isinstance(data, dict) else None
 
 
-def read_manifest(directory: Path) -> dict[str, Any]:
-    """The checked manifest of the snapshot in ``directory``.
+def read_manifest(directory: str | Path) -> dict[str, Any]:
+    """Return the manifest of the snapshot in ``directory``, checked.
 
-    Checks the manifest's shape and format version, and that every file it
-    lists is there at its recorded size; one-line :class:`SnapshotError`
-    otherwise.
+    The manifest says what the snapshot holds (``counts`` of nodes and edges by type,
+    each table's file, size and SHA-256), how it was built (``contract``,
+    ``granularity``, ``include_content``, ``inputs``, ``summary``) and by which
+    ``graphkit_version``. Reading it checks its shape and format version, and that
+    every file it lists is there at its recorded size; no table is read.
+
+    Parameters
+    ----------
+    directory : str or Path
+        A snapshot folder.
+
+    Returns
+    -------
+    dict
+        The manifest, as ``manifest.json`` holds it.
+
+    Raises
+    ------
+    SnapshotError
+        The folder is no snapshot, its manifest is damaged or of another format
+        version, or a file it lists is missing or of another size.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.snapshot.write import write_snapshot
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = write_snapshot(example_graph(), d / "graph")
+    >>> manifest = read_manifest(str(d / "graph"))
+    >>> manifest["kind"], manifest["counts"]["nodes"]["Thread"]
+    ('graphkit-snapshot', 5)
+    >>> read_manifest(d)
+    Traceback (most recent call last):
+    ...
+    graphkit.snapshot.format.SnapshotError: ...: not a graphkit snapshot (no manifest.json); ...
     """
     return _reading(Path(directory), lambda _snap, manifest: manifest)
 
@@ -417,13 +450,50 @@ def read_table(directory: Path, entry: dict[str, Any],
 
 
 def read_snapshot(
-    directory: Path,
+    directory: str | Path,
     *,
     node_types: Iterable[str] | None = None,
     edge_types: Iterable[str] | None = None,
 ) -> GraphTables:
-    """Read a snapshot (or only some of its node and edge types) into tables,
-    each checked against the manifest (see :func:`read_table`)."""
+    """Return the graph in the snapshot folder ``directory`` (or only some of its node
+    and edge types), each table checked against the manifest.
+
+    Parameters
+    ----------
+    directory : str or Path
+        A snapshot folder.
+    node_types, edge_types : iterable of str, optional
+        Read only these types (default: all). An edge whose end type is read too is
+        checked to point at a node of it.
+
+    Returns
+    -------
+    GraphTables
+
+    Raises
+    ------
+    SnapshotError
+        The folder is no snapshot; a table's size, SHA-256 or row count is not the
+        manifest's; an edge points at no node; the ids use another recipe (rebuild
+        it); or the snapshot was replaced while it was read.
+
+    See Also
+    --------
+    graphkit.SnapshotReader : answers questions from a snapshot without reading it
+        all.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.snapshot.write import write_snapshot
+    >>> d = Path(tempfile.mkdtemp()) / "graph"
+    >>> _ = write_snapshot(example_graph(), d)
+    >>> read_snapshot(str(d)).node_counts() == example_graph().node_counts()
+    True
+    >>> read_snapshot(d, node_types=["Session"], edge_types=[]).node_counts()
+    {'Session': 2}
+    """
     return _reading(Path(directory),
                     lambda snap, m: _tables(snap, m, node_types, edge_types))
 

@@ -86,21 +86,63 @@ __all__ = ["check_snapshot_target", "commit_snapshot", "manifest_for", "start_sn
 
 def write_snapshot(
     graph: GraphTables,
-    directory: Path,
+    directory: str | Path,
     *,
     inputs: Iterable[dict[str, Any]] = (),
     summary: dict[str, Any] | None = None,
     include_content: bool = False,
     early: EarlyTables | None = None,
 ) -> dict[str, Any]:
-    """Write ``graph`` to ``directory`` atomically and return the manifest.
+    """Write ``graph`` to the snapshot folder ``directory`` atomically and return its
+    manifest.
 
-    Properties the contract computes from message content are left out unless
-    ``include_content`` is set. Refuses (:class:`SnapshotError`, nothing
-    touched) a target that is a file, lies under a file, cannot be written, or
-    is a folder graphkit did not write. ``early``: tables of ``graph`` already being
-    written into the snapshot's folder (:class:`EarlyTables`), made for
-    ``directory`` with the same ``include_content``.
+    The tables are written into a temporary folder beside it, which is then renamed
+    into place: a reader sees the old snapshot or the new one, never half of one, and
+    a failed write leaves the old one.
+
+    Parameters
+    ----------
+    graph : GraphTables
+        The graph, as :func:`graphkit.build` or :func:`graphkit.read_snapshot` give it.
+    directory : str or Path
+        The snapshot folder: new, empty, or a graphkit snapshot (replaced).
+    inputs : iterable of dict, optional
+        What the graph was built from, recorded in the manifest.
+    summary : dict, optional
+        The build's summary, recorded in the manifest.
+    include_content : bool
+        Keep properties the contract computes from message content (left out by
+        default).
+    early : EarlyTables, optional
+        Tables of ``graph`` already being written into the snapshot's folder, made for
+        ``directory`` with the same ``include_content``.
+
+    Returns
+    -------
+    dict
+        The manifest written (as :func:`graphkit.read_manifest` reads it back).
+
+    Raises
+    ------
+    SnapshotError
+        Nothing is touched when the target is a file, lies under a file, cannot be
+        written, is a folder graphkit did not write or lies inside another
+        snapshot (which could then not be replaced), or when a table's name or
+        ends cannot be written; a disk that fills mid-write leaves the old snapshot.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from graphkit.builds.run import example_graph
+    >>> d = Path(tempfile.mkdtemp())
+    >>> manifest = write_snapshot(example_graph(), str(d / "graph"))
+    >>> manifest["kind"], manifest["counts"]["nodes"]["Session"]
+    ('graphkit-snapshot', 2)
+    >>> _ = (d / "mine").mkdir(); _ = (d / "mine" / "notes.txt").write_text("keep")
+    >>> write_snapshot(example_graph(), d / "mine")
+    Traceback (most recent call last):
+    ...
+    graphkit.snapshot.format.SnapshotError: ...: refusing to replace a folder graphkit did ...
     """
     for name in [*graph.nodes, *graph.edges]:
         if not is_name(name):  # it becomes a file name

@@ -53,7 +53,12 @@ _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 @dataclass
 class SiteReport:
-    """What :func:`write_site` wrote."""
+    """What :func:`write_site` wrote: the site's folder ``out``, and how many
+    ``sessions`` and ``threads`` its pages show.
+
+    >>> SiteReport(Path("out/site"), sessions=14, threads=64).sessions
+    14
+    """
 
     out: Path
     sessions: int
@@ -140,10 +145,51 @@ def history_view(reader: LineageReader, *, table: PriceTable | None = None,
 def write_site(reader: LineageReader, out: Path | str, *, include_content: bool = False,
                source: str = "", table: PriceTable | None = None,
                progress: Callable[[str], None] | None = None) -> SiteReport:
-    """Write the history site for every session in ``reader`` into the folder ``out``
-    (made anew and swapped into place whole; a folder that is not such a site is
-    refused, never overwritten)."""
-    from graphkit.export.registry import ExportReport, Output, write_marker
+    """Write an offline website of every session in ``reader`` into the folder ``out``
+    and return what it holds (``graphkit view --all``).
+
+    ``out/index.html`` lists the sessions with their workspaces, threads, tokens and
+    cost; ``out/sessions/`` holds one page per session (as :func:`graphkit.session_page`
+    draws it). The site is written beside ``out`` and swapped into place whole.
+
+    Parameters
+    ----------
+    reader : LineageReader
+        The graph (a snapshot reader, the NetworkX or the Neo4j store).
+    out : str or Path
+        The site's folder: new, empty, or a site graphkit wrote (replaced).
+    include_content : bool
+        Show message text (from a snapshot built with ``--granularity message
+        --include-content``); without it no message text reaches the pages.
+    source : str
+        Where the graph came from, named on the pages (e.g. ``snapshot out/graph``).
+    table : PriceTable, optional
+        The prices costs are counted with (default: the shipped table).
+    progress : callable, optional
+        Called with a line for each step.
+
+    Returns
+    -------
+    SiteReport
+
+    Raises
+    ------
+    ExportError
+        ``out`` is a file, or a folder that is not a graphkit site (never
+        overwritten), or cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from graphkit.builds.run import example_graph
+    >>> from graphkit.enrich.networkx_store import NetworkXStore
+    >>> store = NetworkXStore(); _ = store.load(example_graph())
+    >>> site = Path(tempfile.mkdtemp()) / "site"
+    >>> report = write_site(store, site)
+    >>> report.sessions, report.threads, (site / "index.html").is_file()
+    (2, 5, True)
+    """
+    from graphkit.export.registry import MARKER, ExportReport, FolderLayout, Output, write_marker
 
     say = progress or (lambda _m: None)
     table = table or load_prices()
@@ -153,7 +199,9 @@ def write_site(reader: LineageReader, out: Path | str, *, include_content: bool 
     say(f"adding up usage of {len(summaries)} sessions")
     usages = session_usage(reader, [s.session_id for s in summaries])
     threads = 0
-    with Output(Path(out)).folder("view") as tmp:
+    layout = FolderLayout(frozenset({MARKER, INDEX, SESSIONS}), frozenset({SESSIONS}),
+                          (".html",))
+    with Output(Path(out)).folder("view", layout) as tmp:
         (tmp / SESSIONS).mkdir()
         for i, u in enumerate(usages, 1):
             if i % 200 == 0:

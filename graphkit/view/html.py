@@ -85,12 +85,43 @@ def render_html(data: dict[str, Any]) -> str:
     return page_html("view", data, f"graphkit view · session {session}")
 
 
-def write_html(page: str, out: Path, *, sources: Sequence[Path | str] = (),
+def write_html(page: str, out: str | Path, *, sources: Sequence[Path | str] = (),
                private: bool = False) -> None:
-    """Write ``page`` to ``out`` atomically (a temporary file renamed into place; a
-    symbolic link's target), or through it when it is a pipe or device. ``out`` may not
-    be one of ``sources``, a transcript or a snapshot's file; ``private`` (a page that
-    shows message content) makes it 0600, as the snapshot it came from is."""
+    """Write the HTML text ``page`` to the file ``out``: atomically (a temporary file
+    renamed into place; a symbolic link's target is written), or through it when it is
+    a pipe or device.
+
+    Without ``private`` the file gets the umask's usual mode, as a file saved by a
+    browser would (the temporary file it is written to starts private).
+
+    Parameters
+    ----------
+    page : str
+        The page, e.g. :attr:`graphkit.SessionPage.html`.
+    out : str or Path
+        The file to write. It may not be one of ``sources``, a transcript or a
+        snapshot's file.
+    sources : sequence of str or Path
+        The inputs the page was made from (refused as ``out``).
+    private : bool
+        A page that shows message content: the file is 0600, as the snapshot it came
+        from is.
+
+    Raises
+    ------
+    GraphkitError
+        ``out`` is a folder, one of the inputs, or cannot be written (one line naming
+        it).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> out = Path(tempfile.mkdtemp()) / "page.html"
+    >>> write_html("<!doctype html><title>hi</title>", out)
+    >>> out.read_text()
+    '<!doctype html><title>hi</title>'
+    """
     with output_file(Path(out), public=not private, private=private, sources=sources,
                      what="view") as f:
         f.write(page.encode("utf-8"))

@@ -17,7 +17,13 @@ from graphkit.view.html import render_html
 
 @dataclass(frozen=True)
 class SessionPage:
-    """A session's page: the HTML, and the data drawn in it."""
+    """A session's page, as :func:`session_page` returns it: ``html`` (one
+    self-contained file: write it with :func:`graphkit.write_html`), ``data`` (what is
+    drawn in it, as JSON-able dicts) and ``threads`` (how many threads it shows).
+
+    >>> SessionPage("<!doctype html>", {"threads": [{}, {}]}).threads
+    2
+    """
 
     html: str
     data: dict[str, Any]

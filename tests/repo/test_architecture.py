@@ -85,6 +85,9 @@ def test_functions_fit_on_a_screen_or_two() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 n = (node.end_lineno or node.lineno) - node.lineno + 1
+                doc = node.body[0]  # a numpydoc docstring is read, not scrolled past
+                if ast.get_docstring(node) is not None:
+                    n -= (doc.end_lineno or doc.lineno) - doc.lineno + 1
                 if n > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({n} lines)")
     assert long == []

@@ -28,7 +28,14 @@ _URI = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<userinfo>[^/?#]
 
 @dataclass(frozen=True)
 class Neo4jConfig:
-    """Where and as whom to connect. ``password`` is never shown in ``repr``."""
+    """Where and as whom to connect to Neo4j. ``password`` is never shown in ``repr``.
+
+    ``from_env()`` reads ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD`` and
+    ``NEO4J_DATABASE`` (explicit arguments first).
+
+    >>> Neo4jConfig(uri="bolt://db:7687", password="secret")
+    Neo4jConfig(uri='bolt://db:7687', user='neo4j', database=None)
+    """
 
     uri: str = DEFAULT_URI
     user: str = "neo4j"

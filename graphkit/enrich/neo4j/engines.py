@@ -18,7 +18,8 @@ def load_snapshot(snapshot_dir: str | Path, *, engine: str = "driver",
                   if_exists: IfExists = "merge", batch_size: int | None = None,
                   workers: int | None = None, lock_wait: float | None = None,
                   progress: ProgressLike = None) -> LoadReport:
-    """Load the snapshot in ``snapshot_dir`` into the Neo4j server named by ``NEO4J_*``.
+    """Load the snapshot in ``snapshot_dir`` into the Neo4j server named by ``NEO4J_*``
+    and return what was written (``graphkit load``).
 
     Parameters
     ----------
@@ -26,7 +27,8 @@ def load_snapshot(snapshot_dir: str | Path, *, engine: str = "driver",
         The snapshot folder (read, and checked, before the server is asked with the
         driver engine).
     engine : {"driver", "spark"}
-        Who writes: the driver's sessions, or Spark's executors (``graphkit[spark]``).
+        Who writes: the driver's sessions, or Spark's executors (the ``spark``
+        extra: ``pip install 'agent-graphkit[spark]'``).
     spark_master : str, optional
         The Spark master for ``engine="spark"`` (default: the spark-submit session,
         else ``local[*]``).
@@ -50,10 +52,18 @@ def load_snapshot(snapshot_dir: str | Path, *, engine: str = "driver",
 
     Examples
     --------
-    Needs a server, so not a doctest::
+    Options are checked before anything is read or connected:
 
-        report = load_snapshot("out/graph", if_exists="replace")
-        print(report.target, sum(report.nodes.values()))
+    >>> load_snapshot("out/graph", engine="cypher")
+    Traceback (most recent call last):
+    ...
+    graphkit.core.errors.GraphkitError: unknown engine 'cypher'; use one of ('driver', 'spark')
+
+    The load itself needs a server (``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``):
+
+    >>> report = load_snapshot("out/graph", if_exists="replace")  # doctest: +SKIP
+    >>> report.nodes["Session"]  # doctest: +SKIP
+    14
     """
     if engine not in ENGINES:
         raise GraphkitError(f"unknown engine {engine!r}", hint=f"use one of {ENGINES}")

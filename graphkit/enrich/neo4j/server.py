@@ -211,23 +211,67 @@ def start_local_neo4j(
     heap: str = "1g",
     pagecache: str = "256m",
     timeout: float = 180.0,
-    launcher_dir: Path = LAUNCHER_DIR,
+    launcher_dir: str | Path = LAUNCHER_DIR,
     say: Callable[[str], None] = _say_on_stderr,
     jvm_options: Sequence[str] = (),
 ) -> LocalNeo4j:
-    """Start the launcher and return once Bolt answers a query.
+    """Start a local Neo4j 5 server (graphkit's Java launcher) and return it once Bolt
+    answers a query (``graphkit neo4j-server``).
 
-    ``home`` is the data directory (a new temp dir, removed on stop, if None;
-    reuse one to restart on the same data). With ``auth`` and no ``password``
-    a random one is made (see ``.password``); ``auth=False`` disables auth.
-    ``port=0`` lets the server pick a free port, reported in ``.uri``.
-    ``jvm_options`` go to ``java`` before ``-jar`` (GC or JIT flags for a benchmark).
+    The launcher is built with Maven the first time (its jar is kept). The server
+    stops when this process ends (it watches its stdin), at :meth:`LocalNeo4j.stop`,
+    or at the end of a ``with`` block.
+
+    Parameters
+    ----------
+    home : str or Path, optional
+        The data folder: reuse one to restart on the same data (default: a new
+        temporary folder, removed on stop).
+    password : str, optional
+        The ``neo4j`` user's password (default with ``auth``: a random one, in
+        ``.password``).
+    auth : bool
+        ``False`` turns authentication off.
+    host : str
+        The address Bolt listens on.
+    port : int
+        Bolt's port; 0 lets the server pick a free one (see ``.uri``).
+    heap, pagecache : str
+        JVM heap and Neo4j page cache sizes (``1g``, ``256m``).
+    timeout : float
+        Seconds to wait for Bolt to answer.
+    launcher_dir : str or Path
+        The launcher's Maven project (default: the one shipped with graphkit).
+    say : callable
+        Hears progress lines (default: standard error).
+    jvm_options : sequence of str
+        Passed to ``java`` before ``-jar`` (GC or JIT flags for a benchmark).
+
+    Returns
+    -------
+    LocalNeo4j
+        The running server: ``uri``, ``user``, ``password``, ``auth``, ``stop()``.
+
+    Raises
+    ------
+    StoreError
+        ``java`` is not on ``PATH``, ``port`` is already in use (said at once, with
+        how to choose another), the launcher cannot be built, or the server does not
+        start in time (``Neo4jLaunchError``, with the end of its log).
+
+    Examples
+    --------
+    Needs Java 17 (and Maven, the first time), so not run here:
+
+    >>> with start_local_neo4j() as server:  # doctest: +SKIP
+    ...     print(server.uri)
+    bolt://127.0.0.1:...
     """
     java = shutil.which("java")
     if java is None:
         raise StoreError("java is not on PATH", hint="install a JDK 17")
     check_port_free(host, port)  # at once: Neo4j said so only after ~30 s, in its logs
-    jar = launcher_jar(launcher_dir, say=say)
+    jar = launcher_jar(Path(launcher_dir), say=say)
     remove_home = home is None
     home_path = Path(tempfile.mkdtemp(prefix="graphkit-neo4j-") if home is None else home)
     home_path.mkdir(parents=True, exist_ok=True)

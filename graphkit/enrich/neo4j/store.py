@@ -94,11 +94,22 @@ DEFAULT_INDEXES: tuple[tuple[str, str], ...] = tuple(lookup_indexes(DEFAULT_VOCA
 class Neo4jStore(Neo4jConnection):
     """A Neo4j database holding graphkit graphs; a :class:`LineageReader`.
 
-    Usage (needs a server, so not a doctest)::
+    Making one connects to nothing; the first question (or ``with``) does, and an
+    unreachable server is one :class:`~graphkit.core.errors.StoreError` line. Options
+    are checked first.
 
-        with Neo4jStore.from_env() as store:   # verifies the connection
-            report = store.load(graph, if_exists="merge")
-            store.parent_chain(store.resolve("agent-id")[0].node_id)
+    >>> Neo4jStore(batch_size=0)
+    Traceback (most recent call last):
+    ...
+    graphkit.core.errors.StoreError: batch size must be positive, got 0
+
+    With a server (``NEO4J_*`` set):
+
+    >>> from graphkit.builds.run import example_graph
+    >>> with Neo4jStore.from_env() as store:  # doctest: +SKIP
+    ...     report = store.load(example_graph(), if_exists="merge")
+    >>> report.nodes["Thread"]  # doctest: +SKIP
+    5
     """
 
     def __init__(

@@ -271,10 +271,28 @@ def transcript_kind(path: Path) -> str | None:
 
 
 def default_transcript_roots() -> list[Path]:
-    """Return the transcript folders of the current user that exist.
+    """Return the transcript folders of the current user that exist: what ``graphkit
+    build`` reads when given no source.
 
     Claude Code keeps its data in ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``), Codex in
-    ``$CODEX_HOME`` (default ``~/.codex``); ``~`` is ``$HOME``.
+    ``$CODEX_HOME`` (default ``~/.codex``); ``~`` is ``$HOME``. The folders are
+    ``projects`` and ``jobs`` of the first, ``sessions`` and ``archived_sessions`` of the
+    second, read at call time.
+
+    Returns
+    -------
+    list of Path
+        Those that are folders, in that order (empty: none).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from unittest import mock
+    >>> home = Path(tempfile.mkdtemp()); (home / ".codex" / "sessions").mkdir(parents=True)
+    >>> env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": ""}
+    >>> with mock.patch.dict(os.environ, env):
+    ...     [p.relative_to(home).as_posix() for p in default_transcript_roots()]
+    ['.codex/sessions']
     """
     home = Path(os.environ.get("HOME") or Path.home())
     claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser()
