@@ -285,6 +285,7 @@ class _ClaudeFile:
     # before any (kept as the reference the caller holds: no copy, no closure per file).
     data: bytes = b""
     tool_names: dict[str, str] = field(default_factory=dict)
+    call_lines: dict[str, int] = field(default_factory=dict)  # call id -> its message's line
     side_lines: list[SideLine] = field(default_factory=list)
     spawns: dict[str, Spawn] = field(default_factory=dict)  # main-loop Task/Agent calls
     link_of_call: dict[str, str] = field(default_factory=dict)
@@ -300,6 +301,7 @@ class _ClaudeFile:
     side: bool = False
     subtype: str | None = None
     results: int = 0   # tool results of the entry so far: only the first reads toolUseResult
+    line: int = 0  # the line the entry's message starts on
     ts_of: dict[str, int | None] = field(default_factory=dict)  # timestamp text -> parsed
     session_of: dict[str, str] = field(default_factory=dict)  # sessionId text -> session
 
@@ -420,6 +422,7 @@ class _ClaudeFile:
         first_row = len(rows)
         self.e, self.etype, self.ts, self.session = e, etype, ts, session
         self.side, self.subtype, self.results = side, subtype, 0
+        self.line = message[LINE_AT]
         part = self._part
         for block in blocks:
             if type(block) is not dict:
@@ -549,6 +552,7 @@ class _ClaudeFile:
             name = f"mcp__{server}__{name}"
         if isinstance(call_id, str) and isinstance(name, str):
             self.tool_names[call_id] = name
+            self.call_lines[call_id] = self.line
             if name in SPAWN_TOOLS and isinstance(args, dict):
                 self.facts["spawns"][call_id] = [args.get("subagent_type"),
                                                  args.get("description")]
@@ -578,6 +582,11 @@ class _ClaudeFile:
                 self.link_of_call[for_id] = agent_named
             if run_id:
                 self.facts["run_links"].append([self.session, run_id, for_id])
+            if self.results == 1:
+                tur = self.e.get("toolUseResult")
+                if type(tur) is dict and "searchCount" in tur:  # Claude Code's WebSearch
+                    self.usage.searched(self.call_lines.get(for_id, self.line), for_id,
+                                        tur["searchCount"])
             spawn = self.spawns.get(for_id)
             if spawn is not None:
                 spawn.result_ts = self.ts
