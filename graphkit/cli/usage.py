@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # named for types only: imported when a usage command runs
     from rich.table import Table
 
     from graphkit import Tokens, UsageReport
+    from graphkit.queries.usage_report import SessionCosts
 
 # --by: the library's groupings, and `thread`: each thread with its subagent tree.
 BY = ("session", "day", "model", "agent-type", "thread")
@@ -67,17 +68,20 @@ def print_threads(report: UsageReport) -> None:
     and under it a row per thread, indented under its parent, with its own tokens,
     its subtree's (itself and every subagent below it) and the subtree's cost; then
     the total of all sessions."""
-    t = _table("thread", (*TOKEN_HEADS, "subtree", "subtree $"))
+    t = _table("thread", (*TOKEN_HEADS, "subtree", "subtree $", *_claude_heads(report)))
     for u, costs in zip(report.sessions, report.costs, strict=True):
         t.add_row(f"[bold]session {_plain(u.session_id)}[/bold]", *_counts(u.total),
-                  f"{u.total.total():,}", usd(costs.total))
+                  f"{u.total.total():,}", usd(costs.total), *_claude_cells(report, costs))
         for th, below in zip(u.threads, costs.subtree, strict=True):
             what = th.agent_type or th.kind or "thread"
             t.add_row(usage_indent(th.depth + 1) + _plain(f"{th.id} ({what})"),
-                      *_counts(th.own), f"{th.subtree.total():,}", usd(below))
+                      *_counts(th.own), f"{th.subtree.total():,}", usd(below),
+                      *_claude_cells(report, None))
     tokens, cost = report.total()
-    t.add_row("[bold]total[/bold]", *_counts(tokens), f"{tokens.total():,}", usd(cost))
+    t.add_row("[bold]total[/bold]", *_counts(tokens), f"{tokens.total():,}", usd(cost),
+              *_claude_cells(report, None))
     print_whole(t)
+    print_gaps(report)
 
 
 def print_groups(report: UsageReport) -> None:
@@ -85,15 +89,52 @@ def print_groups(report: UsageReport) -> None:
     ``--by`` says otherwise), then a total row."""
     by = report.by or "session"
     across = by != "session"
-    t = _table(by, (*TOKEN_HEADS, "total", "cost", *(["sessions"] if across else [])))
+    claude = [] if across else _claude_heads(report)
+    of = {u.session_id: c for u, c in zip(report.sessions, report.costs, strict=True)}
+    t = _table(by, (*TOKEN_HEADS, "total", "cost", *(["sessions"] if across else []),
+                    *claude))
     for g in report.groups:
         t.add_row(_plain(g.key), *_counts(g.tokens), f"{g.tokens.total():,}", usd(g.cost),
-                  *([f"{g.sessions:,}"] if across else []))
+                  *([f"{g.sessions:,}"] if across else []),
+                  *(_claude_cells(report, of.get(g.key)) if claude else []))
     tokens, cost = report.group_total()
     seen = len({u.session_id for u in report.sessions if u.total.total()})
     t.add_row("[bold]total[/bold]", *_counts(tokens), f"{tokens.total():,}", usd(cost),
-              *([f"{seen:,}"] if across else []))
+              *([f"{seen:,}"] if across else []),
+              *(_claude_cells(report, None) if claude else []))
     print_whole(t)
+    if not across:
+        print_gaps(report)
+
+
+def _claude_heads(report: UsageReport) -> list[str]:
+    """The columns of Claude Code's own figure and the gap, where a session has one
+    (none otherwise: the table of data without it stays as it was)."""
+    return ["claude $", "gap $"] if any(c.claude for c in report.costs) else []
+
+
+def _claude_cells(report: UsageReport, costs: SessionCosts | None) -> list[str]:
+    """A row's cells under :func:`_claude_heads` (blank where there is no figure)."""
+    if not any(c.claude for c in report.costs):
+        return []
+    claude = costs.claude if costs is not None else None
+    if claude is None:
+        return ["", ""]
+    gap = "" if claude.gap is None else f"{claude.gap:+,.4f}"
+    return [f"${claude.usd:,.4f}", gap]
+
+
+def print_gaps(report: UsageReport) -> None:
+    """A note on stderr per session whose cost Claude Code puts otherwise, with why
+    where the data says."""
+    for u, costs in zip(report.sessions, report.costs, strict=True):
+        c = costs.claude
+        if c is None or (c.gap == 0 and c.cause is None):
+            continue
+        gap = "unknown" if c.gap is None else f"{c.gap:+,.4f} USD"
+        err(f"note: session {u.session_id}: Claude Code's own figure ({c.source}) is "
+            f"${c.usd:,.4f}, gap {gap}" + (f": {c.cause}" if c.cause else
+                                          ": cause unknown"))
 
 
 # The narrowest the first (label) column is drawn when the counts leave it no room.
@@ -123,7 +164,8 @@ THREAD_COLUMNS = ("session_id", "thread", "parent", "depth", "kind", "agent_type
                   "own_input", "own_output", "own_cache_write", "own_cache_read",
                   "subtree_input", "subtree_output", "subtree_cache_write",
                   "subtree_cache_read", "own_cost_usd", "subtree_cost_usd",
-                  "session_cost_usd", "cost_note")
+                  "session_cost_usd", "cost_note", "claude_cost_usd", "cost_gap_usd",
+                  "cost_gap_cause")
 GROUP_COLUMNS = ("session_id", "by", "key", "input_tokens", "output_tokens",
                  "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd",
                  "unpriced_models", "cost_note", "sessions")
@@ -141,7 +183,9 @@ def thread_rows(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                    **{f"subtree_{k}": v for k, v in zip(_SHORT, t["subtree"].values(),
                                                          strict=True)},
                    "own_cost_usd": t["own_cost_usd"], "subtree_cost_usd": t["subtree_cost_usd"],
-                   "session_cost_usd": rec["cost_usd"], "cost_note": t["cost_note"]}
+                   "session_cost_usd": rec["cost_usd"], "cost_note": t["cost_note"],
+                   "claude_cost_usd": rec["claude_cost_usd"],
+                   "cost_gap_usd": rec["cost_gap_usd"], "cost_gap_cause": rec["cost_gap_cause"]}
 
 _SHORT = ("input", "output", "cache_write", "cache_read")
 
@@ -165,13 +209,21 @@ def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     table shipped with graphkit (a model it lacks is unpriced: its cost is null with
     a note why, never zero). No SESSION_ID: every session.
 
-    On a terminal one table: a row per session (or per --by group) and a total row.
+    Priced as Claude bills: 1-hour cache writes at their rate, web searches at the fee,
+    advisor tokens at the advisor model's rate. Where the session's data holds Claude
+    Code's own figure (a transcript's cost-state record, or HypAware's per-request
+    costs), it is shown beside graphkit's with the gap and, where known, its cause.
+
+    On a terminal one table: a row per session (or per --by group) and a total row;
+    "claude $" and "gap $" columns and a note per gap where there is a figure.
     --json prints one {"record": "usage", "session_id", "own", "total", "cost_usd",
-    "cost_note", "unpriced_models", "threads": [{"id", "parent", "own", "subtree",
+    "cost_note", "unpriced_models", "claude_cost_usd", "cost_gap_usd",
+    "cost_gap_cause", "threads": [{"id", "parent", "own", "subtree",
     "depth", "kind", "agent_type", "own_cost_usd", "subtree_cost_usd", "cost_note"}]}
     line per session (token
     counts as {"input_tokens", "output_tokens", "cache_creation_input_tokens",
-    "cache_read_input_tokens"}); with --by session|day|model|agent-type, one
+    "cache_read_input_tokens"}, and "cache_creation_1h_input_tokens",
+    "web_search_requests" where there are some); with --by session|day|model|agent-type, one
     {"record": "usage_group", "session_id", "by", "key", <counts>, "cost_usd",
     "unpriced_models", "cost_note", "sessions"} line per group across the
     sessions. --csv and piped: one row per thread with its own, subtree and

@@ -166,7 +166,8 @@ class Aggregation(_Rule, frozen=True):
     @classmethod
     def from_dump(cls, d: dict[str, Any]) -> Aggregation:
         """From a validated model's ``model_dump()``."""
-        return cls(*(d[a] for a in AGGREGATIONS), sparse=bool(d.get("sparse")))
+        first, last, low, high, count, distinct, total = (d[a] for a in AGGREGATIONS)
+        return cls(first, last, low, high, count, distinct, total, bool(d.get("sparse")))
 
 
 def _props(d: dict[str, Any]) -> dict[str, Aggregation]:

@@ -139,12 +139,16 @@ def usage_records(report: UsageReport) -> list[Record]:
     """Return ``graphkit usage --json``'s records.
 
     Without ``by``: one per session, ``{"record": "usage", "session_id", "own",
-    "total", "cost_usd", "cost_note", "unpriced_models", "threads": [{"id", "parent",
+    "total", "cost_usd", "cost_note", "unpriced_models", "claude_cost_usd",
+    "cost_gap_usd", "cost_gap_cause", "threads": [{"id", "parent",
     "own", "subtree", "depth", "kind", "agent_type", "own_cost_usd", "subtree_cost_usd",
     "cost_note"}]}`` (threads in tree order, depth 0 at a root; token
     counts as ``{"input_tokens", "output_tokens", "cache_creation_input_tokens",
-    "cache_read_input_tokens"}``; a thread's ``cost_note`` says why its own or its
-    subtree's cost is None). With ``by``: one per group, ``{"record": "usage_group",
+    "cache_read_input_tokens"}``, with ``cache_creation_1h_input_tokens`` and
+    ``web_search_requests`` where there are some; a thread's ``cost_note`` says why its
+    own or its subtree's cost is None; ``claude_cost_usd``: Claude Code's own figure for
+    the session where its data holds one, ``cost_gap_usd`` it less ``cost_usd`` and
+    ``cost_gap_cause`` why, where known). With ``by``: one per group, ``{"record": "usage_group",
     "session_id", "by", "key", <the four counts>, "cost_usd", "unpriced_models",
     "cost_note", "sessions"}`` (``session_id``: the session the group lies in, None
     for a group across sessions).
@@ -181,9 +185,11 @@ def session_usage_record(u: SessionUsage, costs: SessionCosts) -> Record:
         threads.append({**t.to_json(), "depth": t.depth, "kind": t.kind,
                         "agent_type": t.agent_type, "own_cost_usd": own.known,
                         "subtree_cost_usd": below.known, "cost_note": below.note})
+    claude = costs.claude.to_json() if costs.claude is not None else dict.fromkeys(
+        ("claude_cost_usd", "cost_gap_usd", "cost_gap_cause"))
     return {"record": "usage", "session_id": u.session_id, "own": u.own.to_json(),
             "total": u.total.to_json(), **_cost(costs.total),
-            "unpriced_models": sorted(costs.total.unpriced), "threads": threads}
+            "unpriced_models": sorted(costs.total.unpriced), **claude, "threads": threads}
 
 
 def group_record(g: UsageGroup, by: str) -> Record:

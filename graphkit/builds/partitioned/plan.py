@@ -114,7 +114,7 @@ def _widen(props: dict[str, Aggregation], pk: str,
             col = f"__gk_where_{agg.column}"
             derived.setdefault(col, RankWhere(agg.column))
             rank = f"__gk_{agg.op}_{name}"
-            out[rank] = Aggregation(**{"min" if agg.op == "first" else "max": col})
+            out[rank] = Aggregation(min=col) if agg.op == "first" else Aggregation(max=col)
         elif agg.op == "count_distinct":
             span = True
         plans.append(PropPlan(name, agg.op, rank))

@@ -62,7 +62,7 @@ from graphkit.sources.transcripts.claude_records import (
     job_state_facts,
     session_record,
 )
-from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
+from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links, web_searches
 from graphkit.sources.transcripts.files import holds_lone_surrogate, json_document
 from graphkit.sources.transcripts.sidechains import (
     SideLine,
@@ -584,9 +584,9 @@ class _ClaudeFile:
                 self.facts["run_links"].append([self.session, run_id, for_id])
             if self.results == 1:
                 tur = self.e.get("toolUseResult")
-                if type(tur) is dict and "searchCount" in tur:  # Claude Code's WebSearch
+                if type(tur) is dict and ("searchCount" in tur or "results" in tur):
                     self.usage.searched(self.call_lines.get(for_id, self.line), for_id,
-                                        tur["searchCount"])
+                                        web_searches(tur, self.tool_names.get(for_id)))
             spawn = self.spawns.get(for_id)
             if spawn is not None:
                 spawn.result_ts = self.ts

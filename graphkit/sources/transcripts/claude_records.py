@@ -215,11 +215,13 @@ def with_cost_state(attributes: list[str | None], table: Any,
             at[s] = (main, i)
     out = list(attributes)
     for s, (_main, i) in at.items():
-        doc = loads(out[i]) if out[i] else {}
+        text = out[i]
+        doc = loads(text) if text else {}
         if not isinstance(doc, dict):
             continue
-        claude = doc.get("claude") if isinstance(doc.get("claude"), dict) else {}
-        doc["claude"] = {**claude, "cost_state": states[s]}
+        claude = doc.get("claude")
+        doc["claude"] = {**(claude if isinstance(claude, dict) else {}),
+                         "cost_state": states[s]}
         out[i] = dumps_decoded(doc)
     return out
 

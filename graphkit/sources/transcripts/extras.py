@@ -86,7 +86,7 @@ class ClaudeUsage:
         ``message.usage`` (an object), as the parser has read them."""
         mid = native_id if native_id is not None else f"line-{message_line}"
         rid = req if isinstance(req, str) else None
-        counts = {}
+        counts: dict[str, Any] = {}
         for k in TOKEN_KEYS:  # _int inlined: this runs for every assistant line
             v = usage.get(k)
             counts[k] = v if isinstance(v, int) and not isinstance(v, bool) else 0
@@ -121,6 +121,28 @@ class ClaudeUsage:
         out += [[line, f"search|{call}", {SEARCH_KEY: n}]
                 for call, (line, n) in self.searches.items()]
         return sorted(out, key=lambda f: f[0])
+
+
+def web_searches(result: dict[str, Any], tool: str | None) -> int:
+    """The web searches a tool's ``toolUseResult`` reports: its ``searchCount``, or, for
+    Claude Code's ``WebSearch`` from before it wrote one, its ``results`` that are a
+    server search's (an object naming the search's ``tool_use_id``; text entries are
+    the model's commentary). Claude Code runs them in a request of its own, whose usage
+    the transcript does not hold: only the count is there to bill.
+
+    >>> web_searches({"searchCount": 3}, "WebSearch")
+    3
+    >>> web_searches({"results": ["noted", {"tool_use_id": "srvtoolu_1", "content": []}]},
+    ...              "WebSearch")
+    1
+    """
+    n = result.get("searchCount")
+    if type(n) is int:
+        return max(n, 0)
+    found = result.get("results")
+    if tool != "WebSearch" or type(found) is not list:
+        return 0
+    return sum(1 for r in found if type(r) is dict and isinstance(r.get("tool_use_id"), str))
 
 
 def _hour(usage: dict[str, Any]) -> int:
