@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pyarrow as pa
 
 from graphkit.builds.options import BuildOptions, Sources, as_paths
@@ -166,19 +167,27 @@ class RowsResult:
 def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str,
                options: BuildOptions | None = None, *, progress: Progress | None = None,
                **keywords: Any) -> RowsResult:
-    """Write the full ``ai_gateway_messages`` rows of ``sources`` to Parquet.
+    """Write the full ``ai_gateway_messages`` rows of ``sources`` to ``out``: Parquet
+    (``.parquet``, ``.pq``, no suffix, or ``-`` for stdout) or JSON Lines (``.jsonl``,
+    ``.ndjson``); another suffix is refused before anything is read.
 
-    ``out`` is a file (written to a temporary file and renamed into place),
-    ``-`` for stdout, or an existing special file such as a pipe (written
-    through, never replaced). Of ``options`` (or the ``keywords`` that make them) the
-    reading ones apply: ``strict``, ``since``/``until``, ``cache_dir``, and
-    ``include_content`` (content columns are left out without it).
+    ``out`` is a file (written to a temporary file and renamed into place; a symbolic
+    link's target is written), or an existing special file such as a pipe (written
+    through, never replaced). It may not be a source, a transcript or a snapshot's file.
+    Of ``options`` (or the ``keywords`` that make them) the reading ones apply:
+    ``strict``, ``since``/``until``, ``cache_dir``, and ``include_content`` (content
+    columns are left out without it; with it the file is private, 0600).
     """
     from graphkit.core.schema import CONTENT_COLUMNS
     from graphkit.sources.full_schema import read_message_rows
 
     o = BuildOptions.of(options, **keywords)
     paths = as_paths(sources)
+    fmt = rows_format(out)
+    if str(out) != "-":
+        from graphkit.core.files import check_output
+
+        check_output(out, sources=paths, what="rows file")  # before a long read
     if progress:
         progress("reading " + ", ".join(str(p) for p in paths))
     result = read_message_rows(paths, strict=o.strict, since=o.since, until=o.until,
@@ -187,14 +196,42 @@ def write_rows(sources: str | Path | Sequence[str | Path], out: Path | str,
     left_out = [] if o.include_content else list(CONTENT_COLUMNS)
     if progress:
         progress(f"writing {result.table.num_rows} rows to {out}")
-    _write_parquet(result.table, out)
+    _write_rows_file(result.table, out, fmt, paths,
+                     private=o.include_content)
     # The reading's notes and findings, as build prints them: a transcript line whose
     # lone surrogate was replaced is a finding only, and `rows` said nothing of it.
     return RowsResult(str(out), result.table.num_rows, list(result.skipped), left_out,
                       source_messages(result.account))
 
 
-def _write_parquet(table: pa.Table, out: Path | str) -> None:
+# What `rows --out` writes, by the output's suffix: what `graphkit build` reads back.
+_ROWS_FORMATS = {".parquet": "parquet", ".pq": "parquet", "": "parquet",
+                 ".jsonl": "jsonl", ".ndjson": "jsonl"}
+
+
+def rows_format(out: Path | str) -> str:
+    """``"parquet"`` or ``"jsonl"``: the format a rows file named ``out`` is written
+    in (stdout and special files: Parquet); :class:`GraphkitError` for another suffix
+    (``x.jsonl`` silently got Parquet, which ``graphkit build x.jsonl`` then refused).
+
+    >>> rows_format("rows.jsonl"), rows_format("-"), rows_format("r.parquet")
+    ('jsonl', 'parquet', 'parquet')
+    """
+    if str(out) == "-":
+        return "parquet"
+    path = Path(out)
+    suffix = path.suffix.lower()
+    fmt = _ROWS_FORMATS.get(suffix)
+    if fmt is None:
+        if path.exists() and not path.is_file() and not path.is_dir():
+            return "parquet"  # a pipe or device: no suffix to go by
+        raise GraphkitError(f"cannot write rows as {suffix!r}", path=str(out),
+                            hint="name the file .parquet (Parquet) or .jsonl (JSON Lines)")
+    return fmt
+
+
+def _write_rows_file(table: pa.Table, out: Path | str, fmt: str,
+                     sources: Sequence[Path], *, private: bool) -> None:
     import errno
     import sys
 
@@ -210,8 +247,20 @@ def _write_parquet(table: pa.Table, out: Path | str) -> None:
                 raise
             raise write_error(exc, "stdout") from None
         return
-    with output_file(out) as f:
-        pq.write_table(table, pa.PythonFile(f, mode="w"))
+    with output_file(out, sources=sources, what="rows file", private=private) as f:
+        if fmt == "jsonl":
+            write_json_lines(table, f)
+        else:
+            pq.write_table(table, pa.PythonFile(f, mode="w"))
+
+
+def write_json_lines(table: pa.Table, out: Any) -> None:
+    """``table`` as JSON Lines to the binary file ``out``, one object per row, a batch
+    at a time: timestamps as ISO 8601 text, nulls as null (what the row files' reader
+    reads back to the same rows)."""
+    for batch in table.to_batches(max_chunksize=8192):
+        lines = [msgspec.json.encode(row) for row in batch.to_pylist()]
+        out.write(b"\n".join(lines) + b"\n" if lines else b"")
 
 
 def check(sources: str | Path | Sequence[str | Path], options: BuildOptions | None = None,

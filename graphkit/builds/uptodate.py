@@ -34,6 +34,7 @@ from graphkit._version import __version__
 from graphkit.builds.options import BuildOptions
 from graphkit.builds.outputs import BuildOutputs
 from graphkit.contract.search import contract_candidates
+from graphkit.core.content import CONTENT_PATHS
 from graphkit.core.files import open_regular
 from graphkit.snapshot.format import MANIFEST
 from graphkit.sources.transcripts.version import PARSER_VERSION
@@ -72,6 +73,9 @@ def build_key(sources: Sequence[Path], snapshot_dir: Path, options: BuildOptions
     (:meth:`BuildOptions.shaping`), the versions, the sources and snapshot as given."""
     doc = {
         "record": _RECORD_VERSION, "graphkit": __version__, "parser": PARSER_VERSION,
+        # What is content (left out without --include-content): a snapshot built under
+        # another rule is not kept.
+        "content": {k: [list(p) for p in v] for k, v in sorted(CONTENT_PATHS.items())},
         "contract": contract_state(options.contract),
         "sources": [str(Path(p).expanduser().resolve()) for p in sources],
         "snapshot": str(Path(snapshot_dir).expanduser().resolve()),
@@ -285,6 +289,9 @@ class UpToDate:
         """The summary and skipped lines of a rebuild that keeps the snapshot as it is,
         when nothing changed since the recorded build (the snapshot is recorded in
         graphkit's snapshot index, as a build's is); else None: build."""
+        from graphkit.snapshot.swap import tidy
+
+        tidy(self.snapshot_dir)  # a killed build's folders go, even when the snapshot is kept
         doc = _read_record(self.cache_dir)
         try:
             if doc is None or doc.get("key") != self.key:

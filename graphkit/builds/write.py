@@ -7,7 +7,7 @@ build record (:class:`~graphkit.builds.uptodate.UpToDate`) and the store.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -39,7 +39,7 @@ def build_and_write(sources: Sources, outputs: BuildOutputs, options: BuildOptio
     """Check what is in the way of ``outputs``, build ``sources`` with ``options`` and
     write the outputs (``uptodate``: the decision that asked for this build, which
     records it); the result and the summary."""
-    _check_outputs(outputs)
+    _check_outputs(outputs, [] if is_table(sources) else as_paths(sources))
     early = None
     if outputs.snapshot is not None:
         # The snapshot's tables are written as the projection makes them.
@@ -52,12 +52,13 @@ def build_and_write(sources: Sources, outputs: BuildOutputs, options: BuildOptio
         raise
 
 
-def _check_outputs(outputs: BuildOutputs) -> None:
-    """Refuse, before anything is built, what is in the way of the outputs."""
+def _check_outputs(outputs: BuildOutputs, sources: Sequence[Path]) -> None:
+    """Refuse, before anything is built, what is in the way of the outputs (and an
+    output that would overwrite one of ``sources``)."""
     if outputs.snapshot is not None:
         check_snapshot_target(outputs.snapshot)  # a file in the way fails now, not after
     check_side_names(outputs.rejects, outputs.cache)  # first: is_dir() raises
-    check_rejects_folder(outputs.rejects)
+    check_rejects_folder(outputs.rejects, sources)
     _check_cache_writable(outputs.cache)
 
 
@@ -153,6 +154,12 @@ def _check_cache_writable(cache_dir: Path | None) -> None:
     if cache_dir is None:
         return
     path = Path(os.path.abspath(cache_dir))
+    from graphkit.core.files import snapshot_around
+
+    around = snapshot_around(path)
+    if around is not None:  # its files there: that snapshot could not be replaced
+        raise GraphkitError(f"refusing to keep the build cache inside the snapshot {around}",
+                            path=str(cache_dir), hint="give --cache-dir a folder outside it")
     existing = next((p for p in (path, *path.parents) if p.exists()), None)
     if existing is None or not existing.is_dir():
         return  # a file in the way is the build's own one-line refusal (_cache_errors)

@@ -30,6 +30,7 @@ from rich.spinner import Spinner
 from rich.table import Column
 from rich.text import Text
 
+from graphkit.core.errors import printable
 from graphkit.core.progress import Progress, Task
 
 FLUSH_SECONDS = 0.1
@@ -95,7 +96,10 @@ class _Bars(RichBars):
         for task in self.tasks:
             source = task.fields.get("source")
             if source and not task.finished and task.stop_time is None:
-                yield Text("  " + short_source(source, max(12, self.console.width - 3)),
+                # Escaped: a folder or file name is text from the disk, and an escape
+                # sequence in it set the terminal's title or cleared the screen.
+                yield Text("  " + short_source(printable(source),
+                                               max(12, self.console.width - 3)),
                            style="dim", no_wrap=True, overflow="crop")
 
 
@@ -156,7 +160,8 @@ class RichProgress(Progress):
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True, highlight=False)
         self.bars = _Bars(
-            TextColumn("  {task.description}"),
+            # Not markup: a step's name may hold a file name ("[/x]" broke rich's parser).
+            TextColumn("  {task.description}", markup=False),
             BarColumn(bar_width=24),
             _Counts(table_column=Column(no_wrap=True)),
             TimeRemainingColumn(elapsed_when_finished=True),
@@ -171,14 +176,18 @@ class RichProgress(Progress):
         self.bars.stop()
 
     def note(self, message: str) -> None:
+        # A Text, not a str (which rich reads as markup), with control characters
+        # escaped: a note names the folders and files being read.
+        text = Text(printable(message))
         if self.bars.spinner is None:
-            self.bars.spinner = Spinner("dots", text=message)
+            self.bars.spinner = Spinner("dots", text=text)
         else:
-            self.bars.spinner.update(text=message)
+            self.bars.spinner.update(text=text)
 
     def start(self, name: str, total: int | None = None, unit: str = "") -> Task:
+        name = printable(name)
         if self.bars.spinner is not None:  # the last note is over when a task begins
-            self.bars.spinner.update(text=name)
+            self.bars.spinner.update(text=Text(name))
         for old in list(self.bars.tasks):  # a repeated step (per partition) keeps one line
             if old.description == name and old.stop_time is not None:
                 self.bars.remove_task(old.id)

@@ -347,7 +347,11 @@ def rows(sources: tuple[Path, ...], out: str, since: str | None, until: str | No
 def check(sources: tuple[Path, ...], contract: str, since: str | None, until: str | None,
           as_json: bool) -> None:
     """Check identity columns without building: null sessions, ids shared by
-    sessions, missing parents, cycles, pre-LLP-0030 rows. Exit code 1 if any.
+    sessions, missing parents, cycles, pre-LLP-0030 rows.
+
+    Exit code 0: no identity problem (warnings, such as transcript lines no reader
+    knows or text made valid, are printed with their count); 1: identity problems
+    found; 2: the sources or contract could not be read.
 
     Example: graphkit check samples/rows
     """
@@ -358,14 +362,15 @@ def check(sources: tuple[Path, ...], contract: str, since: str | None, until: st
                                           progress=bars)
     for note in graphkit.unchecked(c):
         err(f"note: {note}")
+    problems = [f for f in findings if not f.warning]
     if as_json:
         echo_json([f.to_json() for f in findings])
     else:
-        if not findings:
+        if not problems:
             click.echo(f"ok: {n_rows} rows, no identity problems found")
         for f in findings:
-            click.echo(f"{f.check}: {shown(f.message)}")
+            click.echo(f"{'warning: ' if f.warning else ''}{f.check}: {shown(f.message)}")
             for ex in f.examples:
                 click.echo("    " + ", ".join(f"{k}={shown(v)}" for k, v in ex.items()))
-    if findings:
+    if problems:
         sys.exit(1)

@@ -142,9 +142,19 @@ def echo_table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
 
 def echo_csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
     """CSV on stdout: ``columns`` as the header, then each row's values (lists and
-    maps as JSON text, missing values empty)."""
+    maps as JSON text, missing values empty; text that starts like a spreadsheet
+    formula quoted as OWASP says, :func:`~graphkit.core.text.csv_cell`)."""
     import csv
     import io
+
+    from graphkit.core.text import csv_cell
+
+    def cell(value: Any) -> Any:
+        if value is None:
+            return ""
+        if isinstance(value, dict | list):
+            value = json.dumps(value, default=str)
+        return csv_cell(value) if isinstance(value, str) else value
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -154,12 +164,10 @@ def echo_csv(columns: Sequence[str], rows: Iterable[dict[str, Any]]) -> None:
         buf.seek(0)
         buf.truncate()
 
-    w.writerow(columns)
+    w.writerow([csv_cell(c) for c in columns])
     flush()
     for i, r in enumerate(rows, 1):
-        w.writerow(["" if r.get(c) is None else
-                    json.dumps(r[c], default=str) if isinstance(r[c], dict | list)
-                    else r[c] for c in columns])
+        w.writerow([cell(r.get(c)) for c in columns])
         if i % 4096 == 0:
             flush()
     flush()

@@ -144,10 +144,12 @@ def view(session_id: str | None, snapshot_dir: Path | None, neo4j: bool, ask_pas
         return
     with open_reader(snapshot_dir, neo4j, ask_password) as reader:
         page = graphkit.session_page(reader, session_id, include_content=include_content)
+        directory = getattr(reader, "directory", None)  # a snapshot's: never written over
     if str(out) == "-":
         click.echo(page.html, nl=False)
         return
-    graphkit.write_html(page.html, out)
+    graphkit.write_html(page.html, out, sources=[directory] if directory is not None else [],
+                        private=include_content)
     n = page.threads
     click.echo(f"wrote {shown(out)}: session {shown(session_id)}, "
                f"{n} thread{'s' if n != 1 else ''}")

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-# The test of what a build writes itself, under the name this module gave it before the
-# watch moved to graphkit.builds.watch.
-from graphkit.core.files import own_outputs as own_outputs
-
 
 def rebuild_line(n: int, changed: int, summary: dict[str, Any] | None, seconds: float) -> str:
     """One line for people: what rebuild ``n`` after ``changed`` changed paths did

@@ -88,6 +88,24 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
+def excerpt(value: str, limit: int = 24, *, quote: bool = True) -> str:
+    """``value`` quoted for a message about it, its control characters escaped
+    (:func:`printable`) and cut to ``limit`` characters: a record's unknown ``type`` is
+    text from the file, which may be a pasted key or a screenful of escape sequences, and
+    a skipped-lines file and stderr never echo it whole when it is long (every record
+    type Claude Code and Codex write is shorter than the default: ``file-history-snapshot``).
+
+    >>> excerpt("progress"), excerpt("d-003", quote=False)
+    ("'progress'", 'd-003')
+    >>> excerpt("\x1b]0;owned\x07" + "A" * 50, 12)
+    "'\\\\x1b]0;owned\\\\x07AA…' (60 characters)"
+    """
+    q = "'" if quote else ""
+    if len(value) <= limit:
+        return f"{q}{printable(value)}{q}"
+    return f"{q}{printable(value[:limit])}…{q} ({len(value)} characters)"
+
+
 def first_line(exc: BaseException, max_chars: int | None = None) -> str:
     """The first line of an exception's text (its type name if it has none),
     cut to ``max_chars``: what a one-line user message quotes of a library error.

@@ -38,7 +38,6 @@ JSON_COLUMNS = (
 # output unless the user asks for content.
 CONTENT_COLUMNS = ("system_text", "content_text", "tool_args", "tools", "raw_frame",
                    "thinking_signature", "compact_metadata")
-
 MESSAGES_SCHEMA = pa.schema(
     [
         pa.field("gateway_id", pa.string(), nullable=False),

@@ -4,6 +4,7 @@ only when called."""
 
 from __future__ import annotations
 
+import re
 import sys
 import zipfile
 from collections.abc import Sequence
@@ -37,8 +38,7 @@ def start_session(master: str | None, app_name: str = "graphkit build",
     builder = builder.config("spark.sql.session.timeZone", "UTC") \
         .config("spark.ui.showConsoleProgress", "false")
     if local:
-        # Local workers run this interpreter (and so this graphkit), not `python3`.
-        builder = builder.config("spark.pyspark.python", sys.executable) \
+        builder = builder.config("spark.pyspark.python", worker_python()) \
             .config("spark.pyspark.driver.python", sys.executable) \
             .config("spark.ui.enabled", "false")
     try:
@@ -46,8 +46,62 @@ def start_session(master: str | None, app_name: str = "graphkit build",
     except Exception as exc:  # the JVM or master could not be reached
         raise SparkEngineError(f"cannot start Spark: {str(exc).splitlines()[0]}",
                                hint="check JAVA_HOME (Java 17) and --spark-master") from None
-    session.sparkContext.setLogLevel("ERROR")
+    # Off, not ERROR: a failed task logged its whole Java and Python stack on stderr
+    # before graphkit's own one line said what failed (spark_failure).
+    session.sparkContext.setLogLevel("OFF")
+    if local:
+        use_worker_python(session)
     return session
+
+
+def worker_python() -> str:
+    """The Python local Spark workers run: ``PYSPARK_PYTHON`` if the user set it, else
+    the interpreter running graphkit (``venv/bin/graphkit`` run without an activated
+    venv, as pipx and most launchers run it, left PySpark's default ``python3``: the
+    system's, without graphkit)."""
+    import os
+
+    return os.environ.get("PYSPARK_PYTHON") or sys.executable
+
+
+def use_worker_python(session: Any) -> None:
+    """Make a local session's Python workers run :func:`worker_python`. PySpark takes
+    the workers' interpreter from ``PYSPARK_PYTHON`` or ``python3`` when its context
+    starts, not from ``spark.pyspark.python``: set on the context itself."""
+    context = session.sparkContext
+    if getattr(context, "pythonExec", None) != worker_python():
+        context.pythonExec = worker_python()
+
+
+def spark_failure(exc: BaseException, session: Any = None) -> SparkEngineError | None:
+    """A failure raised by Spark (a Python worker's exception, a failed job) as one line
+    naming what went wrong in the worker; None if ``exc`` is not Spark's.
+
+    >>> class PythonException(Exception): pass
+    >>> PythonException.__module__ = "pyspark.errors.exceptions.captured"
+    >>> str(spark_failure(PythonException("[PYTHON_EXCEPTION] An exception was thrown from "
+    ...     "the Python worker: Traceback (most recent call last):\\n  File x\\n"
+    ...     "ModuleNotFoundError: No module named 'graphkit'\\n\\tat org.x"))).split(";")[0]
+    "a Spark worker failed: ModuleNotFoundError: No module named 'graphkit'"
+    """
+    module = type(exc).__module__ or ""
+    if not module.startswith(("pyspark", "py4j")):
+        return None
+    text = str(exc)
+    python = [ln.strip() for ln in text.splitlines()
+              if _EXCEPTION_LINE.match(ln.strip()) and not ln.startswith("\t")]
+    if "Python worker" in text and python:
+        found = python[-1]
+        executable = getattr(getattr(session, "sparkContext", None), "pythonExec", None)
+        hint = ("the workers run " + (executable or "python3") + ": set PYSPARK_PYTHON to "
+                "a Python with graphkit installed" if "No module named" in found else None)
+        return SparkEngineError(f"a Spark worker failed: {found[:300]}", hint=hint)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return SparkEngineError(f"Spark failed: {(lines[0] if lines else type(exc).__name__)[:300]}")
+
+
+# A Python traceback's last line: "SomeError: what", "pkg.mod.SomeException: what".
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b:?")
 
 
 def active_session() -> Any:

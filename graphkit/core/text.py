@@ -80,3 +80,70 @@ def json_loads(doc: str | bytes) -> Any:
         if "integer string conversion" not in str(e):
             raise
         return json.loads(doc, parse_int=_int)
+    except RecursionError:
+        # Nested deeper than Python's parser goes (10,000 levels in an attribute): the
+        # values a contract reads sit near the top, so the deep part is cut off.
+        return json_loads(shallow_json(doc))
+
+
+# Nesting kept by :func:`shallow_json`: far deeper than any path a contract reads, far
+# shallower than Python's parser stops at (the recursion limit, ~1,000).
+SHALLOW_DEPTH = 200
+
+
+def shallow_json(doc: str | bytes, depth: int = SHALLOW_DEPTH) -> str:
+    """A JSON text with every value nested deeper than ``depth`` replaced by ``null``,
+    so Python can parse it; brackets inside strings are text. Invalid JSON stays
+    invalid (the parse then fails as it would have).
+
+    >>> shallow_json('{"a": [[["x]"]]], "b": 1}', 2)
+    '{"a": [null], "b": 1}'
+    """
+    text = doc.decode("utf-8", "surrogatepass") if isinstance(doc, bytes) else doc
+    out: list[str] = []
+    level = 0
+    cut_from = -1  # where the value being cut off starts (-1: not cutting)
+    in_string = escaped = False
+    start = 0  # the start of the text not yet copied
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            level += 1
+            if level == depth + 1 and cut_from < 0:
+                out.append(text[start:i])
+                cut_from = i
+        elif ch in "]}":
+            if level == depth + 1 and cut_from >= 0:
+                out.append("null")
+                cut_from = -1
+                start = i + 1
+            level -= 1
+    if cut_from >= 0:
+        return text  # unbalanced: invalid however it is cut
+    out.append(text[start:])
+    return "".join(out)
+
+
+# What a spreadsheet takes for a formula when a cell starts with it (OWASP, "CSV
+# Injection"): =, +, -, @, tab and carriage return.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet shows as text: one that starts like a formula
+    gets a leading single quote, as OWASP's CSV-injection guidance says (a session id,
+    tool name or file path is text a transcript chose; ``=HYPERLINK(...)`` ran when the
+    CSV was opened). Only text cells: numbers are written as numbers.
+
+    >>> csv_cell("=HYPERLINK(1)"), csv_cell("-rf"), csv_cell("ok")
+    ("'=HYPERLINK(1)", "'-rf", 'ok')
+    """
+    return "'" + text if text.startswith(FORMULA_STARTS) else text

@@ -17,14 +17,22 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from graphkit.core.errors import GraphkitError
-from graphkit.core.files import output_file, temp_prefix, utf8_path, write_error
+from graphkit.core.files import (
+    check_output,
+    clean_leftovers,
+    output_file,
+    utf8_path,
+    walk_folders,
+    write_error,
+    writer_prefix,
+)
 
 if TYPE_CHECKING:  # only named: `graphkit --help` and a kept rebuild need no pyarrow
     from graphkit.core.graph import GraphTables
@@ -68,9 +76,16 @@ class ExportReport:
 
 @dataclass(frozen=True)
 class Output:
-    """Where an export goes: a file, a folder, or stdout (``path`` None)."""
+    """Where an export goes: a file, a folder, or stdout (``path`` None).
+
+    ``sources``: what the export reads (the snapshot folder), which it may not replace;
+    ``private``: the graph holds message content, so what is written gets the
+    snapshot's own mode (0600 files, a 0700 folder), not the umask's.
+    """
 
     path: Path | None
+    sources: tuple[Path, ...] = ()
+    private: bool = False
 
     @property
     def name(self) -> str:
@@ -89,7 +104,7 @@ class Output:
             yield sys.stdout.buffer
             sys.stdout.buffer.flush()
             return
-        with _atomic_file(self.path) as fh:
+        with _atomic_file(self.path, self.sources, self.private) as fh:
             yield fh
 
     @contextmanager
@@ -98,7 +113,7 @@ class Output:
         if self.path is None:
             raise ExportError(f"format {fmt} writes a folder and cannot go to stdout",
                               hint="give a folder path as OUT")
-        with _atomic_folder(self.path) as tmp:
+        with _atomic_folder(self.path, self.sources, self.private) as tmp:
             yield tmp
 
 
@@ -145,10 +160,15 @@ def get_format(name: str) -> Format:
 
 def export_graph(graph: GraphTables, fmt: str, out: Path | str | None, *,
                  progress: Progress | None = None,
-                 include_content: bool = False) -> ExportReport:
+                 include_content: bool = False,
+                 sources: Sequence[Path | str] = ()) -> ExportReport:
     """Write ``graph`` in format ``fmt`` to ``out`` (a path; ``"-"`` or None
     for stdout where the format is one file) and say what was written.
-    ``include_content``: message text too, for a format that leaves it out unless asked."""
+    ``include_content``: message text too, for a format that leaves it out unless asked.
+
+    ``out`` may not be (or be inside) one of ``sources``, a snapshot or a transcript; a
+    symbolic link's target is written. A graph that holds message content (or an export
+    asked to include it) is written private (0600), as its snapshot is."""
     f = get_format(fmt)
     write = f.write
     if include_content:
@@ -157,7 +177,11 @@ def export_graph(graph: GraphTables, fmt: str, out: Path | str | None, *,
                               "holds (message text only from a snapshot built with "
                               "--include-content)", hint="leave out --include-content")
         write = f.write_content
-    target = Output(None if out is None or str(out) == "-" else Path(out))
+    path = None if out is None or str(out) == "-" else Path(out)
+    if path is not None:
+        check_output(path, sources=sources, what="export")
+    target = Output(path, tuple(Path(s) for s in sources),
+                    include_content or holds_content(graph))
     t0 = time.perf_counter()
     report = write(graph, target, progress or (lambda _m: None))
     report.seconds = time.perf_counter() - t0
@@ -171,10 +195,22 @@ def export_snapshot(snapshot_dir: Path | str, fmt: str, out: Path | str | None, 
     from graphkit.snapshot import read_snapshot
 
     get_format(fmt)  # an unknown format fails before the snapshot is read
+    if out is not None and str(out) != "-":
+        check_output(out, sources=[snapshot_dir], what="export")  # before a long read
     if progress:
         progress(f"reading snapshot {snapshot_dir}")
     return export_graph(read_snapshot(Path(snapshot_dir)), fmt, out, progress=progress,
-                        include_content=include_content)
+                        include_content=include_content, sources=[snapshot_dir])
+
+
+def holds_content(graph: GraphTables) -> bool:
+    """Whether ``graph`` carries message content: read from a snapshot built with
+    ``--include-content``, or projected with its content properties kept."""
+    if graph.meta.get("include_content"):
+        return True
+    content = graph.meta.get("content_properties") or {}
+    return any(p in graph.nodes[t].table.column_names
+               for t, props in content.items() if t in graph.nodes for p in props)
 
 
 def write_marker(folder: Path, report: ExportReport, extra: dict[str, Any]) -> None:
@@ -185,34 +221,48 @@ def write_marker(folder: Path, report: ExportReport, extra: dict[str, Any]) -> N
 
 
 @contextmanager
-def _atomic_file(path: Path) -> Iterator[IO[bytes]]:
+def _atomic_file(path: Path, sources: Sequence[Path], private: bool) -> Iterator[IO[bytes]]:
     if path.is_dir():
         raise ExportError("is a folder; this format writes one file", path=str(path),
                           hint="give a file name")
     # Through a pipe or device (never renamed over it); a full disk is one line.
-    with output_file(path, public=True) as fh:
+    with output_file(path, public=not private, private=private, sources=sources,
+                     what="export") as fh:
         yield fh
 
 
 @contextmanager
-def _atomic_folder(path: Path) -> Iterator[Path]:
-    utf8_path(path, "export")  # Arrow writes the folder's tables
+def _atomic_folder(given: Path, sources: Sequence[Path], private: bool) -> Iterator[Path]:
+    utf8_path(given, "export")  # Arrow writes the folder's tables
+    # A link to a folder stands for that folder (as for every output): it is replaced,
+    # the link kept.
+    path = check_output(given, sources=sources, what="export")
     if path.exists() and not path.is_dir():
-        raise ExportError("exists and is not a folder", path=str(path),
+        raise ExportError("exists and is not a folder", path=str(given),
                           hint="this format writes a folder; give a new folder path")
     if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
         raise ExportError("refusing to replace a folder that is not a graphkit export",
-                          path=str(path), hint="choose an empty or new folder")
+                          path=str(given), hint="choose an empty or new folder")
+    foreign = _foreign_entry(path) if path.is_dir() else None
+    if foreign is not None:
+        # The whole folder is replaced: a user's file put beside the export's went too.
+        raise ExportError(f"refusing to replace a graphkit export that holds {foreign!r}, "
+                          "which the export did not write", path=str(given),
+                          hint="move that file away, or export to another folder")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(path), dir=path.parent))
+        clean_leftovers(path)  # what a killed export left here
+        tmp = Path(tempfile.mkdtemp(prefix=writer_prefix(path), dir=path.parent))
     except OSError as exc:  # a file on the way (FileExistsError traceback), read-only
-        raise write_error(exc, path) from None
+        raise write_error(exc, given) from None
     try:
         yield tmp
-        tmp.chmod(0o777 & ~_umask())
+        if private:
+            _make_private(tmp)
+        else:
+            tmp.chmod(0o777 & ~_umask())
         if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=temp_prefix(path) + "old.", dir=path.parent))
+            old = Path(tempfile.mkdtemp(prefix=writer_prefix(path, "old"), dir=path.parent))
             old.rmdir()
             path.rename(old)
             tmp.rename(path)
@@ -223,10 +273,41 @@ def _atomic_folder(path: Path) -> Iterator[Path]:
         # A table's file that does not fit (disk full): Arrow's writers raise without
         # the file's name, which the CLI's last resort then blamed on stdout.
         shutil.rmtree(tmp, ignore_errors=True)
-        raise write_error(exc, path) from None
+        raise write_error(exc, given) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+# What a folder export writes: these at its top, and tables in its folders (and the
+# report its README's neo4j-admin command leaves where it is run).
+_EXPORT_TOP = frozenset({MARKER, "README.md", "schema.cypher", "nodes", "relationships",
+                         "skipped", "import.report"})
+_EXPORT_TABLES = (".csv", ".parquet")
+
+
+def _foreign_entry(folder: Path) -> str | None:
+    """The first entry of an existing export ``folder`` that an export does not write
+    (None: every entry is the export's)."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name not in _EXPORT_TOP:
+            return entry.name
+        if entry.is_dir(follow_symlinks=False):
+            for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
+                if not inner.is_file(follow_symlinks=False) or \
+                        not inner.name.endswith(_EXPORT_TABLES):
+                    return f"{entry.name}/{inner.name}"
+        elif entry.name in ("nodes", "relationships", "skipped"):
+            return entry.name  # a file where the export keeps a folder
+    return None
+
+
+def _make_private(folder: Path) -> None:
+    """Folders 0700 and files 0600 below and at ``folder``: a snapshot's own modes."""
+    for dirpath, _dirs, files in walk_folders(folder):
+        os.chmod(dirpath, 0o700)
+        for name in files:
+            os.chmod(os.path.join(dirpath, name), 0o600)
 
 
 def _umask() -> int:

@@ -47,10 +47,28 @@ class Finding:
     message: str
     examples: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def warning(self) -> bool:
+        """Whether this is a warning (what was read, not who is whose: lines skipped,
+        text repaired) rather than an identity problem. ``graphkit check`` exits 1 only
+        for identity problems: a record type a newer Claude Code writes must not fail a
+        user's CI.
+
+        >>> Finding("skipped-lines", 2, "").warning, Finding("cycle", 1, "").warning
+        (True, False)
+        """
+        return self.check in WARNINGS
+
     def to_json(self) -> dict[str, Any]:
         """The finding as printed by ``graphkit check --json``."""
         return {"check": self.check, "count": self.count, "message": self.message,
-                "examples": self.examples}
+                "examples": self.examples,
+                "severity": "warning" if self.warning else "problem"}
+
+
+# Findings about what was read rather than about identity: lines no reader knows (a
+# future record type), text made valid (lone surrogates, invalid UTF-8).
+WARNINGS = frozenset({"skipped-lines", "lone-surrogate", "invalid-utf8"})
 
 
 def reading_findings(rows: SourceRows) -> list[Finding]:

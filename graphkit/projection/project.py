@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from graphkit.contract.expr import JsonPath, any_valid, json_paths
 from graphkit.contract.loader import LoadedContract, lineage_vocabulary
 from graphkit.contract.spec import Aggregation, EdgeRule, Filter, NodeRule, Unnest
+from graphkit.core.content import reads_content
 from graphkit.core.graph import NODE_ID, EdgeTable, GraphTables, NodeTable
 from graphkit.core.ids import NODE_ID_RECIPE, hash_key_texts, key_texts
 from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL
@@ -160,10 +161,13 @@ def derive(contract: LoadedContract, rows: pa.Table) -> pa.Table:
 
 
 def content_columns(contract: LoadedContract) -> set[str]:
-    """Columns (input or derived) that carry message content."""
+    """Columns (input or derived) that carry message content: the content columns,
+    JSON paths that reach model-written text (a subagent's description:
+    :data:`~graphkit.core.schema.CONTENT_PATHS`), and what is derived from either."""
     out = {c for c in CONTENT_COLUMNS if c in contract.spec.input}
     for name, expr in contract.derived.items():
-        if expr.columns() & out:
+        if expr.columns() & out or (isinstance(expr, JsonPath)
+                                    and reads_content(expr.column, expr.path)):
             out.add(name)
     return out
 

@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphkit.core.files import temp_prefix
+from graphkit.core.files import clean_leftovers, writer_prefix
 
 if TYPE_CHECKING:  # only named: a kept rebuild records itself here without pyarrow
     from graphkit.core.graph import GraphTables
@@ -212,7 +212,8 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _write_atomically(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), dir=path.parent)
+    clean_leftovers(path)  # a killed writer's temporary copy (named for its pid)
+    fd, tmp = tempfile.mkstemp(prefix=writer_prefix(path), suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=2, sort_keys=True)

@@ -428,6 +428,8 @@ def _tables(snap: _Opened, m: dict[str, Any], node_types: Iterable[str] | None,
                         int(m["id_recipe"]), str(m.get("granularity", "thread")),
                         lineage=manifest_lineage(m))
     graph.meta["indexes"] = {t: n.get("index", []) for t, n in m["nodes"].items()}
+    # An export of it is then written private, as the snapshot is.
+    graph.meta["include_content"] = bool(m.get("include_content"))
     wanted_n = set(node_types) if node_types is not None else set(m["nodes"])
     wanted_e = set(edge_types) if edge_types is not None else set(m["edges"])
     for ntype, info in m["nodes"].items():

@@ -16,14 +16,14 @@ by its first line), so ``--rejects`` can never clobber a user's own file.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from graphkit.core.errors import GraphkitError
-from graphkit.core.files import check_name_fits, output_file
+from graphkit.core.files import check_name_fits, check_output, output_file
 from graphkit.core.schema import CONTENT_COLUMNS, FILE_COL, ROW_COL
 
 # Columns a reject keeps without --include-content: what names the row.
@@ -68,14 +68,17 @@ def skipped_lines_path(rejects_file: Path) -> Path:
     return rejects_file.with_name(stem + SKIPPED_SUFFIX)
 
 
-def check_rejects_folder(path: Path) -> None:
+def check_rejects_folder(path: Path, sources: Sequence[Path | str] = ()) -> None:
     """Refuse a rejects path that is a folder (``""``, ``.`` and ``/`` too: no file
-    name). The build checks before it starts (an empty ``--rejects`` was a ValueError
-    traceback); a user's file there is refused only when rejects are written (a clean
-    build leaves it be)."""
+    name), or one no output may take (:func:`check_output`: a source, a transcript, a
+    file in a snapshot). The build checks before it starts (an empty ``--rejects`` was a
+    ValueError traceback); a user's file there is refused only when rejects are written
+    (a clean build leaves it be)."""
     if path.is_dir() or not path.name:
         raise GraphkitError("the rejects path is a folder", path=str(path),
                             hint="give --rejects a file name, e.g. out/graph.rejects.jsonl")
+    check_output(path, sources=sources, what="rejects file")
+    check_output(skipped_lines_path(path), sources=sources, what="skipped-lines file")
 
 
 def check_side_names(rejects_file: Path, cache_dir: Path | None) -> None:

@@ -5,29 +5,34 @@ write, and the clean-up of what killed writers left (see :mod:`.write`)."""
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
-import re
-import shutil
-import socket
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import first_line
-from graphkit.core.files import open_regular, temp_prefix
+from graphkit.core.files import (
+    HOST,
+    STALE_SECONDS,
+    alive,
+    clean_leftovers,
+    leftovers,
+    older_than,
+    open_regular,
+    walk_folders,
+    writer_prefix,
+)
 from graphkit.snapshot.format import MANIFEST, MARKER, MAX_MANIFEST_BYTES, SnapshotError
 
-# A hidden left-over of a writer on another host (whose pid cannot be asked)
-# counts as abandoned after this long; a write takes seconds.
-STALE_SECONDS = 3600.0
+# Re-exported: the writers and tests know them here; they live in core.files, which
+# every output's writer shares.
+__all__ = ["HOST", "STALE_SECONDS", "alive", "clean_leftovers", "leftovers", "older_than"]
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
-HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 
 
 def write_file(path: Path, data: bytes) -> None:
@@ -51,8 +56,7 @@ def fsync_dir(path: Path) -> None:
 
 def make_dir(directory: Path, kind: str) -> Path:
     """A hidden sibling named so a later writer can tell whose it was and when."""
-    prefix = f"{temp_prefix(directory)}graphkit-{kind}-{HOST}-{os.getpid()}-"
-    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=directory.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=writer_prefix(directory, kind), dir=directory.parent))
     os.chmod(tmp, DIR_MODE)  # mkdtemp says 0700 but the umask can take bits away
     return tmp
 
@@ -178,11 +182,17 @@ def manifest_head(data: bytes) -> Any:
 
 
 def walk(directory: Path) -> Iterator[str]:
-    """Relative paths of everything in ``directory``; symlinks are never followed."""
-    for entry in os.scandir(directory):
-        yield entry.name
-        if entry.is_dir(follow_symlinks=False):
-            yield from (f"{entry.name}/{n}" for n in walk(Path(entry.path)))
+    """Relative paths of everything in ``directory``; symlinks are never followed.
+    Without recursion: a folder nested 1,500 deep in the target was a RecursionError."""
+    for here, dirs, files in walk_folders(directory, onerror=_raise):
+        rel = os.path.relpath(here, directory)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        for name in sorted(dirs + files):
+            yield prefix + name
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
 
 
 def looks_like_ours(raw: Any) -> bool:
@@ -197,31 +207,20 @@ def looks_like_ours(raw: Any) -> bool:
 
 
 # --- left-overs of killed writers ------------------------------------------------
+# (found and cleaned by graphkit.core.files, which every output's writer shares)
 
-def leftovers(directory: Path) -> Iterator[tuple[Path, str, bool]]:
-    """Hidden siblings of ``directory`` a graphkit writer made: (path, kind, abandoned)."""
-    prefix = temp_prefix(directory)
-    mine = re.compile(re.escape(prefix) + r"graphkit-(tmp|old)-([0-9a-f]{8})-(\d+)-\w+")
+
+def tidy(directory: Path) -> None:
+    """Put back a snapshot a writer killed mid-swap left aside, and delete what dead
+    writers left beside ``directory`` (their temporary, spill and work folders). Every
+    build runs it first, whatever it then decides: a killed build's folders survived
+    every later rebuild that kept the snapshot."""
     try:
-        siblings = list(os.scandir(directory.parent))
+        with locked(directory.parent):
+            recover(directory)
+            clean_leftovers(directory)
     except OSError:
-        return
-    for entry in siblings:
-        if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
-            continue
-        m = mine.fullmatch(entry.name)
-        if m:
-            kind, host, pid = m.group(1), m.group(2), int(m.group(3))
-            gone = not alive(pid) if host == HOST else older_than(entry, STALE_SECONDS)
-            yield Path(entry.path), kind, gone
-        # Older graphkits named their temp folders like mkdtemp does (.NAME.x1y2z3w4),
-        # which a user's own hidden copy could match: those are never touched.
-
-
-def clean_leftovers(directory: Path) -> None:
-    for path, _kind, gone in leftovers(directory):
-        if gone:
-            shutil.rmtree(path, ignore_errors=True)
+        pass  # a folder we cannot tidy is no reason to refuse the build
 
 
 def recover(directory: Path) -> bool:
@@ -237,26 +236,6 @@ def recover(directory: Path) -> bool:
         except OSError:
             continue
     return False
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    with suppress(OSError):  # a zombie has exited: its folder is abandoned
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    return True
-
-
-def older_than(entry: os.DirEntry[str], seconds: float) -> bool:
-    try:
-        return time.time() - entry.stat(follow_symlinks=False).st_mtime > seconds
-    except OSError:
-        return False
 
 
 def os_error(exc: OSError, directory: Path) -> SnapshotError:

@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from graphkit._version import __version__
-from graphkit.core.files import utf8_path
+from graphkit.core.files import snapshot_around, utf8_path
 from graphkit.core.graph import GraphTables
 from graphkit.core.ids import NODE_ID_RECIPE
 from graphkit.core.names import is_name
@@ -70,6 +70,7 @@ from graphkit.snapshot.swap import (
     os_error,
     recover,
     swap_into_place,
+    tidy,
     write_file,
 )
 
@@ -271,6 +272,11 @@ def check_snapshot_target(directory: Path | str, *, probe: bool = True) -> Path:
             raise SnapshotError("is a symlink to something that is not a folder",
                                 path=str(path), hint="give a folder path for the snapshot")
         path = path.resolve()
+    tidy(path)  # first, whatever this build then decides
+    around = snapshot_around(path.parent)
+    if around is not None:  # a new folder there: that snapshot could not be replaced
+        raise SnapshotError(f"refusing to write a snapshot inside the snapshot {around}",
+                            path=str(path), hint="give --snapshot a path outside it")
     if path.exists():
         if not path.is_dir():
             raise SnapshotError("exists and is not a folder", path=str(path),

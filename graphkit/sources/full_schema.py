@@ -16,8 +16,14 @@ from typing import Any
 
 import pyarrow as pa
 
+from graphkit.core.content import CONTENT_PATHS
 from graphkit.core.errors import SourceError, first_line
-from graphkit.core.schema import CONTENT_COLUMNS, MESSAGES_SCHEMA, first_failing_row, json_as_text
+from graphkit.core.schema import (
+    CONTENT_COLUMNS,
+    MESSAGES_SCHEMA,
+    first_failing_row,
+    json_as_text,
+)
 from graphkit.core.times import epoch_times, naive_as_utc, text_times
 from graphkit.sources.read import (
     Progress,
@@ -158,4 +164,56 @@ def read_message_rows(
             i = table.schema.get_field_index(name)
             table = table.set_column(i, OUT_SCHEMA.field(name),
                                      pa.nulls(table.num_rows, OUT_SCHEMA.field(name).type))
+        table = without_content_paths(table)
     return MessageRows(table, read)
+
+
+def without_content_paths(table: pa.Table) -> pa.Table:
+    """``table`` with the content inside its JSON columns (:data:`CONTENT_PATHS`: a
+    subagent's description in ``attributes``) taken out of each document. Only the
+    documents that name a content key are parsed; the others are kept as they are.
+
+    >>> t = pa.table({"attributes": ['{"claude": {"agent_type": "x", "description": "k"}}',
+    ...                              '{"usage": {}}', None]})
+    >>> without_content_paths(t).column("attributes").to_pylist()
+    ['{"claude": {"agent_type": "x"}}', '{"usage": {}}', None]
+    """
+    import json
+
+    import pyarrow.compute as pc
+
+    for column, paths in CONTENT_PATHS.items():
+        if column not in table.column_names:
+            continue
+        col = table.column(column)
+        keys = {p[-1] for p in paths}
+        hit = None
+        for key in keys:
+            found = pc.fill_null(pc.match_substring(col, json.dumps(key)), False)
+            hit = found if hit is None else pc.or_(hit, found)
+        if hit is None or not pc.any(hit).as_py():
+            continue
+        values = col.to_pylist()
+        for i in pc.indices_nonzero(hit).to_pylist():
+            values[i] = _drop_paths(values[i], paths)
+        i = table.schema.get_field_index(column)
+        table = table.set_column(i, table.schema.field(i), pa.array(values, col.type))
+    return table
+
+
+def _drop_paths(text: str, paths: tuple[tuple[str, ...], ...]) -> str:
+    import json
+
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return text  # not a document a path reads: nothing of it reaches the graph
+    changed = False
+    for path in paths:
+        node = doc
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and path[-1] in node:
+            del node[path[-1]]
+            changed = True
+    return json.dumps(doc, ensure_ascii=False) if changed else text

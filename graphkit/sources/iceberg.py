@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from graphkit.core.errors import SourceError, first_line
+from graphkit.core.files import walk_folders
 from graphkit.core.schema import JSON_COLUMNS, MESSAGES_SCHEMA
 from graphkit.sources.row_files import repair_utf8
 from graphkit.sources.variant import VariantError, decode_variant_struct, is_variant_struct
@@ -56,7 +57,7 @@ def _table_dirs(path: Path) -> list[Path]:
         return [path.parent]  # data/ may hold files compaction left behind: plan from metadata
     found = []
     base_depth = len(path.parts)
-    for dirpath, dirnames, _ in os.walk(path):
+    for dirpath, dirnames, _ in walk_folders(path):
         here = Path(dirpath)
         # No metadata/ below: not a table, and no stat needed to say so (a transcript
         # history has thousands of folders, and every build asks).
@@ -77,7 +78,7 @@ def _parquet_exports(path: Path) -> list[Path]:
     elif path.is_dir():
         # As rglob("*") would list them (folders too, symlinked folders not entered), but
         # without a Path per file of a large folder of other files.
-        files = sorted(Path(d, n) for d, dirs, names in os.walk(path)
+        files = sorted(Path(d, n) for d, dirs, names in walk_folders(path)
                        for n in (*dirs, *names)
                        if n.endswith((".parquet", ".pq")) and Path(n).suffix in (".parquet", ".pq"))
     else:

@@ -11,7 +11,7 @@ import errno
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ import pyarrow.dataset as ds
 import pyarrow.json as pajson
 
 from graphkit.core.errors import SourceError, first_line
-from graphkit.core.files import open_regular
+from graphkit.core.files import open_regular, walk_folders
 from graphkit.core.text import is_text, storable_json
 from graphkit.sources.json_places import column_error
 
@@ -106,7 +106,7 @@ def row_files(root: Path, own: list[Path] | None = None) -> dict[str, list[Path]
     """The row files below ``root`` by format, sorted; hidden and ``_`` names skipped,
     and graphkit's own outputs (:func:`graphkit_output`), which go to ``own``."""
     by_format: dict[str, list[Path]] = {}
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable_folder):
+    for dirpath, dirnames, filenames in walk_folders(root, onerror=unreadable_folder):
         if graphkit_output_folder(dirpath, dirnames, filenames):
             dirnames[:] = []
             if own is not None:
@@ -552,58 +552,175 @@ def stored_with_dictionary(path: Path, columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c not in plain]
 
 
+# Lines are read in pieces of this size: a file with no newline in its first gigabyte
+# was read whole (one line) by each of the checks below before Arrow was even asked.
+_PIECE = 1 << 20
+# A line up to this long is kept whole while it is read, for the exact depth measure;
+# a longer one with that many brackets is measured again from the disk, piece by piece.
+_KEPT_LINE = 64 << 20
+_BLANK = b" \t\r\f\v"
+
+
+def _line_pieces(f: Any) -> Iterator[tuple[int, int, bytes, bool]]:
+    """(line number, the line's offset, a piece of it, whether the line ends with it)
+    for the file ``f``, read ``_PIECE`` bytes at a time (never a whole line)."""
+    number, offset, at = 1, 0, 0
+    while chunk := f.read(_PIECE):
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                if start < len(chunk):
+                    yield number, offset, chunk[start:], False
+                break
+            yield number, offset, chunk[start:end], True
+            number, offset = number + 1, at + end + 1
+            start = end + 1
+        at += len(chunk)
+    yield number, offset, b"", True  # the last line (empty if the file ends with \n)
+
+
 def check_json_depth(path: Path) -> bool:
-    """Refuse a JSON Lines file holding a line nested deeper than ``MAX_JSON_DEPTH``;
-    whether the file holds a line that is not blank (one that is empty or only blank
-    lines holds no row: Arrow refused it, "Empty JSON stream", stopping the build)."""
+    """Refuse a JSON Lines file holding a line nested deeper than ``MAX_JSON_DEPTH``, or a
+    line that is not a JSON object by its first or last byte (``[``, text, zero bytes, a
+    line cut short); whether
+    the file holds a line that is not blank (one that is empty or only blank lines holds
+    no row: Arrow refused it, "Empty JSON stream", stopping the build). Read in pieces,
+    so a line of any length costs ``_PIECE`` bytes of memory, not its length."""
     text = False
     try:
         with path.open("rb") as f:
-            for number, line in enumerate(f, 1):
-                if not text:
-                    text = bool(line.strip())
+            kept: list[bytes] | None = []
+            brackets = size = 0
+            first: int | None = None  # the line's first byte that is not blank
+            last = 0  # and its last
+            for number, offset, piece, ends in _line_pieces(f):
+                if offset == 0 and size == 0:
+                    _utf8_only(path, piece)
+                if first is None:
+                    lead = piece[3:] if number == 1 and offset == 0 and size == 0 and \
+                        piece.startswith(codecs.BOM_UTF8) else piece
+                    stripped = lead.lstrip(_BLANK)
+                    if stripped:
+                        first = stripped[0]
+                        text = True
+                        if first != 0x7B:  # "{"
+                            raise _not_an_object(path, number, piece)
+                tail = piece.rstrip(_BLANK)
+                if tail:
+                    last = tail[-1]
                 # Only a line with that many brackets can nest that deep: a C-speed count
                 # spares the exact measure on all the others.
-                if line.count(b"[") + line.count(b"{") > MAX_JSON_DEPTH and (
-                        _depth(line) > MAX_JSON_DEPTH):
+                brackets += piece.count(b"[") + piece.count(b"{")
+                size += len(piece)
+                if kept is not None:
+                    kept.append(piece)
+                    if size > _KEPT_LINE:
+                        kept = None
+                if not ends:
+                    continue
+                if first is not None and last != 0x7D:  # "}": cut short, or no object
+                    raise _not_an_object(path, number, b"")
+                if brackets > MAX_JSON_DEPTH and _depth_of(f, kept, offset, size) > \
+                        MAX_JSON_DEPTH:
                     raise SourceError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels",
                                       path=str(path), line=number,
                                       hint="fix or remove the line")
+                kept, brackets, size, first = [], 0, 0, None
     except OSError as exc:
         raise SourceError(f"cannot read this file: {exc.strerror or exc}", path=str(path),
                           hint=UNREADABLE_HINT) from None
     return text
 
 
-def _depth(line: bytes) -> int:
-    """How deep brackets nest in a JSON text, brackets inside strings not counted."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for byte in line:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:      # backslash
-                escaped = True
-            elif byte == 0x22:      # closing quote
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):  # [ {
-            depth += 1
-            deepest = max(deepest, depth)
-        elif byte in (0x5D, 0x7D):  # ] }
-            depth -= 1
-    return deepest
+def _utf8_only(path: Path, start: bytes) -> None:
+    """Refuse, naming its encoding, a JSON Lines file of UTF-16 or UTF-32 text (by its
+    byte-order mark, or the zero bytes of text that starts with "{"): Arrow reads UTF-8,
+    and such a file was refused as "not a JSON object" on line 1 or 2."""
+    encoding = json.detect_encoding(start[:4]) if len(start) >= 2 else "utf-8"
+    if encoding.startswith("utf-8"):
+        return
+    name = encoding.upper().replace("-BE", " big-endian").replace("-LE", " little-endian")
+    raise SourceError(f"this file is {name} text; JSON Lines rows are read as UTF-8",
+                      path=str(path), hint=f"convert it: iconv -f {encoding.upper()} -t "
+                                           f"UTF-8 FILE > FILE.utf8.jsonl")
+
+
+def _not_an_object(path: Path, number: int, piece: bytes) -> SourceError:
+    if number > 1 and piece.startswith(codecs.BOM_UTF8):
+        return SourceError("a byte-order mark (BOM) starts this line; only a file's first "
+                           "line may have one", path=str(path), line=number,
+                           hint="remove the marks (files joined with `cat` keep each one's): "
+                                "sed -i 's/^\\xEF\\xBB\\xBF//' FILE")
+    return SourceError("not a JSON object on this line", path=str(path), line=number,
+                       hint="fix or remove the line; each line of a JSON Lines file is one row")
+
+
+def _depth_of(f: Any, kept: list[bytes] | None, offset: int, size: int) -> int:
+    """The nesting depth of the line at ``offset`` (``size`` bytes): from ``kept`` (its
+    pieces) when it was short enough to keep, else read again from ``f`` in pieces."""
+    scan = _DepthScan()
+    if kept is not None:
+        scan.feed(b"".join(kept))
+        return scan.deepest
+    back = f.tell()
+    f.seek(offset)
+    left = size
+    while left > 0 and (piece := f.read(min(_PIECE, left))):
+        scan.feed(piece)
+        left -= len(piece)
+    f.seek(back)
+    return scan.deepest
+
+
+class _DepthScan:
+    """How deep brackets nest in a JSON text fed in pieces, brackets inside strings not
+    counted.
+
+    >>> scan = _DepthScan()
+    >>> scan.feed(b'{"a": [1, {"b": "]]')
+    >>> scan.feed(b']"}]}')
+    >>> scan.deepest
+    3
+    """
+
+    def __init__(self) -> None:
+        self.depth = self.deepest = 0
+        self.in_string = self.escaped = False
+
+    def feed(self, piece: bytes) -> None:
+        depth, deepest = self.depth, self.deepest
+        in_string, escaped = self.in_string, self.escaped
+        for byte in piece:
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif byte == 0x5C:      # backslash
+                    escaped = True
+                elif byte == 0x22:      # closing quote
+                    in_string = False
+            elif byte == 0x22:
+                in_string = True
+            elif byte in (0x5B, 0x7B):  # [ {
+                depth += 1
+                deepest = max(deepest, depth)
+            elif byte in (0x5D, 0x7D):  # ] }
+                depth -= 1
+        self.depth, self.deepest = depth, deepest
+        self.in_string, self.escaped = in_string, escaped
 
 
 def _longest_line(files: list[Path]) -> int:
-    """The length in bytes of the longest line in ``files``."""
+    """The length in bytes of the longest line in ``files`` (read in pieces)."""
     longest = 0
     for path in files:
         with path.open("rb") as f:
-            for line in f:
-                longest = max(longest, len(line))
+            size = 0
+            for _number, _offset, piece, ends in _line_pieces(f):
+                size += len(piece) + (1 if ends else 0)
+                if ends:
+                    longest = max(longest, size)
+                    size = 0
     return longest
 
 

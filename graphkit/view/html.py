@@ -16,6 +16,7 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -84,8 +85,12 @@ def render_html(data: dict[str, Any]) -> str:
     return page_html("view", data, f"graphkit view · session {session}")
 
 
-def write_html(page: str, out: Path) -> None:
-    """Write ``page`` to ``out`` atomically (a temporary file renamed into place), or
-    through it when it is a pipe or device."""
-    with output_file(Path(out), public=True) as f:
+def write_html(page: str, out: Path, *, sources: Sequence[Path | str] = (),
+               private: bool = False) -> None:
+    """Write ``page`` to ``out`` atomically (a temporary file renamed into place; a
+    symbolic link's target), or through it when it is a pipe or device. ``out`` may not
+    be one of ``sources``, a transcript or a snapshot's file; ``private`` (a page that
+    shows message content) makes it 0600, as the snapshot it came from is."""
+    with output_file(Path(out), public=not private, private=private, sources=sources,
+                     what="view") as f:
         f.write(page.encode("utf-8"))

@@ -11,8 +11,8 @@ from graphkit.builds.options import BuildOptions
 from graphkit.builds.outputs import BuildOutputs
 from graphkit.builds.snapshot import build_snapshot
 from graphkit.snapshot.index import index_path
-from tests.builders import identity_cases, write_parquet
-from tests.conftest import FIXTURES
+from tests.helpers.paths import FIXTURES
+from tests.helpers.rows import identity_cases, write_parquet
 
 
 def test_the_outputs_are_named_beside_the_snapshot_unless_given(tmp_path: Path) -> None:

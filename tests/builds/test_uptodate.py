@@ -15,7 +15,7 @@ from graphkit.builds.result import SnapshotResult
 from graphkit.builds.snapshot import build_snapshot
 from graphkit.builds.uptodate import UpToDate
 from graphkit.cli.app import cli
-from tests.conftest import FIXTURES
+from tests.helpers.paths import FIXTURES
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ import graphkit
 from graphkit.builds.run import build
 from graphkit.cli import cli
 from graphkit.snapshot import write_snapshot
-from tests.conftest import FIXTURES, REPO
+from tests.helpers.paths import FIXTURES, REPO
 
 CACHE = FIXTURES / "hypaware-cache" / "cache"
 CLAUDE = "5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01"  # Sonnet main loop, Haiku and Sonnet subagents

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 import graphkit
 from graphkit.cli import cli
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 
 PAGE = 7  # small, so the fixture's 50 sessions take several pages
 

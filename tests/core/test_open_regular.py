@@ -1,4 +1,4 @@
-"""One way to open a file that must be a regular one (round nine): the snapshot's
+"""One way to open a file that must be a regular one: the snapshot's
 manifest and tables, a contract cache entry, transcripts and a price table all go
 through ``core.files.open_regular``, which never blocks on a FIFO and never reads a
 device."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from graphkit.core.files import open_regular, opened_regular
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 
 
 def test_a_regular_file_is_opened_and_read(tmp_path: Path) -> None:

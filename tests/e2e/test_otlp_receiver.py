@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from graphkit.cli import cli
-from tests.conftest import REPO
 from tests.e2e.phoenix_server import phoenix, spans
 from tests.export.otlp_checks import Span, check_against_graph, spans_of_otlp_json
+from tests.helpers.paths import REPO
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """Every file format read back by the tool that owns it (networkx, pandas,
 pyarrow), and the command line around them. The Neo4j formats' imports into a
-real Neo4j are in test_neo4j.py."""
+real Neo4j are in tests/e2e/neo4j/test_export_import.py."""
 
 from __future__ import annotations
 
@@ -13,15 +13,21 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
-from graphkit.cli import cli
 from graphkit.core.graph import EdgeTable, GraphTables
 from graphkit.enrich.networkx_store import from_networkx, to_networkx
 from graphkit.export import ExportError, export_graph, format_names, get_format
 from graphkit.export.formats.cypher import float_literal, string_literal
 from graphkit.snapshot import read_snapshot, write_snapshot
-from tests.export.graphs import CONTROL, HOSTILE, assert_same_graph, lineage_graph, typed_graph
+from tests.helpers.cli import graphkit, one_line_error
+from tests.helpers.paths import REPO
+from tests.helpers.typed_graphs import (
+    CONTROL,
+    HOSTILE,
+    assert_same_graph,
+    lineage_graph,
+    typed_graph,
+)
 
 GRAPHS = {"typed": typed_graph, "lineage": lineage_graph}
 
@@ -277,23 +283,22 @@ def snapshot(tmp_path: Path) -> Path:
     ("neo4j-parquet", "pq")])
 def test_cli_export(fmt: str, name: str, snapshot: Path, tmp_path: Path) -> None:
     out = tmp_path / name
-    result = CliRunner().invoke(cli, ["export", str(snapshot), "--format", fmt, str(out),
-                                      "--json"])
-    assert result.exit_code == 0, result.output
+    result = graphkit("export", snapshot, "--format", fmt, out, "--json")
+    assert result.returncode == 0, result.output
     report = json.loads(result.output)
     assert report["format"] == fmt and report["out"] == str(out)
     assert out.exists()
-    again = CliRunner().invoke(cli, ["export", str(snapshot), "--format", fmt, str(out)])
-    assert again.exit_code == 0, again.output  # a rerun replaces its own output
+    again = graphkit("export", snapshot, "--format", fmt, out)
+    assert again.returncode == 0, again.output  # a rerun replaces its own output
     assert f"as {fmt} to {out}" in again.output
 
 
 def test_cli_export_to_stdout(snapshot: Path) -> None:
-    result = CliRunner().invoke(cli, ["export", str(snapshot), "--format", "node-link", "-"])
-    assert result.exit_code == 0, result.output
+    result = graphkit("export", snapshot, "--format", "node-link", "-")
+    assert result.returncode == 0, result.output
     data = json.loads(result.stdout)
     assert len(data["nodes"]) == sum(read_snapshot(snapshot).node_counts().values())
-    csv = CliRunner().invoke(cli, ["export", str(snapshot), "--format", "edges", "-"])
+    csv = graphkit("export", snapshot, "--format", "edges", "-")
     assert csv.stdout.splitlines()[0].startswith('"type","source_type"')
 
 
@@ -303,8 +308,8 @@ def test_cli_export_to_stdout(snapshot: Path) -> None:
     (["--format", "dot", "x"], "Invalid value for '--format'"),
 ])
 def test_cli_export_mistakes(args: list[str], message: str, snapshot: Path) -> None:
-    result = CliRunner().invoke(cli, ["export", str(snapshot), *args])
-    assert result.exit_code == 2
+    result = graphkit("export", snapshot, *args)
+    assert result.returncode == 2
     assert message in result.output
     assert "Traceback" not in result.output
 
@@ -313,16 +318,14 @@ def test_cli_export_will_not_replace_a_foreign_folder(snapshot: Path, tmp_path: 
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me")
-    result = CliRunner().invoke(cli, ["export", str(snapshot), "--format", "neo4j-csv",
-                                      str(mine)])
-    assert result.exit_code == 2 and "not a graphkit export" in result.output
+    result = graphkit("export", snapshot, "--format", "neo4j-csv", mine)
+    assert result.returncode == 2 and "not a graphkit export" in result.output
     assert (mine / "notes.txt").read_text() == "keep me"
 
 
 def test_cli_export_of_a_missing_snapshot(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["export", str(tmp_path / "nope"), "--format", "gexf",
-                                      str(tmp_path / "g.gexf")])
-    assert result.exit_code == 2 and "not a graphkit snapshot" in result.output
+    result = graphkit("export", tmp_path / "nope", "--format", "gexf", tmp_path / "g.gexf")
+    assert result.returncode == 2 and "not a graphkit snapshot" in result.output
     assert not (tmp_path / "g.gexf").exists()
 
 
@@ -333,3 +336,13 @@ def test_progress_reports_each_step(snapshot: Path, tmp_path: Path) -> None:
     export_snapshot(snapshot, "neo4j-csv", tmp_path / "out", progress=seen.append)
     assert seen[0].startswith("reading snapshot")
     assert any(s.startswith("writing nodes/Thread.csv") for s in seen)
+
+
+def test_a_folder_export_under_a_file_is_one_line(tmp_path: Path) -> None:
+    # Was: FileExistsError traceback (neo4j-csv, neo4j-parquet: mkdir of the parent).
+    snap = tmp_path / "snap"
+    assert graphkit("build", REPO / "samples" / "rows", "--snapshot", snap).returncode == 0
+    (tmp_path / "file").write_text("x")
+    for fmt in ("neo4j-csv", "neo4j-parquet"):
+        proc = graphkit("export", snap, "--format", fmt, tmp_path / "file" / "out")
+        one_line_error(proc, str(tmp_path / "file" / "out"), "cannot write")

@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from graphkit.cli import cli
-from tests.conftest import REPO
 from tests.export.otlp_checks import check_against_graph, cli_records, spans_of_otlp_json
+from tests.helpers.paths import REPO
 
 pytest.importorskip("opentelemetry.proto")  # the otlp extra; installed by `.[dev]`
 

@@ -11,8 +11,8 @@ from graphkit.contract.loader import load_contract
 from graphkit.core.ids import node_id
 from graphkit.projection.edges import UNRESOLVED_ROWS
 from graphkit.projection.project import Projection, Shortcuts
-from tests.builders import row, table
-from tests.contract.builders import dictionary_coded, run
+from tests.helpers.contracts import dictionary_coded, run
+from tests.helpers.rows import row, table
 
 # The shortcuts that change how edges are made: ends named by key code or by key text,
 # edge types started as their node types are ready or after all of them.

@@ -3,7 +3,7 @@ it needs ``npx`` and the npm registry, so it is no test).
 
     python -m tests.queries.ccusage_compare [--keep DIR]
 
-Transcripts: the generated ones of :mod:`tests.queries.transcript_builders`
+Transcripts: the generated ones of :mod:`tests.helpers.generated_transcripts`
 (known usage), and the HypAware fixture's source transcripts. ccusage 20.0.24
 (``npx ccusage@20.0.24 claude|codex session --json --offline``; 20.0.26 ships
 no Linux x64 binary) reads them through ``CLAUDE_CONFIG_DIR`` / ``CODEX_HOME``
@@ -26,10 +26,11 @@ from graphkit.builds.run import build
 from graphkit.enrich.networkx_store import NetworkXStore
 from graphkit.queries.prices import load_prices, session_cost
 from graphkit.queries.usage import Tokens, require_sessions, session_usage
-from tests.queries.transcript_builders import generate
+from tests.helpers.generated_transcripts import generate
+from tests.helpers.paths import FIXTURES
 
 CCUSAGE = "ccusage@20.0.24"
-HOME_FIXTURE = Path(__file__).parents[1] / "fixtures" / "hypaware-cache" / "home"
+HOME_FIXTURE = FIXTURES / "hypaware-cache" / "home"
 _CC = {"inputTokens": "input_tokens", "outputTokens": "output_tokens",
        "cacheCreationTokens": "cache_creation_input_tokens",
        "cacheReadTokens": "cache_read_input_tokens"}

@@ -7,19 +7,19 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.enrich.base import LineageReader
 from graphkit.enrich.networkx_store import NetworkXStore
 from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.continuations import continued_by, continues
 from graphkit.queries.lineage import lineage, sessions
 from graphkit.snapshot import write_snapshot
-from tests.builders import row, table
-from tests.queries.transcript_builders import generate as generate_transcripts
-from tests.queries.usage_builders import PLAN, claude_id, generate
+from tests.helpers.cli import graphkit
+from tests.helpers.generated_transcripts import generate as generate_transcripts
+from tests.helpers.paths import FIXTURES
+from tests.helpers.rows import row, table
+from tests.helpers.usage_rows import PLAN, claude_id, generate
 
 
 @pytest.fixture(scope="module")
@@ -70,25 +70,23 @@ def test_lineage_json_gains_continues(stores: list[LineageReader]) -> None:
 
 
 def test_cli_lineage_and_tree_show_continuations(snapshot: Path) -> None:
-    r = CliRunner().invoke(cli, ["lineage", claude_id(1), "--snapshot", str(snapshot),
-                                 "--json"])
+    r = graphkit("lineage", claude_id(1), "--snapshot", snapshot, "--json")
     assert json.loads(r.output)["continues"] == [
         {"type": "Session", "id": claude_id(0), "how": "resume"}]
-    text = CliRunner().invoke(cli, ["lineage", claude_id(1), "--snapshot", str(snapshot)])
+    text = graphkit("lineage", claude_id(1), "--snapshot", snapshot)
     assert f"continues:   {claude_id(0)} (resume)" in text.output
-    tree = CliRunner().invoke(cli, ["tree", claude_id(1), "--snapshot", str(snapshot)])
+    tree = graphkit("tree", claude_id(1), "--snapshot", snapshot)
     assert f"continues {claude_id(0)} (resume)" in tree.output
     assert f"continued by {claude_id(2)} (branch)" in tree.output
-    records = [json.loads(x) for x in CliRunner().invoke(cli, [
-        "tree", claude_id(1), "--snapshot", str(snapshot), "--json"]).output.splitlines()]
+    records = [json.loads(x) for x in graphkit("tree", claude_id(1), "--snapshot", snapshot,
+                                               "--json").output.splitlines()]
     links = [(r["direction"], r["id"], r["how"], r["depth"]) for r in records
              if r["record"] == "continuation"]
     assert links == [("continues", claude_id(0), "resume", 1),
                      ("continued_by", claude_id(2), "branch", 1),
                      ("continued_by", claude_id(3), "compaction", 2)]
     assert records[0]["record"] == "tree"
-    rows = CliRunner().invoke(cli, ["lineage", claude_id(3), "--snapshot", str(snapshot),
-                                    "--csv"]).output.splitlines()
+    rows = graphkit("lineage", claude_id(3), "--snapshot", snapshot, "--csv").output.splitlines()
     assert [r.split(",")[2:6] for r in rows if ",continues," in r] == [
         ["continues", "1", "Session", claude_id(2)], ["continues", "2", "Session", claude_id(1)],
         ["continues", "3", "Session", claude_id(0)]]
@@ -107,7 +105,7 @@ def test_plan_covers_every_claude_kind() -> None:
 
 # --- from transcripts -------------------------------------------------------------------
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
+TRANSCRIPTS = FIXTURES / "transcripts"
 
 
 def test_transcript_continuations_of_every_kind(tmp_path: Path) -> None:
@@ -127,7 +125,7 @@ def test_transcript_continuations_of_every_kind(tmp_path: Path) -> None:
 def test_real_fixtures_continue_nothing(tmp_path: Path) -> None:
     # A plain copy of a session (same uuids, adds nothing), an in-session compaction,
     # and a Codex subagent forked from its parent thread are no continuations.
-    log = FIXTURES / "claude-code-log"
+    log = TRANSCRIPTS / "claude-code-log"
     graph = build([log / "dag_compact_after_rewind.jsonl",
                    log / "dag_compact_after_rewind_preserved.jsonl", log / "codex"],
                   fingerprints=False).graph

@@ -6,22 +6,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.enrich.networkx_store import NetworkXStore
 from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.files import matches, touches
 from graphkit.snapshot import write_snapshot
 from graphkit.sources.touched import normalise, touched, with_touched_files
-from tests.builders import row, table
-from tests.queries.transcript_builders import generate as generate_transcripts
-from tests.queries.usage_builders import generate
-
-FIXTURE_CACHE = Path(__file__).parents[1] / "fixtures" / "hypaware-cache" / "cache"
+from tests.helpers.cli import graphkit
+from tests.helpers.generated_transcripts import generate as generate_transcripts
+from tests.helpers.paths import CACHE, CAFE_NFC, CAFE_NFD, FIXTURES
+from tests.helpers.rows import row, table
+from tests.helpers.usage_rows import generate
 
 
 @pytest.mark.parametrize(("tool", "args", "cwd", "expected"), [
@@ -110,32 +109,30 @@ def test_generated_files_are_exact_on_both_stores(tmp_path: Path) -> None:
 def test_path_pattern_answers_which_agents_changed_a_file(tmp_path: Path) -> None:
     rows, truth = generate()
     write_snapshot(build(table(rows)).graph, tmp_path / "snap")
-    r = CliRunner().invoke(cli, ["files", "--snapshot", str(tmp_path / "snap"), "--path",
-                                 "src/util.py", "--json"])
-    assert r.exit_code == 0, r.output
+    r = graphkit("files", "--snapshot", tmp_path / "snap", "--path", "src/util.py", "--json")
+    assert r.returncode == 0, r.output
     got = [json.loads(x) for x in r.output.splitlines()]
     assert got and all(list(o) == ["record", "session_id", "thread", "path", "reads",
                                    "writes"] and o["record"] == "file" for o in got)
     writers = {(t.session_id, tid) for tid, t in truth.threads.items()
                if t.files.get("/home/dev/src/app/src/util.py", [0, 0])[1]}
     assert {(o["session_id"], o["thread"]) for o in got if o["writes"]} == writers
-    glob = CliRunner().invoke(cli, ["files", "--snapshot", str(tmp_path / "snap"), "--path",
-                                    "*/docs/*.md", "--json"])
+    glob = graphkit("files", "--snapshot", tmp_path / "snap", "--path", "*/docs/*.md", "--json")
     assert {json.loads(x)["path"] for x in glob.output.splitlines()} == {
         "/home/dev/src/app/docs/guide.md"}
 
 
 def test_hypaware_fixture_files(tmp_path: Path) -> None:
-    write_snapshot(build(FIXTURE_CACHE).graph, tmp_path / "snap")
-    r = CliRunner().invoke(cli, ["files", "--snapshot", str(tmp_path / "snap"), "--json"])
+    write_snapshot(build(CACHE).graph, tmp_path / "snap")
+    r = graphkit("files", "--snapshot", tmp_path / "snap", "--json")
     assert [json.loads(x) for x in r.output.splitlines()] == [{
         "record": "file", "session_id": "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01",
         "thread": "019a7b10-5f6e-7d8c-9b0a-1f2e3d4c5b02",
         "path": "/home/dev/src/webapp/tests/test_export_stream.py", "reads": 0, "writes": 1}]
     # Grep over the folder src named no file.
-    piped = CliRunner().invoke(cli, ["files", "--snapshot", str(tmp_path / "snap")])
+    piped = graphkit("files", "--snapshot", tmp_path / "snap")
     assert piped.output.splitlines()[0].startswith("session_id\tthread\tpath")
-    csv_out = CliRunner().invoke(cli, ["files", "--snapshot", str(tmp_path / "snap"), "--csv"])
+    csv_out = graphkit("files", "--snapshot", tmp_path / "snap", "--csv")
     assert csv_out.output.splitlines() == [
         "session_id,thread,path,reads,writes,first_seen,last_seen",
         "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01,019a7b10-5f6e-7d8c-9b0a-1f2e3d4c5b02,"
@@ -151,7 +148,7 @@ def test_matches() -> None:
 
 # --- from transcripts -------------------------------------------------------------------
 
-TRANSCRIPTS = Path(__file__).parents[1] / "fixtures" / "transcripts"
+TRANSCRIPTS = FIXTURES / "transcripts"
 
 
 def test_transcript_files_are_exact(tmp_path: Path) -> None:
@@ -183,7 +180,7 @@ def test_a_partitioned_build_adds_file_counts_across_partitions(tmp_path: Path) 
     # are sums over partitions, as the in-memory build counts them.
     from graphkit.builds.partitioned import build_local
     from graphkit.snapshot import read_snapshot
-    from tests.builders import write_parquet
+    from tests.helpers.rows import write_parquet
 
     rows, _ = generate()
     src = write_parquet(rows, tmp_path / "in" / "rows.parquet")
@@ -193,3 +190,19 @@ def test_a_partitioned_build_adds_file_counts_across_partitions(tmp_path: Path) 
     cols = ["file_path", "reads", "writes"]
     assert got.select(cols).to_pylist() == want.select(cols).to_pylist()
     assert sum(r["writes"] for r in want.select(cols).to_pylist()) > 0
+
+
+def test_a_sources_own_nfd_paths_are_found_by_either_form(tmp_path: Path) -> None:
+    # A source's own touched_files column is kept as written (here NFD): a pattern
+    # typed in either form finds it, as an NFD pattern did before the pattern was made
+    # NFC (a guard on the fix above).
+    t = table([row("own", message_id="m1")])
+    t = t.append_column("touched_files", pa.array(
+        [json.dumps([{"path": CAFE_NFD, "reads": 1, "writes": 0}])]))
+    graph = build(t).graph
+    nx = NetworkXStore()
+    nx.load(graph)
+    write_snapshot(graph, tmp_path / "snap")
+    for reader in (nx, SnapshotReader(tmp_path / "snap")):
+        for typed in (CAFE_NFC[3:], CAFE_NFD[3:]):
+            assert [(f.path, f.reads) for f in touches(reader, pattern=typed)] == [(CAFE_NFD, 1)]

@@ -1,7 +1,7 @@
-"""Hostile lineage questions, fourth round (the table is tests/HOSTILE.md): ids that
+"""Hostile lineage questions: ids that
 are not UTF-8, parent links that loop, chains thousands deep. Every store gives the
 same answer or the same one-line error; the Neo4j side is in
-tests/stores/neo4j/test_hostile_neo4j.py."""
+tests/e2e/neo4j/test_hostile.py."""
 
 from __future__ import annotations
 
@@ -20,18 +20,8 @@ from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.lineage import lineage, session_tree
 from graphkit.queries.usage import session_usage
 from graphkit.snapshot import write_snapshot
-from tests.builders import identity_cases, row, table
-from tests.test_hostile_inputs import graphkit, one_line_error
-
-
-def loop_rows() -> list[dict[str, Any]]:
-    """Codex threads of one session whose parent links loop (c1 → c2 → c3 → c1),
-    one hanging below the loop, one its own parent."""
-    return [row("CY", conversation_id="c1", parent_thread_id="c2", message_id="m1"),
-            row("CY", conversation_id="c2", parent_thread_id="c3", message_id="m2"),
-            row("CY", conversation_id="c3", parent_thread_id="c1", message_id="m3"),
-            row("CY", conversation_id="c4", parent_thread_id="c2", message_id="m4"),
-            row("CY", conversation_id="self", parent_thread_id="self", message_id="m5")]
+from tests.helpers.cli import graphkit, one_line_error
+from tests.helpers.rows import identity_cases, loop_rows, row, table
 
 
 class Reversed:
@@ -88,6 +78,7 @@ def _deep(n: int) -> GraphTables:
     return build(table(rows), fingerprints=False).graph
 
 
+@pytest.mark.slow
 def test_a_session_tree_ten_thousand_threads_deep_is_drawn(tmp_path: Path) -> None:
     # Was: RecursionError in the tree's sort (every store), its JSON, its drawing and
     # `graphkit usage`.
@@ -127,9 +118,10 @@ def test_an_id_that_is_not_utf8_names_nothing(tmp_path: Path, command: str) -> N
     assert reader.edge_rows("HAS_THREAD", "Session", "Thread", [], sources=["\udcff"]) == []
 
 
+@pytest.mark.slow
 def test_the_drawing_of_a_ten_thousand_deep_tree_is_bounded_and_json_complete(
         tmp_path: Path) -> None:
-    # Fifth round. Was: each line indented by its depth, 4 characters a level: 200 MB
+    # Was: each line indented by its depth, 4 characters a level: 200 MB
     # of blanks for 10,000 levels (and as much again on a terminal). Now indentation
     # stops at DRAWN_LEVELS and a deeper node says its depth; --json and --csv are whole.
     import io

@@ -19,7 +19,7 @@ from graphkit.queries.lineage import (
 )
 from graphkit.queries.model import Ref
 from samples.generate import generate
-from tests.builders import CLAUDE, CODEX_CHILD, CODEX_ROOT, identity_cases, row
+from tests.helpers.rows import CLAUDE, CODEX_CHILD, CODEX_ROOT, identity_cases, row
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from graphkit.queries.sessions import sessions
 from graphkit.queries.usage import session_usage
 from graphkit.queries.window import Window
 from graphkit.snapshot import write_snapshot
-from tests.builders import table
-from tests.queries.usage_builders import generate
+from tests.helpers.rows import table
+from tests.helpers.usage_rows import generate
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.enrich import snapshot_store as reader_module
 from graphkit.enrich.base import LineageReader
 from graphkit.enrich.networkx_store import NetworkXStore
@@ -26,8 +24,9 @@ from graphkit.queries.lineage import lineage_many, session_tree, sessions
 from graphkit.queries.prices import PriceTable, load_prices
 from graphkit.queries.usage import SessionUsage, Tokens, session_usage
 from graphkit.snapshot import write_snapshot
-from tests.builders import row, table
-from tests.queries.usage_builders import generate
+from tests.helpers.cli import graphkit
+from tests.helpers.rows import row, table
+from tests.helpers.usage_rows import generate
 
 
 def _answers(store: LineageReader, ids: list[str], sids: list[str]) -> dict[str, object]:
@@ -92,14 +91,14 @@ def test_lineage_of_a_chain_20k_deep(deep: Path) -> None:
     assert [r.id for r in top.descendants] == [f"t{i:06d}" for i in range(2, 20_001)]
 
 
+@pytest.mark.slow
 def test_cli_on_a_chain_20k_deep(deep: Path) -> None:
-    runner = CliRunner()
-    got = runner.invoke(cli, ["lineage", "t020000", "--snapshot", str(deep), "--json"])
-    assert got.exit_code == 0, got.output
+    got = graphkit("lineage", "t020000", "--snapshot", deep, "--json")
+    assert got.returncode == 0, got.output
     answer = json.loads(got.output)
     assert len(answer["ancestors"]) == 20_001 and answer["ancestors"][-1]["id"] == "deep-s"
-    got = runner.invoke(cli, ["usage", "--snapshot", str(deep), "--json"])
-    assert got.exit_code == 0, got.output
+    got = graphkit("usage", "--snapshot", deep, "--json")
+    assert got.returncode == 0, got.output
     (session,) = [json.loads(line) for line in got.output.splitlines()]
     threads = {t["id"]: t for t in session["threads"]}
     # Every thread's subtree holds itself and every thread below it.

@@ -10,10 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.enrich.base import LineageReader
 from graphkit.enrich.networkx_store import NetworkXStore
 from graphkit.enrich.snapshot_store import SnapshotReader
@@ -23,12 +21,12 @@ from graphkit.queries.usage import TOKEN_FIELDS, Tokens, require_sessions, sessi
 from graphkit.queries.window import Window
 from graphkit.snapshot import write_snapshot
 from graphkit.sources.iceberg import read_iceberg
-from tests.builders import table
-from tests.queries.transcript_builders import Truth as TranscriptTruth
-from tests.queries.transcript_builders import generate as generate_transcripts
-from tests.queries.usage_builders import FIELDS, Truth, generate
-
-FIXTURE_CACHE = Path(__file__).parents[1] / "fixtures" / "hypaware-cache" / "cache"
+from tests.helpers.cli import graphkit
+from tests.helpers.generated_transcripts import Truth as TranscriptTruth
+from tests.helpers.generated_transcripts import generate as generate_transcripts
+from tests.helpers.paths import CACHE
+from tests.helpers.rows import table
+from tests.helpers.usage_rows import FIELDS, Truth, generate
 
 
 def _stores(graph: Any, tmp: Path) -> Iterator[LineageReader]:
@@ -93,7 +91,7 @@ def test_an_orphan_counts_in_the_total_not_the_session_own(
 def _fixture_truth() -> dict[tuple[str, str], dict[str, int]]:
     """Usage per (session, thread) summed straight from the cache's attributes,
     each part_id once: the contract is not involved."""
-    rows = read_iceberg(FIXTURE_CACHE).to_pylist()
+    rows = read_iceberg(CACHE).to_pylist()
     out: dict[tuple[str, str], dict[str, int]] = {}
     seen = set()
     for r in rows:
@@ -114,7 +112,7 @@ def _fixture_truth() -> dict[tuple[str, str], dict[str, int]]:
 def test_hypaware_fixture_usage_is_exact(tmp_path: Path) -> None:
     truth = _fixture_truth()
     assert sum(sum(v.values()) for v in truth.values()) > 0
-    graph = build(FIXTURE_CACHE).graph
+    graph = build(CACHE).graph
     for store in _stores(graph, tmp_path):
         got = {}
         for u in session_usage(store, require_sessions(store, [])):
@@ -135,18 +133,13 @@ def test_hypaware_fixture_usage_is_exact(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def fixture_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("hyp") / "snap"
-    write_snapshot(build(FIXTURE_CACHE).graph, d)
+    write_snapshot(build(CACHE).graph, d)
     return d
 
 
-def _run(args: list[str]) -> Any:
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    return result
-
-
 def test_cli_json_has_the_issue_shape(fixture_snapshot: Path) -> None:
-    r = _run(["usage", "--snapshot", str(fixture_snapshot), "--json"])
-    assert r.exit_code == 0, r.output
+    r = graphkit("usage", "--snapshot", str(fixture_snapshot), "--json")
+    assert r.returncode == 0, r.output
     lines = [json.loads(x) for x in r.output.splitlines()]
     assert len(lines) == 4
     for obj in lines:  # the issue's shape, after the record kind every read command names
@@ -158,15 +151,15 @@ def test_cli_json_has_the_issue_shape(fixture_snapshot: Path) -> None:
         for th in obj["threads"]:
             assert list(th) == ["id", "parent", "own", "subtree", "depth", "kind",
                                 "agent_type", "own_cost_usd", "subtree_cost_usd", "cost_note"]
-    one = _run(["usage", "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "--snapshot",
-                str(fixture_snapshot), "--json"])
+    one = graphkit("usage", "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "--snapshot",
+                str(fixture_snapshot), "--json")
     assert [json.loads(x)["session_id"] for x in one.output.splitlines()] == [
         "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03"]
 
 
 def test_unknown_session_is_one_line_exit_2(fixture_snapshot: Path) -> None:
-    r = CliRunner().invoke(cli, ["usage", "nope", "--snapshot", str(fixture_snapshot)])
-    assert r.exit_code == 2
+    r = graphkit("usage", "nope", "--snapshot", fixture_snapshot)
+    assert r.returncode == 2
     assert "no session has the id 'nope'" in r.output
     assert "Traceback" not in r.output
 
@@ -175,8 +168,8 @@ def test_by_model_costs_from_the_shipped_table_and_unknown_models_are_unpriced(
         fixture_snapshot: Path) -> None:
     by: dict[str, list[dict[str, Any]]] = {}
     for sid in ("5b0e7a52-1c7d-4c55-9a43-0f4a0c2d7a01", "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01"):
-        r = _run(["usage", sid, "--snapshot", str(fixture_snapshot), "--by", "model", "--json"])
-        assert r.exit_code == 0, r.output
+        r = graphkit("usage", sid, "--snapshot", str(fixture_snapshot), "--by", "model", "--json")
+        assert r.returncode == 0, r.output
         for o in map(json.loads, r.output.splitlines()):
             assert o["record"] == "usage_group" and o["by"] == "model"
             assert o["session_id"] == sid and o["sessions"] == 1  # one session asked
@@ -194,18 +187,18 @@ def test_by_model_costs_from_the_shipped_table_and_unknown_models_are_unpriced(
     assert mini["cost_note"] == "no price for gpt-5-codex-mini"
     assert codex["gpt-5-codex"]["cost_usd"] > 0
     # Every session: one group per model across them, adding the sessions' groups up.
-    every = [json.loads(x) for x in _run(["usage", "--snapshot", str(fixture_snapshot), "--by",
-                                          "model", "--json"]).output.splitlines()]
+    every = [json.loads(x) for x in graphkit("usage", "--snapshot", str(fixture_snapshot), "--by",
+                                          "model", "--json").output.splitlines()]
     assert all(g["session_id"] is None for g in every)
     sonnet = next(g for g in every if g["key"] == "claude-sonnet-4-5")
     assert sonnet["sessions"] == 3 and sonnet["output_tokens"] == 835
-    csv_out = _run(["usage", "--snapshot", str(fixture_snapshot), "--by", "model", "--csv"])
+    csv_out = graphkit("usage", "--snapshot", str(fixture_snapshot), "--by", "model", "--csv")
     assert csv_out.output.splitlines()[0].startswith("session_id,by,key,input_tokens")
 
 
 def test_by_agent_type_groups_threads(fixture_snapshot: Path) -> None:
-    r = _run(["usage", "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01", "--snapshot",
-              str(fixture_snapshot), "--by", "agent-type", "--json"])
+    r = graphkit("usage", "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01", "--snapshot",
+              str(fixture_snapshot), "--by", "agent-type", "--json")
     groups = [json.loads(x) for x in r.output.splitlines()]
     assert {g["by"] for g in groups} == {"agent-type"}
     assert {g["key"]: g["output_tokens"] for g in groups} == {
@@ -217,8 +210,8 @@ def test_prices_file_overrides_and_bad_file_is_exit_2(fixture_snapshot: Path,
     mine = tmp_path / "prices.json"
     mine.write_text(json.dumps({"as_of": "2026-01-01", "models": {
         "gpt-5-codex-mini": {"input": 1.0, "output": 1.0, "cache_read": 1.0}}}))
-    r = _run(["usage", "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01", "--snapshot",
-              str(fixture_snapshot), "--by", "model", "--json", "--prices", str(mine)])
+    r = graphkit("usage", "019a7b10-2c3d-7e4f-8a9b-0c1d2e3f4a01", "--snapshot",
+              str(fixture_snapshot), "--by", "model", "--json", "--prices", str(mine))
     groups = {g["key"]: g for g in map(json.loads, r.output.splitlines())}
     # The shipped table is not merged in: gpt-5-codex is unpriced now.
     assert groups["gpt-5-codex"]["unpriced_models"] == ["gpt-5-codex"]
@@ -226,9 +219,8 @@ def test_prices_file_overrides_and_bad_file_is_exit_2(fixture_snapshot: Path,
     mini = groups["gpt-5-codex-mini"]
     assert mini["cost_usd"] == pytest.approx((1052 + 220 + 2048) / 1e6)
     (tmp_path / "bad.json").write_text("{not json")
-    bad = CliRunner().invoke(cli, ["usage", "--snapshot", str(fixture_snapshot), "--prices",
-                                   str(tmp_path / "bad.json")])
-    assert bad.exit_code == 2 and "not JSON" in bad.output
+    bad = graphkit("usage", "--snapshot", fixture_snapshot, "--prices", tmp_path / "bad.json")
+    assert bad.returncode == 2 and "not JSON" in bad.output
 
 
 def test_shipped_price_table_is_dated_and_names_its_source() -> None:
@@ -276,24 +268,23 @@ def test_time_window_keeps_threads_active_in_it(
 
 
 def test_cli_since_accepts_plain_words(fixture_snapshot: Path) -> None:
-    r = _run(["usage", "--snapshot", str(fixture_snapshot), "--json", "--since", "yesterday"])
-    assert r.exit_code == 0 and r.output == ""  # the fixture is older than yesterday
-    r = _run(["usage", "--snapshot", str(fixture_snapshot), "--json", "--since",
-              "2026-11-22", "--until", "2026-11-22"])
+    r = graphkit("usage", "--snapshot", str(fixture_snapshot), "--json", "--since", "yesterday")
+    assert r.returncode == 0 and r.output == ""  # the fixture is older than yesterday
+    r = graphkit("usage", "--snapshot", str(fixture_snapshot), "--json", "--since",
+              "2026-11-22", "--until", "2026-11-22")
     assert [json.loads(x)["session_id"] for x in r.output.splitlines()] == [
         "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03"]
-    bad = CliRunner().invoke(cli, ["usage", "--snapshot", str(fixture_snapshot),
-                                   "--since", "last blue moon"])
-    assert bad.exit_code == 2 and "--since" in bad.output
+    bad = graphkit("usage", "--snapshot", fixture_snapshot, "--since", "last blue moon")
+    assert bad.returncode == 2 and "--since" in bad.output
 
 
 def test_table_and_tsv_output(fixture_snapshot: Path) -> None:
-    r = _run(["usage", "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "--snapshot",
-              str(fixture_snapshot)])
+    r = graphkit("usage", "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "--snapshot",
+              str(fixture_snapshot))
     lines = r.output.splitlines()  # piped: TSV with one header
     assert lines[0].startswith("session_id\tthread\tparent\tdepth")
-    rows = _run(["usage", "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "--snapshot",
-                 str(fixture_snapshot), "--csv"]).output.splitlines()
+    rows = graphkit("usage", "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "--snapshot",
+                 str(fixture_snapshot), "--csv").output.splitlines()
     assert rows[0].startswith("session_id,thread,parent,depth") and len(rows) == 4
     assert [ln.split("\t")[1] for ln in lines[1:]] == [
         "9e4f0a36-5b7c-4d8e-9f10-2a3b4c5d6e03", "c1aa11bb22cc33dd", "c2ee44ff55aa66bb"]

@@ -23,8 +23,8 @@ from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.usage import require_sessions, session_usage
 from graphkit.queries.window import Window
 from graphkit.snapshot import write_snapshot
-from tests.builders import row, table
-from tests.queries.usage_builders import PLAN, Gen, claude_id
+from tests.helpers.rows import row, table
+from tests.helpers.usage_rows import PLAN, Gen, claude_id
 
 
 class Walked:
@@ -157,7 +157,10 @@ def test_columnar_usage_equals_the_walk(tmp_path: Path, seed: int) -> None:
 def test_session_thread_table_is_session_threads(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     rows = random_rows(3)
-    write_snapshot(build(table(rows)).graph, tmp_path / "snap")
+    # With content: a subagent's description is content (issue 31), and both ways of
+    # answering must carry it alike.
+    write_snapshot(build(table(rows), include_content=True).graph, tmp_path / "snap",
+                   include_content=True)
     snap = SnapshotReader(tmp_path / "snap")
     ids = [*[s.session_id for s in snap.sessions()][::-1], "no-such-session"]
     info, extra = snap.session_thread_table(ids, ["input_tokens", "messages"])

@@ -6,16 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import build
-from graphkit.cli import cli
 from graphkit.core.errors import ContractError, QueryError
 from graphkit.enrich.networkx_store import NetworkXStore
 from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.queries.lineage import ancestors, descendants, session_tree, sessions
 from graphkit.snapshot import write_snapshot
-from tests.builders import row, write_parquet
+from tests.helpers.cli import graphkit
+from tests.helpers.rows import row, write_parquet
 
 # Runs made of steps; a step names the step that started it. No Session, no
 # Thread, no PARENT_THREAD anywhere: only the vocabulary says what is what.
@@ -95,8 +94,8 @@ def test_a_contract_without_vocabulary_is_refused_by_name(tmp_path: Path, runs: 
     with pytest.raises(QueryError, match="declares no lineage vocabulary"):
         ancestors(store, "s3")
     write_snapshot(graph, tmp_path / "snap")
-    r = CliRunner().invoke(cli, ["sessions", "--snapshot", str(tmp_path / "snap")])
-    assert r.exit_code == 2 and "contract 'runs' declares no lineage vocabulary" in r.output
+    r = graphkit("sessions", "--snapshot", tmp_path / "snap")
+    assert r.returncode == 2 and "contract 'runs' declares no lineage vocabulary" in r.output
     assert "Traceback" not in r.output
 
 

@@ -10,15 +10,14 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import graph_from_records
-from graphkit.cli import cli
 from graphkit.core.errors import GraphkitError
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
 from graphkit.snapshot import write_snapshot
 from graphkit.snapshot.diff import diff_graphs, diff_snapshots
-from tests.builders import CLAUDE, CODEX_ROOT, identity_cases, row, spawned
+from tests.helpers.cli import graphkit
+from tests.helpers.rows import CLAUDE, CODEX_ROOT, identity_cases, row, spawned
 
 
 def _rows_without(rows: list[dict[str, Any]], message_ids: set[str]) -> list[dict[str, Any]]:
@@ -46,11 +45,11 @@ def test_a_snapshot_against_itself_is_empty(tmp_path: Path) -> None:
     assert d.is_empty()
     assert list(d.records()) == []
     assert d.counts() == {"nodes": {}, "edges": {}}
-    r = CliRunner().invoke(cli, ["diff", str(snap), str(snap), "--json"])
-    assert r.exit_code == 0, r.output
+    r = graphkit("diff", snap, snap, "--json")
+    assert r.returncode == 0, r.output
     assert [json.loads(x) for x in r.output.splitlines()] == [
         {"record": "diff", "nodes": {}, "edges": {}, "new_child_threads": {}}]
-    assert CliRunner().invoke(cli, ["diff", str(snap), str(snap)]).output == "no differences\n"
+    assert graphkit("diff", snap, snap).output == "no differences\n"
 
 
 def test_added_removed_and_changed_with_keys_and_properties(tmp_path: Path) -> None:
@@ -92,8 +91,7 @@ def test_added_removed_and_changed_with_keys_and_properties(tmp_path: Path) -> N
 def test_cli_text_csv_and_json_agree(tmp_path: Path) -> None:
     old_rows, new_rows = _week_pair()
     old, new = _snap(old_rows, tmp_path / "old"), _snap(new_rows, tmp_path / "new")
-    lines = [json.loads(x) for x in CliRunner().invoke(
-        cli, ["diff", str(old), str(new), "--json"]).output.splitlines()]
+    lines = [json.loads(x) for x in graphkit("diff", old, new, "--json").output.splitlines()]
     assert all(set(x) >= {"record"} for x in lines)
     summary = lines[-1]
     assert summary["record"] == "diff"
@@ -101,13 +99,13 @@ def test_cli_text_csv_and_json_agree(tmp_path: Path) -> None:
     changes = lines[:-1]
     assert sum(sum(c.values()) for kind in ("nodes", "edges")
                for c in summary[kind].values()) == len(changes)
-    r = CliRunner().invoke(cli, ["diff", str(old), str(new), "--csv"])
+    r = graphkit("diff", old, new, "--csv")
     table = list(csv.DictReader(io.StringIO(r.output)))
     # One CSV row per added/removed record, one per changed property.
     assert len(table) == sum(max(1, len(c["changes"])) for c in changes)
     msg = [t for t in table if t["type"] == "Thread" and t["property"] == "messages"]
     assert len(msg) == 1 and int(msg[0]["new"]) == int(msg[0]["old"]) + 1
-    text = CliRunner().invoke(cli, ["diff", str(old), str(new)]).output
+    text = graphkit("diff", old, new).output
     assert "+ Thread agentB" in text and f"- Session {CODEX_ROOT}" in text
     assert "+ PARENT_THREAD agentB -> agentA" in text
     assert f"{CLAUDE}: 1 (agentB)" in text
@@ -154,12 +152,11 @@ def test_content_needs_include_content(tmp_path: Path) -> None:
     plain = _snap(identity_cases()[:-1], tmp_path / "p")
     with pytest.raises(GraphkitError, match="holds message content"):
         diff_snapshots(plain, tmp_path / "c")
-    r = CliRunner().invoke(cli, ["diff", str(plain), str(tmp_path / "c")])
-    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    r = graphkit("diff", plain, tmp_path / "c")
+    assert r.returncode == 2 and len(r.output.strip().splitlines()) == 1
     assert "--include-content" in r.output
-    ok = CliRunner().invoke(cli, ["diff", str(plain), str(tmp_path / "c"), "--json",
-                                  "--include-content"])
-    assert ok.exit_code == 0 and '"Message"' in ok.output
+    ok = graphkit("diff", plain, tmp_path / "c", "--json", "--include-content")
+    assert ok.returncode == 0 and '"Message"' in ok.output
 
 
 def test_diff_of_two_builds_of_grown_history(tmp_path: Path) -> None:

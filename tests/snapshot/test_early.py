@@ -16,8 +16,9 @@ from graphkit.builds.snapshot import build_snapshot
 from graphkit.core.graph import EdgeTable, GraphTables, NodeTable
 from graphkit.snapshot import read_snapshot, write_snapshot
 from graphkit.snapshot.write import EarlyTables
+from tests.helpers.paths import SAMPLE_ROWS
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "rows"
+SAMPLES = SAMPLE_ROWS
 
 
 def _files(folder: Path) -> dict[str, bytes]:

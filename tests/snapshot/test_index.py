@@ -10,9 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from graphkit.cli import cli
 from graphkit.snapshot.index import (
     INDEX_FORMAT,
     SnapshotIndex,
@@ -21,6 +19,7 @@ from graphkit.snapshot.index import (
     record_snapshot,
     source_set,
 )
+from tests.helpers.cli import graphkit
 
 
 @pytest.fixture()
@@ -131,41 +130,41 @@ def own_home(fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_read_commands_default_to_the_latest_build_of_own_history(
     own_home: Path, index: Path, tmp_path: Path, sample_rows: Path
 ) -> None:
-    runner = CliRunner(env={"HOME": str(own_home), "GRAPHKIT_HOME": str(index.parent)})
-    none_yet = runner.invoke(cli, ["sessions", "--json"])
-    assert none_yet.exit_code == 2 and "graphkit build --snapshot DIR" in none_yet.output
+    env = {"HOME": str(own_home), "GRAPHKIT_HOME": str(index.parent)}
+    none_yet = graphkit("sessions", "--json", env=env)
+    assert none_yet.returncode == 2 and "graphkit build --snapshot DIR" in none_yet.output
     assert len(none_yet.output.strip().splitlines()) == 1
     first = tmp_path / "first"
-    assert runner.invoke(cli, ["build", "--snapshot", str(first)]).exit_code == 0
+    assert graphkit("build", "--snapshot", first, env=env).returncode == 0
     # A build of other sources gets a slot of its own and does not become the default.
-    assert runner.invoke(cli, ["build", str(sample_rows), "--snapshot",
-                               str(tmp_path / "samples")]).exit_code == 0
-    r = runner.invoke(cli, ["sessions", "--json"])
-    assert r.exit_code == 0, r.output
+    built = graphkit("build", sample_rows, "--snapshot", tmp_path / "samples", env=env)
+    assert built.returncode == 0
+    r = graphkit("sessions", "--json", env=env)
+    assert r.returncode == 0, r.output
     assert f"using {first.resolve()}" in r.stderr
-    explicit = runner.invoke(cli, ["sessions", "--snapshot", str(first), "--json"]).stdout
+    explicit = graphkit("sessions", "--snapshot", first, "--json", env=env).stdout
     assert r.stdout == explicit
     sid = json.loads(explicit.splitlines()[0])["session_id"]
-    assert runner.invoke(cli, ["tree", sid]).exit_code == 0
-    assert runner.invoke(cli, ["lineage", sid, "--json"]).exit_code == 0
+    assert graphkit("tree", sid, env=env).returncode == 0
+    assert graphkit("lineage", sid, "--json", env=env).returncode == 0
     page = tmp_path / "view.html"
-    assert runner.invoke(cli, ["view", sid, "--out", str(page)]).exit_code == 0
+    assert graphkit("view", sid, "--out", page, env=env).returncode == 0
     assert sid in page.read_text()
     # A rerun into another folder moves the default there.
     second = tmp_path / "second"
-    assert runner.invoke(cli, ["build", "--snapshot", str(second)]).exit_code == 0
-    assert f"using {second.resolve()}" in runner.invoke(cli, ["sessions"]).stderr
+    assert graphkit("build", "--snapshot", second, env=env).returncode == 0
+    assert f"using {second.resolve()}" in graphkit("sessions", env=env).stderr
     entries = SnapshotIndex.load().entries
     assert len(entries) == 2  # own history (one slot, rewritten) and the samples
     # A corrupt index reads as empty and says so on stderr.
     index.write_text("{oops")
-    broken = runner.invoke(cli, ["sessions"])
-    assert broken.exit_code == 2
+    broken = graphkit("sessions", env=env)
+    assert broken.returncode == 2
     assert "unreadable snapshot index" in broken.stderr and str(index) in broken.stderr
-    built = runner.invoke(cli, ["build", "--snapshot", str(second), "--json"])
-    assert built.exit_code == 0 and "index.json.corrupt" in built.stderr
+    built = graphkit("build", "--snapshot", second, "--json", env=env)
+    assert built.returncode == 0 and "index.json.corrupt" in built.stderr
     assert json.loads(built.stdout)["index"] == str(index)
-    assert runner.invoke(cli, ["sessions"]).exit_code == 0
+    assert graphkit("sessions", env=env).returncode == 0
 
 
 def test_an_unwritable_index_does_not_fail_the_build(tmp_path: Path, sample_rows: Path,
@@ -173,9 +172,8 @@ def test_an_unwritable_index_does_not_fail_the_build(tmp_path: Path, sample_rows
     blocker = tmp_path / "file"
     blocker.write_text("")
     monkeypatch.setenv("GRAPHKIT_HOME", str(blocker / "sub"))  # under a file: cannot exist
-    r = CliRunner().invoke(cli, ["build", str(sample_rows), "--snapshot",
-                                 str(tmp_path / "s"), "--json"])
-    assert r.exit_code == 0, r.output
+    r = graphkit("build", sample_rows, "--snapshot", tmp_path / "s", "--json")
+    assert r.returncode == 0, r.output
     summary = json.loads(r.stdout)
     assert "could not record" in summary["index_note"] and "index" not in summary
     assert os.path.isdir(tmp_path / "s")

@@ -11,7 +11,7 @@ import pytest
 from graphkit.builds.run import build, graph_from_records
 from graphkit.enrich.networkx_store import from_networkx, to_networkx
 from graphkit.snapshot import SnapshotError, read_manifest, read_snapshot, write_snapshot
-from tests.builders import identity_cases, row
+from tests.helpers.rows import identity_cases, row
 
 
 def assert_same_tables(a, b) -> None:  # type: ignore[no-untyped-def]
@@ -101,7 +101,7 @@ def test_content_is_left_out_unless_asked(tmp_path: Path) -> None:
     from graphkit.core.schema import tag_rows
     from graphkit.projection.conform import conform
     from graphkit.projection.project import project
-    from tests.builders import table
+    from tests.helpers.rows import table
 
     c = load_contract()
     rows = tag_rows(conform(c, table([row("s", message_id="m", content_text="secret words")]),

@@ -15,18 +15,17 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from graphkit.builds.run import graph_from_records
-from graphkit.cli import cli
 from graphkit.enrich.snapshot_store import SnapshotReader
 from graphkit.snapshot import SnapshotError, read_manifest, read_snapshot, write_snapshot
 from graphkit.snapshot import format as snapformat
 from graphkit.snapshot import read as snapverify
 from graphkit.snapshot import swap as snapswap
-from tests.builders import identity_cases, row, write_parquet
+from tests.helpers.cli import graphkit
+from tests.helpers.paths import REPO
+from tests.helpers.rows import identity_cases, row, write_parquet
 
-REPO = Path(__file__).resolve().parents[2]
 # The console script, run the way the entry point runs it.
 GRAPHKIT = [sys.executable, "-c", "from graphkit.cli import main; main()"]
 
@@ -40,9 +39,8 @@ def only_entries(folder: Path) -> list[str]:
 
 
 def cli_run(*args: object) -> tuple[int, str]:
-    r = CliRunner().invoke(cli, [str(a) for a in args])
-    assert r.exception is None or isinstance(r.exception, SystemExit), r.exc_info
-    return r.exit_code, r.output
+    r = graphkit(*args)  # raises what the command raised other than its exit
+    return r.returncode, r.output
 
 
 # --- what may be replaced ----------------------------------------------------------
@@ -261,7 +259,7 @@ WRITER = textwrap.dedent("""
     from pathlib import Path
     from graphkit.builds.run import graph_from_records
     from graphkit.snapshot import write_snapshot
-    from tests.builders import identity_cases, row
+    from tests.helpers.rows import identity_cases, row
     target, tag, loops = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     rows = identity_cases() + [row(f"writer-{tag}-{i}", message_id=f"{tag}-{i}")
                                for i in range(int(sys.argv[4]))]
@@ -283,6 +281,7 @@ def writer_sessions(snap: Path) -> set[str]:
     return {i.split("-")[1] for i in ids if i.startswith("writer-")}
 
 
+@pytest.mark.slow
 def test_concurrent_writers_never_fail_and_leave_a_whole_snapshot(tmp_path: Path) -> None:
     snap = tmp_path / "snap"
     procs = [spawn(snap, tag, loops=15) for tag in ("a", "b", "c")]
@@ -334,6 +333,7 @@ def test_a_reader_gets_through_however_often_writers_swap(
     assert read_snapshot(snap).nodes["Session"].table.column("session_id").to_pylist() == ["late"]
 
 
+@pytest.mark.slow
 def test_two_concurrent_cli_builds(tmp_path: Path) -> None:
     src = write_parquet(identity_cases(), tmp_path / "rows.parquet")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -348,6 +348,7 @@ def test_two_concurrent_cli_builds(tmp_path: Path) -> None:
         assert read_snapshot(tmp_path / "snap").node_counts()["Thread"] == 5
 
 
+@pytest.mark.slow
 def test_kill_9_during_writes_never_leaves_a_broken_snapshot(tmp_path: Path) -> None:
     snap = tmp_path / "snap"
     write_snapshot(small("first"), snap)
@@ -414,12 +415,13 @@ def test_a_kill_between_the_two_renames_is_recovered(tmp_path: Path,
     trash = [p for p in tmp_path.iterdir() if ".graphkit-old-" in p.name]
     assert len(trash) == 1
     # The trash carries our pid, which is alive: pretend the writer is gone.
-    monkeypatch.setattr(snapswap, "alive", lambda pid: False)
+    monkeypatch.setattr("graphkit.core.files.alive", lambda pid: False)
     got = read_snapshot(snap)
     assert got.nodes["Session"].table.column("session_id").to_pylist() == ["old"]
     assert only_entries(tmp_path) == ["snap"]
 
 
+@pytest.mark.slow
 def test_readers_during_rewrites_see_one_whole_snapshot(tmp_path: Path) -> None:
     snap = tmp_path / "snap"
     write_snapshot(small(), snap)

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from graphkit.builds.run import build, check
 from graphkit.cli.app import cli
 from graphkit.sources.captures import OTEL_CHECK, OTEL_KIND
-from tests.sources.builders import fixtures
+from tests.helpers.transcripts import fixtures
 
 HERE = fixtures() / "hypaware-capture-paths"
 ROWS = HERE / "rows"

@@ -14,8 +14,8 @@ import pytest
 from graphkit.builds.run import build
 from graphkit.core.errors import SourceError
 from graphkit.sources.transcripts import read_transcripts, transcript_kind
-from tests.builders import identity_cases, row, table, write_parquet
-from tests.sources.builders import user, write_jsonl
+from tests.helpers.rows import identity_cases, row, table, write_parquet
+from tests.helpers.transcripts import user, write_jsonl
 
 
 def _deep(levels: int) -> str:

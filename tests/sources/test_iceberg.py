@@ -1,22 +1,26 @@
-"""The Iceberg reader on the HypAware cache fixture (facts from its README), and its edges."""
+"""The Iceberg reader on the HypAware cache fixture (facts from its README), and its edges:
+a damaged table, a version hint naming no file, a data file whose schema drifted."""
 
 from __future__ import annotations
 
 import json
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from graphkit.builds.run import build
 from graphkit.core.errors import SourceError
 from graphkit.core.schema import JSON_COLUMNS, MESSAGES_SCHEMA
 from graphkit.sources.iceberg import is_iceberg_source, read_iceberg
-from tests.sources.builders import fixtures
+from tests.helpers.cli import graphkit, one_line_error
+from tests.helpers.paths import CACHE
+from tests.helpers.transcripts import fixtures
 
-CACHE = fixtures() / "hypaware-cache" / "cache"
 DATASET = CACHE / "datasets" / "ai_gateway_messages"
 CLAUDE_TABLE = DATASET / "source=claude" / "table"
 
@@ -184,15 +188,106 @@ def test_invalid_utf8_in_an_iceberg_text_column_is_repaired_and_said(tmp_path: P
 
 
 def test_a_damaged_variant_cell_is_one_line_naming_file_column_and_row(tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
-    from graphkit.cli import cli
-
     export = _export_with(tmp_path, "attributes",
                           {"metadata": b"\x01\x01\x00\x01\xff", "value": b"\x04"})
-    r = CliRunner().invoke(cli, ["build", str(export), "--snapshot", str(tmp_path / "s")])
-    assert r.exit_code == 2, r.output
-    assert r.exception is None or isinstance(r.exception, SystemExit)
+    r = graphkit("build", export, "--snapshot", tmp_path / "s")  # raises any other exception
+    assert r.returncode == 2, r.output
     first = sorted((CLAUDE_TABLE / "data").glob("*.parquet"))[0].name
     assert first in r.output and "attributes" in r.output and "row 1" in r.output
     assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("column,values", [
+    ("session_id", lambda n: pa.array(range(n), pa.int64())),
+    ("message_created_at", lambda n: pa.array(["x"] * n)),
+    ("session_id", lambda n: pa.array([{"a": "x"}] * n)),
+], ids=["session-int", "time-text", "session-struct"])
+def test_a_cache_data_file_whose_schema_drifted_is_one_line_naming_it(
+        tmp_path: Path, column: str, values: Callable[[int], pa.Array]) -> None:
+    # Was: int session ids cast to text without a word (sessions "0", "1", "2"… made up
+    # from row numbers, exit 0); text where times belong an ArrowInvalid traceback; a
+    # struct an ArrowNotImplementedError traceback.
+    cache = tmp_path / "cache"
+    shutil.copytree(CACHE, cache)
+    data = sorted(cache.glob("datasets/ai_gateway_messages/source=claude/table/data/*.parquet"))[0]
+    t = pq.read_table(data)
+    pq.write_table(t.set_column(t.schema.get_field_index(column), column,
+                                values(t.num_rows)), data)
+    proc = graphkit("build", cache, "--snapshot", tmp_path / "snap")
+    one_line_error(proc, str(data), repr(column))
+
+
+CLAUDE = Path("datasets/ai_gateway_messages/source=claude/table")
+
+
+def _cache(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the fixture cache, and its Claude table's metadata folder."""
+    shutil.copytree(CACHE, tmp_path / "cache")
+    return tmp_path / "cache", tmp_path / "cache" / CLAUDE / "metadata"
+
+
+def _rows(path: Path) -> int:
+    return build(path, fingerprints=False).projection.rows_read
+
+
+def _metadata_array(meta: Path) -> None:
+    (meta / "v2.metadata.json").write_text("[1, 2]")
+
+
+def _metadata_deep(meta: Path) -> None:
+    (meta / "v2.metadata.json").write_text("[" * 100_000 + "]" * 100_000)
+
+
+def _manifest_list_cut(meta: Path) -> None:
+    [avro] = meta.glob("snap-*.avro")
+    avro.write_bytes(avro.read_bytes()[:50])
+
+
+def _manifest_cut(meta: Path) -> None:
+    [avro] = meta.glob("*-m0.avro")
+    avro.write_bytes(avro.read_bytes()[:100])
+
+
+def _snapshots_not_objects(meta: Path) -> None:
+    doc = json.loads((meta / "v2.metadata.json").read_text())
+    doc["snapshots"] = ["not", "objects"]
+    (meta / "v2.metadata.json").write_text(json.dumps(doc))
+
+
+def _metadata_gone(meta: Path) -> None:
+    shutil.rmtree(meta)
+    meta.mkdir()
+
+
+DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
+    # Was: AttributeError / RecursionError / "Aborted!" (an EOFError click took for ^D)
+    # / UnicodeDecodeError tracebacks; and the empty metadata folder lost the table's
+    # 28 rows with exit 0.
+    "metadata-array": (_metadata_array, "v2.metadata.json"),
+    "metadata-deep": (_metadata_deep, "v2.metadata.json"),
+    "manifest-list-cut": (_manifest_list_cut, "v2.metadata.json"),
+    "manifest-cut": (_manifest_cut, "v2.metadata.json"),
+    "snapshots-not-objects": (_snapshots_not_objects, "v2.metadata.json"),
+    "metadata-gone": (_metadata_gone, ""),  # the metadata folder itself
+}
+
+
+@pytest.mark.parametrize("how", sorted(DAMAGE))
+def test_a_damaged_iceberg_table_is_one_error_naming_its_file(tmp_path: Path,
+                                                              how: str) -> None:
+    cache, meta = _cache(tmp_path)
+    damage, names = DAMAGE[how]
+    damage(meta)
+    with pytest.raises(SourceError) as info:
+        build(cache, fingerprints=False)
+    assert str(meta / names) in str(info.value)
+
+
+@pytest.mark.parametrize("hint", ["9" * 5000, "../../../../etc/passwd", "", "99"])
+def test_a_version_hint_that_names_no_file_reads_the_newest_version(tmp_path: Path,
+                                                                    hint: str) -> None:
+    # Was: a hint too long for a file name (ENAMETOOLONG) gave an OSError traceback.
+    expected = _rows(CACHE)
+    cache, meta = _cache(tmp_path)
+    (meta / "version-hint.text").write_text(hint)
+    assert _rows(cache) == expected

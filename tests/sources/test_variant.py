@@ -21,7 +21,7 @@ from graphkit.sources.variant import (
     to_json,
     variant_to_json,
 )
-from tests.sources.builders import fixtures
+from tests.helpers.transcripts import fixtures
 
 EMPTY_META = b"\x01\x00\x00"  # version 1, 1-byte offsets, empty dictionary
 

@@ -1,7 +1,7 @@
 """``graphkit view --out DIR`` without a session id: the history as an offline site.
 The site's data and files are checked here; what Chromium draws of it (every session
 listed, every link resolving, 3,000 sessions drawn in time) in the slow tests below,
-with the real headless browser of tests/view/conftest.py."""
+with the real headless browser of tests/helpers/browser.py."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from graphkit.builds.run import build, records_table
 from graphkit.cli import cli
 from graphkit.snapshot import write_snapshot
-from tests.builders import row, spawned
-from tests.conftest import REPO
-from tests.view.conftest import Browser, Dom
+from tests.helpers.browser import Browser, Dom
+from tests.helpers.paths import REPO
+from tests.helpers.rows import row, spawned
 
 SOURCES = [REPO / "samples" / "rows", REPO / "tests/fixtures/transcripts/claude-code-log",
            REPO / "tests/fixtures/shaped"]

@@ -77,9 +77,12 @@ class _Group(msgspec.Struct):
 def project_key(c: LoadedContract, granularity: str, include_content: bool) -> str:
     """What the stored partial graphs depend on besides the transcripts."""
     from graphkit._version import __version__
+    from graphkit.projection.project import content_columns
 
+    # What counts as content decides which properties the parts hold (a subagent's
+    # description became content): parts stored under another rule are not reused.
     doc = [c.spec.model_dump_json(), c.name, c.version, granularity, include_content,
-           __version__, parser_version(), BUCKETS, FORMAT]
+           __version__, parser_version(), BUCKETS, FORMAT, sorted(content_columns(c))]
     return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
 
 

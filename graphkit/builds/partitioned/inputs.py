@@ -26,6 +26,7 @@ from graphkit.builds.options import BuildOptions
 from graphkit.builds.partitioned.plan import ORD
 from graphkit.contract.loader import LoadedContract
 from graphkit.core.errors import SourceError
+from graphkit.core.files import walk_folders
 from graphkit.core.schema import FILE_COL, ROW_COL, json_as_text
 from graphkit.projection.conform import conform, conform_sources, read_spec
 from graphkit.sources.read import (
@@ -133,7 +134,9 @@ def estimate_rows(pieces: list[tuple[str, list[Path]]]) -> int:
     total = 0
     for _, paths in pieces:
         for p in paths:
-            files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
+            # walk_folders, not rglob: no recursion however deep the folders go.
+            files = [p] if p.is_file() else [Path(d, n) for d, _, names in walk_folders(p)
+                                             for n in names if Path(d, n).is_file()]
             for f in files:
                 if f.suffix.lower() in (".parquet", ".pq"):
                     try:

@@ -17,7 +17,6 @@ Peak memory is one piece, one partition's projection, or one bucket — not the 
 from __future__ import annotations
 
 import math
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from graphkit.builds.partitioned.output import SnapshotFolder
 from graphkit.builds.partitioned.partition import PartOutput, project_partition, split_buckets
 from graphkit.builds.partitioned.plan import ORD, Plan, describe, make_plan
 from graphkit.contract.loader import LoadedContract, load_contract
+from graphkit.core.files import temporary_folder
 from graphkit.snapshot.format import COMPRESSION
 from graphkit.snapshot.rejects import skipped_lines_path, write_rejects, write_skipped_lines
 from graphkit.sources.read import Progress
@@ -280,8 +280,9 @@ def build_local(
     snapshot_dir = Path(snapshot_dir)
     snapshot_dir.parent.mkdir(parents=True, exist_ok=True)
     base = work_dir or snapshot_dir.parent
-    with tempfile.TemporaryDirectory(prefix=".graphkit-partitions-", dir=base) as tmp_name:
-        tmp = Path(tmp_name)
+    # Named after the snapshot and this process: the next build deletes it if a kill
+    # left it (a TemporaryDirectory's spill folder outlived every later run).
+    with temporary_folder(Path(base) / snapshot_dir.name) as tmp:
         account = ReadAccount(listed=listed)
         t0 = time.perf_counter()
         shuffle = _Shuffle(tmp, n_parts)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -61,8 +60,15 @@ from graphkit.builds.partitioned.partition import project_partition, split_bucke
 from graphkit.builds.partitioned.plan import ORD, Plan, describe, make_plan
 from graphkit.contract.loader import LoadedContract, load_contract
 from graphkit.core.errors import GraphkitError, SourceError
+from graphkit.core.files import work_folder
 from graphkit.core.schema import FILE_COL, ROW_COL
-from graphkit.core.spark import active_session, ship_graphkit, start_session
+from graphkit.core.spark import (
+    active_session,
+    ship_graphkit,
+    spark_failure,
+    start_session,
+    use_worker_python,
+)
 from graphkit.projection.conform import check_schema, conform, read_spec
 from graphkit.sources.read import Progress, computed_columns
 from graphkit.sources.row_files import fingerprint
@@ -369,12 +375,16 @@ def build_spark(
     # found running (spark-submit, a notebook), is left as it was.
     owned = spark is None and active_session() is None
     session = spark or start_session(options.spark_master)
+    if session.sparkContext.master.startswith("local"):
+        use_worker_python(session)  # a session found running too: its workers are ours
     timings = {"spark_start": time.perf_counter() - t0}
     session.conf.set("spark.sql.shuffle.partitions", str(n_parts))
     session.conf.set("spark.sql.session.timeZone", "UTC")
     account = ReadAccount(listed=listed)
-    work = Path(tempfile.mkdtemp(prefix=".graphkit-spark-", dir=Path(snapshot_dir).parent
-                                 if Path(snapshot_dir).parent.exists() else None))
+    # Named after the snapshot and this process, beside it: the next build deletes it
+    # if a kill left it.
+    Path(snapshot_dir).parent.mkdir(parents=True, exist_ok=True)
+    work = work_folder(Path(snapshot_dir))
     folder: SnapshotFolder | None = None
     stage = None
     try:
@@ -412,7 +422,7 @@ def build_spark(
     except Exception as exc:
         if folder is not None:
             folder.abandon()
-        user = _user_error(exc)
+        user = _user_error(exc) or spark_failure(exc, session)
         if user is not None:
             raise user from None
         raise

@@ -16,7 +16,7 @@ import logging
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from types import TracebackType
 from typing import Any, Self
 
@@ -24,6 +24,7 @@ import numpy as np
 
 from graphkit.core.errors import StoreError, first_line
 from graphkit.enrich.neo4j.config import Neo4jConfig, driver_module
+from graphkit.enrich.neo4j.watch import AnswerWatch, timeout_from_env
 
 # The driver logs routing retries and server notifications (16 lines of
 # Cypher for a query on a database without graphkit's labels) through
@@ -37,21 +38,50 @@ class Neo4jConnection:
     """The driver for one configured database (credentials never shown)."""
 
     def __init__(self, config: Neo4jConfig | None = None, *,
-                 max_retry_seconds: float = 30.0) -> None:
+                 max_retry_seconds: float = 30.0, answer_timeout: float | None = None
+                 ) -> None:
         self.config = config if config is not None else Neo4jConfig.from_env()
         self.config.check()
         driver = driver_module()
         cfg = self.config
         auth = (cfg.user, cfg.password) if cfg.password is not None else None
+        timeout = timeout_from_env() if answer_timeout is None else answer_timeout
+        self._watch = AnswerWatch(timeout, cfg.display_uri,
+                                  probe=lambda: self._probe(auth, timeout),
+                                  kill=self._kill_connections)
         with self.driver_errors():
             # Notifications off at the server: a query on a database without
             # graphkit's labels is a normal question (answer: nothing), not a
-            # warning with the query text printed.
+            # warning with the query text printed. Connecting is bounded (what a
+            # retry after a server stopped answering does first).
             self._driver = driver.GraphDatabase.driver(
                 cfg.uri, auth=auth, max_transaction_retry_time=max_retry_seconds,
-                notifications_min_severity="OFF",
+                notifications_min_severity="OFF", connection_timeout=min(15.0, timeout),
+                connection_acquisition_timeout=min(60.0, 2 * timeout),
             )
             self._bookmarks = driver.GraphDatabase.bookmark_manager()
+
+    def _probe(self, auth: tuple[str, str] | None, timeout: float) -> None:
+        """Ask the server ``RETURN 1`` from a new driver (the watch's question)."""
+        driver = driver_module()
+        with driver.GraphDatabase.driver(self.config.uri, auth=auth,
+                                         connection_timeout=min(15.0, timeout),
+                                         notifications_min_severity="OFF") as probe:
+            probe.execute_query("RETURN 1", database_=self.config.database)
+
+    def _kill_connections(self) -> None:
+        """Close every connection of the driver at once (no goodbye): a call blocked
+        reading a server that stopped answering returns, and the server, once it
+        runs again, sees them closed and rolls their transactions back (the load lock's
+        too). The driver keeps them in its pool: the one place they are all found."""
+        pool = getattr(getattr(self, "_driver", None), "_pool", None)
+        held = getattr(pool, "connections", None)
+        if not isinstance(held, dict):
+            return
+        for connections in list(held.values()):
+            for connection in list(connections):
+                with suppress(Exception):
+                    connection.kill()
 
     def verify(self) -> None:
         """Fail now, with a one-line :class:`StoreError`, if the server, the
@@ -64,6 +94,9 @@ class Neo4jConnection:
 
     def close(self) -> None:
         """Close the driver and its connections."""
+        self._watch.close()
+        if self._watch.dead is not None:
+            self._kill_connections()  # a goodbye to a server that does not answer waits
         self._driver.close()
 
     def __enter__(self) -> Self:
@@ -114,20 +147,25 @@ class Neo4jConnection:
         short questions (measured 4.1 vs 1.6 ms a query on this machine)."""
         for attempt in range(_READ_ATTEMPTS):
             try:
-                with self.driver_session(read=True) as session:
+                with self._watched(), self.driver_session(read=True) as session:
                     return [r.data() for r in session.run(query, params)]
             except Exception as exc:
-                if attempt + 1 < _READ_ATTEMPTS and _retryable(exc):
+                if attempt + 1 < _READ_ATTEMPTS and _retryable(exc) \
+                        and self._watch.dead is None:
                     time.sleep(0.05 * 2 ** attempt)
                     continue
                 with self.driver_errors():
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    # The names these had before they were public, for tests/stores/neo4j/
-    # test_hostile_neo4j.py, which is being split elsewhere; drop once it calls read/write.
-    _read = read
-    _write = write
+    @contextmanager
+    def _watched(self) -> Iterator[None]:
+        """A driver call the watch sees (:meth:`_errors` without the error turning)."""
+        self._watch.started()
+        try:
+            yield
+        finally:
+            self._watch.ended()
 
     def execute(self, query: str, **params: Any) -> None:
         """Run one statement in an auto-commit transaction of its own and discard its
@@ -147,16 +185,28 @@ class Neo4jConnection:
 
     @contextmanager
     def driver_errors(self) -> Iterator[None]:
-        """Turn driver failures into one-line :class:`StoreError`s (never the password)."""
+        """Turn driver failures into one-line :class:`StoreError`s (never the password);
+        the calls inside are watched (:mod:`.watch`): a server that stops answering is
+        one line too, after the timeout, not a wait for ever."""
+        watch = getattr(self, "_watch", None)
+        if watch is not None:
+            watch.started()
         try:
             yield
         except StoreError:
+            if watch is not None and watch.dead is not None:
+                raise watch.error() from None
             raise
         except Exception as exc:
+            if watch is not None and watch.dead is not None:
+                raise watch.error() from None
             error = self._classify(exc)
             if error is None:
                 raise  # not the driver's: a bug, keep the traceback
             raise error from None
+        finally:
+            if watch is not None:
+                watch.ended()
 
     def _classify(self, exc: Exception) -> StoreError | None:
         """The one-line error for a driver failure, credentials redacted; None if

@@ -36,6 +36,7 @@ from graphkit.core.errors import StoreError
 from graphkit.core.progress import ProgressLike, as_progress
 from graphkit.enrich.neo4j import cypher
 from graphkit.enrich.neo4j.connection import Neo4jConnection
+from graphkit.enrich.neo4j.watch import seconds_from_env
 
 LOCK_LABEL = "GraphkitLoadLock"
 LOCK_CONSTRAINT = "graphkit_load_lock"
@@ -56,17 +57,8 @@ class LoadLockTimeout(StoreError):
 def lock_wait_from_env(env: dict[str, str] | os._Environ[str] = os.environ) -> float:
     """``GRAPHKIT_LOAD_LOCK_WAIT`` (seconds, ``inf`` to wait for ever), else
     :data:`DEFAULT_LOCK_WAIT`; a bad value is a one-line :class:`StoreError`."""
-    raw = env.get(LOCK_WAIT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_LOCK_WAIT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:  # also NaN
-        raise StoreError(f"{LOCK_WAIT_ENV}={raw!r} is not a number of seconds",
-                         hint="e.g. 600, 0 (do not wait) or inf (wait for ever)")
-    return value
+    return seconds_from_env(LOCK_WAIT_ENV, DEFAULT_LOCK_WAIT, zero=True,
+                            hint="e.g. 600, 0 (do not wait) or inf (wait for ever)", env=env)
 
 
 def _seconds(value: float) -> str:

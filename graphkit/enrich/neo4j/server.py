@@ -226,6 +226,7 @@ def start_local_neo4j(
     java = shutil.which("java")
     if java is None:
         raise StoreError("java is not on PATH", hint="install a JDK 17")
+    check_port_free(host, port)  # at once: Neo4j said so only after ~30 s, in its logs
     jar = launcher_jar(launcher_dir, say=say)
     remove_home = home is None
     home_path = Path(tempfile.mkdtemp(prefix="graphkit-neo4j-") if home is None else home)
@@ -274,13 +275,68 @@ def start_local_neo4j(
     try:
         server.uri = _wait_ready(server, offset, deadline)
         _wait_bolt(server, deadline)
-    except BaseException:
-        # The error already carries the output; a temp home is of no further use.
+    except BaseException as exc:
         server.kill()
         if remove_home:
+            # The temporary home goes, with the logs the error pointed at: what they say
+            # is kept in one file the error names instead.
+            kept = _keep_logs(home_path)
             shutil.rmtree(home_path, ignore_errors=True)
+            if isinstance(exc, Neo4jLaunchError):
+                exc.hint = f"see {kept}" if kept is not None else None
         raise
     return server
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Refuse a Bolt ``port`` something already listens on at ``host`` (0: any free one).
+
+    >>> import socket
+    >>> with socket.socket() as s:
+    ...     s.bind(("127.0.0.1", 0)); s.listen()
+    ...     check_port_free("127.0.0.1", s.getsockname()[1])
+    Traceback (most recent call last):
+    ...
+    graphkit.core.errors.StoreError: port ... on 127.0.0.1 is already in use ...
+    """
+    if port == 0:
+        return
+    import errno
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise StoreError(f"port {port} on {host} is already in use (another Neo4j or "
+                             "program listens there)",
+                             hint="stop it, or choose another port: --port N, or --port 0 "
+                                  "for a free one") from None
+        if exc.errno == errno.EACCES:
+            raise StoreError(f"port {port} on {host} may not be used by this user (ports "
+                             "below 1024 need privileges)",
+                             hint="choose a port above 1024, or --port 0 for a free one"
+                             ) from None
+        raise StoreError(f"cannot use port {port} on {host}: {exc.strerror}",
+                         hint="choose another port, or --port 0 for a free one") from None
+
+
+def _keep_logs(home: Path) -> Path | None:
+    """The launcher's output and Neo4j's debug log of a failed start in a temporary home,
+    copied into one file outside it (which the error then names); None if none exist."""
+    parts = [(name, home / name) for name in ("launcher.out", "logs/debug.log",
+                                              "logs/neo4j.log")]
+    found = [(name, path) for name, path in parts if path.is_file()]
+    if not found:
+        return None
+    fd, kept = tempfile.mkstemp(prefix="graphkit-neo4j-failed-", suffix=".log")
+    with os.fdopen(fd, "wb") as out:
+        for name, path in found:
+            out.write(f"==== {name} ====\n".encode())
+            out.write(_read_bytes(path)[-(1 << 20):])  # the last MiB of each
+            out.write(b"\n")
+    return Path(kept)
 
 
 def _selects_gc(option: str) -> bool:

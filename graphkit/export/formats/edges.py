@@ -20,6 +20,7 @@ JSON text; Parquet keeps their types.
 from __future__ import annotations
 
 import json
+import re
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,6 +28,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID, EdgeTable, GraphTables
+from graphkit.core.text import FORMULA_STARTS
 from graphkit.enrich.networkx_store import json_value, value_encoding
 from graphkit.export.bulk import scalar_type, temporal_text
 from graphkit.export.registry import ExportError, ExportReport, Format, Output, Progress
@@ -97,7 +99,10 @@ def edge_table(graph: GraphTables) -> pa.Table:
 
 
 def csv_ready(table: pa.Table) -> pa.Table:
-    """``table`` with times as ISO-8601 text and nested values as JSON text."""
+    """``table`` with times as ISO-8601 text, nested values as JSON text, and text that
+    starts like a spreadsheet formula (``=``, ``+``, ``-``, ``@``, tab, carriage return)
+    behind a single quote, as OWASP's CSV-injection guidance says: ids, tool names and
+    file paths are text a transcript chose."""
     for i, f in enumerate(table.schema):
         t = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
         kind = scalar_type(t)
@@ -110,7 +115,27 @@ def csv_ready(table: pa.Table) -> pa.Table:
                                             if how == "json" else str(json_value(v, t)))
                     for v in col.to_pylist()]
             table = table.set_column(i, f.name, pa.array(text, pa.string()))
+        t = table.schema.field(i).type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            table = table.set_column(i, table.schema.field(i),
+                                     formula_safe(table.column(i).cast(t)))
     return table
+
+
+def formula_safe(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """:func:`~graphkit.core.text.csv_cell` of every value of a text column, in Arrow.
+
+    >>> formula_safe(pa.chunked_array([["=1+1", "a", None, "@x"]])).to_pylist()
+    ["'=1+1", 'a', None, "'@x"]
+    """
+    starts = "^[" + re.escape("".join(FORMULA_STARTS)) + "]"
+    risky = pc.fill_null(pc.match_substring_regex(col, starts), False)
+    if not pc.any(risky).as_py():
+        return col
+    quoted = pc.binary_join_element_wise(pa.scalar("'", col.type), col, pa.scalar("", col.type))
+    return pc.if_else(risky, quoted, col)
 
 
 def write(graph: GraphTables, out: Output, progress: Progress) -> ExportReport:

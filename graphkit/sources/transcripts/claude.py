@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from graphkit.core.errors import excerpt
 from graphkit.sources.transcripts.buffer import (
     LINE_AT,
     MESSAGE_COLUMNS,
@@ -329,7 +330,7 @@ class _ClaudeFile:
             elif etype in SESSION_RECORDS:  # 2.1.2xx: facts of the session (.claude_records)
                 self._session_record(line, e, etype)
             elif etype not in QUIET_TYPES and etype not in QUIET_RECORDS:  # a str here
-                self.skipped.append((line, f"entry type {etype[:80]!r} is not read"))
+                self.skipped.append((line, f"entry type {excerpt(etype)} is not read"))
             return
         raw_ts = e.get("timestamp")
         if raw_ts is None:
@@ -498,8 +499,9 @@ class _ClaudeFile:
         if first is None or first == line:
             return
         if _said(self.entry_at(first)) != _said(e):
-            self.skipped.append((line, f"uuid {uuid} written again with other content than "
-                                       f"line {first}; the first is kept"))
+            said = excerpt(uuid, 36, quote=False)
+            self.skipped.append((line, f"uuid {said} written again with other content "
+                                       f"than line {first}; the first is kept"))
 
     def _message(self, line: int, e: dict[str, Any], ts: int, session: str, side: bool,
                  agent: str | None, uuid: str | None, role: str, model: str | None

@@ -36,6 +36,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from graphkit.core.errors import excerpt
 from graphkit.sources.transcripts.buffer import (
     STATUS_ERROR,
     STATUS_SUCCESS,
@@ -244,8 +245,8 @@ def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[in
             continue
         if kind not in _MESSAGE_KINDS:
             if not legacy and kind not in _QUIET_KINDS:
-                said = kind[:80] if isinstance(kind, str) else type(kind).__name__
-                skipped.append((line, f"rollout line type {said!r} is not read"))
+                said = excerpt(kind) if isinstance(kind, str) else repr(type(kind).__name__)
+                skipped.append((line, f"rollout line type {said} is not read"))
             continue
         if not isinstance(payload, dict):
             skipped.append((line, f"{kind} line without a payload object"))
@@ -253,7 +254,7 @@ def _records(lines: Lines, meta: dict[str, Any], legacy: bool, inherited: set[in
         ptype = payload.get("type") if kind == "response_item" else None
         if kind == "response_item" and not (type(ptype) is str and ptype in _ITEM_TYPES) and (
                 not legacy or isinstance(ptype, str)):  # legacy header, state lines: quiet
-            said = (f"of type {ptype[:80]!r}" if isinstance(ptype, str) else
+            said = (f"of type {excerpt(ptype)}" if isinstance(ptype, str) else
                     "without a type" if ptype is None else "whose type is not text")
             skipped.append((line, f"response_item {said} is not read"))
             continue

@@ -15,17 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from graphkit.core.errors import SourceError
-from graphkit.core.files import open_regular, read_file
+from graphkit.core.files import open_regular, read_file, walk_folders
 from graphkit.core.text import is_text
 from graphkit.core.text import storable_json as whole_text
+from graphkit.core.transcript_kinds import CLAUDE_KEYS as _CLAUDE_KEYS
+from graphkit.core.transcript_kinds import CLAUDE_TYPES as _CLAUDE_TYPES
+from graphkit.core.transcript_kinds import CODEX_TYPES as _CODEX_TYPES
+from graphkit.core.transcript_kinds import kind_of_object as _kind_of_object
 
-_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
-                          "compacted"})
-_CLAUDE_KEYS = ("sessionId", "parentUuid", "isSidechain", "leafUuid")
-# Line types only Claude Code writes; files often open with many file-history-snapshot
-# lines, which carry none of the keys above.
-_CLAUDE_TYPES = frozenset({"file-history-snapshot", "summary", "custom-title", "ai-title",
-                           "queue-operation"})
 _SNIFF_LINES = 20
 
 
@@ -63,21 +60,6 @@ def holds_lone_surrogate(value: Any) -> bool:
     (only asked of the rare lines whose bytes may hold one: a pair, ``\\ud83d\\ude00``,
     matches the same pattern and is whole text)."""
     return not is_text(json.dumps(value, ensure_ascii=False))
-
-
-def _kind_of_object(obj: Any) -> str | None:
-    if not isinstance(obj, dict):
-        return None
-    if isinstance(obj.get("loglines"), list):
-        return "claude"
-    kind = obj.get("type") if isinstance(obj.get("type"), str) else None
-    if kind in _CODEX_TYPES and "payload" in obj:
-        return "codex"
-    if "type" not in obj and "id" in obj and "timestamp" in obj and len(obj) <= 4:
-        return "codex"  # the bare {id, timestamp} header of very old rollouts
-    if any(k in obj for k in _CLAUDE_KEYS) or kind in _CLAUDE_TYPES:
-        return "claude"
-    return None
 
 
 def _kind_of_deep_line(raw: bytes) -> str | None:
@@ -139,17 +121,59 @@ def sniff_kind(name: str, data: bytes) -> str | None:
     return None
 
 
+# At most this much of a file is read to tell what it is: a file with no newline in its
+# first gigabyte was read whole (twice over: 2.2 GB for 1 GiB) just to be told apart.
+_SNIFF_BYTES = 4 << 20
+
+
 def file_kind(path: Path) -> str | None:
+    """"claude", "codex" or None for the file at ``path``, from at most its first
+    ``_SNIFF_BYTES``: whole lines are parsed; a first line longer than that (or a
+    ``.json`` document) is judged by the keys it names, as a line too deep to parse is."""
     try:
-        if path.suffix == ".json":
-            return sniff_kind(path.name, path.read_bytes())
         if path.name.endswith(ZSTD):
-            return sniff_kind(path.name, unzstd(read_file(path)[1]))
-        with os.fdopen(open_regular(path), "rb") as fh:
-            head = b"".join(fh.readline() for _ in range(_SNIFF_LINES))
-        return sniff_kind(path.name, head)
+            head = unzstd_head(path, _SNIFF_BYTES + 1)
+        else:
+            with os.fdopen(open_regular(path), "rb") as fh:
+                head = fh.read(_SNIFF_BYTES + 1)
     except OSError:
         return None
+    whole = len(head) <= _SNIFF_BYTES
+    head = _utf8_head(head, whole)
+    if whole:
+        return sniff_kind(path.name, head)
+    complete = head[:head.rfind(b"\n") + 1]
+    if complete and path.suffix != ".json":
+        return sniff_kind(path.name, complete)
+    return _kind_of_deep_line(head) or _kind_of_cut_line(head)
+
+
+_TYPE_KEY = re.compile(rb'"type"\s*:\s*"([^"\\]{1,64})"')
+
+
+def _kind_of_cut_line(head: bytes) -> str | None:
+    """The kind of a first line cut at the sniffing bound that names none of the keys
+    :func:`_kind_of_deep_line` looks for: by the record ``type`` it starts with (a
+    Claude file may open with a ``file-history-snapshot`` of megabytes), or a Claude
+    export's ``loglines``."""
+    m = _TYPE_KEY.search(head, 0, 4096)
+    kind = m.group(1).decode("utf-8", "replace") if m else None
+    if kind in _CLAUDE_TYPES:
+        return "claude"
+    if kind in _CODEX_TYPES and b'"payload"' in head:
+        return "codex"
+    return "claude" if b'"loglines"' in head else None
+
+
+def _utf8_head(head: bytes, whole: bool) -> bytes:
+    """:func:`as_utf8` of a file's first bytes (cut anywhere: a UTF-16/32 character may
+    be split at the end); unchanged if they are no text in their encoding."""
+    for cut in range(1 if whole else 4):
+        try:
+            return as_utf8(head[:len(head) - cut])
+        except UnicodeError:
+            continue
+    return head
 
 
 # Codex's cold-rollout compression ([features] local_thread_store_compression) replaces an
@@ -171,6 +195,24 @@ def unzstd(data: bytes) -> bytes:
         raise OSError(0, f"not zstd data that can be decompressed ({exc})") from None
 
 
+def unzstd_head(path: Path, size: int) -> bytes:
+    """At most ``size`` bytes of what the zstd file at ``path`` holds (to tell what it is
+    without decompressing all of it); OSError for a file that is not zstd."""
+    import zstandard
+
+    with os.fdopen(open_regular(path), "rb") as fh:
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True,
+                                                            closefd=False) as reader:
+                chunks, left = [], size
+                while left > 0 and (chunk := reader.read(min(left, 1 << 20))):
+                    chunks.append(chunk)
+                    left -= len(chunk)
+                return b"".join(chunks)
+        except zstandard.ZstdError as exc:
+            raise OSError(0, f"not zstd data that can be decompressed ({exc})") from None
+
+
 def candidates(root: Path) -> Iterator[Path]:
     """Yield transcript-looking files below ``root`` in a stable (sorted) order.
 
@@ -182,7 +224,7 @@ def candidates(root: Path) -> Iterator[Path]:
     from graphkit.sources.row_files import unreadable_folder
 
     top = os.fspath(root)
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable_folder):
+    for dirpath, dirnames, filenames in walk_folders(root, onerror=unreadable_folder):
         dirnames.sort()
         # os.walk's dirpath is ``top`` joined with the folders below it: their names by
         # string (a Path per folder cost more than the walk itself).
@@ -241,6 +283,39 @@ def default_transcript_roots() -> list[Path]:
     roots = [claude / "projects", claude / "jobs", codex / "sessions",
              codex / "archived_sessions"]
     return [r for r in roots if r.is_dir()]
+
+
+# How a file's first bytes say it is not plain UTF-8: a byte-order mark, or the zero
+# bytes of UTF-16/32 text that starts with "{" (json.detect_encoding's rules).
+_MAYBE_ENCODED = frozenset(b"\xef\xff\xfe\x00")
+
+
+def as_utf8(data: bytes) -> bytes:
+    """A transcript's bytes as UTF-8 without a byte-order mark: a UTF-8 BOM is dropped
+    (it made the first line "not valid JSON"), UTF-16 and UTF-32 text (by its BOM, or
+    its zero bytes) is decoded and written as UTF-8 (it was read as one garbled line).
+    Unpaired UTF-16 halves stay as encoded surrogates, which the line parser makes
+    U+FFFD and counts. :class:`UnicodeError` naming the encoding if the bytes are not
+    whole text in it.
+
+    >>> import codecs
+    >>> as_utf8(codecs.BOM_UTF8 + b"{}"), as_utf8('{"a": 1}'.encode("utf-16"))
+    (b'{}', b'{"a": 1}')
+    """
+    if not data or (data[0] not in _MAYBE_ENCODED and data[1:2] != b"\x00"):
+        return data  # plain UTF-8: nearly every file, one look at two bytes
+    encoding = json.detect_encoding(data[:4])
+    if encoding == "utf-8":
+        return data
+    if encoding == "utf-8-sig":
+        return data[3:]
+    try:
+        text = data.decode(encoding, "surrogatepass")
+    except UnicodeDecodeError as exc:
+        name = encoding.upper().replace("-BE", " big-endian").replace("-LE", " little-endian")
+        raise UnicodeError(f"a {name} file that is not whole {name} text (at byte "
+                           f"{exc.start}); file skipped") from None
+    return text.lstrip("\ufeff").encode("utf-8", "surrogatepass")
 
 
 def read_meta(agent_file: Path

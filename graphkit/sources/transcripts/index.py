@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphkit.core.errors import SourceError
-from graphkit.core.files import temp_prefix
+from graphkit.core.files import clean_leftovers, writer_prefix
 from graphkit.sources.transcripts.buffer import PRE_SCHEMA, FileParse
 from graphkit.sources.transcripts.version import PARSER_VERSION
 
@@ -271,7 +271,10 @@ def _encoded(rows: pa.Table) -> pa.Table:
 def atomic_write(target: Path, write: Any) -> None:
     """Write via a temp file in the same folder and ``os.replace``: readers never see half."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=temp_prefix(target), suffix=".tmp")
+    # Named for this process: a killed build's half-written cache file is deleted by the
+    # next write of that file (it was left for ever, up to the size of the rows cache).
+    clean_leftovers(target)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=writer_prefix(target), suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

@@ -28,6 +28,7 @@ import msgspec
 import pyarrow as pa
 
 from graphkit.core.errors import SourceError
+from graphkit.core.files import read_file, work_folder
 from graphkit.sources.transcripts.buffer import (
     LINE_AT,
     FileParse,
@@ -38,8 +39,8 @@ from graphkit.sources.transcripts.claude import parse_claude
 from graphkit.sources.transcripts.codex import parse_codex
 from graphkit.sources.transcripts.files import (
     ZSTD,
+    as_utf8,
     not_a_transcript,
-    read_file,
     sniff_kind,
     unzstd,
 )
@@ -99,6 +100,11 @@ def read_one(path: Path) -> tuple[Parsed, bytes | None]:
         except OSError as exc:
             out.error = f"cannot read file: {exc.strerror}"
             return out, None
+    try:
+        data = as_utf8(data)  # a BOM, UTF-16 or UTF-32: read as the UTF-8 it says
+    except UnicodeError as exc:
+        out.error = str(exc)
+        return out, None
     return out, data
 
 
@@ -215,7 +221,9 @@ def parse_in_workers(paths: Sequence[Path], sizes: Sequence[int]) -> Iterator[Pa
     re-import the caller's main script (or fork its threads mid-lock). If the child fails,
     its runs are parsed here."""
     runs = _runs(paths, sizes)
-    folder = tempfile.mkdtemp(prefix="graphkit-parse-")
+    # Named for this process (and the dead ones' deleted first): a killed build's
+    # hand-over folder does not pile up in the temporary folder.
+    folder = str(work_folder(Path(tempfile.gettempdir(), "graphkit-parse")))
     claims = _Claims(folder)
     child = None
     try:
@@ -288,7 +296,7 @@ if __name__ == "__main__":
     # pyarrow's first ``pa.array`` imports pandas if it can (0.2 CPU-s), only to ask whether
     # the input is a pandas object; the child converts lists of tuples, for which the
     # answer is no either way, so it tells pyarrow there is no pandas. The tables are the
-    # same (tests/sources/test_incremental_build.py compares them).
+    # same (tests/builds/incremental/test_incremental.py compares them).
     # (None in sys.modules is not enough: pyarrow's compiled import takes the None.)
     from graphkit.core.lazy import NoPandas
 

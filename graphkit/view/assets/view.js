@@ -350,7 +350,11 @@
   document.getElementById("expand-all").addEventListener("click", function () { setAll(false); });
   document.getElementById("collapse-all").addEventListener("click", function () { setAll(true); });
   // #thread=ID in the address opens that thread (a link to one subagent).
-  var wanted = decodeURIComponent((location.hash.match(/^#thread=(.*)$/) || [])[1] || "");
+  // A fragment that is no valid escape (#thread=100%) is taken as written: decoding
+  // it threw, and the page stopped half-drawn.
+  var asked = (location.hash.match(/^#thread=(.*)$/) || [])[1] || "";
+  var wanted = asked;
+  try { wanted = decodeURIComponent(asked); } catch (e) { wanted = asked; }
   var first = threads.findIndex(function (t) { return t.id === wanted; });
   if (first < 0 && threads.length) { first = roots.length ? roots[0] : 0; }
   if (first >= 0) { select(first); }

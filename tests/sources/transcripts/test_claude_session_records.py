@@ -14,7 +14,8 @@ import pytest
 
 from graphkit.builds.run import build, check
 from graphkit.sources.transcripts import default_transcript_roots, read_transcripts
-from tests.sources.builders import SHAPED, write_jsonl
+from tests.helpers.paths import SHAPED
+from tests.helpers.transcripts import write_jsonl
 
 
 def _graph(*sources: Path) -> Any:

@@ -12,7 +12,8 @@ import pytest
 
 from graphkit.builds.run import build
 from graphkit.sources.transcripts import read_transcripts
-from tests.sources.builders import SHAPED, codex_line, codex_meta, write_jsonl
+from tests.helpers.paths import SHAPED
+from tests.helpers.transcripts import codex_line, codex_meta, write_jsonl
 
 
 def _threads(*sources: Path) -> dict[str, dict[str, Any]]:

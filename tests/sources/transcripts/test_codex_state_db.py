@@ -14,7 +14,7 @@ import pytest
 from graphkit.builds.run import build
 from graphkit.sources.transcripts import read_transcripts
 from graphkit.sources.transcripts.codex_state import read_state, state_databases
-from tests.sources.builders import SHAPED
+from tests.helpers.paths import SHAPED
 
 HOME = SHAPED / "codex-state-db" / ".codex"
 ROOT = "019f1000-0000-7000-8000-000000000001"

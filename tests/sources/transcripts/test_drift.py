@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from graphkit.builds.run import build, check
 from graphkit.cli.app import cli
 from graphkit.sources.transcripts.drift import CHECK
-from tests.sources.builders import assistant, codex_line, codex_meta, text, user, write_jsonl
+from tests.helpers.transcripts import assistant, codex_line, codex_meta, text, user, write_jsonl
 
 SESSION = "d71f0000-0000-4000-8000-000000000001"
 
