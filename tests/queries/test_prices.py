@@ -78,11 +78,9 @@ def test_a_price_that_makes_an_infinite_cost_is_one_line(tmp_path: Path) -> None
     assert "Infinity" not in proc.stdout and "1e+297" in proc.stdout
 
 
-def test_costs_each_finite_whose_sum_is_not_are_one_error(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_costs_each_finite_whose_sum_is_not_are_one_error() -> None:
     # The session's and a subagent tree's totals add finite costs: their sum may not be.
-    from graphkit.cli import usage as usage_cli
-    from graphkit.queries.prices import Cost, PriceTable
+    from graphkit.queries.prices import Cost, PriceTable, subtree_costs
     from graphkit.queries.usage import SessionUsage, ThreadUsage, Tokens
 
     table = PriceTable({"m": (1.5e308, 0.0, 0.0, 0.0)}, path="prices.json")
@@ -92,13 +90,14 @@ def test_costs_each_finite_whose_sum_is_not_are_one_error(
         one.add(table, "m", Tokens(1, 0, 0, 0))
     # A subagent tree of two threads costing 1.5e308 each (a price table cannot reach
     # that per thread; the sum's guard is what is tested): each finite, the sum not.
-    monkeypatch.setattr(usage_cli, "_thread_cost", lambda t, table: Cost(usd=1.5e308))
     threads = [ThreadUsage(t, t, p, "thread", None, d, Tokens())
                for t, p, d in (("a", None, 0), ("b", "a", 1))]
-    alone = usage_cli._subtree_costs(SessionUsage("s", Tokens(), Tokens(), threads[1:]), table)
+    alone = subtree_costs(SessionUsage("s", Tokens(), Tokens(), threads[1:]), table,
+                          [Cost(usd=1.5e308)])
     assert [c.usd for c in alone] == [1.5e308]
     with pytest.raises(GraphkitError, match="the cost of a subagent tree is past"):
-        usage_cli._subtree_costs(SessionUsage("s", Tokens(), Tokens(), threads), table)
+        subtree_costs(SessionUsage("s", Tokens(), Tokens(), threads), table,
+                      [Cost(usd=1.5e308)] * 2)
 
 
 def test_a_price_of_400_digits_is_one_line_and_a_bom_is_read_as_nothing(

@@ -17,11 +17,11 @@ import pytest
 from graphkit.builds.partitioned import build_local
 from graphkit.builds.run import build
 from graphkit.sources.transcripts import read_transcripts
-from tests.builders import row, write_parquet
-from tests.engine.helpers import assert_same_snapshot, reference, same_summary
-from tests.sources.builders import write_jsonl
+from tests.helpers.paths import FIXTURES, SHAPED
+from tests.helpers.rows import row, write_parquet
+from tests.helpers.same_build import assert_same_snapshot, reference, same_summary
+from tests.helpers.transcripts import write_jsonl
 
-SHAPED = Path(__file__).parents[2] / "fixtures" / "shaped"
 BILLING = SHAPED / "claude-billing"
 SESSION = "b1110000-5555-4b00-8000-000000000005"
 
@@ -141,9 +141,16 @@ def test_the_graph_carries_them_and_data_without_them_keeps_its_tables() -> None
 
 
 def test_hypaware_otel_rows_carry_claudes_per_request_cost() -> None:
-    rows = Path(__file__).parents[2] / "fixtures" / "hypaware-capture-paths" / "rows"
+    rows = FIXTURES / "hypaware-capture-paths" / "rows"
+    # Each response's cost_usd, once per message (the rows of its other parts, none here,
+    # would carry no usage).
+    each = {r["message_id"]: json.loads(r["attributes"])["claude"]["cost_usd"]
+            for r in pq.read_table(rows / "otel.parquet").to_pylist()
+            if "cost_usd" in json.loads(r["attributes"] or "{}").get("claude", {})}
+    assert len(each) == 10
     otel = build([rows / "otel.parquet"], fingerprints=False).graph.nodes["Session"].table
-    assert otel.column("claude_request_cost_usd").to_pylist() == [pytest.approx(0.21)]
+    assert otel.column("claude_request_cost_usd").to_pylist() == [
+        pytest.approx(sum(each.values()))]
     backfill = build([rows / "backfill.parquet"], fingerprints=False).graph
     assert "claude_request_cost_usd" not in backfill.nodes["Session"].table.column_names
 
