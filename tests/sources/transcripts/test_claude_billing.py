@@ -179,4 +179,5 @@ def test_a_partitioned_build_puts_the_sparse_columns_where_the_in_memory_one_doe
     assert same_summary(r.summary, summary)
     assert_same_snapshot(tmp_path / "ref", tmp_path / f"p{n}")
     edges = pq.read_table(tmp_path / f"p{n}" / "edges" / "USED_MODEL.parquet")
-    assert sorted(edges.column("advisor_input_tokens").to_pylist(), key=str) == [21, None]
+    # One thread a session, one model: s-b's edge has the advisor's 3 x 7 tokens.
+    assert sorted(edges.column("advisor_input_tokens").to_pylist(), key=str) == [21, None, None]
