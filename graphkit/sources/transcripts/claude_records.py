@@ -20,6 +20,7 @@ reader's ``KnownKinds`` of 2.1.288, orca's continuation tracker); see
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 CONTINUED_IN = "continued-in"
@@ -44,10 +45,20 @@ def _text(value: Any) -> str | None:
 
 
 def _number(value: Any) -> float | None:
+    """``value`` as a finite float, or None (no number, NaN, infinite, or an integer past
+    a float's range: JSON has no limit on digits)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if value == value and abs(value) != float("inf") else None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
+
+# The most a cost-state may say a session cost: what a float holds exactly (2^53 - 1,
+# the bound the graph's sums take from their rows); a larger figure is damage, not a bill.
+_LARGEST_COST = 2**53 - 1
 
 # cost-state's modelUsage fields -> the rows' names (Claude's cost of a model, and the
 # tokens and web searches it counted for it).
@@ -59,11 +70,12 @@ _MODEL_USAGE = (("costUSD", "cost_usd"), ("inputTokens", "input_tokens"),
 
 
 def _model_usage(u: dict[str, Any]) -> dict[str, float]:
-    """One model's entry of a cost-state's ``modelUsage``: the numbers it gives."""
+    """One model's entry of a cost-state's ``modelUsage``: the numbers it gives (a
+    negative cost or count, or one past the bound, is none: nothing is said of it)."""
     out = {}
     for key, name in _MODEL_USAGE:
         value = _number(u.get(key))
-        if value is not None:
+        if value is not None and 0 <= value <= _LARGEST_COST:
             out[name] = value if name == "cost_usd" else int(value)
     return out
 
@@ -80,8 +92,8 @@ def session_record(facts: dict[str, Any], line: int, e: dict[str, Any], etype: s
                                                      new])
     elif etype == COST_STATE:
         total = _number(e.get("totalCostUSD"))
-        if total is None:
-            return "cost-state record without a numeric totalCostUSD"
+        if total is None or not 0 <= total <= _LARGEST_COST:
+            return (f"cost-state record without a totalCostUSD from 0 to {_LARGEST_COST:,}")
         usage = e.get("modelUsage")
         models = {m: _model_usage(u) for m, u in usage.items()
                   if isinstance(m, str) and isinstance(u, dict)} \
