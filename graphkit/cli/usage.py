@@ -21,7 +21,6 @@ if TYPE_CHECKING:  # named for types only: imported when a usage command runs
     from rich.table import Table
 
     from graphkit import Tokens, UsageReport
-    from graphkit.queries.usage_report import SessionCosts
 
 # --by: the library's groupings, and `thread`: each thread with its subagent tree.
 BY = ("session", "day", "model", "agent-type", "thread")
@@ -85,9 +84,9 @@ def print_threads(report: UsageReport) -> None:
     billed = _billed_report(report)
     t = _table("thread", (*_token_heads(report), "subtree", "subtree $",
                           *_claude_heads(report)))
-    for u, costs in zip(report.sessions, report.costs, strict=True):
+    for i, (u, costs) in enumerate(zip(report.sessions, report.costs, strict=True)):
         t.add_row(f"[bold]session {_plain(u.session_id)}[/bold]", *_counts(u.total, billed),
-                  f"{u.total.total():,}", usd(costs.total), *_claude_cells(report, costs))
+                  f"{u.total.total():,}", usd(costs.total), *_claude_cells(report, i))
         for th, below in zip(u.threads, costs.subtree, strict=True):
             what = th.agent_type or th.kind or "thread"
             t.add_row(usage_indent(th.depth + 1) + _plain(f"{th.id} ({what})"),
@@ -106,7 +105,7 @@ def print_groups(report: UsageReport) -> None:
     by = report.by or "session"
     across = by != "session"
     claude = [] if across else _claude_heads(report)
-    of = {u.session_id: c for u, c in zip(report.sessions, report.costs, strict=True)}
+    of = {u.session_id: i for i, u in enumerate(report.sessions)}
     billed = _billed_report(report)
     t = _table(by, (*_token_heads(report), "total", "cost",
                     *(["sessions"] if across else []), *claude))
@@ -131,11 +130,12 @@ def _claude_heads(report: UsageReport) -> list[str]:
     return ["claude $", "gap $"] if any(c.claude for c in report.costs) else []
 
 
-def _claude_cells(report: UsageReport, costs: SessionCosts | None) -> list[str]:
-    """A row's cells under :func:`_claude_heads` (blank where there is no figure)."""
+def _claude_cells(report: UsageReport, session: int | None) -> list[str]:
+    """A row's cells under :func:`_claude_heads`: the figure of the ``session``-th
+    session of ``report`` (blank where there is none, or for a row of no session)."""
     if not any(c.claude for c in report.costs):
         return []
-    claude = costs.claude if costs is not None else None
+    claude = report.costs[session].claude if session is not None else None
     if claude is None:
         return ["", ""]
     gap = "" if claude.gap is None else f"{claude.gap:+,.4f}"
@@ -279,19 +279,20 @@ def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     costs), it is shown beside graphkit's with the gap and, where known, its cause.
 
     On a terminal one table: a row per session (or per --by group) and a total row;
-    "claude $" and "gap $" columns and a note per gap where there is a figure.
+    "1h write" and "searches" columns where some thread has some, "claude $" and "gap $"
+    where a session has Claude's figure, and a note per gap on stderr.
     --json prints one {"record": "usage", "session_id", "own", "total", "cost_usd",
-    "cost_note", "unpriced_models", "claude_cost_usd", "cost_gap_usd",
-    "cost_gap_cause", "threads": [{"id", "parent", "own", "subtree",
+    "cost_note", "unpriced_models", "threads": [{"id", "parent", "own", "subtree",
     "depth", "kind", "agent_type", "own_cost_usd", "subtree_cost_usd", "cost_note"}]}
-    line per session (token
-    counts as {"input_tokens", "output_tokens", "cache_creation_input_tokens",
-    "cache_read_input_tokens"}, and "cache_creation_1h_input_tokens",
-    "web_search_requests" where there are some); with --by session|day|model|agent-type, one
-    {"record": "usage_group", "session_id", "by", "key", <counts>, "cost_usd",
-    "unpriced_models", "cost_note", "sessions"} line per group across the
-    sessions. --csv and piped: one row per thread with its own, subtree and
-    session cost (or per group).
+    line per session (token counts as {"input_tokens", "output_tokens",
+    "cache_creation_input_tokens", "cache_read_input_tokens"}, and
+    "cache_creation_1h_input_tokens", "web_search_requests" where there are some;
+    "claude_cost_usd", "cost_gap_usd", "cost_gap_cause" where the session has Claude's
+    figure); with --by session|day|model|agent-type, one {"record": "usage_group",
+    "session_id", "by", "key", <counts>, "cost_usd", "unpriced_models", "cost_note",
+    "sessions"} line per group across the sessions (--by session: Claude's figure too).
+    --csv and piped: one row per thread with its own, subtree and session cost (or per
+    group); the columns of those extra fields only where the data has them.
 
     Example: graphkit usage --snapshot out/graph --by day
     """
