@@ -155,3 +155,47 @@ def test_a_session_without_claudes_figure_keeps_its_record(tmp_path: Path) -> No
     assert not {"claude_cost_usd", "cost_gap_usd", "cost_gap_cause"} & set(rec)
     assert set(rec["total"]) == {"input_tokens", "output_tokens",
                                  "cache_creation_input_tokens", "cache_read_input_tokens"}
+
+
+def test_a_background_sessions_figure_counting_its_origin_says_so() -> None:
+    # Claude Code's running total goes on into the background copy: its cost-state
+    # counts the origin's tokens too (the fixture's README row).
+    report = _report(SHAPED / "claude-background-continuation")
+    by = {u.session_id: c for u, c in zip(report.sessions, report.costs, strict=True)}
+    origin, copy = "b9000000-1111-4a00-8000-000000000001", "b9000000-2222-4a00-8000-000000000002"
+    assert by[origin].claude is None
+    claude = by[copy].claude
+    assert claude is not None and claude.usd == 0.0612
+    assert claude.gap == pytest.approx(0.0612 - (by[copy].total.known or 0))
+    assert claude.cause == ("Claude Code's figure counts the session this one continues "
+                            f"(background) too, {origin}: the same tokens as both")
+
+
+def test_the_causes_a_gap_can_have() -> None:
+    from graphkit.queries.prices import ClaudeCost, Cost, compare_claude
+    from graphkit.queries.tokens import Tokens
+
+    table = load_prices()
+    mine = {"claude-sonnet-4-6": Tokens(1_000_000, web_search_requests=1)}
+    ours = Cost.of(table, mine)
+    assert ours.known == pytest.approx(3.0 + 0.01)
+
+    def gap(models: dict[str, dict[str, float]], usd: float = 9.0) -> str | None:
+        return compare_claude(ClaudeCost(usd, "cost-state", models), ours, mine,
+                              table).cause
+
+    # The same tokens and searches, another price: rates the transcripts do not name.
+    assert gap({"claude-sonnet-4-6": {"cost_usd": 9.0, "input_tokens": 1_000_000,
+                                      "web_search_requests": 1}}) == (
+        "the same tokens of claude-sonnet-4-6 at other rates than the price table's "
+        "(fast mode, data residency or long context: the transcripts do not say)")
+    assert gap({"claude-sonnet-4-6": {"cost_usd": 9.0, "input_tokens": 1_000_000,
+                                      "web_search_requests": 3}}) == (
+        "the same tokens of claude-sonnet-4-6 at other rates than the price table's "
+        "(fast mode, data residency or long context: the transcripts do not say); "
+        "Claude counted 3 web searches, the transcripts 1")
+    assert gap({"claude-sonnet-4-6": {"input_tokens": 400_000}}) == (
+        "the transcripts hold 600,000 more tokens of claude-sonnet-4-6 than Claude counted")
+    # Equal figures: no gap, no cause.
+    same = compare_claude(ClaudeCost(ours.known or 0, "cost-state"), ours, mine, table)
+    assert (same.gap, same.cause) == (0, None)
