@@ -178,8 +178,8 @@ def claude_costs(store: LineageReader, session_ids: Sequence[str]) -> dict[str, 
             if not isinstance(models, dict):
                 models = {}
             out[str(sid)] = ClaudeCost(state, "cost-state", {
-                str(m): {k: x for k, x in u.items() if isinstance(x, int | float)
-                         and not isinstance(x, bool) and math.isfinite(x)}
+                str(m): {k: x for k, x in u.items()
+                         if not isinstance(x, str) and _usd(x) is not None}
                 for m, u in models.items() if isinstance(u, dict)})
         elif asked is not None:
             out[str(sid)] = ClaudeCost(asked, "requests")
@@ -213,12 +213,13 @@ def _with_origin(store: LineageReader, u: SessionUsage, claude: ClaudeCost) -> C
 
 
 def _usd(value: Any) -> float | None:
-    """A cost read from the store, or None (none, or no finite number)."""
+    """A cost read from the store, or None (none, or no finite number: text that is no
+    number, or an integer past a float's range from a store that keeps any)."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
     try:
         usd = float(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
     return usd if math.isfinite(usd) else None
 

@@ -199,3 +199,24 @@ def test_the_causes_a_gap_can_have() -> None:
     # Equal figures: no gap, no cause.
     same = compare_claude(ClaudeCost(ours.known or 0, "cost-state"), ours, mine, table)
     assert (same.gap, same.cause) == (0, None)
+
+
+def test_rows_whose_cost_state_models_hold_odd_values_keep_the_numbers_only(
+        tmp_path: Path) -> None:
+    # Rows written by other tools than graphkit's reader: attributes.claude.cost_state as
+    # they please. A 400-digit count was an OverflowError traceback in `usage`.
+    from tests.helpers.rows import row, write_parquet
+
+    state = {"total_cost_usd": 1.25, "models": {
+        "claude-sonnet-4-6": {"cost_usd": 1.25, "input_tokens": 10**400, "output_tokens": "7",
+                              "cache_read_input_tokens": 3, "web_search_requests": True},
+        "claude-haiku-4-5": "not a map"}}
+    attrs = {"usage": {"input_tokens": 100}, "claude": {"cost_state": state}}
+    text = json.dumps(attrs)
+    assert str(10**400) in text
+    source = write_parquet([row("s-rows", message_id="m1", model="claude-sonnet-4-6",
+                                attributes=text)], tmp_path / "rows.parquet")
+    [costs] = _report(source).costs
+    assert costs.claude is not None and costs.claude.usd == 1.25
+    assert costs.claude.models == {"claude-sonnet-4-6": {"cost_usd": 1.25,
+                                                         "cache_read_input_tokens": 3}}
