@@ -58,8 +58,22 @@ def _table(first: str, more: Iterable[str] = ()) -> Table:
     return t
 
 
-def _counts(tokens: Tokens) -> list[str]:
-    return [f"{n:,}" for n in tokens.astuple()]
+def _counts(tokens: Tokens, billed: bool = False) -> list[str]:
+    """The four counts as cells, and with ``billed`` the 1-hour cache writes (a part of
+    the writes) and web searches."""
+    more = (tokens.cache_creation_1h_input_tokens, tokens.web_search_requests) \
+        if billed else ()
+    return [f"{n:,}" for n in (*tokens.astuple(), *more)]
+
+
+def _token_heads(report: UsageReport) -> tuple[str, ...]:
+    """The count columns: the four, and "1h write" and "searches" where some session
+    has some (the table of data without them stays as it was)."""
+    return (*TOKEN_HEADS, "1h write", "searches") if _billed_report(report) else TOKEN_HEADS
+
+
+def _billed_report(report: UsageReport) -> bool:
+    return any(u.total.billed() for u in report.sessions)
 
 
 def print_threads(report: UsageReport) -> None:
@@ -67,17 +81,22 @@ def print_threads(report: UsageReport) -> None:
     and under it a row per thread, indented under its parent, with its own tokens,
     its subtree's (itself and every subagent below it) and the subtree's cost; then
     the total of all sessions."""
-    t = _table("thread", (*TOKEN_HEADS, "subtree", "subtree $"))
-    for u, costs in zip(report.sessions, report.costs, strict=True):
-        t.add_row(f"[bold]session {_plain(u.session_id)}[/bold]", *_counts(u.total),
-                  f"{u.total.total():,}", usd(costs.total))
+    billed = _billed_report(report)
+    t = _table("thread", (*_token_heads(report), "subtree", "subtree $",
+                          *_claude_heads(report)))
+    for i, (u, costs) in enumerate(zip(report.sessions, report.costs, strict=True)):
+        t.add_row(f"[bold]session {_plain(u.session_id)}[/bold]", *_counts(u.total, billed),
+                  f"{u.total.total():,}", usd(costs.total), *_claude_cells(report, i))
         for th, below in zip(u.threads, costs.subtree, strict=True):
             what = th.agent_type or th.kind or "thread"
             t.add_row(usage_indent(th.depth + 1) + _plain(f"{th.id} ({what})"),
-                      *_counts(th.own), f"{th.subtree.total():,}", usd(below))
+                      *_counts(th.own, billed), f"{th.subtree.total():,}", usd(below),
+                      *_claude_cells(report, None))
     tokens, cost = report.total()
-    t.add_row("[bold]total[/bold]", *_counts(tokens), f"{tokens.total():,}", usd(cost))
+    t.add_row("[bold]total[/bold]", *_counts(tokens, billed), f"{tokens.total():,}",
+              usd(cost), *_claude_cells(report, None))
     print_whole(t)
+    print_gaps(report)
 
 
 def print_groups(report: UsageReport) -> None:
@@ -85,15 +104,55 @@ def print_groups(report: UsageReport) -> None:
     ``--by`` says otherwise), then a total row."""
     by = report.by or "session"
     across = by != "session"
-    t = _table(by, (*TOKEN_HEADS, "total", "cost", *(["sessions"] if across else [])))
+    claude = [] if across else _claude_heads(report)
+    of = {u.session_id: i for i, u in enumerate(report.sessions)}
+    billed = _billed_report(report)
+    t = _table(by, (*_token_heads(report), "total", "cost",
+                    *(["sessions"] if across else []), *claude))
     for g in report.groups:
-        t.add_row(_plain(g.key), *_counts(g.tokens), f"{g.tokens.total():,}", usd(g.cost),
-                  *([f"{g.sessions:,}"] if across else []))
+        t.add_row(_plain(g.key), *_counts(g.tokens, billed), f"{g.tokens.total():,}",
+                  usd(g.cost),
+                  *([f"{g.sessions:,}"] if across else []),
+                  *(_claude_cells(report, of.get(g.key)) if claude else []))
     tokens, cost = report.group_total()
     seen = len({u.session_id for u in report.sessions if u.total.total()})
-    t.add_row("[bold]total[/bold]", *_counts(tokens), f"{tokens.total():,}", usd(cost),
-              *([f"{seen:,}"] if across else []))
+    t.add_row("[bold]total[/bold]", *_counts(tokens, billed), f"{tokens.total():,}",
+              usd(cost), *([f"{seen:,}"] if across else []),
+              *(_claude_cells(report, None) if claude else []))
     print_whole(t)
+    if not across:
+        print_gaps(report)
+
+
+def _claude_heads(report: UsageReport) -> list[str]:
+    """The columns of Claude Code's own figure and the gap, where a session has one
+    (none otherwise: the table of data without it stays as it was)."""
+    return ["claude $", "gap $"] if any(c.claude for c in report.costs) else []
+
+
+def _claude_cells(report: UsageReport, session: int | None) -> list[str]:
+    """A row's cells under :func:`_claude_heads`: the figure of the ``session``-th
+    session of ``report`` (blank where there is none, or for a row of no session)."""
+    if not any(c.claude for c in report.costs):
+        return []
+    claude = report.costs[session].claude if session is not None else None
+    if claude is None:
+        return ["", ""]
+    gap = "" if claude.gap is None else f"{claude.gap:+,.4f}"
+    return [f"${claude.usd:,.4f}", gap]
+
+
+def print_gaps(report: UsageReport) -> None:
+    """A note on stderr per session whose cost Claude Code puts otherwise, with why
+    where the data says."""
+    for u, costs in zip(report.sessions, report.costs, strict=True):
+        c = costs.claude
+        if c is None or (c.gap == 0 and c.cause is None):
+            continue
+        gap = "unknown" if c.gap is None else f"{c.gap:+,.4f} USD"
+        err(f"note: session {u.session_id}: Claude Code's own figure ({c.source}) is "
+            f"${c.usd:,.4f}, gap {gap}" + (f": {c.cause}" if c.cause else
+                                          ": cause unknown"))
 
 
 # The narrowest the first (label) column is drawn when the counts leave it no room.
@@ -128,22 +187,71 @@ GROUP_COLUMNS = ("session_id", "by", "key", "input_tokens", "output_tokens",
                  "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd",
                  "unpriced_models", "cost_note", "sessions")
 FILE_COLUMNS = ("session_id", "thread", "path", "reads", "writes", "first_seen", "last_seen")
+# A record's token counts -> a thread row's short names: the four, then what Claude bills
+# beside them (columns only where some thread has some, as in --json).
+_SHORT = (("input_tokens", "input"), ("output_tokens", "output"),
+          ("cache_creation_input_tokens", "cache_write"),
+          ("cache_read_input_tokens", "cache_read"))
+BILLED = (("cache_creation_1h_input_tokens", "cache_write_1h"),
+          ("web_search_requests", "web_searches"))
+# Claude Code's own figure and its gap: columns only where some session has one.
+CLAUDE_COLUMNS = ("claude_cost_usd", "cost_gap_usd", "cost_gap_cause")
+
+
+def _billed(records: list[dict[str, Any]]) -> bool:
+    """Whether any count of ``records`` (``usage`` or ``usage_group`` records) is one
+    Claude bills beside the four."""
+    key = BILLED[0][0]
+    return any(key in r.get("total", r) for r in records)
+
+
+def _claude(records: list[dict[str, Any]]) -> bool:
+    """Whether any of ``records`` holds Claude Code's own figure."""
+    return any(CLAUDE_COLUMNS[0] in r for r in records)
+
+
+def thread_columns(records: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The columns of :func:`thread_rows`: :data:`THREAD_COLUMNS`, with the billed
+    counts after each four and Claude's figure at the end where ``records`` have them."""
+    if not _billed(records) and not _claude(records):
+        return THREAD_COLUMNS
+    more = [s for _, s in BILLED] if _billed(records) else []
+    at = THREAD_COLUMNS.index("own_cost_usd")
+    return (*THREAD_COLUMNS[:10], *(f"own_{s}" for s in more), *THREAD_COLUMNS[10:at],
+            *(f"subtree_{s}" for s in more), *THREAD_COLUMNS[at:],
+            *(CLAUDE_COLUMNS if _claude(records) else ()))
+
+
+def group_columns(records: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The columns of ``usage --by`` as CSV: :data:`GROUP_COLUMNS`, with the billed
+    counts after the four and Claude's figure at the end where ``records`` have them."""
+    at = GROUP_COLUMNS.index("cost_usd")
+    return (*GROUP_COLUMNS[:at], *(k for k, _ in BILLED if _billed(records)),
+            *GROUP_COLUMNS[at:], *(CLAUDE_COLUMNS if _claude(records) else ()))
+
+
+def group_rows(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """``usage --by`` rows: the records, a group without billed counts showing 0 where
+    another has some."""
+    billed = _billed(records)
+    for rec in records:
+        yield {**{k: 0 for k, _ in BILLED}, **rec} if billed else rec
 
 
 def thread_rows(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """``usage --csv`` and piped rows: the ``usage`` records flattened, a row per
-    thread, token counts and costs in columns (:data:`THREAD_COLUMNS`)."""
+    thread, token counts and costs in columns (:func:`thread_columns`; a count a thread
+    lacks is 0, Claude's figure blank for a session without one)."""
+    names = (*_SHORT, *BILLED)
     for rec in records:
+        claude = {c: rec.get(c) for c in CLAUDE_COLUMNS}
         for t in rec["threads"]:
             yield {"session_id": rec["session_id"], "thread": t["id"], "parent": t["parent"],
                    "depth": t["depth"], "kind": t["kind"], "agent_type": t["agent_type"],
-                   **{f"own_{k}": v for k, v in zip(_SHORT, t["own"].values(), strict=True)},
-                   **{f"subtree_{k}": v for k, v in zip(_SHORT, t["subtree"].values(),
-                                                         strict=True)},
+                   **{f"own_{s}": t["own"].get(k, 0) for k, s in names},
+                   **{f"subtree_{s}": t["subtree"].get(k, 0) for k, s in names},
                    "own_cost_usd": t["own_cost_usd"], "subtree_cost_usd": t["subtree_cost_usd"],
-                   "session_cost_usd": rec["cost_usd"], "cost_note": t["cost_note"]}
-
-_SHORT = ("input", "output", "cache_write", "cache_read")
+                   "session_cost_usd": rec["cost_usd"], "cost_note": t["cost_note"], **claude}
 
 
 @cli.command()
@@ -165,17 +273,26 @@ def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     table shipped with graphkit (a model it lacks is unpriced: its cost is null with
     a note why, never zero). No SESSION_ID: every session.
 
-    On a terminal one table: a row per session (or per --by group) and a total row.
+    Priced as Claude bills: 1-hour cache writes at their rate, web searches at the fee,
+    advisor tokens at the advisor model's rate. Where the session's data holds Claude
+    Code's own figure (a transcript's cost-state record, or HypAware's per-request
+    costs), it is shown beside graphkit's with the gap and, where known, its cause.
+
+    On a terminal one table: a row per session (or per --by group) and a total row;
+    "1h write" and "searches" columns where some thread has some, "claude $" and "gap $"
+    where a session has Claude's figure, and a note per gap on stderr.
     --json prints one {"record": "usage", "session_id", "own", "total", "cost_usd",
     "cost_note", "unpriced_models", "threads": [{"id", "parent", "own", "subtree",
     "depth", "kind", "agent_type", "own_cost_usd", "subtree_cost_usd", "cost_note"}]}
-    line per session (token
-    counts as {"input_tokens", "output_tokens", "cache_creation_input_tokens",
-    "cache_read_input_tokens"}); with --by session|day|model|agent-type, one
-    {"record": "usage_group", "session_id", "by", "key", <counts>, "cost_usd",
-    "unpriced_models", "cost_note", "sessions"} line per group across the
-    sessions. --csv and piped: one row per thread with its own, subtree and
-    session cost (or per group).
+    line per session (token counts as {"input_tokens", "output_tokens",
+    "cache_creation_input_tokens", "cache_read_input_tokens"}, and
+    "cache_creation_1h_input_tokens", "web_search_requests" where there are some;
+    "claude_cost_usd", "cost_gap_usd", "cost_gap_cause" where the session has Claude's
+    figure); with --by session|day|model|agent-type, one {"record": "usage_group",
+    "session_id", "by", "key", <counts>, "cost_usd", "unpriced_models", "cost_note",
+    "sessions"} line per group across the sessions (--by session: Claude's figure too).
+    --csv and piped: one row per thread with its own, subtree and session cost (or per
+    group); the columns of those extra fields only where the data has them.
 
     Example: graphkit usage --snapshot out/graph --by day
     """
@@ -195,8 +312,8 @@ def usage(session_ids: tuple[str, ...], snapshot_dir: Path | None, neo4j: bool,
     if fmt == "json":
         echo_records(records)
         return
-    cols = GROUP_COLUMNS if group else THREAD_COLUMNS
-    rows = records if group else thread_rows(records)
+    cols = group_columns(records) if group else thread_columns(records)
+    rows = group_rows(records) if group else thread_rows(records)
     if fmt == "csv":
         echo_csv(cols, rows)
     elif not terminal:

@@ -143,6 +143,10 @@ class Aggregation(_Rule, frozen=True):
     count: str | None = None  # a column (non-null values) or "*" (rows)
     count_distinct: str | None = None
     sum: str | None = None  # numbers, or text holding them (a JSON path's value)
+    # Left out of the table when no node or edge has a value: a property newer data
+    # carries (Claude's 1-hour cache writes, its own cost) changes nothing, not even a
+    # column of nulls, in the graph of data without it.
+    sparse: bool = False
 
     @property
     def op(self) -> str:
@@ -162,7 +166,8 @@ class Aggregation(_Rule, frozen=True):
     @classmethod
     def from_dump(cls, d: dict[str, Any]) -> Aggregation:
         """From a validated model's ``model_dump()``."""
-        return cls(*(d[a] for a in AGGREGATIONS))
+        first, last, low, high, count, distinct, total = (d[a] for a in AGGREGATIONS)
+        return cls(first, last, low, high, count, distinct, total, bool(d.get("sparse")))
 
 
 def _props(d: dict[str, Any]) -> dict[str, Aggregation]:

@@ -17,7 +17,14 @@ from graphkit.contract.expr import any_valid, filter_mask
 from graphkit.contract.spec import Aggregation, EdgeRule, Filter
 from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, EdgeTable
 from graphkit.core.ids import hash_key_texts, key_texts, parts_split_back
-from graphkit.projection.groups import aggregate, decoded, dictionary_sizes, key_codes, single
+from graphkit.projection.groups import (
+    aggregate,
+    decoded,
+    dictionary_sizes,
+    drop_absent,
+    key_codes,
+    single,
+)
 
 _ROWS = "__rows"
 _SRC_RANK = "__src_rank"
@@ -389,6 +396,7 @@ def project_edges(
     target = pc.take(indexes[first.to.type].sorted_ids, table.column(_DST_RANK))
     table = table.drop_columns([_SRC_RANK, _DST_RANK]) \
         .add_column(0, EDGE_SOURCE, source).add_column(1, EDGE_TARGET, target)
+    table = drop_absent(table, {p: a for r in rules for p, a in r.properties.items()})
     if unresolved is not None and lost_parts:
         unresolved.append(_unresolved(lost_parts))
     return EdgeTable(first.type, first.from_.type, first.to.type, table), dropped

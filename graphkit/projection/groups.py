@@ -287,6 +287,21 @@ def aggregate(table: pa.Table, keys: list[str], props: dict[str, Aggregation], *
     return pa.Table.from_arrays(cols, names=out_names)
 
 
+def drop_absent(table: pa.Table, props: dict[str, Aggregation]) -> pa.Table:
+    """``table`` without the columns of its ``sparse`` properties that hold no value
+    (every one null, or no rows): a property only newer data carries leaves the tables
+    of older data as they were.
+
+    >>> t = pa.table({"a": [1, None], "b": pa.nulls(2, pa.int64())})
+    >>> drop_absent(t, {"a": Aggregation(sum="x", sparse=True),
+    ...                 "b": Aggregation(sum="y", sparse=True)}).column_names
+    ['a']
+    """
+    gone = [name for name, agg in props.items() if agg.sparse and name in table.column_names
+            and table.column(name).null_count == table.num_rows]
+    return table.drop_columns(gone) if gone else table
+
+
 def check_sums(table: pa.Table, grouped: pa.Table, key_names: list[str],
                sums: list[str]) -> None:
     """Refuse a group of ``grouped`` (``table`` grouped by ``key_names``, each of

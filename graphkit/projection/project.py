@@ -39,6 +39,7 @@ from graphkit.projection.edges import (
 from graphkit.projection.groups import (
     aggregate,
     dictionary_sizes,
+    drop_absent,
     encode,
     key_codes,
     single,
@@ -125,7 +126,7 @@ def _project_nodes(rule: NodeRule, rows: pa.Table,
             codes = key_codes(grouped, key, sizes)
     if grouped is None:
         grouped, ktext = _group_by_key_text(t, key, rule.properties)
-    grouped = grouped.select([*key, *rule.properties])
+    grouped = drop_absent(grouped.select([*key, *rule.properties]), rule.properties)
     ids = hash_key_texts(rule.type, ktext)
     table = grouped.add_column(0, NODE_ID, ids)
     order = pc.sort_indices(table, sort_keys=[(NODE_ID, "ascending")])

@@ -5,10 +5,19 @@ FILE`` replaces it with a file of the same shape::
 
     {"as_of": "2026-12-01", "source": "…", "unit": "USD per million tokens",
      "models": {"claude-sonnet-4-5": {"input": 3.0, "output": 15.0,
-                                      "cache_creation": 3.75, "cache_read": 0.3}}}
+                                      "cache_creation": 3.75, "cache_read": 0.3,
+                                      "cache_creation_1h": 6.0, "web_search": 10.0}}}
 
-A model the table does not name is *unpriced*: its cost is unknown (``None``),
-never zero.
+``cache_creation`` is the 5-minute cache write; ``cache_creation_1h`` the 1-hour one
+(absent: 2x input, Anthropic's rate for it); ``web_search`` is USD per 1,000 web
+searches (absent: a thread that searched has an unknown cost). A model the table
+does not name is *unpriced*: its cost is unknown (``None``), never zero.
+
+What Claude bills is priced as it bills it: the 1-hour part of the cache writes at the
+1-hour rate and the rest at the 5-minute one, each web search at the fee, and an
+advisor model's tokens at that model's rates (they come as the advisor's own usage,
+:class:`~graphkit.queries.tokens.Tokens` of its model). Thinking tokens are part of the
+output count and priced as output, once.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphkit.core.errors import GraphkitError
 from graphkit.core.files import read_file
@@ -28,7 +37,24 @@ from graphkit.queries.usage import SessionUsage, ThreadUsage
 
 DEFAULT_PRICES = Path(__file__).with_name("prices.json")
 _KINDS = ("input", "output", "cache_creation", "cache_read")
+# Optional per model: the 1-hour cache write (USD per million tokens) and the web-search
+# fee (USD per 1,000 searches).
+_MORE = ("cache_creation_1h", "web_search")
+# Anthropic's 1-hour cache write is twice the input rate (its pricing page's multipliers).
+HOUR_FACTOR = 2.0
 _DATE = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+
+
+class Rates(NamedTuple):
+    """What one model costs: per million tokens of each kind, and per 1,000 web
+    searches (None: the table names no fee)."""
+
+    input: float
+    output: float
+    cache_creation: float
+    cache_read: float
+    cache_creation_1h: float
+    web_search: float | None
 
 
 @dataclass(frozen=True)
@@ -51,10 +77,13 @@ class PriceTable:
     as_of: str | None = None
     source: str | None = None
     path: str | None = None
+    # By model, where the table gives them: the 1-hour cache write rate (else
+    # HOUR_FACTOR x input) and the fee per 1,000 web searches (else none).
+    hour: dict[str, float] = field(default_factory=dict)
+    search: dict[str, float] = field(default_factory=dict)
     # Each name's answer, found once: `usage` asks per thread and model, and the name's
     # variants (prefix, date suffix) were a regular expression each time.
-    _found: dict[str, tuple[float, float, float, float] | None] = field(
-        default_factory=dict, compare=False, repr=False)
+    _found: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def price(self, model: str) -> tuple[float, float, float, float] | None:
         """The model's (input, output, cache write, cache read) prices, or None.
@@ -67,6 +96,11 @@ class PriceTable:
         >>> load_prices().price("someone-elses-model") is None
         True
         """
+        name = self._name(model)
+        return None if name is None else self.models[name]
+
+    def _name(self, model: str) -> str | None:
+        """The table's name for ``model`` (see :meth:`price`), or None."""
         if model in self._found:
             return self._found[model]
         name = model.strip()
@@ -74,19 +108,61 @@ class PriceTable:
         for candidate in (name, name.rsplit("/", 1)[-1]):
             for n in (candidate, _DATE.sub("", candidate)):
                 if found is None and n in self.models:
-                    found = self.models[n]
+                    found = n
         self._found[model] = found
         return found
 
-    def cost(self, model: str, tokens: Tokens) -> float | None:
-        """What ``tokens`` of ``model`` cost in USD, or None if it is unpriced."""
-        p = self.price(model)
-        if p is None:
+    def rates(self, model: str) -> Rates | None:
+        """Every rate of ``model`` (:class:`Rates`), or None if it is unpriced.
+
+        >>> r = load_prices().rates("claude-sonnet-4-5")
+        >>> r.cache_creation, r.cache_creation_1h, r.web_search
+        (3.75, 6.0, 10.0)
+        """
+        name = self._name(model)
+        if name is None:
             return None
-        usd = sum(n * rate for n, rate in zip(tokens.astuple(), p, strict=True)) / 1_000_000
+        p = self.models[name]
+        return Rates(*p, self.hour.get(name, HOUR_FACTOR * p[0]), self.search.get(name))
+
+    def cost(self, model: str, tokens: Tokens) -> float | None:
+        """What ``tokens`` of ``model`` cost in USD, or None if it is unpriced (its
+        web searches too: a model the table names no fee for that searched).
+
+        The 1-hour part of the cache writes is priced at the 1-hour rate, the rest at
+        the 5-minute one; web searches at the fee per 1,000.
+
+        >>> t = load_prices()
+        >>> t.cost("claude-haiku-4-5", Tokens(cache_creation_input_tokens=3_000_000,
+        ...                                   cache_creation_1h_input_tokens=1_000_000))
+        4.5
+        >>> t.cost("claude-haiku-4-5", Tokens(web_search_requests=3))
+        0.03
+        """
+        found = self._priced(model, tokens)
+        return None if found is None or not found[1] else found[0]
+
+    def _priced(self, model: str, tokens: Tokens) -> tuple[float, bool] | None:
+        """What ``tokens`` of ``model`` cost in USD with its searches when the table
+        has a fee for them, and whether it has (where they searched); None if the
+        model is unpriced."""
+        r = self.rates(model)
+        if r is None:
+            return None
+        hour = min(tokens.cache_creation_1h_input_tokens, tokens.cache_creation_input_tokens)
+        # Each kind only where there are some: none of a kind costs nothing, even at a
+        # rate past a float's range (0 x infinity is no number).
+        usd = sum(n * rate for n, rate in (
+            (tokens.input_tokens, r.input), (tokens.output_tokens, r.output),
+            (tokens.cache_creation_input_tokens - hour, r.cache_creation),
+            (hour, r.cache_creation_1h), (tokens.cache_read_input_tokens, r.cache_read))
+            if n) / 1_000_000
+        searched = tokens.web_search_requests > 0
+        if searched and r.web_search is not None:
+            usd += tokens.web_search_requests * r.web_search / 1_000
         if not math.isfinite(usd):
             raise self.too_large(f"model {model!r}")
-        return usd
+        return usd, not searched or r.web_search is not None
 
     def too_large(self, what: str) -> GraphkitError:
         """The error for a cost past a float's range (a price of 1e308 times any
@@ -118,16 +194,20 @@ class Cost:
     unpriced: dict[str, Tokens] = field(default_factory=dict)
 
     def add(self, table: PriceTable, model: str, tokens: Tokens) -> None:
-        """Add ``tokens`` of ``model``."""
-        if not tokens.total():
+        """Add ``tokens`` of ``model`` (searches the table names no fee for are
+        unpriced, the tokens beside them priced)."""
+        if not tokens.total() and not tokens.web_search_requests:
             return
-        c = table.cost(model, tokens)
-        if c is None:
+        found = table._priced(model, tokens)
+        if found is None:
             self.unpriced[model] = self.unpriced.get(model, Tokens()) + tokens
-        else:
-            self.usd += c
-            if not math.isfinite(self.usd):  # each cost finite, their sum not
-                raise table.too_large(f"model {model!r}")
+            return
+        self.usd += found[0]
+        if not math.isfinite(self.usd):  # each cost finite, their sum not
+            raise table.too_large(f"model {model!r}")
+        if not found[1]:
+            self.unpriced[model] = self.unpriced.get(model, Tokens()) + Tokens(
+                web_search_requests=tokens.web_search_requests)
 
     @classmethod
     def of(cls, table: PriceTable, by_model: dict[str, Tokens]) -> Cost:
@@ -163,7 +243,12 @@ class Cost:
         if not self.unpriced:
             return None
         named = [m for m in sorted(self.unpriced) if m != UNKNOWN_MODEL]
-        why = [f"no price for {', '.join(named)}"] if named else []
+        # A model whose only unpriced part is web searches has prices, but no fee.
+        tokens = [m for m in named if self.unpriced[m].total()]
+        searched = [m for m in named if not self.unpriced[m].total()]
+        why = [f"no price for {', '.join(tokens)}"] if tokens else []
+        if searched:
+            why.append(f"no web-search fee for {', '.join(searched)}")
         if UNKNOWN_MODEL in self.unpriced:
             why.append(f"{self.unpriced[UNKNOWN_MODEL].total():,} tokens name no model")
         return "; ".join(why)
@@ -281,16 +366,22 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
                             hint='{"models": {"NAME": {"input": 3.0, "output": 15.0, '
                                  '"cache_creation": 3.75, "cache_read": 0.3}}}')
     table: dict[str, tuple[float, float, float, float]] = {}
+    hour: dict[str, float] = {}
+    search: dict[str, float] = {}
     for name, p in models.items():
-        if not isinstance(p, dict) or not all(_price(p.get(k, 0)) for k in _KINDS) \
+        if not isinstance(p, dict) or not all(_price(p.get(k, 0)) for k in (*_KINDS, *_MORE)) \
                 or "input" not in p:
-            raise GraphkitError(f"model {name!r} needs numbers for {', '.join(_KINDS)}",
-                                path=str(where))
-        _known_keys(p, _KINDS, str(name), text, where)
+            raise GraphkitError(f"model {name!r} needs numbers for {', '.join(_KINDS)} "
+                                f"(and, if given, {', '.join(_MORE)})", path=str(where))
+        _known_keys(p, (*_KINDS, *_MORE), str(name), text, where)
         inp = float(p["input"])
         table[str(name)] = (inp, float(p.get("output", 0)),
                             float(p.get("cache_creation", inp)), float(p.get("cache_read", 0)))
-    return PriceTable(table, data.get("as_of"), data.get("source"), str(where))
+        if "cache_creation_1h" in p:
+            hour[str(name)] = float(p["cache_creation_1h"])
+        if "web_search" in p:
+            search[str(name)] = float(p["web_search"])
+    return PriceTable(table, data.get("as_of"), data.get("source"), str(where), hour, search)
 
 
 @dataclass
@@ -440,3 +531,129 @@ def subtree_costs(u: SessionUsage, table: PriceTable,
         done.append((t.depth, usd, unpriced))
         out.append(Cost(float(usd), dict(unpriced)))
     return out[::-1]
+
+
+# -- Claude Code's own figure beside graphkit's -----------------------------------------
+@dataclass
+class ClaudeCost:
+    """What Claude Code itself says a session cost, beside graphkit's figure.
+
+    ``source``: ``cost-state`` (the transcript's last cost-state record, Claude Code's
+    running total) or ``requests`` (the per-request ``cost_usd`` HypAware's OTEL rows
+    carry, added up). ``models``: Claude's cost and counts per model, where it gives
+    them. ``gap``: Claude's figure less graphkit's (None while graphkit's is unknown);
+    ``cause``: why they differ, where the data says.
+    """
+
+    usd: float
+    source: str
+    models: dict[str, dict[str, float]] = field(default_factory=dict)
+    gap: float | None = None
+    cause: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"claude_cost_usd", "cost_gap_usd", "cost_gap_cause"}``."""
+        return {"claude_cost_usd": round(self.usd, 6), "cost_gap_usd": self.gap,
+                "cost_gap_cause": self.cause}
+
+
+def _base(model: str) -> str:
+    """A model name without provider prefix and date suffix (as the table matches it)."""
+    return _DATE.sub("", model.strip().rsplit("/", 1)[-1])
+
+
+# Claude Code's modelUsage counts, in :data:`~graphkit.queries.tokens.TOKEN_FIELDS` order.
+_COUNTED = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+            "cache_read_input_tokens")
+
+
+def counts_match(claude: ClaudeCost, by_model: dict[str, Tokens]) -> bool:
+    """Whether Claude's per-model counts are the tokens ``by_model`` holds, model by
+    model (names without provider prefix or date); False without per-model counts."""
+    if not claude.models:
+        return False
+    ours: dict[str, int] = {}
+    for model, tokens in by_model.items():
+        if tokens.total():
+            ours[_base(model)] = ours.get(_base(model), 0) + tokens.total()
+    theirs = {_base(m): sum(int(u.get(k, 0)) for k in _COUNTED)
+              for m, u in claude.models.items()}
+    return {m: n for m, n in theirs.items() if n} == ours
+
+
+def compare_claude(claude: ClaudeCost, cost: Cost, by_model: dict[str, Tokens],
+                   table: PriceTable) -> ClaudeCost:
+    """``claude`` with its gap to graphkit's ``cost`` of the session (its tokens
+    ``by_model``) and the gap's cause where one is known: models or tokens Claude
+    counted that the transcript does not hold (Claude Code's own requests: its web
+    searches, permission checks, titles), or the reverse, or the same tokens at other
+    rates (fast mode, data residency, long context: the transcript does not say).
+
+    >>> t = load_prices()
+    >>> mine = {"claude-haiku-4-5": Tokens(1_000_000)}
+    >>> theirs = ClaudeCost(1.5, "cost-state", {"claude-haiku-4-5": {
+    ...     "cost_usd": 1.5, "input_tokens": 1_500_000}})
+    >>> c = compare_claude(theirs, Cost.of(t, mine), mine, t)
+    >>> c.gap, c.cause
+    (0.5, 'Claude counted 500,000 more tokens of claude-haiku-4-5 than the transcripts hold')
+    """
+    known = cost.known
+    gap = None if known is None else round(claude.usd - known, 6)
+    why: list[str] = []
+    if known is None:
+        why.append(f"graphkit's figure is unknown ({cost.note})")
+    elif not gap:
+        return ClaudeCost(claude.usd, claude.source, claude.models, gap, None)
+    ours: dict[str, Tokens] = {}
+    for model, tokens in by_model.items():
+        key = _base(model)
+        ours[key] = ours.get(key, Tokens()) + tokens
+    theirs = {_base(m): u for m, u in claude.models.items()}
+    for model in sorted(set(theirs) | set(ours)):
+        u, mine = theirs.get(model), ours.get(model)
+        if u is None:
+            if claude.models and mine is not None and mine.total():
+                why.append(f"the transcripts hold {mine.total():,} tokens of {model} that "
+                           "Claude did not count")
+            continue
+        counted = sum(int(u.get(k, 0)) for k in _COUNTED)
+        held = mine.total() if mine is not None else 0
+        if not held and counted:
+            usd = u.get("cost_usd")
+            what = f" (${usd:.4f})" if isinstance(usd, float | int) else ""
+            why.append(f"Claude counted {model}{what}, which no message of the transcripts "
+                       "names: Claude Code's own requests (its web searches, permission "
+                       "checks, titles)")
+        elif counted > held:
+            why.append(f"Claude counted {counted - held:,} more tokens of {model} than the "
+                       "transcripts hold")
+        elif counted < held:
+            why.append(f"the transcripts hold {held - counted:,} more tokens of {model} "
+                       "than Claude counted")
+        elif mine is not None and _other_rates(model, u, mine, table):
+            why.append(f"the same tokens of {model} at other rates than the price "
+                       "table's (fast mode, data residency or long context: the "
+                       "transcripts do not say)")
+    # Searches as a count of the session: Claude puts a WebSearch's on the model that ran
+    # it, the transcript on the message that asked for it.
+    searched = sum(int(u.get("web_search_requests", 0)) for u in theirs.values())
+    ran = sum(t.web_search_requests for t in ours.values())
+    if any("web_search_requests" in u for u in theirs.values()) and searched != ran:
+        why.append(f"Claude counted {searched:,} web searches, the transcripts {ran:,}")
+    return ClaudeCost(claude.usd, claude.source, claude.models, gap,
+                      "; ".join(why) if why else None)
+
+
+def _other_rates(model: str, u: dict[str, float], mine: Tokens, table: PriceTable) -> bool:
+    """Whether Claude's cost of ``model``'s tokens (its searches' fees taken out) is
+    not graphkit's for the same tokens."""
+    theirs = u.get("cost_usd")
+    r = table.rates(model)
+    if not isinstance(theirs, float | int) or r is None:
+        return False
+    fee = r.web_search or 0.0
+    tokens = Tokens(mine.input_tokens, mine.output_tokens, mine.cache_creation_input_tokens,
+                    mine.cache_read_input_tokens, mine.cache_creation_1h_input_tokens)
+    ours = table.cost(model, tokens)
+    return ours is not None and bool(round(
+        float(theirs) - int(u.get("web_search_requests", 0)) * fee / 1_000 - ours, 6))

@@ -22,7 +22,7 @@ from typing import Any
 
 from graphkit.queries.files import FileTouch
 from graphkit.queries.model import Lineage, SessionTree, TreeNode
-from graphkit.queries.prices import Cost, UsageGroup
+from graphkit.queries.prices import ClaudeCost, Cost, UsageGroup
 from graphkit.queries.sessions import SessionRow
 from graphkit.queries.usage import SessionUsage
 from graphkit.queries.usage_report import SessionCosts, UsageReport
@@ -139,15 +139,20 @@ def usage_records(report: UsageReport) -> list[Record]:
     """Return ``graphkit usage --json``'s records.
 
     Without ``by``: one per session, ``{"record": "usage", "session_id", "own",
-    "total", "cost_usd", "cost_note", "unpriced_models", "threads": [{"id", "parent",
+    "total", "cost_usd", "cost_note", "unpriced_models", "claude_cost_usd",
+    "cost_gap_usd", "cost_gap_cause", "threads": [{"id", "parent",
     "own", "subtree", "depth", "kind", "agent_type", "own_cost_usd", "subtree_cost_usd",
     "cost_note"}]}`` (threads in tree order, depth 0 at a root; token
     counts as ``{"input_tokens", "output_tokens", "cache_creation_input_tokens",
-    "cache_read_input_tokens"}``; a thread's ``cost_note`` says why its own or its
-    subtree's cost is None). With ``by``: one per group, ``{"record": "usage_group",
-    "session_id", "by", "key", <the four counts>, "cost_usd", "unpriced_models",
-    "cost_note", "sessions"}`` (``session_id``: the session the group lies in, None
-    for a group across sessions).
+    "cache_read_input_tokens"}``, with ``cache_creation_1h_input_tokens`` and
+    ``web_search_requests`` where there are some; a thread's ``cost_note`` says why its
+    own or its subtree's cost is None; ``claude_cost_usd``, only where the session's
+    data holds Claude Code's own figure: it, ``cost_gap_usd`` it less ``cost_usd``
+    and ``cost_gap_cause`` why, where known). With ``by``: one per group, ``{"record":
+    "usage_group", "session_id", "by", "key", <the four counts>, "cost_usd",
+    "unpriced_models", "cost_note", "sessions"}`` (``session_id``: the session the group
+    lies in, None for a group across sessions; a ``--by session`` group has the three
+    ``claude_`` and ``cost_gap_`` fields where its session has Claude's figure).
 
     Parameters
     ----------
@@ -169,7 +174,10 @@ def usage_records(report: UsageReport) -> list[Record]:
     (0.0, [0.0, 0.0, 0.0])
     """
     if report.by is not None:
-        return [group_record(g, report.by) for g in report.groups]
+        claude = {u.session_id: c.claude for u, c in zip(report.sessions, report.costs,
+                                                          strict=True)
+                  if c.claude is not None} if report.by == "session" else {}
+        return [group_record(g, report.by, claude.get(g.key)) for g in report.groups]
     return [session_usage_record(u, c) for u, c in zip(report.sessions, report.costs,
                                                         strict=True)]
 
@@ -181,17 +189,21 @@ def session_usage_record(u: SessionUsage, costs: SessionCosts) -> Record:
         threads.append({**t.to_json(), "depth": t.depth, "kind": t.kind,
                         "agent_type": t.agent_type, "own_cost_usd": own.known,
                         "subtree_cost_usd": below.known, "cost_note": below.note})
+    # Claude's figure only where the session's data holds one: records of data without
+    # it keep their fields.
+    claude = costs.claude.to_json() if costs.claude is not None else {}
     return {"record": "usage", "session_id": u.session_id, "own": u.own.to_json(),
             "total": u.total.to_json(), **_cost(costs.total),
-            "unpriced_models": sorted(costs.total.unpriced), "threads": threads}
+            "unpriced_models": sorted(costs.total.unpriced), **claude, "threads": threads}
 
 
-def group_record(g: UsageGroup, by: str) -> Record:
-    """One group's ``{"record": "usage_group", ...}`` (see :func:`usage_records`)."""
+def group_record(g: UsageGroup, by: str, claude: ClaudeCost | None = None) -> Record:
+    """One group's ``{"record": "usage_group", ...}`` (see :func:`usage_records`);
+    ``claude``: Claude Code's own figure for a ``--by session`` group's session."""
     return {"record": "usage_group", "session_id": g.session_id, "by": by, "key": g.key,
             **g.tokens.to_json(), "cost_usd": g.cost.known,
             "unpriced_models": sorted(g.cost.unpriced), "cost_note": g.cost.note,
-            "sessions": g.sessions}
+            "sessions": g.sessions, **(claude.to_json() if claude is not None else {})}
 
 
 def file_records(found: Sequence[FileTouch]) -> list[Record]:

@@ -22,11 +22,16 @@ from graphkit.enrich.base import LineageReader, SessionSummary, ThreadTableReade
 from graphkit.queries.lineage import sessions as session_summaries
 from graphkit.queries.prices import Cost, PriceTable, load_prices
 from graphkit.queries.tokens import (
+    ADVISOR_FIELDS,
+    ADVISOR_MODEL,
+    BILLING_FIELDS,
+    EDGE_FIELDS,
     MODEL,
     MODEL_KEY,
     TOKEN_FIELDS,
     USED_MODEL,
     Tokens,
+    add_advisor,
     add_model,
     model_remainder,
 )
@@ -136,21 +141,23 @@ def _session_totals(store: LineageReader, wanted: list[str], window: Window
     """Each session's whole usage and usage by model, from the store's rows."""
     v = store.vocabulary
     times = [] if window.open else ["first_seen", "last_seen"]
-    threads = store.node_rows(v.thread, [v.thread_session, *TOKEN_FIELDS, *times],
-                              where=(v.thread_session, wanted))
+    threads = store.node_rows(v.thread, [v.thread_session, *TOKEN_FIELDS, *BILLING_FIELDS,
+                                         *times], where=(v.thread_session, wanted))
     owner: dict[str, str] = {}
     own: dict[str, Tokens] = {}
     for t in threads:
         if window.open or window.overlaps(t["first_seen"], t["last_seen"]):
             owner[t["id"]] = str(t[v.thread_session])
             own[t["id"]] = Tokens.of(t)
-    edges = store.edge_rows(USED_MODEL, v.thread, MODEL, TOKEN_FIELDS, sources=list(own))
+    edges = store.edge_rows(USED_MODEL, v.thread, MODEL, EDGE_FIELDS, sources=list(own))
     names = {r["id"]: r[MODEL_KEY] for r in store.node_rows(
         MODEL, [MODEL_KEY], where=("id", sorted({e["target"] for e in edges})))}
     per_thread: dict[str, dict[str, Tokens]] = {}
     for e in edges:
         if e["source"] in own:
             add_model(per_thread, e["source"], names.get(e["target"]), Tokens.of(e))
+            if e.get(ADVISOR_MODEL) is not None or any(e.get(f) for f in ADVISOR_FIELDS):
+                add_advisor(per_thread, own, e["source"], e)
     by_session: dict[str, dict[str, Tokens]] = {}
     totals: dict[str, Tokens] = {}
     for node, tokens in own.items():

@@ -16,6 +16,15 @@ from graphkit.queries.model import TreeNode
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
                 "cache_read_input_tokens")
+# What Claude bills beyond the four counts, on threads and USED_MODEL edges where the
+# rows carry some (sparse properties: absent, they read as 0): the 1-hour part of the
+# cache writes and web searches.
+BILLING_FIELDS = ("cache_creation_1h_input_tokens", "web_search_requests")
+# On a USED_MODEL edge: the advisor its model consulted, and the advisor's own tokens.
+ADVISOR_MODEL = "advisor_model"
+ADVISOR_FIELDS = tuple(f"advisor_{f}" for f in (*TOKEN_FIELDS, BILLING_FIELDS[0]))
+# What a USED_MODEL edge is read for: its model's tokens and billing, and its advisor's.
+EDGE_FIELDS = (*TOKEN_FIELDS, *BILLING_FIELDS, ADVISOR_MODEL, *ADVISOR_FIELDS)
 # The default contract's names for the per-model breakdown.
 USED_MODEL = "USED_MODEL"
 MODEL = "Model"
@@ -32,17 +41,28 @@ def count(value: Any) -> int:
 
 @dataclass(frozen=True)
 class Tokens:
-    """Four token counts; adding two adds each."""
+    """Four token counts, and what is billed beside them: of the cache writes, the part
+    written for an hour (``cache_creation_1h_input_tokens``, counted in
+    ``cache_creation_input_tokens`` too) and web searches (no tokens). Adding two adds
+    each."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    cache_creation_1h_input_tokens: int = 0
+    web_search_requests: int = 0
 
     @classmethod
     def of(cls, values: dict[str, Any]) -> Tokens:
         """The counts in ``values`` (missing or null: 0)."""
-        return cls(*[count(values.get(f)) for f in TOKEN_FIELDS])
+        return cls(*[count(values.get(f)) for f in (*TOKEN_FIELDS, *BILLING_FIELDS)])
+
+    @classmethod
+    def advisor(cls, values: dict[str, Any]) -> Tokens:
+        """The advisor's tokens a ``USED_MODEL`` edge's ``values`` hold
+        (:data:`ADVISOR_FIELDS`)."""
+        return cls(*[count(values.get(f)) for f in ADVISOR_FIELDS])
 
     # Field by field, not zipped tuples: `usage` adds a few Tokens per thread, and the
     # generic form was ~40% of its time on a session of 50k threads.
@@ -50,13 +70,21 @@ class Tokens:
         return Tokens(self.input_tokens + other.input_tokens,
                       self.output_tokens + other.output_tokens,
                       self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-                      self.cache_read_input_tokens + other.cache_read_input_tokens)
+                      self.cache_read_input_tokens + other.cache_read_input_tokens,
+                      self.cache_creation_1h_input_tokens + other.cache_creation_1h_input_tokens,
+                      self.web_search_requests + other.web_search_requests)
 
     def __sub__(self, other: Tokens) -> Tokens:
         return Tokens(self.input_tokens - other.input_tokens,
                       self.output_tokens - other.output_tokens,
                       self.cache_creation_input_tokens - other.cache_creation_input_tokens,
-                      self.cache_read_input_tokens - other.cache_read_input_tokens)
+                      self.cache_read_input_tokens - other.cache_read_input_tokens,
+                      self.cache_creation_1h_input_tokens - other.cache_creation_1h_input_tokens,
+                      self.web_search_requests - other.web_search_requests)
+
+    def billed(self) -> bool:
+        """Whether it holds anything billed beside the four counts."""
+        return bool(self.cache_creation_1h_input_tokens or self.web_search_requests)
 
     def astuple(self) -> tuple[int, int, int, int]:
         """The counts in :data:`TOKEN_FIELDS` order."""
@@ -71,9 +99,14 @@ class Tokens:
         """``{"input_tokens", "output_tokens", "cache_creation_input_tokens",
         "cache_read_input_tokens"}``."""
         # Written out: `usage --json` writes four of these per thread.
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cache_creation_input_tokens": self.cache_creation_input_tokens,
-                "cache_read_input_tokens": self.cache_read_input_tokens}
+        out = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+               "cache_creation_input_tokens": self.cache_creation_input_tokens,
+               "cache_read_input_tokens": self.cache_read_input_tokens}
+        if self.cache_creation_1h_input_tokens or self.web_search_requests:
+            # Only where there are some: answers of data without them stay as they were.
+            out["cache_creation_1h_input_tokens"] = self.cache_creation_1h_input_tokens
+            out["web_search_requests"] = self.web_search_requests
+        return out
 
 
 def add_all(items: Iterable[Tokens]) -> Tokens:
@@ -83,7 +116,9 @@ def add_all(items: Iterable[Tokens]) -> Tokens:
         return some[0]
     return Tokens(sum(t.input_tokens for t in some), sum(t.output_tokens for t in some),
                   sum(t.cache_creation_input_tokens for t in some),
-                  sum(t.cache_read_input_tokens for t in some))
+                  sum(t.cache_read_input_tokens for t in some),
+                  sum(t.cache_creation_1h_input_tokens for t in some),
+                  sum(t.web_search_requests for t in some))
 
 
 # (node id, thread id, kind, agent type, parent thread's id, depth): a thread of a
@@ -133,6 +168,19 @@ def model_remainder(own: Tokens, models: dict[str, Tokens] | None) -> dict[str, 
         per = dict(sorted(models.items()))
         rest = own - add_all(per.values())
     if rest.input_tokens or rest.output_tokens or rest.cache_creation_input_tokens \
-            or rest.cache_read_input_tokens:  # usage on rows naming no model
+            or rest.cache_read_input_tokens or rest.billed():  # usage on rows naming no model
         per[UNKNOWN_MODEL] = rest
     return per
+
+
+def add_advisor(models: dict[str, dict[str, Tokens]], own: dict[str, Tokens], thread: str,
+                values: dict[str, Any]) -> None:
+    """A ``USED_MODEL`` edge's advisor tokens (``values``: its properties) as ``thread``'s
+    usage of the advisor model, and as part of its own usage: the executor's counts
+    leave them out."""
+    name = values.get(ADVISOR_MODEL)
+    tokens = Tokens.advisor(values)
+    if not tokens.total() or thread not in own:
+        return
+    add_model(models, thread, name, tokens)
+    own[thread] = own[thread] + tokens

@@ -28,12 +28,17 @@ from graphkit.core.errors import QueryError
 from graphkit.enrich.base import LineageReader, ThreadTableReader
 from graphkit.queries.lineage import session_tree, sessions, twin_hint
 from graphkit.queries.tokens import (
+    ADVISOR_FIELDS,
+    ADVISOR_MODEL,
+    BILLING_FIELDS,
+    EDGE_FIELDS,
     MODEL,
     MODEL_KEY,
     TOKEN_FIELDS,
     USED_MODEL,
     Step,
     Tokens,
+    add_advisor,
     add_all,
     add_model,
     model_remainder,
@@ -117,9 +122,9 @@ def _thread_usage(reader: LineageReader, session_ids: Sequence[str],
     # written as text, a third of `usage` on a session of 50k threads.
     times = [] if window.open else ["first_seen", "last_seen"]
     own = {r["id"]: Tokens.of(r) for r in reader.node_rows(
-        v.thread, [*TOKEN_FIELDS, *times], where=("id", ids))
+        v.thread, [*TOKEN_FIELDS, *BILLING_FIELDS, *times], where=("id", ids))
         if window.open or window.overlaps(r["first_seen"], r["last_seen"])}
-    edges = reader.edge_rows(USED_MODEL, v.thread, MODEL, TOKEN_FIELDS, sources=ids)
+    edges = reader.edge_rows(USED_MODEL, v.thread, MODEL, EDGE_FIELDS, sources=ids)
     names = {r["id"]: r[MODEL_KEY] for r in reader.node_rows(
         MODEL, [MODEL_KEY], where=("id", sorted({e["target"] for e in edges})))}
     models: dict[str, dict[str, Tokens]] = {}
@@ -127,6 +132,8 @@ def _thread_usage(reader: LineageReader, session_ids: Sequence[str],
         if e["source"] not in own:
             continue
         add_model(models, e["source"], names.get(e["target"]), Tokens.of(e))
+        if e.get(ADVISOR_MODEL) is not None or any(e.get(f) for f in ADVISOR_FIELDS):
+            add_advisor(models, own, e["source"], e)
     return [_usages(order, own, models) for order in orders]
 
 

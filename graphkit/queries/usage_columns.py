@@ -25,6 +25,10 @@ from graphkit.core.times import TIMESTAMP, iso_texts
 from graphkit.enrich.base import ThreadInfo, ThreadTableReader, plain
 from graphkit.queries.lineage import thread_tree
 from graphkit.queries.tokens import (
+    ADVISOR_FIELDS,
+    ADVISOR_MODEL,
+    BILLING_FIELDS,
+    EDGE_FIELDS,
     MODEL,
     MODEL_KEY,
     TOKEN_FIELDS,
@@ -32,12 +36,16 @@ from graphkit.queries.tokens import (
     USED_MODEL,
     Step,
     Tokens,
+    add_advisor,
     add_all,
     add_model,
     count,
     walk_steps,
 )
 from graphkit.queries.window import Window
+
+# A thread's counts: the four and what is billed beside them (Tokens' fields in order).
+_THREAD_FIELDS = (*TOKEN_FIELDS, *BILLING_FIELDS)
 
 
 def table_orders(reader: ThreadTableReader, session_ids: Sequence[str],
@@ -92,7 +100,20 @@ def counts(col: pa.ChunkedArray | pa.Array) -> list[int]:
     null as 0; any other type value by value."""
     if pa.types.is_integer(col.type):
         return pc.fill_null(col, 0).to_pylist()
+    if col.null_count == len(col):  # a sparse property the snapshot lacks
+        return [0] * len(col)
     return [count(v) for v in col.to_pylist()]
+
+
+def _advised(edges: pa.Table) -> pa.Table:
+    """The ``USED_MODEL`` edges of ``edges`` that carry an advisor's tokens (none, and
+    no row is looked at, in a snapshot of data without them)."""
+    if all(edges.column(f).null_count == edges.num_rows for f in ADVISOR_FIELDS):
+        return edges.slice(0, 0)
+    mask = pc.is_valid(edges.column(ADVISOR_FIELDS[0]))
+    for f in ADVISOR_FIELDS[1:]:
+        mask = pc.or_(mask, pc.is_valid(edges.column(f)))
+    return edges.filter(mask)
 
 
 def _utc(col: pa.ChunkedArray) -> pa.ChunkedArray | None:
@@ -132,14 +153,14 @@ def table_usage(reader: ThreadTableReader, session_ids: Sequence[str], window: W
     :func:`.usage.session_usage` adds up."""
     v = reader.vocabulary
     times = [] if window.open else ["first_seen", "last_seen"]
-    orders, extra = table_orders(reader, session_ids, [*TOKEN_FIELDS, *times])
+    orders, extra = table_orders(reader, session_ids, [*_THREAD_FIELDS, *times])
     keep = active(window, extra.column("first_seen"), extra.column("last_seen")) \
         if times else [True] * extra.num_rows
-    own = {nid: Tokens(a, b, c, d) for nid, a, b, c, d, k in zip(
-        extra.column("node_id").to_pylist(), *(counts(extra.column(f)) for f in TOKEN_FIELDS),
+    own = {nid: Tokens(*n) for nid, *n, k in zip(
+        extra.column("node_id").to_pylist(), *(counts(extra.column(f)) for f in _THREAD_FIELDS),
         keep, strict=True) if k}
     models: dict[str, dict[str, Tokens]] = {}
-    edges = reader.edge_table(USED_MODEL, v.thread, MODEL, TOKEN_FIELDS)
+    edges = reader.edge_table(USED_MODEL, v.thread, MODEL, EDGE_FIELDS)
     if edges is None or not own:
         return orders, own, models
     edges = edges.filter(pc.is_in(edges.column("source"),
@@ -150,9 +171,11 @@ def table_usage(reader: ThreadTableReader, session_ids: Sequence[str], window: W
     else:
         name = pc.take(names.column(MODEL_KEY), pc.index_in(
             edges.column("target"), value_set=names.column("id").combine_chunks())).to_pylist()
-    for src, n, a, b, c, d in zip(edges.column("source").to_pylist(), name,
-                                  *(counts(edges.column(f)) for f in TOKEN_FIELDS), strict=True):
-        add_model(models, src, n, Tokens(a, b, c, d))
+    for src, n, *c in zip(edges.column("source").to_pylist(), name,
+                          *(counts(edges.column(f)) for f in _THREAD_FIELDS), strict=True):
+        add_model(models, src, n, Tokens(*c))
+    for e in _advised(edges).select(["source", ADVISOR_MODEL, *ADVISOR_FIELDS]).to_pylist():
+        add_advisor(models, own, e["source"], e)
     return orders, own, models
 
 
@@ -184,7 +207,7 @@ def session_totals(reader: ThreadTableReader, session_ids: Sequence[str], window
     thread and edge was most of ``sessions`` over 19k threads)."""
     v = reader.vocabulary
     times = [] if window.open else ["first_seen", "last_seen"]
-    t = reader.node_table(v.thread, [v.thread_session, *TOKEN_FIELDS, *times])
+    t = reader.node_table(v.thread, [v.thread_session, *_THREAD_FIELDS, *times])
     if t is None:
         return {}, {}
     keep = pc.is_in(t.column(v.thread_session).cast(pa.string()),
@@ -194,10 +217,10 @@ def session_totals(reader: ThreadTableReader, session_ids: Sequence[str], window
                                              t.column("last_seen")), pa.bool_()))
     t = t.filter(keep)
     session = t.column(v.thread_session).cast(pa.string())
-    counted = pa.table({"s": session, **{f: _count_array(t.column(f)) for f in TOKEN_FIELDS}})
+    counted = pa.table({"s": session, **{f: _count_array(t.column(f)) for f in _THREAD_FIELDS}})
     totals = _sums(counted, ["s"])
     models: dict[str, dict[str, Tokens]] = {}
-    edges = reader.edge_table(USED_MODEL, v.thread, MODEL, TOKEN_FIELDS)
+    edges = reader.edge_table(USED_MODEL, v.thread, MODEL, EDGE_FIELDS)
     if edges is not None and t.num_rows:
         at = pc.index_in(edges.column("source"), value_set=t.column("id").combine_chunks())
         edges = edges.filter(pc.is_valid(at))
@@ -208,9 +231,16 @@ def session_totals(reader: ThreadTableReader, session_ids: Sequence[str], window
             pc.index_in(edges.column("target"), value_set=names.column("id").combine_chunks())))
         by = pa.table({"s": owner, "m": pc.fill_null(pc.if_else(
             pc.equal(name, ""), pa.scalar(None, pa.string()), name), UNKNOWN_MODEL),
-            **{f: _count_array(edges.column(f)) for f in TOKEN_FIELDS}})
+            **{f: _count_array(edges.column(f)) for f in _THREAD_FIELDS}})
         for (sid, model), tokens in _sums(by, ["s", "m"]).items():
             models.setdefault(sid, {})[model] = tokens
+        advised = _advised(edges.append_column("__s", owner))
+        for e in advised.select(["__s", ADVISOR_MODEL, *ADVISOR_FIELDS]).to_pylist():
+            # The advisor's tokens: its model's, and part of the session's whole usage.
+            tokens = Tokens.advisor(e)
+            if tokens.total():
+                add_model(models, e["__s"], e[ADVISOR_MODEL], tokens)
+                totals[e["__s"]] = totals.get(e["__s"], Tokens()) + tokens
     for sid, total in totals.items():
         per = models.setdefault(sid, {})
         rest = total - add_all(per.values()) if per else total
@@ -223,13 +253,15 @@ def _count_array(col: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
     """A token column as int64 counts (:func:`counts`), staying in Arrow for integers."""
     if pa.types.is_integer(col.type):
         return pc.fill_null(col, 0).cast(pa.int64())
+    if col.null_count == len(col):  # a sparse property the snapshot lacks
+        return pa.repeat(pa.scalar(0, pa.int64()), len(col))
     return pa.array(counts(col), pa.int64())
 
 
 def _sums(t: pa.Table, keys: list[str]) -> dict[Any, Tokens]:
     """The token columns of ``t`` summed per ``keys`` (one key: its value; more: a tuple)."""
-    g = t.group_by(keys).aggregate([(f, "sum") for f in TOKEN_FIELDS])
-    cols = [g.column(f"{f}_sum").to_pylist() for f in TOKEN_FIELDS]
+    g = t.group_by(keys).aggregate([(f, "sum") for f in _THREAD_FIELDS])
+    cols = [g.column(f"{f}_sum").to_pylist() for f in _THREAD_FIELDS]
     ids = list(zip(*(g.column(k).to_pylist() for k in keys), strict=True))
-    return {(k[0] if len(keys) == 1 else k): Tokens(a, b, c, d)
-            for k, a, b, c, d in zip(ids, *cols, strict=True)}
+    return {(k[0] if len(keys) == 1 else k): Tokens(*c)
+            for k, *c in zip(ids, *cols, strict=True)}

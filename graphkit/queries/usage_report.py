@@ -16,15 +16,23 @@ usage grouped by session, day, model or agent type.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from graphkit.core.errors import QueryError
 from graphkit.enrich.base import LineageReader
 from graphkit.queries.prices import (
+    ClaudeCost,
     Cost,
     PriceTable,
     UsageGroup,
+    compare_claude,
+    counts_match,
     group_usage,
     load_prices,
     session_cost,
@@ -45,6 +53,9 @@ class SessionCosts:
     total: Cost
     own: list[Cost]
     subtree: list[Cost]
+    # Claude Code's own figure for the session and its gap to ``total``, where the
+    # session's data holds one (a cost-state record, or HypAware's per-request costs).
+    claude: ClaudeCost | None = None
 
 
 @dataclass
@@ -127,15 +138,90 @@ def usage(store: LineageReader, session_ids: Sequence[str] = (), *, since: When 
     table = prices if isinstance(prices, PriceTable) else load_prices(
         Path(prices) if prices is not None else None)
     answers = session_usage(store, require_sessions(store, session_ids, window), window)
+    # Claude's figure is the whole session's: beside a window's share it says nothing.
+    claude = claude_costs(store, [u.session_id for u in answers]) if window.open else {}
     costs = []
     for u in answers:
         own = [thread_cost(t, table) for t in u.threads]
-        costs.append(SessionCosts(session_cost(u, table), own, subtree_costs(u, table, own)))
+        whole = session_cost(u, table)
+        theirs = claude.get(u.session_id)
+        if theirs is not None:
+            theirs = _with_origin(store, u, compare_claude(theirs, whole, u.by_model(), table))
+        costs.append(SessionCosts(whole, own, subtree_costs(u, table, own), theirs))
     report = UsageReport(answers, costs, table, by)
     if by is not None:
         days = _thread_days(store, answers) if by == "day" else None
         report.groups = group_usage(answers, by, table, days)
     return report
+
+
+# The default contract's Session properties holding Claude Code's own cost.
+CLAUDE_COST = "claude_cost_usd"
+CLAUDE_COST_MODELS = "claude_cost_models"
+CLAUDE_REQUEST_COST = "claude_request_cost_usd"
+
+
+def claude_costs(store: LineageReader, session_ids: Sequence[str]) -> dict[str, ClaudeCost]:
+    """Claude Code's own figure for each of ``session_ids`` whose graph holds one: its
+    last cost-state record, else the per-request costs HypAware's OTEL rows carry."""
+    v = store.vocabulary
+    out: dict[str, ClaudeCost] = {}
+    for r in store.node_rows(v.session, [v.session_key, CLAUDE_COST, CLAUDE_COST_MODELS,
+                                         CLAUDE_REQUEST_COST],
+                             where=(v.session_key, list(session_ids))):
+        sid = r[v.session_key]
+        state, asked = _usd(r[CLAUDE_COST]), _usd(r[CLAUDE_REQUEST_COST])
+        if state is not None:
+            models: Any = None
+            with contextlib.suppress(ValueError, TypeError, RecursionError):
+                models = json.loads(r[CLAUDE_COST_MODELS] or "null")
+            if not isinstance(models, dict):
+                models = {}
+            out[str(sid)] = ClaudeCost(state, "cost-state", {
+                str(m): {k: x for k, x in u.items()
+                         if not isinstance(x, str) and _usd(x) is not None}
+                for m, u in models.items() if isinstance(u, dict)})
+        elif asked is not None:
+            out[str(sid)] = ClaudeCost(asked, "requests")
+    return out
+
+
+def _with_origin(store: LineageReader, u: SessionUsage, claude: ClaudeCost) -> ClaudeCost:
+    """``claude`` with the gap's cause where Claude's counts are this session's and
+    the session's it continues together (a background continuation replays its
+    origin's conversation, and Claude Code's running cost carries the origin's on)."""
+    if not claude.gap or not claude.models or claude.cause is None:
+        return claude
+    from graphkit.queries.continuations import continues
+
+    for origin in continues(store, u.session_id):
+        if origin.depth != 1:
+            continue
+        try:
+            before = session_usage(store, [origin.id])[0]
+        except QueryError:
+            continue
+        both = dict(u.by_model())
+        for model, tokens in before.by_model().items():
+            both[model] = both.get(model, Tokens()) + tokens
+        if counts_match(claude, both):
+            how = f" ({origin.how})" if origin.how else ""
+            return ClaudeCost(claude.usd, claude.source, claude.models, claude.gap,
+                              f"Claude Code's figure counts the session this one continues"
+                              f"{how} too, {origin.id}: the same tokens as both")
+    return claude
+
+
+def _usd(value: Any) -> float | None:
+    """A cost read from the store, or None (none, or no finite number: text that is no
+    number, or an integer past a float's range from a store that keeps any)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        usd = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return usd if math.isfinite(usd) else None
 
 
 def _thread_days(store: LineageReader, answers: list[SessionUsage]) -> dict[str, str]:

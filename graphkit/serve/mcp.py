@@ -115,10 +115,12 @@ _TEXT = {"type": "string"}
 _MAYBE_TEXT = {"type": ["string", "null"]}
 _REF = {"type": "object", "required": ["type", "id"],
         "properties": {"type": _TEXT, "id": _TEXT}}
+# The four counts, and what Claude bills beside them where there are some.
 _TOKENS = {"type": "object", "required": ["input_tokens", "output_tokens"],
            "properties": {k: {"type": "integer"} for k in (
                "input_tokens", "output_tokens", "cache_creation_input_tokens",
-               "cache_read_input_tokens")}}
+               "cache_read_input_tokens", "cache_creation_1h_input_tokens",
+               "web_search_requests")}}
 
 
 def _record(kind: str, required: list[str], /, **props: Any) -> dict[str, Any]:
@@ -167,6 +169,8 @@ _CONTINUATION = _record("continuation", ["session_id", "direction", "type", "id"
 _USAGE = _record("usage", ["session_id", "own", "total", "cost_usd", "threads"],
                  session_id=_TEXT, own=_TOKENS, total=_TOKENS, cost_usd=_COST,
                  cost_note=_MAYBE_TEXT, unpriced_models={"type": "array", "items": _TEXT},
+                 # Claude Code's own figure, where the session's data holds one.
+                 claude_cost_usd=_COST, cost_gap_usd=_COST, cost_gap_cause=_MAYBE_TEXT,
                  threads={"type": "array", "items": {
                      "type": "object",
                      "required": ["id", "own", "subtree", "own_cost_usd", "subtree_cost_usd"],
@@ -180,7 +184,9 @@ _USAGE_GROUP = _record("usage_group", ["session_id", "by", "key", "cost_usd",
                                        "unpriced_models"],
                        session_id=_MAYBE_TEXT, by=_TEXT, key=_MAYBE_TEXT, cost_usd=_COST,
                        unpriced_models={"type": "array", "items": _TEXT},
-                       cost_note=_MAYBE_TEXT, sessions={"type": "integer"})
+                       cost_note=_MAYBE_TEXT, sessions={"type": "integer"},
+                       claude_cost_usd=_COST, cost_gap_usd=_COST,
+                       cost_gap_cause=_MAYBE_TEXT)
 _FILE = _record("file", ["session_id", "thread", "path", "reads", "writes"],
                 session_id=_TEXT, thread=_TEXT, path=_TEXT, reads={"type": "integer"},
                 writes={"type": "integer"})

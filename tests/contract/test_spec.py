@@ -56,7 +56,7 @@ def test_rules_stay_frozen_compared_by_fields_and_dump_as_plain_data() -> None:
     assert dumped["where"]["not_null"] == ["session_id"]
     assert dumped["properties"] == {"n": {"first": None, "last": None, "min": None,
                                           "max": None, "count": "*", "count_distinct": None,
-                                          "sum": None}}
+                                          "sum": None, "sparse": False}}
     dumped["key"].append("x")  # a copy, as dataclasses.asdict gave
     assert rule.key == ["session_id"]
 

@@ -78,17 +78,26 @@ def test_a_price_that_makes_an_infinite_cost_is_one_line(tmp_path: Path) -> None
     assert "Infinity" not in proc.stdout and "1e+297" in proc.stdout
 
 
-def test_a_cost_each_finite_whose_sum_is_not_is_one_error() -> None:
-    # A session's total adds finite costs: their sum may not be. (The subagent tree's
-    # sum has its own test in tests/queries/test_costs.py.)
-    from graphkit.queries.prices import Cost, PriceTable
-    from graphkit.queries.usage import Tokens
+def test_costs_each_finite_whose_sum_is_not_are_one_error() -> None:
+    # The session's and a subagent tree's totals add finite costs: their sum may not be.
+    from graphkit.queries.prices import Cost, PriceTable, subtree_costs
+    from graphkit.queries.usage import SessionUsage, ThreadUsage, Tokens
 
     table = PriceTable({"m": (1.5e308, 0.0, 0.0, 0.0)}, path="prices.json")
     one = Cost(usd=sys.float_info.max)
     assert table.cost("m", Tokens(1, 0, 0, 0)) == 1.5e302
     with pytest.raises(GraphkitError, match=r"prices\.json: the cost of model 'm' is past"):
         one.add(table, "m", Tokens(1, 0, 0, 0))
+    # A subagent tree of two threads costing 1.5e308 each (a price table cannot reach
+    # that per thread; the sum's guard is what is tested): each finite, the sum not.
+    threads = [ThreadUsage(t, t, p, "thread", None, d, Tokens())
+               for t, p, d in (("a", None, 0), ("b", "a", 1))]
+    alone = subtree_costs(SessionUsage("s", Tokens(), Tokens(), threads[1:]), table,
+                          [Cost(usd=1.5e308)])
+    assert [c.usd for c in alone] == [1.5e308]
+    with pytest.raises(GraphkitError, match="the cost of a subagent tree is past"):
+        subtree_costs(SessionUsage("s", Tokens(), Tokens(), threads), table,
+                      [Cost(usd=1.5e308)] * 2)
 
 
 def test_a_price_of_400_digits_is_one_line_and_a_bom_is_read_as_nothing(

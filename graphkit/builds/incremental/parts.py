@@ -317,8 +317,8 @@ def _merged_tables(plan: Plan, folder: Path, files: list[str],
             continue
         tabs = [t[key] for t in loaded.values() if key in t]
         found: list[pa.Array] = []
-        out[key] = merge_parts(plan, plan.types[key], tabs, unify([t.schema for t in tabs]),
-                               found)
+        schema = unify([t.schema for t in tabs], plan.types[key].columns)
+        out[key] = merge_parts(plan, plan.types[key], tabs, schema, found)
         shared[key] = found[0]
     for key in spliced:  # the keys it replaced were held once: the shared ones stand
         if kept_from is not None and key in kept_from.shared_at:

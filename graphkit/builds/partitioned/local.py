@@ -231,7 +231,7 @@ def merge_into(plan: Plan, partials: _Partials, folder: SnapshotFolder,
     resolver = totals.resolver
     for key in sorted(partials.schemas, key=merge_order):
         kind, type_ = key
-        schema = unify(partials.schemas[key])
+        schema = unify(partials.schemas[key], plan.types[key].columns)
         tp = plan.types[key]
         writer = folder.writer(kind, type_, final_schema(schema))
         for b in range(partials.buckets):

@@ -17,6 +17,7 @@ counts its rows as dropped otherwise — the in-memory build's edges and counts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -39,9 +40,27 @@ def final_schema(partial: pa.Schema) -> pa.Schema:
     return pa.schema([f for f in partial if not f.name.startswith(HIDDEN)])
 
 
-def unify(schemas: list[pa.Schema]) -> pa.Schema:
-    """One schema for a type's partial tables from all partitions."""
-    return pa.unify_schemas(schemas, promote_options="permissive").remove_metadata()
+def unify(schemas: list[pa.Schema], order: Sequence[str] = ()) -> pa.Schema:
+    """One schema for a type's partial tables from all partitions, its columns in
+    ``order`` (the in-memory build's: a ``sparse`` property some partition left out
+    comes where the contract puts it, not last), any other after them as found."""
+    whole = pa.unify_schemas(schemas, promote_options="permissive").remove_metadata()
+    if not order:
+        return whole
+    at = {name: i for i, name in enumerate(order)}
+    names = sorted(whole.names, key=lambda n: (at.get(n, len(at)), whole.names.index(n)))
+    return pa.schema([whole.field(n) for n in names])
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with ``schema``'s columns in its order: one a partition left out (a
+    ``sparse`` property none of its rows had) null."""
+    if table.schema == schema:
+        return table
+    for f in schema:
+        if f.name not in table.column_names:
+            table = table.append_column(f.name, pa.nulls(table.num_rows, f.type))
+    return table.select(schema.names).cast(schema)
 
 
 def row_keys(kind: str, t: pa.Table) -> pa.Array | pa.ChunkedArray:
@@ -102,7 +121,7 @@ def merge_parts(plan: Plan, tp: TypePlan, parts: list[pa.Table],
         if shared is not None:
             shared.append(pa.array([], pa.string()))
         return out_schema.empty_table()
-    t = pa.concat_tables([p.cast(schema) if p.schema != schema else p for p in parts])
+    t = pa.concat_tables([conform(p, schema) for p in parts])
     check_spans(plan, tp, t)
     if len(parts) > 1 or shared is not None:
         k = _key(tp.kind, t)

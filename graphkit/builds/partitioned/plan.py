@@ -30,6 +30,7 @@ from graphkit.contract.expr import Expr
 from graphkit.contract.loader import LoadedContract
 from graphkit.contract.spec import Aggregation
 from graphkit.core.errors import ContractError
+from graphkit.core.graph import EDGE_SOURCE, EDGE_TARGET, NODE_ID
 
 # Input position of a row across all sources, in the order the sources are read.
 ORD = "__gk_ord"
@@ -77,6 +78,10 @@ class TypePlan(msgspec.Struct):
     span_check: bool  # has count_distinct: groups must stay within one partition key
     rules: int = 1
     ends: tuple[str, str] = ("", "")  # an edge type's source and target node types
+    # The columns of its in-memory table in order (id or ends, key, properties with
+    # the hidden ones): where partitions' tables differ (a ``sparse`` property one of
+    # them left out), the merge puts them in this order.
+    columns: list[str] = msgspec.field(default_factory=list)
 
 
 class Plan(msgspec.Struct):
@@ -109,7 +114,7 @@ def _widen(props: dict[str, Aggregation], pk: str,
             col = f"__gk_where_{agg.column}"
             derived.setdefault(col, RankWhere(agg.column))
             rank = f"__gk_{agg.op}_{name}"
-            out[rank] = Aggregation(**{"min" if agg.op == "first" else "max": col})
+            out[rank] = Aggregation(min=col) if agg.op == "first" else Aggregation(max=col)
         elif agg.op == "count_distinct":
             span = True
         plans.append(PropPlan(name, agg.op, rank))
@@ -141,7 +146,8 @@ def make_plan(contract: LoadedContract, partition_key: str | None = None) -> Pla
     for rule in spec.nodes:
         props, plans, span = _widen(rule.properties, pk, derived)
         nodes.append(rule.model_copy(update={"properties": props}))
-        plan_types[("node", rule.type)] = TypePlan("node", rule.type, plans, span)
+        plan_types[("node", rule.type)] = TypePlan(
+            "node", rule.type, plans, span, columns=[NODE_ID, *rule.key, *props])
     edges = []
     for i, erule in enumerate(spec.edges):
         if erule.join is not None and pk not in erule.join.same:
@@ -159,9 +165,11 @@ def make_plan(contract: LoadedContract, partition_key: str | None = None) -> Pla
             prev = plan_types[key]
             prev.rules += 1
             prev.span_check = prev.span_check or span
+            prev.columns += [p for p in props if p not in prev.columns]
         else:
             plan_types[key] = TypePlan("edge", erule.type, plans, span,
-                                       ends=(erule.from_.type, erule.to.type))
+                                       ends=(erule.from_.type, erule.to.type),
+                                       columns=[EDGE_SOURCE, EDGE_TARGET, *props])
     widened = LoadedContract(spec.model_copy(update={"nodes": nodes, "edges": edges}),
                              contract.path, {**contract.derived, **derived}, contract.lines)
     return Plan(contract, widened, pk, list(spec.order_by), plan_types)

@@ -297,7 +297,8 @@ def _merge_stage(parts: Any, plan: Plan, schemas: dict[tuple[str, str], pa.Schem
         .applyInArrow(_guard(run), _OUT)
 
 
-def _collect_meta(stage: Any, totals: Totals) -> dict[tuple[str, str], pa.Schema]:
+def _collect_meta(stage: Any, totals: Totals,
+                  plan: Plan) -> dict[tuple[str, str], pa.Schema]:
     """Partition counts and rejects into ``totals``; each type's unified schema."""
     schemas: dict[tuple[str, str], list[pa.Schema]] = {}
     for row in stage.filter("rec != 'part'").collect():
@@ -310,7 +311,7 @@ def _collect_meta(stage: Any, totals: Totals) -> dict[tuple[str, str], pa.Schema
             counts = json.loads(bytes(row["payload"]))
             totals.add(counts, pa.table({}))
     totals.rejects = [t for t in totals.rejects if t.num_rows]
-    return {k: unify(v) for k, v in schemas.items()}
+    return {k: unify(v, plan.types[k].columns) for k, v in schemas.items()}
 
 
 def _write_merged(merged: Any, plan: Plan, schemas: dict[tuple[str, str], pa.Schema],
@@ -393,7 +394,7 @@ def build_spark(
         stage = stage.persist()
         totals = Totals()
         t1 = time.perf_counter()
-        schemas = _collect_meta(stage, totals)
+        schemas = _collect_meta(stage, totals, plan)
         if not totals.meta:
             # No rows, so no partition ran: project no rows here, as the local
             # engines do, for every type's empty table and the contract's account.

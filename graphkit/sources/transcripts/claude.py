@@ -63,7 +63,7 @@ from graphkit.sources.transcripts.claude_records import (
     job_state_facts,
     session_record,
 )
-from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links
+from graphkit.sources.transcripts.extras import ClaudeUsage, claude_links, web_searches
 from graphkit.sources.transcripts.files import holds_lone_surrogate, json_document
 from graphkit.sources.transcripts.sidechains import (
     SideLine,
@@ -286,6 +286,7 @@ class _ClaudeFile:
     # before any (kept as the reference the caller holds: no copy, no closure per file).
     data: bytes = b""
     tool_names: dict[str, str] = field(default_factory=dict)
+    call_lines: dict[str, int] = field(default_factory=dict)  # call id -> its message's line
     side_lines: list[SideLine] = field(default_factory=list)
     spawns: dict[str, Spawn] = field(default_factory=dict)  # main-loop Task/Agent calls
     link_of_call: dict[str, str] = field(default_factory=dict)
@@ -301,6 +302,7 @@ class _ClaudeFile:
     side: bool = False
     subtype: str | None = None
     results: int = 0   # tool results of the entry so far: only the first reads toolUseResult
+    line: int = 0  # the line the entry's message starts on
     ts_of: dict[str, int | None] = field(default_factory=dict)  # timestamp text -> parsed
     session_of: dict[str, str] = field(default_factory=dict)  # sessionId text -> session
 
@@ -421,6 +423,7 @@ class _ClaudeFile:
         first_row = len(rows)
         self.e, self.etype, self.ts, self.session = e, etype, ts, session
         self.side, self.subtype, self.results = side, subtype, 0
+        self.line = message[LINE_AT]
         part = self._part
         for block in blocks:
             if type(block) is not dict:
@@ -551,6 +554,7 @@ class _ClaudeFile:
             name = f"mcp__{server}__{name}"
         if isinstance(call_id, str) and isinstance(name, str):
             self.tool_names[call_id] = name
+            self.call_lines[call_id] = self.line
             if name in SPAWN_TOOLS and isinstance(args, dict):
                 self.facts["spawns"][call_id] = [args.get("subagent_type"),
                                                  args.get("description")]
@@ -580,6 +584,11 @@ class _ClaudeFile:
                 self.link_of_call[for_id] = agent_named
             if run_id:
                 self.facts["run_links"].append([self.session, run_id, for_id])
+            if self.results == 1:
+                tur = self.e.get("toolUseResult")
+                if type(tur) is dict and ("searchCount" in tur or "results" in tur):
+                    self.usage.searched(self.call_lines.get(for_id, self.line), for_id,
+                                        web_searches(tur, self.tool_names.get(for_id)))
             spawn = self.spawns.get(for_id)
             if spawn is not None:
                 spawn.result_ts = self.ts

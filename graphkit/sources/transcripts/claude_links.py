@@ -33,6 +33,7 @@ from graphkit.sources.transcripts.claude_records import (
     background_pairs,
     drop_background_copies,
     side_run_kind,
+    with_cost_state,
     workspace_columns,
 )
 from graphkit.sources.transcripts.extras import (
@@ -240,7 +241,9 @@ def link_claude(files: list[ParsedFile], table: pa.Table | None,
     per_thread[:] = list(attrs_of.values())
     continues = claude_continuations(table, file_facts)
     continues.update((new, (origin, "background")) for new, origin in background.items())
-    attributes = with_extras(per_thread[threads.code].tolist(), table, file_facts, continues)
+    attributes = with_cost_state(
+        with_extras(per_thread[threads.code].tolist(), table, file_facts, continues), table,
+        file_facts)
     return workspace_columns(finish_rows(table, "anthropic", "claude", threads.index,
                                          threads.started[threads.code], attributes,
                                          keep_file), file_facts)

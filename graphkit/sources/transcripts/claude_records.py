@@ -20,6 +20,7 @@ reader's ``KnownKinds`` of 2.1.288, orca's continuation tracker); see
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 CONTINUED_IN = "continued-in"
@@ -44,9 +45,39 @@ def _text(value: Any) -> str | None:
 
 
 def _number(value: Any) -> float | None:
+    """``value`` as a finite float, or None (no number, NaN, infinite, or an integer past
+    a float's range: JSON has no limit on digits)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if value == value and abs(value) != float("inf") else None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+# The most a cost-state may say a session cost: what a float holds exactly (2^53 - 1,
+# the bound the graph's sums take from their rows); a larger figure is damage, not a bill.
+_LARGEST_COST = 2**53 - 1
+
+# cost-state's modelUsage fields -> the rows' names (Claude's cost of a model, and the
+# tokens and web searches it counted for it).
+_MODEL_USAGE = (("costUSD", "cost_usd"), ("inputTokens", "input_tokens"),
+                ("outputTokens", "output_tokens"),
+                ("cacheCreationInputTokens", "cache_creation_input_tokens"),
+                ("cacheReadInputTokens", "cache_read_input_tokens"),
+                ("webSearchRequests", "web_search_requests"))
+
+
+def _model_usage(u: dict[str, Any]) -> dict[str, float]:
+    """One model's entry of a cost-state's ``modelUsage``: the numbers it gives (a
+    negative cost or count, or one past the bound, is none: nothing is said of it)."""
+    out = {}
+    for key, name in _MODEL_USAGE:
+        value = _number(u.get(key))
+        if value is not None and 0 <= value <= _LARGEST_COST:
+            out[name] = value if name == "cost_usd" else int(value)
+    return out
 
 
 def session_record(facts: dict[str, Any], line: int, e: dict[str, Any], etype: str,
@@ -61,14 +92,14 @@ def session_record(facts: dict[str, Any], line: int, e: dict[str, Any], etype: s
                                                      new])
     elif etype == COST_STATE:
         total = _number(e.get("totalCostUSD"))
-        if total is None:
-            return "cost-state record without a numeric totalCostUSD"
+        if total is None or not 0 <= total <= _LARGEST_COST:
+            return (f"cost-state record without a totalCostUSD from 0 to {_LARGEST_COST:,}")
         usage = e.get("modelUsage")
-        models = {m: _number(u.get("costUSD")) for m, u in usage.items()
-                  if isinstance(u, dict)} if isinstance(usage, dict) else {}
+        models = {m: _model_usage(u) for m, u in usage.items()
+                  if isinstance(m, str) and isinstance(u, dict)} \
+            if isinstance(usage, dict) else {}
         facts.setdefault("cost_state", {})[_text(e.get("sessionId")) or session] = {
-            "total_cost_usd": total, "models": {m: c for m, c in models.items()
-                                                if c is not None}, "line": line}
+            "total_cost_usd": total, "models": models, "line": line}
     elif etype == FORK_REF:
         facts["fork_ref"] = {"agent_id": _text(e.get("agentId")),
                              "parent_session_id": _text(e.get("parentSessionId")),
@@ -164,6 +195,47 @@ def workspace_columns(table: Any, facts: list[dict[str, Any]]) -> Any:
             table = table.set_column(at, table.schema.field(name),
                                      pa.array(values, pa.string()))
     return table
+
+
+def with_cost_state(attributes: list[str | None], table: Any,
+                    facts: list[dict[str, Any]]) -> list[str | None]:
+    """``attributes`` with each session's last ``cost-state`` as ``claude.cost_state``
+    ``{total_cost_usd, models: {model: {cost_usd, <counts>}}}`` on one row of it (its
+    main thread's first, else its first): Claude Code's own cost of the session, shown
+    beside graphkit's."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from graphkit.sources.transcripts.buffer import dumps_decoded, loads
+
+    states: dict[str, dict[str, Any]] = {}
+    for fact in facts:
+        for session, state in (fact.get("cost_state") or {}).items():
+            states[session] = {"total_cost_usd": state["total_cost_usd"],
+                               "models": state.get("models") or {}}
+    if not states or not table.num_rows:
+        return attributes
+    sessions = table.column("session_id")
+    wanted = pc.fill_null(pc.is_in(sessions, value_set=pa.array(sorted(states), pa.string())),
+                          False)
+    rows = pc.indices_nonzero(wanted)
+    mains = pc.is_null(table.column("agent_id").take(rows)).to_pylist()
+    at: dict[str, tuple[bool, int]] = {}  # session -> (a main-thread row, which)
+    for i, s, main in zip(rows.to_pylist(), sessions.take(rows).to_pylist(), mains,
+                          strict=True):
+        if s not in at or (main and not at[s][0]):
+            at[s] = (main, i)
+    out = list(attributes)
+    for s, (_main, i) in at.items():
+        text = out[i]
+        doc = loads(text) if text else {}
+        if not isinstance(doc, dict):
+            continue
+        claude = doc.get("claude")
+        doc["claude"] = {**(claude if isinstance(claude, dict) else {}),
+                         "cost_state": states[s]}
+        out[i] = dumps_decoded(doc)
+    return out
 
 
 def side_run_kind(agent: str) -> str | None:

@@ -12,9 +12,16 @@ of one message per model response:
 - Claude: each assistant line's ``message.usage``, once per ``(message.id,
   requestId)`` (a missing ``requestId`` still forms a pair), with the numbers of
   the pair's *last* line: one response is split one content block a line, and
-  earlier lines may carry partial output counts. The 1-hour part of the cache
-  writes (``cache_creation.ephemeral_1h_input_tokens``) rides along as
-  ``cache_creation_1h_input_tokens`` when there is one (the contract does not read it).
+  earlier lines may carry partial output counts. What Claude bills beyond the four
+  counts rides along when there is some (:data:`BILLING_KEYS`): the 1-hour part of the
+  cache writes (``cache_creation.ephemeral_1h_input_tokens``) as
+  ``cache_creation_1h_input_tokens``; the API's own web searches
+  (``server_tool_use.web_search_requests``) and those of Claude Code's WebSearch tool (its
+  result's ``toolUseResult.searchCount``, put on the message that made the call) as
+  ``web_search_requests``; and the advisor's tokens (``iterations[]`` entries of type
+  ``advisor_message``, which the top-level counts leave out) as ``advisor`` ``{model,
+  <counts>}``. ``output_tokens`` already holds the thinking tokens
+  (``output_tokens_details.thinking_tokens`` is a part of it): nothing is added for them.
 - Codex: ``token_count`` events hold cumulative totals; the difference between
   consecutive totals is one turn's usage, put on the last assistant message
   before the event. ``input_tokens`` there include ``cached_input_tokens``, so
@@ -50,7 +57,12 @@ TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
 # ``usage.cache_creation.ephemeral_1h_input_tokens``, priced 2x input against 1.25x for
 # the 5-minute part): kept when the response reports some, for pricing from the rows.
 HOUR_KEY = "cache_creation_1h_input_tokens"
-USAGE_KEYS = (*TOKEN_KEYS, HOUR_KEY)
+# Web searches, billed per search beside the tokens.
+SEARCH_KEY = "web_search_requests"
+# The advisor model's own usage in a response (Claude's advisor tool): {model, counts}.
+ADVISOR_KEY = "advisor"
+BILLING_KEYS = (HOUR_KEY, SEARCH_KEY, ADVISOR_KEY)
+USAGE_KEYS = (*TOKEN_KEYS, *BILLING_KEYS)
 _LEAD_NAMES = frozenset({"team-lead", "lead", "leader"})
 
 
@@ -63,7 +75,9 @@ class ClaudeUsage:
 
     def __init__(self) -> None:
         # pair -> (line the message starts on, usage); a later line of the pair replaces it.
-        self.pairs: dict[tuple[str, str | None], tuple[int, dict[str, int]]] = {}
+        self.pairs: dict[tuple[str, str | None], tuple[int, dict[str, Any]]] = {}
+        # tool call id -> (line its message starts on, web searches its result reports)
+        self.searches: dict[str, tuple[int, int]] = {}
 
     def count(self, native_id: str | None, req: Any, usage: dict[str, Any],
               message_line: int) -> None:
@@ -72,22 +86,116 @@ class ClaudeUsage:
         ``message.usage`` (an object), as the parser has read them."""
         mid = native_id if native_id is not None else f"line-{message_line}"
         rid = req if isinstance(req, str) else None
-        counts = {}
+        counts: dict[str, Any] = {}
         for k in TOKEN_KEYS:  # _int inlined: this runs for every assistant line
             v = usage.get(k)
             counts[k] = v if isinstance(v, int) and not isinstance(v, bool) else 0
         if counts["cache_creation_input_tokens"]:  # its 1-hour part, if it says
-            split = usage.get("cache_creation")
-            hour = split.get("ephemeral_1h_input_tokens") if type(split) is dict else None
-            if type(hour) is int and hour > 0:
+            hour = _hour(usage)
+            if hour:
                 counts[HOUR_KEY] = hour
+        server = usage.get("server_tool_use")
+        if type(server) is dict:
+            searches = server.get(SEARCH_KEY)
+            if type(searches) is int and searches > 0:
+                counts[SEARCH_KEY] = searches
+        steps = usage.get("iterations")
+        if type(steps) is list and steps:
+            advisor = advisor_usage(steps)
+            if advisor is not None:
+                counts[ADVISOR_KEY] = advisor
         self.pairs[(mid, rid)] = (message_line, counts)
 
+    def searched(self, message_line: int, call_id: str, searches: Any) -> None:
+        """Record ``searches`` (a tool result's ``toolUseResult.searchCount``) on the
+        message starting at ``message_line``, the one whose call ran them; once per
+        call, however often a replay repeats its result."""
+        if type(searches) is int and searches > 0:
+            self.searches[call_id] = (message_line, searches)
+
     def facts(self) -> list[list[Any]]:
-        """``[line, "message.id|requestId", usage]`` per pair, in line order."""
-        return [[line, f"{mid}|{rid or ''}", usage]
-                for (mid, rid), (line, usage) in sorted(self.pairs.items(),
-                                                        key=lambda kv: kv[1][0])]
+        """``[line, key, usage]`` per pair (key ``message.id|requestId``) and per call
+        that searched the web (key ``search|<call id>``), in line order."""
+        out = [[line, f"{mid}|{rid or ''}", usage]
+               for (mid, rid), (line, usage) in self.pairs.items()]
+        out += [[line, f"search|{call}", {SEARCH_KEY: n}]
+                for call, (line, n) in self.searches.items()]
+        return sorted(out, key=lambda f: f[0])
+
+
+def web_searches(result: dict[str, Any], tool: str | None) -> int:
+    """The web searches a tool's ``toolUseResult`` reports: its ``searchCount``, or, for
+    Claude Code's ``WebSearch`` from before it wrote one, its ``results`` that are a
+    server search's (an object naming the search's ``tool_use_id``; text entries are
+    the model's commentary). Claude Code runs them in a request of its own, whose usage
+    the transcript does not hold: only the count is there to bill.
+
+    >>> web_searches({"searchCount": 3}, "WebSearch")
+    3
+    >>> web_searches({"results": ["noted", {"tool_use_id": "srvtoolu_1", "content": []}]},
+    ...              "WebSearch")
+    1
+    """
+    n = result.get("searchCount")
+    if type(n) is int:
+        return max(n, 0)
+    found = result.get("results")
+    if tool != "WebSearch" or type(found) is not list:
+        return 0
+    return sum(1 for r in found if type(r) is dict and isinstance(r.get("tool_use_id"), str))
+
+
+def _hour(usage: dict[str, Any]) -> int:
+    """The 1-hour part of a usage's cache writes (``cache_creation``'s
+    ``ephemeral_1h_input_tokens``), 0 when it names none."""
+    split = usage.get("cache_creation")
+    hour = split.get("ephemeral_1h_input_tokens") if type(split) is dict else None
+    return hour if type(hour) is int and hour > 0 else 0
+
+
+def advisor_usage(steps: list[Any]) -> dict[str, Any] | None:
+    """The advisor's usage in a response's ``iterations``: its ``advisor_message``
+    entries added up, under the first one's model (Claude Code consults one advisor
+    model); None without one. The top-level counts leave these out (they sum the
+    executor's ``message`` entries), so they are the advisor's own.
+
+    >>> advisor_usage([{"type": "message", "input_tokens": 5},
+    ...                {"type": "advisor_message", "model": "claude-opus-4-8",
+    ...                 "input_tokens": 900, "output_tokens": 40}])["input_tokens"]
+    900
+    """
+    out: dict[str, Any] | None = None
+    for step in steps:
+        if type(step) is not dict or step.get("type") != "advisor_message":
+            continue
+        if out is None:
+            model = step.get("model")
+            out = {"model": model if isinstance(model, str) and model else None,
+                   **dict.fromkeys(TOKEN_KEYS, 0)}
+        for k in TOKEN_KEYS:
+            out[k] += _int(step.get(k))
+        if step.get("cache_creation_input_tokens"):
+            out[HOUR_KEY] = out.get(HOUR_KEY, 0) + _hour(step)
+    if out is not None and not out.get(HOUR_KEY):
+        out.pop(HOUR_KEY, None)
+    return out
+
+
+def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two usages of one message added up, key by key (the advisor's counts too)."""
+    out: dict[str, Any] = {}
+    for k in USAGE_KEYS:
+        if k not in a and k not in b:
+            continue
+        x, y = a.get(k), b.get(k)
+        if k == ADVISOR_KEY:
+            out[k] = (y if not isinstance(x, dict) else x if not isinstance(y, dict) else
+                      {"model": x.get("model") or y.get("model"),
+                       **{c: _int(x.get(c)) + _int(y.get(c)) for c in (*TOKEN_KEYS, HOUR_KEY)
+                          if c in x or c in y}})
+        else:
+            out[k] = _int(x) + _int(y)
+    return out
 
 
 # Codex reported no cache writes until its token counts gained
@@ -401,8 +509,7 @@ def with_extras(attributes: list[str | None], table: pa.Table,
             if acc is None:  # the usual case: one pair per message (counts are ints)
                 usage_at[spot] = usage  # put in USAGE_KEYS order when written
             else:
-                usage_at[spot] = {k: acc.get(k, 0) + usage.get(k, 0) for k in USAGE_KEYS
-                                  if k in acc or k in usage}
+                usage_at[spot] = add_usage(acc, usage)
     continues_at: dict[int, dict[str, str]] = {}
     if continues:
         # Only the main-thread rows of continuing sessions (most rows are neither).

@@ -39,4 +39,7 @@
 # answer counts (not in a fork), and usage with no answer gets a row; .jsonl.zst read.
 # 14 (safety): an unknown record type or a repeated uuid named in a skipped line's
 # reason is escaped and cut (cached reasons echoed it as written).
-PARSER_VERSION = 14
+# 15 (billing, issue 30): Claude usage facts keep what Claude bills beyond the four counts
+# (server_tool_use web searches, the advisor's iterations, a WebSearch result's
+# searchCount on its call's message); cost-state keeps each model's counts.
+PARSER_VERSION = 15
