@@ -142,6 +142,7 @@ def _body(table: str) -> list[list[str]]:
             if line.startswith("│")]
 
 
+@pytest.mark.slow
 def test_on_a_terminal_usage_is_one_table_a_row_per_session_and_a_total(snap: Path) -> None:
     usage = _json("usage", "--snapshot", snap)
     rows = _body(_terminal(["usage", "--snapshot", str(snap)]))

@@ -74,6 +74,7 @@ def _tables(snapshot: Path) -> dict[str, object]:
             for f in sorted(snapshot.rglob("*.parquet"))}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["module", "console script"])
 def test_a_finished_build_leaves_without_the_interpreters_teardown(
         tmp_path: Path, sample_rows: Path, how: str) -> None:

@@ -42,6 +42,7 @@ def _command_modules(loaded: object, table: object) -> list[str]:
     return [m for m in loaded if m.removeprefix("graphkit.cli.") in set(table.values())]
 
 
+@pytest.mark.slow
 def test_a_command_loads_its_own_module_alone() -> None:
     got = _probe("build")
     # The group loads the small modules every command shares (errors, options, the

@@ -130,6 +130,7 @@ def _all_pages(client: Client, args: dict[str, Any]) -> list[Any]:
             return records
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, argv", [
     ({}, []),
     ({"limit": 3}, ["--limit", "3"]),
@@ -170,6 +171,7 @@ def _compare_sessions(client: Client, snapshot: Path, session_ids: list[str]) ->
     return continuations
 
 
+@pytest.mark.slow
 def test_tree_usage_and_lineage_equal_the_cli(client: Client, snapshot: Path) -> None:
     listed = cli_json("sessions", "--snapshot", str(snapshot))
     busiest = [r["session_id"] for r in sorted(listed, key=lambda r: -r["agents"])[:3]]

@@ -100,6 +100,7 @@ def test_the_file_is_the_otlp_json_encoding(snapshots: dict[str, Path], tmp_path
                for ss in rs.scope_spans) == len(spans)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("granularity", ["thread", "message"])
 def test_spans_are_the_graph_s_history(snapshots: dict[str, Path], tmp_path: Path,
                                        granularity: str) -> None:

@@ -107,6 +107,7 @@ def test_cli_on_a_chain_20k_deep(deep: Path) -> None:
     assert threads["t020000"]["parent"] == "t019999"
 
 
+@pytest.mark.slow
 def test_a_resume_chain_of_5k_sessions(tmp_path: Path) -> None:
     n = 5000
     rows = [row(f"s{i:05d}", attributes=json.dumps(

@@ -5,6 +5,7 @@ no module imports another's private names; no function runs past 100 lines."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -28,13 +29,15 @@ def _layer(module: str) -> str | None:
     return parts[1]
 
 
-def _modules() -> list[tuple[str, Path, ast.Module]]:
+# Parsed once per test process: every check below reads the same trees (none changes them).
+@functools.cache
+def _modules() -> tuple[tuple[str, Path, ast.Module], ...]:
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(REPO).with_suffix("")
         name = ".".join(rel.parts).removesuffix(".__init__")
         out.append((name, path, ast.parse(path.read_text(encoding="utf-8"))))
-    return out
+    return tuple(out)
 
 
 def _imports(tree: ast.Module) -> list[tuple[int, str, list[str]]]:

@@ -127,6 +127,7 @@ def own_home(fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     return home
 
 
+@pytest.mark.slow
 def test_read_commands_default_to_the_latest_build_of_own_history(
     own_home: Path, index: Path, tmp_path: Path, sample_rows: Path
 ) -> None:

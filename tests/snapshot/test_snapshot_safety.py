@@ -298,6 +298,7 @@ def test_concurrent_writers_never_fail_and_leave_a_whole_snapshot(tmp_path: Path
     assert reads > 0
 
 
+@pytest.mark.slow
 def test_a_reader_gets_through_however_often_writers_swap(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A writer swaps a new snapshot in under every optimistic try of a read (so

@@ -98,6 +98,7 @@ def test_rows_and_check_of_a_deep_folder(tmp_path: Path, deep_transcripts: Path)
     assert invoke("check", deep_transcripts).exit_code in (0, 1)
 
 
+@pytest.mark.slow
 def test_a_row_folder_1500_deep_builds(tmp_path: Path, deep_dirs: list[Path]) -> None:
     src = write_parquet([row("s1", message_id="m1")], tmp_path / "r.parquet")
     deep_dirs.append(tmp_path / "rows")

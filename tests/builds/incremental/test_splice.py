@@ -102,6 +102,7 @@ def _two_groups(root: Path) -> tuple[str, str]:
 
 # The real transcripts, and the shapes of each record kind that links files (a job's
 # state.json, a continued-in record, a fork's context ref: once missed by the link keys).
+@pytest.mark.slow
 @pytest.mark.parametrize("sources", [TRANSCRIPTS, SHAPED], ids=["real", "shaped"])
 def test_a_cold_spliced_build_equals_a_build_of_all_rows(tmp_path: Path, monkeypatch: Any,
                                                          sources: Path) -> None:

@@ -74,6 +74,7 @@ def _crossing(snapshot: Path, etype: str, n: int) -> int:
     return int((partition_of(src, n) != partition_of(dst, n)).sum())
 
 
+@pytest.mark.slow
 def test_transcripts_and_rows_together_with_content(fixtures: Path, sample_rows: Path,
                                                    tmp_path: Path) -> None:
     sources = [fixtures / "hypaware-cache" / "home" / ".claude" / "projects", sample_rows]
@@ -98,6 +99,7 @@ def continuations(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_parquet(rows, tmp_path_factory.mktemp("cont") / "rows.parquet")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("granularity", ["thread", "message"])
 def test_continuations_across_partitions(continuations: Path, tmp_path: Path,
                                          granularity: str) -> None:

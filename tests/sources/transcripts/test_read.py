@@ -251,6 +251,7 @@ def test_a_damaged_index_is_rebuilt_and_the_cache_stays_outside(work: Path,
     assert not (work / "claude-code-log" / ".graphkit").exists()
 
 
+@pytest.mark.slow
 def test_a_transcript_named_in_bytes_that_are_not_utf8_is_read_with_the_others(
         tmp_path: Path) -> None:
     # Was: a UnicodeEncodeError traceback (then, with the CLI's last resort, "s:bad…:
