@@ -38,7 +38,7 @@ def neo4j_config() -> Iterator[Neo4jConfig]:
 
 # What makes a test slow wherever it lives: a real Neo4j server, a Spark session, a real
 # browser. Tests under tests/e2e/ (these, kill -9 and --watch) are slow by their folder;
-# any other test over ~2 s says so itself with @pytest.mark.slow.
+# any other test over ~0.3 s says so itself with @pytest.mark.slow.
 _SLOW_FIXTURES = {"neo4j_config", "spark", "browser", "chromium"}
 
 

@@ -42,6 +42,7 @@ def _kept(summary: dict[str, Any]) -> bool:
     return summary.get("snapshot_reused") is True
 
 
+@pytest.mark.slow
 def test_the_command_and_the_library_keep_the_snapshot_alike(work: Path, tmp_path: Path) -> None:
     # One decision (graphkit.builds.uptodate.UpToDate) for both: the command line's kept
     # rebuild prints what the library's kept rebuild returns.
@@ -71,6 +72,7 @@ def test_a_kept_row_file_snapshot_says_kept_not_written(tmp_path: Path) -> None:
     assert "snapshot written" not in again
 
 
+@pytest.mark.slow
 def test_a_changed_contract_file_is_built(work: Path, tmp_path: Path) -> None:
     from graphkit.contract.loader import find_contract
 
@@ -137,6 +139,7 @@ def test_what_shapes_the_output_forces_a_build(work: Path, tmp_path: Path, chang
     assert _kept(_cli(*base, *extra))  # and that build is kept in turn
 
 
+@pytest.mark.slow
 def test_a_snapshot_changed_or_removed_since_is_built(work: Path, tmp_path: Path) -> None:
     snap = tmp_path / "snap"
     base = [str(work), "--snapshot", str(snap)]

@@ -92,6 +92,7 @@ def test_only_what_shapes_the_snapshot_is_in_the_build_key(tmp_path: Path) -> No
         assert key(**elsewhere) == plain, elsewhere
 
 
+@pytest.mark.slow
 def test_the_library_takes_options_or_the_keywords_that_make_them() -> None:
     by_keywords = build(SAMPLES, granularity="message", fingerprints=False)
     by_value = build(SAMPLES, BuildOptions(granularity="message", fingerprints=False))

@@ -33,6 +33,7 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return answers
 
 
+@pytest.mark.slow
 def test_a_command_line_rebuild_asks_once(tmp_path: Path, asked: list[bool]) -> None:
     src = tmp_path / "t"
     shutil.copytree(FIXTURES / "transcripts" / "claude-code-log", src)

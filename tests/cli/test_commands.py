@@ -64,6 +64,7 @@ def csv_rows(r: Ran) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(r.stdout)))
 
 
+@pytest.mark.slow
 def test_sessions(built: Path) -> None:
     got = json_lines(graphkit("sessions", "--snapshot", built, "--json"))
     assert {s["record"] for s in got} == {"session"}
@@ -200,6 +201,7 @@ def test_build_since_filters_rows(tmp_path: Path) -> None:
     assert json.loads(r.output)["rows_read"] == 3
 
 
+@pytest.mark.slow
 def test_hash_inputs_puts_sha256_in_the_manifest(tmp_path: Path, built: Path) -> None:
     import hashlib
 

@@ -101,6 +101,7 @@ def plain(sources: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path
     return out
 
 
+@pytest.mark.slow
 def test_the_sources_do_hold_the_keys(sources: list[Path], tmp_path: Path) -> None:
     snap = tmp_path / "snap"
     ok("build", *sources, "--snapshot", snap, "--include-content")

@@ -49,6 +49,7 @@ def _json(*args: object) -> list[dict[str, Any]]:
     return [json.loads(line) for line in _out(*args, "--json").splitlines()]
 
 
+@pytest.mark.slow
 def test_json_prices_each_thread_its_subtree_and_the_session(snap: Path) -> None:
     prices = graphkit.load_prices()
     by_id = {r["session_id"]: r for r in _json("usage", "--snapshot", snap)}
@@ -76,6 +77,7 @@ def test_json_prices_each_thread_its_subtree_and_the_session(snap: Path) -> None
     assert child["own_cost_usd"] is None and child["parent"] == root["id"]
 
 
+@pytest.mark.slow
 def test_csv_and_tsv_carry_the_costs_json_has(snap: Path) -> None:
     records = _json("usage", "--snapshot", snap)
     want = [(r["session_id"], t["id"], t["own_cost_usd"], t["subtree_cost_usd"],

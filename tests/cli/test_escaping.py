@@ -122,6 +122,7 @@ NFC_SESSION = "sess-caf\u00e9"
 NFD_AGENT = "agent-A\u030a"          # "agent-Å"
 
 
+@pytest.mark.slow
 def test_an_id_given_in_the_other_unicode_form_says_did_you_mean(tmp_path: Path) -> None:
     # Was: "no session has the id 'sess-café'" with nothing to tell it from the stored
     # 'sess-café' (NFD): both print the same. Ids stay distinct (compared as written;

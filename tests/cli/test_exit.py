@@ -112,6 +112,7 @@ except SystemExit as exc:
 """
 
 
+@pytest.mark.slow
 def test_a_script_calling_main_goes_on_after_it(tmp_path: Path, sample_rows: Path) -> None:
     # Only the program itself leaves early: a script that calls main() runs on, and ends
     # through the whole finalization.
@@ -122,6 +123,7 @@ def test_a_script_calling_main_goes_on_after_it(tmp_path: Path, sample_rows: Pat
     assert done.stderr.splitlines()[-2:] == _NORMAL_END
 
 
+@pytest.mark.slow
 def test_a_failed_build_still_says_why_and_exits_2(tmp_path: Path) -> None:
     done = _run(tmp_path, "module", "build", str(tmp_path / "missing"), "--snapshot",
                 str(tmp_path / "snap"))
@@ -147,6 +149,7 @@ print("not reached")
 """
 
 
+@pytest.mark.slow
 def test_leaving_waits_for_a_running_thread_and_runs_the_exit_handlers(tmp_path: Path) -> None:
     done = _run(tmp_path, "script", code=_THREAD)
     assert done.returncode == 0, done.stderr

@@ -56,6 +56,7 @@ def test_a_command_loads_its_own_module_alone() -> None:
     assert "graphkit.cli.bars" not in got["after"]  # type: ignore[operator]
 
 
+@pytest.mark.slow
 def test_the_table_names_the_module_of_every_command() -> None:
     got = _probe("view")
     table = got["table"]
@@ -107,6 +108,7 @@ print(json.dumps({"loaded": loaded, "same": same, "later": later}))
 """
 
 
+@pytest.mark.slow
 def test_pyarrow_loads_without_pandas_and_cloudpickle_under_the_command_line() -> None:
     import importlib.util
 
@@ -146,6 +148,7 @@ print(json.dumps({"loaded": loaded, "same": back.equals(t), "local": local,
 """.replace("NAMES", repr(_REMOTE))
 
 
+@pytest.mark.slow
 def test_pyarrow_loads_no_remote_filesystem_under_the_command_line() -> None:
     # Incremental pass 9: pyarrow.fs binds Azure, GCS, HDFS and S3 and pyarrow.dataset
     # binds ORC and Parquet encryption as they load (~5 CPU-ms of every build); graphkit
@@ -179,6 +182,7 @@ def _blas(env_extra: dict[str, str]) -> list[str]:
     return done.stdout.split()
 
 
+@pytest.mark.slow
 def test_the_command_line_starts_no_blas_threads() -> None:
     # OpenBLAS's idle threads spin on the cores the build needs; graphkit calls no BLAS.
     setting, threads = _blas({})

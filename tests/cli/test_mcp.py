@@ -100,6 +100,7 @@ def every_session(snapshot: Path) -> list[str]:
     return [r["session_id"] for r in cli_json("sessions", "--snapshot", str(snapshot))]
 
 
+@pytest.mark.slow
 def test_tools_are_read_only_and_say_their_output(client: Client) -> None:
     tools = {t.name: t for t in client.list_tools().tools}
     assert set(tools) == {"sessions", "lineage", "tree", "usage", "files"}
@@ -145,6 +146,7 @@ def test_sessions_equal_the_cli(client: Client, snapshot: Path, args: dict[str, 
     assert _all_pages(client, args) == expected
 
 
+@pytest.mark.slow
 def test_sessions_page_through_the_whole_history(client: Client, snapshot: Path) -> None:
     first = answer(client, "sessions", {})
     assert len(first["records"]) == PAGE and first["next_cursor"]
@@ -193,6 +195,7 @@ def test_usage_of_all_sessions_equals_the_cli(client: Client, snapshot: Path,
     assert answer(client, "usage", {"by": by} if by else {}) == {"records": expected}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, argv", [
     ({}, []),
     ({"path": "*.rs"}, ["--path", "*.rs"]),

@@ -74,6 +74,7 @@ def test_rows_refuses_a_transcript_it_reads(claude: Path) -> None:
     assert transcript.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_view_refuses_a_transcript_it_does_not_even_read(snap: Path, claude: Path) -> None:
     transcript = claude / f"{SESSION}.jsonl"
     before = transcript.read_bytes()
@@ -82,6 +83,7 @@ def test_view_refuses_a_transcript_it_does_not_even_read(snap: Path, claude: Pat
     assert transcript.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_codex_rollout_is_refused_too(snap: Path, tmp_path: Path) -> None:
     rollout = tmp_path / "rollout.jsonl"
     rollout.write_text(json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
@@ -90,6 +92,7 @@ def test_a_codex_rollout_is_refused_too(snap: Path, tmp_path: Path) -> None:
     refused(r, rollout, "Codex transcript")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["view", "export", "rows"])
 def test_no_output_may_replace_a_file_of_a_snapshot(snap: Path, claude: Path,
                                                     command: str) -> None:
@@ -101,6 +104,7 @@ def test_no_output_may_replace_a_file_of_a_snapshot(snap: Path, claude: Path,
     read_snapshot(snap)  # still whole
 
 
+@pytest.mark.slow
 def test_no_output_goes_into_a_snapshot_folder(snap: Path) -> None:
     # A new file or folder there left the snapshot one graphkit refuses to replace.
     refused(invoke("export", snap, "--format", "neo4j-csv", snap / "csv"), snap)
@@ -108,6 +112,7 @@ def test_no_output_goes_into_a_snapshot_folder(snap: Path) -> None:
     assert sorted(p.name for p in snap.iterdir()) == ["edges", "manifest.json", "nodes"]
 
 
+@pytest.mark.slow
 def test_rejects_may_not_go_into_a_snapshot(tmp_path: Path, snap: Path) -> None:
     src = write_parquet(identity_cases(), tmp_path / "rows.parquet")  # one row is rejected
     r = invoke("build", src, "--snapshot", tmp_path / "other", "--rejects",
@@ -118,6 +123,7 @@ def test_rejects_may_not_go_into_a_snapshot(tmp_path: Path, snap: Path) -> None:
 
 # --- symbolic links: the target is written, the link kept ---------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["view", "export", "rows"])
 def test_a_link_output_writes_its_target(tmp_path: Path, snap: Path, claude: Path,
                                          command: str) -> None:
@@ -137,6 +143,7 @@ def test_a_link_output_writes_its_target(tmp_path: Path, snap: Path, claude: Pat
     assert [p.name for p in real.parent.iterdir()] == [real.name]  # no temporary left
 
 
+@pytest.mark.slow
 def test_a_link_to_a_folder_export_writes_the_folder(tmp_path: Path, snap: Path) -> None:
     real = tmp_path / "real-csv"
     link = tmp_path / "csv"
@@ -146,6 +153,7 @@ def test_a_link_to_a_folder_export_writes_the_folder(tmp_path: Path, snap: Path)
     assert link.is_symlink() and (real / "graphkit-export.json").is_file()
 
 
+@pytest.mark.slow
 def test_a_link_to_a_transcript_is_refused_naming_both(tmp_path: Path, snap: Path,
                                                        claude: Path) -> None:
     transcript = claude / f"{SESSION}.jsonl"
@@ -156,6 +164,7 @@ def test_a_link_to_a_transcript_is_refused_naming_both(tmp_path: Path, snap: Pat
     assert transcript.read_bytes() == before and link.is_symlink()
 
 
+@pytest.mark.slow
 def test_a_dangling_link_output_creates_its_target(tmp_path: Path, snap: Path) -> None:
     link = tmp_path / "g.graphml"
     link.symlink_to(tmp_path / "made.graphml")
@@ -163,6 +172,7 @@ def test_a_dangling_link_output_creates_its_target(tmp_path: Path, snap: Path) -
     assert link.is_symlink() and (tmp_path / "made.graphml").stat().st_size > 100
 
 
+@pytest.mark.slow
 def test_a_looping_link_is_one_line(tmp_path: Path, snap: Path) -> None:
     a, b = tmp_path / "a.html", tmp_path / "b.html"
     a.symlink_to(b)
@@ -172,6 +182,7 @@ def test_a_looping_link_is_one_line(tmp_path: Path, snap: Path) -> None:
 
 # --- rows: the format the suffix names ----------------------------------------------
 
+@pytest.mark.slow
 def test_rows_jsonl_is_json_lines_a_build_reads_back(tmp_path: Path, claude: Path) -> None:
     as_parquet, as_jsonl = tmp_path / "r.parquet", tmp_path / "r.jsonl"
     assert invoke("rows", claude, "--out", as_parquet).exit_code == 0
@@ -195,6 +206,7 @@ def test_rows_refuses_a_suffix_it_does_not_write(tmp_path: Path, claude: Path) -
 
 # --- a folder export replaces only what an export wrote ------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["neo4j-csv", "neo4j-parquet"])
 def test_a_users_file_in_an_export_folder_is_not_deleted(tmp_path: Path, snap: Path,
                                                          fmt: str) -> None:

@@ -85,6 +85,7 @@ def test_rejects_at_a_folder_is_one_line_and_leaves_no_temp_file(tmp_path: Path)
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_rows_to_stdout_with_a_dash(tmp_path: Path) -> None:
     src = write_parquet(identity_cases(), tmp_path / "rows.parquet")
     proc = subprocess.run([sys.executable, "-m", "graphkit", "rows", str(src), "--out", "-"],
@@ -189,6 +190,7 @@ def test_view_and_export_write_through_a_pipe_and_never_replace_it(
     assert fifo.is_fifo() and drained.stat().st_size > 1000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["sessions"], ["tree", SESSION], ["lineage", SESSION, "--json"],
                                   ["export", "{snap}", "--format", "edges", "-"]])
 def test_a_full_stdout_is_one_line(snap: Path, args: list[str]) -> None:
@@ -201,6 +203,7 @@ def test_a_full_stdout_is_one_line(snap: Path, args: list[str]) -> None:
     one_line_error(proc, "cannot write", "No space left")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["sessions"], ["tree", SESSION], ["usage"]])
 def test_a_closed_stdout_is_no_traceback(snap: Path, args: list[str]) -> None:
     # Was: AttributeError 'NoneType' object has no attribute 'isatty'.
@@ -209,6 +212,7 @@ def test_a_closed_stdout_is_no_traceback(snap: Path, args: list[str]) -> None:
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["sessions", "--json"], ["rows", "{rows}", "--out", "-"],
                                   ["export", "{snap}", "--format", "edges", "-"]])
 def test_a_reader_that_stops_reading_ends_the_command_quietly(snap: Path,

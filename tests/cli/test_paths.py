@@ -79,6 +79,7 @@ def test_a_path_named_in_bytes_that_are_not_utf8_is_one_line(tmp_path: Path) -> 
 LONG = "n" * 250  # a legal name (255 bytes at most), too long for "." + NAME + ".xxx.tmp…"
 
 
+@pytest.mark.slow
 def test_a_name_of_250_bytes_is_written_by_every_writer(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     # Was: "cannot write: File name too long; free some space…" from every writer (the

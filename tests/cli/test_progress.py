@@ -31,6 +31,7 @@ def _transcripts(fixtures: Path) -> tuple[Path, list[Path]]:
     return root, transcript_files([root])
 
 
+@pytest.mark.slow
 def test_transcript_reading_counts_every_file_and_names_the_one_being_read(
         fixtures: Path, tmp_path: Path) -> None:
     root, files = _transcripts(fixtures)
@@ -53,6 +54,7 @@ def test_transcript_reading_counts_every_file_and_names_the_one_being_read(
     assert not [m for kind, m, *_ in rec.events if kind == "note" and "(claude)" in m]
 
 
+@pytest.mark.slow
 def test_a_second_build_reuses_files_and_still_counts_them(fixtures: Path,
                                                           tmp_path: Path) -> None:
     root, files = _transcripts(fixtures)
@@ -62,6 +64,7 @@ def test_a_second_build_reuses_files_and_still_counts_them(fixtures: Path,
     assert rec.advanced(READING) == rec.total(READING) == len(files)
 
 
+@pytest.mark.slow
 def test_an_old_string_callback_still_hears_the_steps(fixtures: Path, tmp_path: Path) -> None:
     root, files = _transcripts(fixtures)
     said: list[str] = []
@@ -109,6 +112,7 @@ def _every_flush_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bars.RichTaskHandle, "_flush", drawn)
 
 
+@pytest.mark.slow
 def test_a_terminal_shows_files_done_of_total_and_the_file_being_read(
         fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _every_flush_drawn(monkeypatch)

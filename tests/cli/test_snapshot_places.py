@@ -37,6 +37,7 @@ def entries(snap: Path) -> list[str]:
     return sorted(p.name for p in snap.iterdir())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inner", ["inner", "nodes/inner"])
 def test_a_snapshot_inside_a_snapshot_is_refused(tmp_path: Path, snap: Path,
                                                  inner: str) -> None:
@@ -63,6 +64,7 @@ def _dead_pid() -> int:
     return proc.pid
 
 
+@pytest.mark.slow
 def test_dead_writers_copies_of_the_cache_and_index_are_deleted(tmp_path: Path,
                                                                 snap: Path) -> None:
     home = Path(os.environ["GRAPHKIT_HOME"])

@@ -83,6 +83,7 @@ def test_a_cached_load_equals_the_fresh_load(name: str, cache_in: Path, tmp_path
         _same(rule, fresh.spec.nodes[i])
 
 
+@pytest.mark.slow
 def test_a_cached_build_imports_neither_pydantic_nor_yaml(cache_in: Path) -> None:
     code = ("import sys; from graphkit.contract.loader import load_contract; load_contract(); "
             "print(sorted(m for m in ('pydantic', 'yaml', 'graphkit.contract.model') "
@@ -154,6 +155,7 @@ def _edited(entry: Path, change: object) -> None:
     lambda e: (e.unlink(), e.mkdir()),
 ], ids=["version-text", "no-nodes", "key-text", "type-int", "deep", "foreign", "fifo",
         "dev-zero", "folder"])
+@pytest.mark.slow
 def test_an_entry_not_written_as_it_is_is_never_taken(damage: object, cache_in: Path,
                                                       tmp_path: Path) -> None:
     other = tmp_path / "other.yaml"

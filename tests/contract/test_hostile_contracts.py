@@ -108,6 +108,7 @@ def test_alias_bomb_is_refused_with_its_line(tmp_path: Path) -> None:
     assert "anchor" in str(err)
 
 
+@pytest.mark.slow
 def test_alias_bomb_in_a_process_with_little_memory(tmp_path: Path) -> None:
     """The bomb under a 1 GiB address-space limit: exit 2 and one line, not an OOM kill."""
     path = write_contract(tmp_path, BOMB)

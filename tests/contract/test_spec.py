@@ -33,6 +33,7 @@ print(json.dumps(compiled))
 """
 
 
+@pytest.mark.slow
 def test_rule_expression_and_plan_modules_compile_no_methods_as_they_load() -> None:
     done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
                           cwd=REPO, check=True)

@@ -293,6 +293,7 @@ def test_cli_export(fmt: str, name: str, snapshot: Path, tmp_path: Path) -> None
     assert f"as {fmt} to {out}" in again.output
 
 
+@pytest.mark.slow
 def test_cli_export_to_stdout(snapshot: Path) -> None:
     result = graphkit("export", snapshot, "--format", "node-link", "-")
     assert result.returncode == 0, result.output

@@ -58,6 +58,7 @@ def export(snapshot: Path, out: Path, *more: str) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 def test_the_file_is_the_otlp_json_encoding(snapshots: dict[str, Path], tmp_path: Path) -> None:
     from google.protobuf.json_format import ParseDict
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -142,6 +143,7 @@ def test_a_span_per_response_and_per_call_and_subagents_under_their_call(
         assert call.start <= span.start and call.end >= span.end  # stretched to its subagent
 
 
+@pytest.mark.slow
 def test_ids_are_the_same_on_every_export(snapshots: dict[str, Path], tmp_path: Path) -> None:
     first = (tmp_path / "a.json", tmp_path / "b.json")
     for out in first:
@@ -216,6 +218,7 @@ def receiver() -> Iterator[tuple[str, type[_Receiver]]]:
         server.server_close()
 
 
+@pytest.mark.slow
 def test_a_push_sends_the_same_spans_as_protobuf_with_the_env_headers(
         snapshots: dict[str, Path], tmp_path: Path,
         receiver: tuple[str, type[_Receiver]]) -> None:
@@ -245,6 +248,7 @@ def test_a_push_sends_the_same_spans_as_protobuf_with_the_env_headers(
         sorted(written, key=lambda s: (s.trace, s.span))
 
 
+@pytest.mark.slow
 def test_a_refused_push_is_one_line_that_keeps_the_key_secret(
         snapshots: dict[str, Path], receiver: tuple[str, type[_Receiver]]) -> None:
     url, handler = receiver

@@ -42,6 +42,7 @@ def _nx_read(fmt: str, path: Path) -> nx.MultiDiGraph:
     return nx.read_gexf(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["node-link", "graphml", "gexf"])
 def test_hostile_rows_travel_through_networkx_formats(fmt: str, tmp_path: Path) -> None:
     write_snapshot(graph_from_records(hostile_rows()), tmp_path / "snap")

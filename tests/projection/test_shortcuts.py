@@ -202,6 +202,7 @@ def test_verdict_on_a_plain_derived_column(tmp_path: Path) -> None:
 IN_TURN = Shortcuts(rules_as_ready=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("granularity", ["thread", "message"])
 @pytest.mark.parametrize("coded", [False, True], ids=["plain-text", "dictionary-text"])
 @pytest.mark.parametrize("workers", [1, 2])

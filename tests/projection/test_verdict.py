@@ -60,6 +60,7 @@ def _column(values: list[Any], kind: str) -> pa.Array:
     return arr.dictionary_encode() if kind == "dictionary" else arr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("threads", [False, True])
 def test_positions_are_the_kept_rows_sorted(seed: int, threads: bool) -> None:

@@ -79,6 +79,7 @@ def test_tool_args_are_read_for_paths_and_then_dropped() -> None:
         [{"path": "/w/a.py", "reads": 0, "writes": 1}], None]  # the result is no touch
 
 
+@pytest.mark.slow
 def test_generated_files_are_exact_on_both_stores(tmp_path: Path) -> None:
     rows, truth = generate()
     graph = build(table(rows)).graph
@@ -175,6 +176,7 @@ def test_real_transcript_fixtures(tmp_path: Path) -> None:
         ("sample_session", "sample_session", "/project/tests/test_math.py", 0, 1)]
 
 
+@pytest.mark.slow
 def test_a_partitioned_build_adds_file_counts_across_partitions(tmp_path: Path) -> None:
     # One file touched by threads of several sessions: its File node's reads and writes
     # are sums over partitions, as the in-memory build counts them.

@@ -119,6 +119,7 @@ def test_cycle_does_not_hang() -> None:
     assert descendants(s, "a") == [T("b")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [11, 12])
 def test_lineage_matches_truth_on_generated_data(seed: int) -> None:
     """Many sessions of both kinds, subagent chains up to depth 4, duplicated rows."""

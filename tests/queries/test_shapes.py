@@ -82,6 +82,7 @@ def deep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
+@pytest.mark.slow
 def test_lineage_of_a_chain_20k_deep(deep: Path) -> None:
     snap = SnapshotReader(deep)
     bottom, top = lineage_many(snap, ["t020000", "t000001"])
@@ -146,6 +147,7 @@ def _subtree_costs_by_sums(u: SessionUsage, table: PriceTable) -> list[tuple[str
     return out
 
 
+@pytest.mark.slow
 def test_subtree_costs_in_one_pass_are_the_sums(tmp_path: Path) -> None:
     from graphkit.cli.render import usd
     from graphkit.queries.prices import load_prices, subtree_costs

@@ -140,6 +140,7 @@ def _windows(rows: list[dict[str, Any]], rng: random.Random) -> list[Window]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(8))
 def test_columnar_usage_equals_the_walk(tmp_path: Path, seed: int) -> None:
     rows = random_rows(seed)

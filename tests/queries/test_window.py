@@ -32,6 +32,7 @@ def _session_ids(proc: subprocess.CompletedProcess[str]) -> list[str]:
     return [line.split("\t")[0] for line in proc.stdout.splitlines()[1:]]
 
 
+@pytest.mark.slow
 def test_since_and_until_take_iana_zone_names(tmp_path: Path) -> None:
     # Was: "--since '2026-11-20T18:00 Europe/Berlin' is not a time" (only offsets).
     snap = tmp_path / "snap"
@@ -73,6 +74,7 @@ def test_since_and_until_take_iana_zone_names(tmp_path: Path) -> None:
     ("2026-11-20 ../../etc/passwd", ["is not a time"]),
     ("0001-01-01T05:00 Asia/Tokyo", ["outside the years 1 to 9999"]),
 ])
+@pytest.mark.slow
 def test_a_zone_name_that_cannot_be_used_is_one_line(tmp_path: Path, when: str,
                                                      words: list[str]) -> None:
     snap = tmp_path / "snap"

@@ -123,6 +123,7 @@ def test_a_snapshot_changed_by_hand_is_one_line_naming_its_file(
         assert "rebuild" in line or "malformed manifest" in line, line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", ["manifest.json", "nodes/Session.parquet"])
 def test_a_fifo_in_a_snapshot_is_refused_not_waited_on(tmp_path: Path, part: str) -> None:
     # Was: `sessions` (every reader) waited forever for a writer on a FIFO put in the

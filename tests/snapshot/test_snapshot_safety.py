@@ -58,6 +58,7 @@ def test_a_web_app_folder_with_a_manifest_is_not_deleted(tmp_path: Path) -> None
     assert only_entries(tmp_path) == ["site"]
 
 
+@pytest.mark.slow
 def test_a_snapshot_with_a_users_file_added_is_not_deleted(tmp_path: Path) -> None:
     snap = tmp_path / "snap"
     write_snapshot(small(), snap)
@@ -79,6 +80,7 @@ def test_a_copied_graphkit_manifest_alone_does_not_make_a_folder_ours(tmp_path: 
     assert (other / "data.csv").exists()
 
 
+@pytest.mark.slow
 def test_an_empty_folder_and_a_format_1_snapshot_are_replaced(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     write_snapshot(small(), tmp_path / "empty")

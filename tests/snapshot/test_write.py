@@ -127,6 +127,7 @@ def _small_files() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
 
 
+@pytest.mark.slow
 def test_a_snapshot_that_does_not_fit_is_one_line_and_the_old_one_stays(
         tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     # Was: an OSError traceback from the Parquet writer.

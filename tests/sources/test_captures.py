@@ -121,6 +121,7 @@ def test_otel_rows_alone_are_never_merged_unsaid() -> None:
         "Explore": 9, "general-purpose": 3}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS)
 def test_transcripts_beside_the_rows_give_one_session(path: str) -> None:
     alone = _graph(PROJECTS)
@@ -149,6 +150,7 @@ def test_the_order_of_the_sources_changes_nothing() -> None:
     assert _parents(one) == TRUTH["parents"]
 
 
+@pytest.mark.slow
 def test_otel_and_backfill_rows_in_two_files_are_one_session() -> None:
     """A user whose backfill went to another file than the live capture: the copies meet
     across files, and an OTEL copy of a backfilled message counts once."""
@@ -160,6 +162,7 @@ def test_otel_and_backfill_rows_in_two_files_are_one_session() -> None:
 
 
 # -- saying it: check, lineage, tree ------------------------------------------------------
+@pytest.mark.slow
 def test_check_names_otel_capture(tmp_path: Path) -> None:
     n, findings = check([ROWS / "otel.parquet"])
     assert n == 21
@@ -217,6 +220,7 @@ def test_otel_rows_told_by_query_source_alone(tmp_path: Path) -> None:
     assert kinds["Explore"] == kinds["general-purpose"] == OTEL_KIND
 
 
+@pytest.mark.slow
 def test_json_lines_rows_with_object_attributes(tmp_path: Path) -> None:
     """JSON Lines rows whose attributes are objects (read as structs), beside the
     transcripts: reconciled as the Parquet rows are."""

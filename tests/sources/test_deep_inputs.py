@@ -92,6 +92,7 @@ def test_a_transcript_folder_1500_deep_builds(tmp_path: Path, deep_transcripts: 
     assert again.exit_code == 0, again.output
 
 
+@pytest.mark.slow
 def test_rows_and_check_of_a_deep_folder(tmp_path: Path, deep_transcripts: Path) -> None:
     r = invoke("rows", deep_transcripts, "--out", tmp_path / "r.parquet")
     assert r.exit_code == 0, r.output
@@ -107,6 +108,7 @@ def test_a_row_folder_1500_deep_builds(tmp_path: Path, deep_dirs: list[Path]) ->
     assert r.exit_code == 0, r.output
 
 
+@pytest.mark.slow
 def test_a_deep_folder_in_the_snapshots_place_is_refused(tmp_path: Path,
                                                         deep_dirs: list[Path]) -> None:
     deep_dirs.append(tmp_path / "target")
@@ -116,6 +118,7 @@ def test_a_deep_folder_in_the_snapshots_place_is_refused(tmp_path: Path,
     assert r.exit_code == 2 and "did not write" in r.output and "Traceback" not in r.output
 
 
+@pytest.mark.slow
 def test_json_nested_10000_deep_in_attributes(tmp_path: Path) -> None:
     deep_object = '{"a": ' * 10_000 + "1" + "}" * 10_000
     deep_array = "[" * 10_000 + "]" * 10_000

@@ -109,6 +109,7 @@ def test_unreadable_sub_folder_fails_the_build(tmp_path: Path, kind: str,
     assert "date=2026-11-21" in str(info.value)
 
 
+@pytest.mark.slow
 def test_invalid_utf8_in_a_parquet_string_is_repaired_and_said(tmp_path: Path) -> None:
     rows = identity_cases()[:3]
     good = table(rows)

@@ -80,6 +80,7 @@ def test_columns_limits_and_orders_the_read() -> None:
     assert sorted(set(table["date"].to_pylist())) == ["2026-11-20", "2026-11-21", "2026-11-22"]
 
 
+@pytest.mark.slow
 def test_every_folder_from_cache_down_to_a_table_is_a_source() -> None:
     for path, rows in [(CACHE, 39), (CACHE / "datasets", 39), (DATASET, 39),
                        (DATASET / "source=claude", 28), (CLAUDE_TABLE, 28),
@@ -283,6 +284,7 @@ def test_a_damaged_iceberg_table_is_one_error_naming_its_file(tmp_path: Path,
     assert str(meta / names) in str(info.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hint", ["9" * 5000, "../../../../etc/passwd", "", "99"])
 def test_a_version_hint_that_names_no_file_reads_the_newest_version(tmp_path: Path,
                                                                     hint: str) -> None:

@@ -91,6 +91,7 @@ def test_rows_written_by_graphkit_rows_build_the_same_graph(
         pq.read_metadata(out).num_rows
 
 
+@pytest.mark.slow
 def test_build_with_no_source_reads_the_users_home(cache_fixture: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     shutil.copytree(cache_fixture / "home", home)
@@ -106,6 +107,7 @@ def test_build_with_no_source_reads_the_users_home(cache_fixture: Path, tmp_path
     assert sorted(str(p) for p in home.rglob("*")) == before
 
 
+@pytest.mark.slow
 def test_build_with_no_argument_writes_the_snapshot_the_read_commands_find(
         cache_fixture: Path, tmp_path: Path) -> None:
     # `graphkit build && graphkit sessions`: with no SOURCE and no --snapshot the
@@ -130,6 +132,7 @@ def test_build_with_no_argument_writes_the_snapshot_the_read_commands_find(
     assert r.returncode == 2 and "no snapshot folder given" in r.output
 
 
+@pytest.mark.slow
 def test_rebuild_reuses_the_index_and_gives_the_same_graph(cache_fixture: Path,
                                                            tmp_path: Path) -> None:
     home = tmp_path / "home"

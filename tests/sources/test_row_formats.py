@@ -93,6 +93,7 @@ def _tables(snap: Path) -> dict[str, pa.Table]:
             for p in sorted(snap.glob("*/*.parquet"))}
 
 
+@pytest.mark.slow
 def test_a_folder_whose_files_write_times_in_other_units_and_zones_builds(
         tmp_path: Path) -> None:
     # Was: exit 2 "files disagree on column types: … Cannot merge timestamps with
@@ -186,6 +187,7 @@ def test_a_key_twice_in_one_json_lines_object_is_named_by_its_line(
                    f"{path}:3:", f"key {key} is written twice in one object on this line")
 
 
+@pytest.mark.slow
 def test_nested_values_changing_type_in_a_folders_second_file_build(tmp_path: Path) -> None:
     # Was: exit 2 "…/b.jsonl: cannot read rows: … Column(/attributes/claude/tool_use_result)
     # changed from string to object in row 1": such a file is now read line by line,
@@ -446,6 +448,7 @@ def test_graphkit_rows_writes_a_map_as_json_text(cache_rows: pa.Table, tmp_path:
 
 
 # -- A3: message_created_at as integers since 1970 ------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize(("unit", "scale"), [("s", 1), ("ms", 10**3), ("us", 10**6),
                                             ("ns", 10**9)])
 def test_epoch_integer_times_read_by_their_magnitude(cache_rows: pa.Table, tmp_path: Path,
@@ -481,6 +484,7 @@ def test_epoch_integers_of_no_one_unit_are_refused(cache_rows: pa.Table, tmp_pat
     assert "message_created_at" in text and why in text and "rows.parquet" in text
 
 
+@pytest.mark.slow
 def test_float_epoch_seconds_keep_their_fraction(cache_rows: pa.Table, tmp_path: Path) -> None:
     # Python's time.time() written as is: seconds with a fraction (refused before,
     # "has type double"); the fraction is kept to the microsecond.

@@ -151,6 +151,7 @@ def test_bad_json_line_is_named_by_file_and_line(tmp_path: Path) -> None:
     assert (info.value.path, info.value.line) == (str(folder / "b.jsonl"), 3)
 
 
+@pytest.mark.slow
 def test_id_columns_stored_without_a_dictionary_give_the_same_graph(tmp_path: Path) -> None:
     # A writer leaves ids (one per row) without a Parquet dictionary; those are read as
     # plain text, the others dictionary-encoded. Files stored either way, alone or
@@ -308,6 +309,7 @@ def test_a_bad_parquet_file_in_a_folder_is_named_and_a_bom_on_a_later_line_too(
     one_line_error(proc, f"{bom}:2: a byte-order mark (BOM) starts this line")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ["", "\n \n\t\r\n"])
 def test_a_json_lines_source_of_no_rows_builds_an_empty_graph_as_parquet_does(
         tmp_path: Path, text: str) -> None:
@@ -334,6 +336,7 @@ def test_a_json_lines_source_of_no_rows_builds_an_empty_graph_as_parquet_does(
     assert sessions.returncode == 0 and sessions.stdout == ""
 
 
+@pytest.mark.slow
 def test_an_escaped_lone_surrogate_in_json_lines_names_its_line(tmp_path: Path) -> None:
     # Was: "cannot read rows: Error creating dataset… The surrogate pair in string is
     # invalid. in row 0", naming no line, with the hint to check the file's format
@@ -351,6 +354,7 @@ def test_an_escaped_lone_surrogate_in_json_lines_names_its_line(tmp_path: Path) 
     assert graphkit("build", bad, "--snapshot", tmp_path / "snap").returncode == 0
 
 
+@pytest.mark.slow
 def test_an_escaped_lone_surrogate_in_json_lines_keeps_its_row_with_u_fffd_and_says_so(
         tmp_path: Path) -> None:
     # Was: exit 2 "FILE:4: an escaped lone surrogate … is no Unicode text" for the whole
@@ -383,6 +387,7 @@ def test_an_escaped_lone_surrogate_in_json_lines_keeps_its_row_with_u_fffd_and_s
     assert pq.read_table(out).num_rows == 18
 
 
+@pytest.mark.slow
 def test_a_table_of_no_columns_and_no_rows_is_zero_rows_as_an_empty_json_lines_file(
         tmp_path: Path) -> None:
     # Was: "required column 'session_id' is missing" (build, check) while `rows` and an
@@ -437,6 +442,7 @@ def test_rows_refuses_a_column_of_another_kind_as_build_does(
     assert not (tmp_path / "o.parquet").exists()
 
 
+@pytest.mark.slow
 def test_a_snapshot_built_into_its_source_folder_is_not_read_back_as_rows(
         tmp_path: Path) -> None:
     # Was: the next build read the snapshot's tables and its rejects file as row files:
@@ -458,6 +464,7 @@ def test_a_snapshot_built_into_its_source_folder_is_not_read_back_as_rows(
     assert "3 graphkit output(s) below it not read as rows" in again.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("given", ["graph", "graph/nodes/Session.parquet",
                                    "graph.rejects.jsonl", "csv"])
 @pytest.mark.parametrize("command", ["build", "rows", "check"])

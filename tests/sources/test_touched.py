@@ -88,6 +88,7 @@ def _expected(rows: list[tuple[str | None, str | None, str | None, str]]) -> lis
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("encode", "chunk"), [(False, 4096), (True, 4096), (False, 1),
                                                (True, 7)])
 def test_column_wise_equals_row_by_row(encode: bool, chunk: int,

@@ -58,6 +58,7 @@ def site(snapshot: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_the_index_lists_every_session_and_links_its_page(snapshot: Path, site: Path) -> None:
     index = page_data(site / "index.html")["sessions"]
     listed = records("sessions", "--snapshot", snapshot)
@@ -123,6 +124,7 @@ def test_ids_that_are_no_file_names_get_digest_names(tmp_path: Path) -> None:
         ["graphkit-export.json", "index.html", "sessions"]
 
 
+@pytest.mark.slow
 def test_a_folder_that_is_not_a_site_is_never_replaced(snapshot: Path, tmp_path: Path) -> None:
     mine = tmp_path / "mine"
     mine.mkdir()

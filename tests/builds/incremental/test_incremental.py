@@ -76,6 +76,7 @@ def _append_line(path: Path) -> None:
                                       "2026-07-11T07:00:09Z", [text("one more")], "a2")) + "\n")
 
 
+@pytest.mark.slow
 def test_nothing_changed_keeps_the_snapshot_and_parses_nothing(work: Path,
                                                                 tmp_path: Path) -> None:
     snap, cache = tmp_path / "snap", tmp_path / "cache"
@@ -176,6 +177,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt_never_a_traceback(work: Path, tmp
     assert _build(work, snap, cache)["snapshot_reused"] is True  # and the cache works again
 
 
+@pytest.mark.slow
 def test_cli_says_how_many_files_were_parsed_and_reused(work: Path, tmp_path: Path) -> None:
     snap = tmp_path / "snap"
     run = graphkit("build", work, "--snapshot", snap)

@@ -116,6 +116,7 @@ def test_a_cold_spliced_build_equals_a_build_of_all_rows(tmp_path: Path, monkeyp
     assert tr["sessions_projected"] == mine["nodes"]["Session"]
 
 
+@pytest.mark.slow
 def test_an_append_reprojects_one_group_and_keeps_the_others(tmp_path: Path,
                                                              monkeypatch: Any) -> None:
     work = tmp_path / "t"
@@ -135,6 +136,7 @@ def test_an_append_reprojects_one_group_and_keeps_the_others(tmp_path: Path,
     _assert_same(snap, mine, tmp_path / "whole", whole)
 
 
+@pytest.mark.slow
 def test_an_append_that_joins_two_groups_merges_them(tmp_path: Path, monkeypatch: Any) -> None:
     """Session A's new line replays a message of session B (same uuid and time, as a
     resume does): the two now link, so they must be linked together."""
@@ -173,6 +175,7 @@ def test_a_new_contract_option_projects_every_group_again(tmp_path: Path,
     _assert_same(snap, mine, tmp_path / "whole", whole)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["part-garbage", "part-gone", "state-garbage", "keys-gone",
                                     "merged-garbage", "merged-zeroed", "merged-gone"])
 def test_a_damaged_stored_graph_is_rebuilt_with_a_note(tmp_path: Path, monkeypatch: Any,
@@ -267,6 +270,7 @@ def test_the_cli_says_how_many_sessions_and_groups_were_projected(tmp_path: Path
     assert (tr["sessions_reused"], tr["groups_reused"]) == (1, 1)
 
 
+@pytest.mark.slow
 def test_a_contract_that_cannot_be_merged_from_parts_builds_whole(tmp_path: Path,
                                                                    monkeypatch: Any) -> None:
     """A distinct count over rows of several sessions (here: a Model's sessions) cannot be
@@ -366,6 +370,7 @@ def test_an_append_merges_only_the_types_it_changed(tmp_path: Path, monkeypatch:
     _assert_same(snap, mine, tmp_path / "whole", whole)
 
 
+@pytest.mark.slow
 def test_rows_one_group_holds_alone_are_replaced_not_merged(tmp_path: Path,
                                                             monkeypatch: Any) -> None:
     """A changed type whose keys in the hot group no other group holds (a session's

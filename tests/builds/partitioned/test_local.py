@@ -122,6 +122,7 @@ def test_continuations_across_partitions(continuations: Path, tmp_path: Path,
         assert_same_snapshot(tmp_path / "ref", out)
 
 
+@pytest.mark.slow
 def test_an_end_only_other_partitions_hold_is_found_and_counted(tmp_path: Path) -> None:
     # A contract whose Tool nodes come from tool calls only, with edges from a Tool
     # to each session naming it and from a Tool to itself: a partition whose rows
@@ -199,6 +200,7 @@ def test_shared_nodes_merge_first_last_min_max_count(tmp_path: Path) -> None:
         assert_same_snapshot(tmp_path / "ref", tmp_path / f"p{n}")
 
 
+@pytest.mark.slow
 def test_rejects_and_duplicates_match(tmp_path: Path) -> None:
     rows = [*identity_cases(), row(None, message_id="orphan-2"), row("s-x", message_id=None)]
     src = write_parquet(rows, tmp_path / "in" / "rows.parquet")

@@ -9,11 +9,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from graphkit.builds.partitioned.output import TableWriter
 from graphkit.snapshot.format import COMPRESSION, ROW_GROUP_ROWS
 
 
+@pytest.mark.slow
 def test_pieces_of_any_size_write_the_whole_table_bytes(tmp_path: Path) -> None:
     n = 2 * ROW_GROUP_ROWS + 1234
     rng = np.random.default_rng(3)

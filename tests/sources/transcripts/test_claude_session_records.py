@@ -143,6 +143,7 @@ def test_a_warmup_file_with_two_session_ids_is_one_agent_of_one_session() -> Non
     assert not [f for f in findings if f.check.endswith("-in-two-sessions")]
 
 
+@pytest.mark.slow
 def test_a_present_session_without_messages_is_said_so() -> None:
     _, findings = check([SHAPED / "claude-empty-session"])
     checks = {f.check for f in findings}

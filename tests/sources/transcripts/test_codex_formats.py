@@ -190,6 +190,7 @@ def test_a_local_shell_patch_is_under_its_working_directory() -> None:
 
 
 # -- B: Codex subagents of current versions ---------------------------------------------------
+@pytest.mark.slow
 def test_codex_spawned_agent_asked_what_its_parent_was_asked() -> None:
     """A parent passes its user's words on to a spawned explorer unchanged (the child's
     first message is the parent's first message). Spawned rollouts without ordinals

@@ -39,6 +39,7 @@ def tables(snap: Path) -> dict[str, str]:
     return {t: e["sha256"] for part in ("nodes", "edges") for t, e in m[part].items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoding", sorted(ENCODINGS))
 @pytest.mark.parametrize("source", ["claude", "codex"])
 def test_an_encoded_transcript_builds_the_same_graph(tmp_path: Path, encoding: str,

@@ -157,6 +157,7 @@ def _lone_note(stderr: str) -> str:
     return found[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("splice", ["1", "0"])
 def test_lone_surrogates_in_transcripts_are_counted_and_named(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, splice: str) -> None:
