@@ -261,7 +261,19 @@ def start_local_neo4j(
 
     Examples
     --------
-    Needs Java 17 (and Maven, the first time), so not run here:
+    A port another program holds is refused at once, before any JVM starts:
+
+    >>> import socket
+    >>> with socket.socket() as taken:
+    ...     taken.bind(("127.0.0.1", 0))
+    ...     taken.listen()
+    ...     try:
+    ...         start_local_neo4j(port=taken.getsockname()[1])
+    ...     except StoreError as exc:
+    ...         print("already in use" in str(exc) or "java is not on PATH" in str(exc))
+    True
+
+    A server needs Java 17 (and Maven, the first time), so this one is not run here:
 
     >>> with start_local_neo4j() as server:  # doctest: +SKIP
     ...     print(server.uri)
