@@ -16,7 +16,8 @@ last release that kept them in the main semantic-conventions repository):
   a subagent's span is the child of the ``execute_tool`` span of the call that spawned
   it, or of its parent thread's span when that call is unknown (a thread with no
   known parent hangs under the session's main thread);
-- a ``chat`` span (CLIENT) per model response with ``gen_ai.usage.*`` and the model.
+- a ``chat`` span (CLIENT) per model response with ``gen_ai.usage.*`` and the model, and
+  one per advisor a thread's model consulted (``graphkit.advisor_of``: that model).
   ``gen_ai.usage.input_tokens`` includes the cached tokens, as the conventions ask;
   ``gen_ai.usage.cache_read.input_tokens`` and ``...cache_creation.input_tokens``
   say how many. A snapshot built at thread granularity knows no single responses:
@@ -390,10 +391,36 @@ def _stretch(root: _Span) -> None:
 def _thread_details(s: _Session, made: dict[str, _Thread], ids: _SpanIds) -> dict[str, _Span]:
     """The chat and execute_tool spans under each thread's span; the execute_tool spans
     by ToolCall node id (a subagent's SPAWNED_BY names one)."""
+    _advisor_chats(s, made, ids)
     if MESSAGE in s.g.graph.nodes and TOOL_CALL in s.g.graph.nodes:
         return _responses_and_calls(s, made, ids)
     _models_and_tools(s, made, ids)
     return {}
+
+
+def _advisor_chats(s: _Session, made: dict[str, _Thread], ids: _SpanIds) -> None:
+    """A chat span per advisor a thread's model consulted (Claude's advisor tool: its
+    tokens are on the ``USED_MODEL`` edge, ``advisor_*``, and nowhere per message), so
+    the spans' tokens add up to what ``graphkit usage`` counts for the thread."""
+    used, models = s.g.edges(USED_MODEL), s.g.nodes(MODEL)
+    for nid, t in made.items():
+        for m, props in used.get(nid, []):
+            tokens = {k: _count(props.get(f"advisor_{k}")) for k in TOKENS}
+            if not any(tokens.values()):
+                continue
+            advisor = props.get("advisor_model")
+            attrs: dict[str, Any] = {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": s.node.get("provider") or "_OTHER",
+                "openinference.span.kind": "LLM",
+                **({"gen_ai.request.model": advisor, "gen_ai.response.model": advisor,
+                    "llm.model_name": advisor} if advisor else {}),
+                **_usage(tokens), **_common(s.session_id, t.span.attributes["graphkit.thread_id"]),
+                "graphkit.advisor_of": str(models.get(m, {}).get("model"))}
+            t.span.adopt(_Span(ids.make(nid, "advisor", f"{m}/{advisor}"),
+                               f"chat {advisor}" if advisor else "chat", CLIENT,
+                               t.span.start, t.span.end, attrs))
+            s.counts["chat"] += 1
 
 
 def _responses_and_calls(s: _Session, made: dict[str, _Thread],

@@ -123,9 +123,17 @@ def test_a_span_per_response_and_per_call_and_subagents_under_their_call(
 
     manifest = json.loads((snapshot / "manifest.json").read_text())
     messages = pq.read_table(snapshot / manifest["nodes"]["Message"]["file"]).to_pylist()
-    assert ops.count("chat") == sum(m["role"] == "assistant" for m in messages)
+    # A chat span per response, and one per advisor a thread's model consulted (the
+    # billing fixture's: its tokens are on USED_MODEL only, never per message).
+    chat = [s for s in spans if s.attrs["gen_ai.operation.name"] == "chat"
+            and "graphkit.advisor_of" not in s.attrs]
+    advised = pq.read_table(snapshot / manifest["edges"]["USED_MODEL"]["file"]).to_pylist()
+    advisors = sum(1 for e in advised if any(v for k, v in e.items()
+                                             if k.startswith("advisor_") and k != "advisor_model"))
+    assert advisors >= 1
+    assert ops.count("chat") == len(chat) + advisors
+    assert len(chat) == sum(m["role"] == "assistant" for m in messages)
     assert ops.count("execute_tool") == manifest["counts"]["edges"]["MADE_CALL"]
-    chat = [s for s in spans if s.attrs["gen_ai.operation.name"] == "chat"]
     assert all("graphkit.message_id" in s.attrs for s in chat)
     by_id = {(s.trace, s.span): s for s in spans}
     sid = "3b9e61f0-2222-4c1d-8e7f-6a5b00000002"  # two sidechains spawned side by side

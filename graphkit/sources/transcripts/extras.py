@@ -193,8 +193,8 @@ def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
                       {"model": x.get("model") or y.get("model"),
                        **{c: _int(x.get(c)) + _int(y.get(c)) for c in (*TOKEN_KEYS, HOUR_KEY)
                           if c in x or c in y}})
-        else:
-            out[k] = _int(x) + _int(y)
+        else:  # the parser's ints, added as they are (a value it passed on stays one)
+            out[k] = a.get(k, 0) + b.get(k, 0)
     return out
 
 
