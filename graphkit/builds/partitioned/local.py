@@ -248,6 +248,31 @@ def merge_into(plan: Plan, partials: _Partials, folder: SnapshotFolder,
     return {k: dict(sorted(v.items())) for k, v in counts.items()}
 
 
+@dataclass(frozen=True)
+class BuildStart:
+    """What a partitioned build (local or Spark) settles before reading a row: the
+    contract's plan, the input pieces (and every file listed), and how many
+    partitions and buckets the input's estimated size asks for."""
+
+    plan: Plan
+    listed: list[str]
+    pieces: list[tuple[str, list[Path]]]
+    partitions: int
+    buckets: int
+
+
+def plan_build(sources: Sequence[Path], options: BuildOptions,
+               partition_key: str | None = None) -> BuildStart:
+    """The :class:`BuildStart` of a partitioned build of ``sources`` with ``options``."""
+    contract = options.contract
+    c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
+    listed: list[str] = []
+    pieces = plan_sources(sources, listed)
+    estimate = estimate_rows(pieces)
+    return BuildStart(make_plan(c, partition_key), listed, pieces,
+                      partition_count(options, estimate), buckets_for(estimate))
+
+
 def build_local(
     sources: Sequence[Path],
     snapshot_dir: Path,
@@ -267,15 +292,10 @@ def build_local(
     when given (and named in the summary), as ``graphkit build`` does.
     """
     options = BuildOptions.of(options, **keywords)
-    contract = options.contract
     say = progress or (lambda _m: None)
-    c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    plan = make_plan(c, partition_key)
-    listed: list[str] = []
-    pieces = plan_sources(sources, listed)
-    estimate = estimate_rows(pieces)
-    n_parts = partition_count(options, estimate)
-    n_buckets = buckets_for(estimate)
+    start = plan_build(sources, options, partition_key)
+    plan, listed, pieces = start.plan, start.listed, start.pieces
+    c, n_parts, n_buckets = plan.contract, start.partitions, start.buckets
     timings: dict[str, float] = {}
     snapshot_dir = Path(snapshot_dir)
     snapshot_dir.parent.mkdir(parents=True, exist_ok=True)

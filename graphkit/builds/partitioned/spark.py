@@ -39,26 +39,22 @@ import pyarrow.parquet as pq
 from graphkit.builds.options import BuildOptions
 from graphkit.builds.partitioned.inputs import (
     ReadAccount,
-    estimate_rows,
     plain,
-    plan_sources,
     read_pieces,
     rows_schema,
 )
 from graphkit.builds.partitioned.local import (
     EngineResult,
     Totals,
-    buckets_for,
     finish,
-    partition_count,
+    plan_build,
     side_files,
     summarize,
 )
 from graphkit.builds.partitioned.merge import final_schema, merge_parts, unify
 from graphkit.builds.partitioned.output import SnapshotFolder, TableWriter
 from graphkit.builds.partitioned.partition import project_partition, split_buckets
-from graphkit.builds.partitioned.plan import ORD, Plan, describe, make_plan
-from graphkit.contract.loader import LoadedContract, load_contract
+from graphkit.builds.partitioned.plan import ORD, Plan, describe
 from graphkit.core.errors import GraphkitError, SourceError
 from graphkit.core.files import work_folder
 from graphkit.core.schema import FILE_COL, ROW_COL
@@ -361,15 +357,10 @@ def build_spark(
     ``local[*]``). ``options`` (or the ``keywords`` that make them) as for
     :func:`graphkit.builds.partitioned.local.build_local`."""
     options = BuildOptions.of(options, **keywords)
-    contract = options.contract
     say = progress or (lambda _m: None)
-    c = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    plan = make_plan(c, partition_key)
-    listed: list[str] = []
-    pieces = plan_sources(sources, listed)
-    estimate = estimate_rows(pieces)
-    n_parts = partition_count(options, estimate)
-    n_buckets = buckets_for(estimate)
+    start = plan_build(sources, options, partition_key)
+    plan, listed, pieces = start.plan, start.listed, start.pieces
+    c, n_parts, n_buckets = plan.contract, start.partitions, start.buckets
     t0 = time.perf_counter()
     # A session this call starts is stopped at the end; one it was given, or
     # found running (spark-submit, a notebook), is left as it was.
