@@ -232,6 +232,19 @@ def _usage(row: dict[str, Any]) -> dict[str, Any]:
             "llm.token_count.total": i + cw + cr + o}
 
 
+def _chat_attrs(s: _Session, t: _Thread, model: Any, provider: Any,
+                usage: dict[str, Any]) -> dict[str, Any]:
+    """A ``chat`` span's attributes: the operation, provider (else the session's), the
+    model when known, ``usage``'s ``gen_ai.usage.*`` and the span's ids."""
+    return {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": provider or s.node.get("provider") or "_OTHER",
+        "openinference.span.kind": "LLM",
+        **({"gen_ai.request.model": model, "gen_ai.response.model": model,
+            "llm.model_name": model} if model else {}),
+        **_usage(usage), **_common(s.session_id, t.span.attributes["graphkit.thread_id"])}
+
+
 @dataclass
 class _Session:
     """The spans of one session, built from the graph."""
@@ -409,14 +422,8 @@ def _advisor_chats(s: _Session, made: dict[str, _Thread], ids: _SpanIds) -> None
             if not any(tokens.values()):
                 continue
             advisor = props.get("advisor_model")
-            attrs: dict[str, Any] = {
-                "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": s.node.get("provider") or "_OTHER",
-                "openinference.span.kind": "LLM",
-                **({"gen_ai.request.model": advisor, "gen_ai.response.model": advisor,
-                    "llm.model_name": advisor} if advisor else {}),
-                **_usage(tokens), **_common(s.session_id, t.span.attributes["graphkit.thread_id"]),
-                "graphkit.advisor_of": str(models.get(m, {}).get("model"))}
+            attrs = {**_chat_attrs(s, t, advisor, None, tokens),
+                     "graphkit.advisor_of": str(models.get(m, {}).get("model"))}
             t.span.adopt(_Span(ids.make(nid, "advisor", f"{m}/{advisor}"),
                                f"chat {advisor}" if advisor else "chat", CLIENT,
                                t.span.start, t.span.end, attrs))
@@ -473,14 +480,8 @@ def _chat(s: _Session, t: _Thread, ids: _SpanIds, r: dict[str, Any],
           asked: list[dict[str, Any]], when: tuple[int, int],
           providers: dict[Any, Any]) -> None:
     model = r.get("model")
-    attrs: dict[str, Any] = {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": providers.get(model) or s.node.get("provider") or "_OTHER",
-        "openinference.span.kind": "LLM",
-        **({"gen_ai.request.model": model, "gen_ai.response.model": model,
-            "llm.model_name": model} if model else {}),
-        **_usage(r), **_common(s.session_id, t.span.attributes["graphkit.thread_id"]),
-        "graphkit.message_id": str(r.get("message_id"))}
+    attrs = {**_chat_attrs(s, t, model, providers.get(model), r),
+             "graphkit.message_id": str(r.get("message_id"))}
     if s.include_content:
         _content(attrs, r, asked)
     start, end = when
@@ -523,13 +524,7 @@ def _models_and_tools(s: _Session, made: dict[str, _Thread], ids: _SpanIds) -> N
         if any(left.values()):
             groups.append((None, None, {**left, "messages": None}))
         for model, provider, props in groups:
-            attrs: dict[str, Any] = {
-                "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": provider or s.node.get("provider") or "_OTHER",
-                "openinference.span.kind": "LLM",
-                **({"gen_ai.request.model": model, "gen_ai.response.model": model,
-                    "llm.model_name": model} if model else {}),
-                **_usage(props), **_common(sid, thread_id)}
+            attrs = _chat_attrs(s, t, model, provider, props)
             if props.get("messages") is not None:
                 attrs["graphkit.responses"] = _count(props["messages"])
             t.span.adopt(_Span(ids.make(nid, "chat", str(model)),

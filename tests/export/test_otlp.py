@@ -16,14 +16,13 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
+import opentelemetry.proto  # noqa: F401  (the otlp extra, in .[dev]: missing is a failure)
 import pytest
 from click.testing import CliRunner
 
 from graphkit.cli import cli
 from tests.export.otlp_checks import check_against_graph, cli_records, spans_of_otlp_json
 from tests.helpers.paths import REPO
-
-pytest.importorskip("opentelemetry.proto")  # the otlp extra; installed by `.[dev]`
 
 SOURCES = [REPO / "samples" / "rows", REPO / "tests/fixtures/transcripts/claude-code-log",
            REPO / "tests/fixtures/shaped"]
